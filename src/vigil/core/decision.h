@@ -1,0 +1,53 @@
+// Decision: vigil's answer for one transaction. The type lives in core; the decision module fills
+// it (rules, model, screening), the audit module records it, the server serializes it.
+//
+// Thread safety: plain value type.
+#ifndef VIGIL_CORE_DECISION_H_
+#define VIGIL_CORE_DECISION_H_
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "vigil/common/ids.h"
+
+namespace vigil {
+
+enum class Action : uint8_t { kAllow = 0, kReview = 1, kBlock = 2 };
+
+absl::string_view ActionName(Action a);  // "ALLOW", "REVIEW", "BLOCK"
+
+// Why the decision is what it is: a fired rule or a model reason code.
+struct Reason {
+  enum class Kind : uint8_t { kRule, kModel, kScreening };
+  Kind kind = Kind::kRule;
+  std::string code;         // rule id, feature name, or watchlist entry
+  std::string text;         // rendered for analysts
+  double contribution = 0;  // SHAP value for model reasons; 0 for rules
+};
+
+// Time spent in one pipeline stage, for the per-stage latency breakdown.
+struct StageTiming {
+  std::string stage;  // "ingest", "features", "rules", "model", "audit", ...
+  std::chrono::microseconds elapsed{0};
+};
+
+struct Decision {
+  std::string transaction_id;
+  Uuid trace_id;
+  Action action = Action::kAllow;
+  double score = std::nan("");  // model probability in [0, 1]; NaN when no model ran
+  std::vector<Reason> reasons;
+  std::string feature_schema_version;
+  std::string policy_version;
+  std::string model_version;
+  bool degraded = false;        // true when a fallback (e.g. rules-only) decided
+  std::string degraded_reason;  // why, when degraded
+  std::vector<StageTiming> timings;
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_CORE_DECISION_H_
