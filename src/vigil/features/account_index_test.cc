@@ -1,0 +1,35 @@
+#include "vigil/features/account_index.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace vigil {
+namespace {
+
+TEST(AccountIndex, AssignsDenseNumbersInFirstSeenOrder) {
+  AccountIndex index;
+  EXPECT_EQ(index.FindOrAdd(AccountKey("001", "A")), 0u);
+  EXPECT_EQ(index.FindOrAdd(AccountKey("002", "A")), 1u);  // same account id, other bank
+  EXPECT_EQ(index.FindOrAdd(AccountKey("001", "A")), 0u);
+  EXPECT_EQ(index.Find(AccountKey("002", "A")), 1);
+  EXPECT_EQ(index.Find(AccountKey("003", "A")), -1);
+  EXPECT_EQ(index.key(1), AccountKey("002", "A"));
+  EXPECT_EQ(index.size(), 2u);
+}
+
+TEST(AccountIndex, KeysSurviveArenaGrowthAndOversizedKeys) {
+  AccountIndex index;
+  const std::string huge(3 << 20, 'x');  // larger than one arena chunk
+  for (int i = 0; i < 200000; ++i) index.FindOrAdd("account-" + std::to_string(i));
+  EXPECT_EQ(index.FindOrAdd(huge), 200000u);
+  for (int i = 0; i < 200000; i += 997) {
+    ASSERT_EQ(index.key(static_cast<uint32_t>(i)), "account-" + std::to_string(i));
+  }
+  EXPECT_EQ(index.key(200000), huge);
+  EXPECT_EQ(index.FindOrAdd("after-huge"), 200001u);
+  EXPECT_GT(index.MemoryBytes(), huge.size());
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,87 @@
+#include "vigil/features/account_state.h"
+
+#include <cmath>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::vigil::testing::StatusIs;
+
+constexpr int64_t kHour = kMicrosPerHour;
+constexpr int64_t kLateness = 600 * kMicrosPerSecond;
+
+AccountEvent Out(int64_t t, int64_t micros, uint32_t cp) {
+  return AccountEvent{t, micros, cp, Direction::kOut, false};
+}
+AccountEvent In(int64_t t, int64_t micros, uint32_t cp) {
+  return AccountEvent{t, micros, cp, Direction::kIn, true};
+}
+
+TEST(AccountState, DropsHistoryBeyondSevenDaysButRemembersLastActivity) {
+  AccountState s;
+  AccountSnapshot snap;
+  for (int i = 0; i < 100; ++i) s.Apply(Out(i * kHour, 1, 7), kLateness, &snap);
+  EXPECT_EQ(snap.windows[2].out_count, 100);
+  s.Apply(In(1000 * kHour, 5, 8), kLateness, &snap);  // 30 days later
+  EXPECT_EQ(snap.windows[2].out_count, 0);
+  EXPECT_EQ(snap.windows[2].in_count, 1);
+  EXPECT_EQ(snap.distinct_counterparties_7d, 1);
+  EXPECT_EQ(s.previous_activity_us(), 99 * kHour);
+  EXPECT_EQ(s.events().size(), 1u);  // the 100 old events are gone
+}
+
+TEST(AccountState, AmountStatsFollowTheEwmaRecurrence) {
+  AccountState s;
+  EXPECT_TRUE(std::isnan(s.UpdateAmountStats(100, 0.5)));  // no history
+  EXPECT_TRUE(std::isnan(s.UpdateAmountStats(200, 0.5)));  // one earlier amount only
+  // After 100 then 200 with alpha 0.5: mean = 150, var = 0.5 * (0 + 100 * 50) = 2500, sd = 50.
+  EXPECT_DOUBLE_EQ(s.ewma_mean(), 150);
+  EXPECT_DOUBLE_EQ(s.ewma_std(), 50);
+  EXPECT_DOUBLE_EQ(s.UpdateAmountStats(250, 0.5), 2.0);  // (250 - 150) / 50
+}
+
+TEST(AccountState, EncodingRoundTripsAndRebuildsTotals) {
+  AccountState s;
+  AccountSnapshot before;
+  for (int i = 0; i < 50; ++i) {
+    s.Apply(i % 3 == 0 ? In(i * kHour / 2, 10 + i, i % 5) : Out(i * kHour / 2, 7 * i, i % 4),
+            kLateness, &before);
+  }
+  s.UpdateAmountStats(12.5, 0.1);
+  std::string bytes;
+  s.EncodeTo(&bytes);
+  ASSERT_OK_AND_ASSIGN(AccountState restored, AccountState::Decode(bytes));
+  EXPECT_EQ(restored.frontier(), s.frontier());
+  EXPECT_DOUBLE_EQ(restored.ewma_mean(), s.ewma_mean());
+  AccountSnapshot a, b;
+  s.Apply(Out(26 * kHour, 3, 2), kLateness, &a);
+  restored.Apply(Out(26 * kHour, 3, 2), kLateness, &b);
+  for (int w = 0; w < kNumWindows; ++w) {
+    EXPECT_EQ(a.windows[w].in_count, b.windows[w].in_count);
+    EXPECT_EQ(a.windows[w].out_sum_micros, b.windows[w].out_sum_micros);
+    EXPECT_EQ(a.windows[w].near_threshold_count, b.windows[w].near_threshold_count);
+  }
+  EXPECT_EQ(a.fan_out_7d, b.fan_out_7d);
+  EXPECT_EQ(a.distinct_counterparties_24h, b.distinct_counterparties_24h);
+}
+
+TEST(AccountState, DecodeRejectsDamagedBytes) {
+  AccountState s;
+  AccountSnapshot snap;
+  s.Apply(Out(kHour, 1, 1), kLateness, &snap);
+  std::string bytes;
+  s.EncodeTo(&bytes);
+  EXPECT_THAT(AccountState::Decode(bytes.substr(0, bytes.size() - 1)),
+              StatusIs(absl::StatusCode::kDataLoss));
+  std::string wrong_version = bytes;
+  wrong_version[0] = 9;
+  EXPECT_THAT(AccountState::Decode(wrong_version), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(AccountState::Decode(""), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace vigil

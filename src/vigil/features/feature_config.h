@@ -1,0 +1,35 @@
+// FeatureConfig: the knobs of per-account feature extraction, with their defaults.
+#ifndef VIGIL_FEATURES_FEATURE_CONFIG_H_
+#define VIGIL_FEATURES_FEATURE_CONFIG_H_
+
+#include <chrono>
+#include <cstdint>
+
+namespace vigil {
+
+struct FeatureConfig {
+  // Reporting threshold in micro-units of the reporting currency (default 10,000 USD, the US
+  // currency transaction report threshold). A payment is "near threshold" when its reporting
+  // amount is in [near_threshold_fraction × threshold, threshold).
+  int64_t reporting_threshold_micros = 10'000'000'000;
+  double near_threshold_fraction = 0.9;
+
+  // How far behind the watermark (the latest event time seen) an event may arrive and still be
+  // applied. Later events are rejected with reason "event_too_late": accepting them would mean
+  // keeping unbounded history. Replay orders files by event time, so it never hits this bound.
+  std::chrono::microseconds allowed_lateness = std::chrono::minutes(10);
+
+  // Weight of the newest amount in the per-account EWMA mean and variance (count-based).
+  double ewma_alpha = 0.1;
+
+  // Bounded cycle check: does money from the beneficiary reach the originator within
+  // cycle_max_hops payments in the last 7 days? At most cycle_max_branching distinct receivers are
+  // expanded per account on the path (the most recent ones), so one check touches at most
+  // 1 + cycle_max_branching account states. 0 hops disables the check.
+  int cycle_max_hops = 3;
+  int cycle_max_branching = 32;
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_FEATURES_FEATURE_CONFIG_H_

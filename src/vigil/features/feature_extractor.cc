@@ -1,0 +1,260 @@
+#include "vigil/features/feature_extractor.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/common/check.h"
+
+namespace vigil {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Column layout. Transaction-level columns first, then the same block for each side.
+enum TxColumn : int {
+  kAmount = 0,
+  kIsRoundAmount,
+  kIsCrossCurrency,
+  kIsCrossBorder,
+  kIsSelfTransfer,
+  kHourOfDay,
+  kDayOfWeek,
+  kCycleLength,
+  kPaymentFormat0,  // one-hot, kNumPaymentFormats columns
+  kNumTxColumns = kPaymentFormat0 + kNumPaymentFormats,
+};
+
+enum SideColumn : int {
+  kWindowBase = 0,  // 4 columns per window: in_count, in_sum, out_count, out_sum
+  kDistinct24h = kWindowBase + 4 * kNumWindows,
+  kDistinct7d,
+  kFanIn7d,
+  kFanOut7d,
+  kEwmaMean,
+  kEwmaStd,
+  kZscore,
+  kSecondsSinceLast,
+  kNearThreshold24h,
+  kPassThrough24h,
+  kNumSideColumns,
+};
+
+std::vector<std::string> ColumnNames() {
+  std::vector<std::string> names = {"amount_reporting", "is_round_amount",  "is_cross_currency",
+                                    "is_cross_border",  "is_self_transfer", "hour_of_day",
+                                    "day_of_week",      "cycle_length"};
+  for (int f = 0; f < kNumPaymentFormats; ++f) {
+    names.push_back(absl::StrCat("payment_format_",
+                                 PaymentFormatJsonName(static_cast<PaymentFormat>(f))));
+  }
+  const char* windows[] = {"1h", "24h", "7d"};
+  for (const char* side : {"orig_", "bene_"}) {
+    for (const char* w : windows) {
+      for (const char* stat : {"in_count_", "in_sum_", "out_count_", "out_sum_"}) {
+        names.push_back(absl::StrCat(side, stat, w));
+      }
+    }
+    for (const char* n : {"distinct_counterparties_24h", "distinct_counterparties_7d",
+                          "fan_in_7d", "fan_out_7d", "amount_ewma_mean", "amount_ewma_std",
+                          "amount_zscore", "seconds_since_last_activity",
+                          "near_threshold_count_24h", "pass_through_ratio_24h"}) {
+      names.push_back(absl::StrCat(side, n));
+    }
+  }
+  return names;
+}
+
+double Units(int64_t micros) { return static_cast<double>(micros) / 1e6; }
+
+bool IsRoundAmount(const Money& m) {
+  // A positive whole multiple of 100 in major units ("9000.00", "15000").
+  if (m.units() <= 0) return false;
+  int64_t unit = 100;
+  for (int i = 0; i < m.scale(); ++i) unit *= 10;
+  return m.units() % unit == 0;
+}
+
+void WriteSide(const AccountSnapshot& s, const AccountState& state, double zscore,
+               int64_t previous_activity, int64_t t, double* out) {
+  for (int w = 0; w < kNumWindows; ++w) {
+    const WindowTotals& wt = s.windows[w];
+    double* o = out + kWindowBase + 4 * w;
+    o[0] = static_cast<double>(wt.in_count);
+    o[1] = Units(wt.in_sum_micros);
+    o[2] = static_cast<double>(wt.out_count);
+    o[3] = Units(wt.out_sum_micros);
+  }
+  out[kDistinct24h] = static_cast<double>(s.distinct_counterparties_24h);
+  out[kDistinct7d] = static_cast<double>(s.distinct_counterparties_7d);
+  out[kFanIn7d] = static_cast<double>(s.fan_in_7d);
+  out[kFanOut7d] = static_cast<double>(s.fan_out_7d);
+  out[kEwmaMean] = state.ewma_mean();
+  out[kEwmaStd] = state.ewma_std();
+  out[kZscore] = zscore;
+  out[kSecondsSinceLast] = previous_activity == INT64_MIN
+                               ? kNaN
+                               : static_cast<double>(t - previous_activity) / 1e6;
+  const WindowTotals& day = s.windows[static_cast<int>(Window::k24h)];
+  out[kNearThreshold24h] = static_cast<double>(day.near_threshold_count);
+  out[kPassThrough24h] = day.in_sum_micros == 0
+                             ? kNaN
+                             : static_cast<double>(day.out_sum_micros) /
+                                   static_cast<double>(day.in_sum_micros);
+}
+
+}  // namespace
+
+FeatureExtractor::FeatureExtractor(const FxRates& fx, FeatureConfig config)
+    : fx_(fx), config_(config), schema_(Schema()) {}
+
+std::shared_ptr<const FeatureSchema> FeatureExtractor::Schema() {
+  static const auto* schema = [] {
+    auto s = FeatureSchema::Create("vigil.features.v1", ColumnNames());
+    VIGIL_CHECK(s.ok());
+    VIGIL_CHECK((*s)->size() == static_cast<size_t>(kNumTxColumns + 2 * kNumSideColumns));
+    return new std::shared_ptr<const FeatureSchema>(*std::move(s));
+  }();
+  return *schema;
+}
+
+uint32_t FeatureExtractor::Touch(const Party& party) {
+  key_scratch_.assign(party.bank_id);
+  key_scratch_.push_back('\x1f');
+  key_scratch_.append(party.account_id);
+  const uint32_t account = index_.FindOrAdd(key_scratch_);
+  if (account == states_.size()) {
+    states_.emplace_back();
+    is_dirty_.push_back(0);
+  }
+  if (!is_dirty_[account]) {
+    is_dirty_[account] = 1;
+    dirty_.push_back(account);
+  }
+  return account;
+}
+
+absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row) {
+  VIGIL_DCHECK(row.size() == schema_->size());
+  const int64_t t = ToUnixMicros(tx.event_time);
+  const int64_t lateness = config_.allowed_lateness.count();
+  if (watermark_ != INT64_MIN && t < watermark_ - lateness) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "event_too_late: event time ", FormatUtc(tx.event_time), " is more than ",
+        lateness / kMicrosPerSecond, " s behind the latest event time ",
+        FormatUtc(FromUnixMicros(watermark_))));
+  }
+  auto micros = fx_.ToReportingMicros(tx.amount);
+  if (!micros.ok()) return micros.status();
+  if (*micros < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("amount ", tx.amount.ToString(), " is negative"));
+  }
+  // All checks passed: from here on the transaction is applied.
+  if (t > watermark_) watermark_ = t;
+  const uint32_t orig = Touch(tx.originator);
+  const uint32_t bene = Touch(tx.beneficiary);
+  const bool near = *micros < config_.reporting_threshold_micros &&
+                    static_cast<double>(*micros) >=
+                        config_.near_threshold_fraction *
+                            static_cast<double>(config_.reporting_threshold_micros);
+
+  AccountSnapshot orig_snap, bene_snap;
+  AccountState& o = states_[orig];
+  o.Apply(AccountEvent{t, *micros, bene, Direction::kOut, near}, lateness, &orig_snap);
+  const int64_t orig_prev = o.previous_activity_us();
+  const double amount = Units(*micros);
+  const double orig_z = o.UpdateAmountStats(amount, config_.ewma_alpha);
+  AccountState& b = states_[bene];  // same object as o for a self-transfer
+  b.Apply(AccountEvent{t, *micros, orig, Direction::kIn, near}, lateness, &bene_snap);
+  const int64_t bene_prev = orig == bene ? orig_prev : b.previous_activity_us();
+  const double bene_z = orig == bene ? orig_z : b.UpdateAmountStats(amount, config_.ewma_alpha);
+  if (orig == bene) orig_snap = bene_snap;  // a self-transfer: both sides see both events
+
+  double* out = row.data();
+  out[kAmount] = amount;
+  out[kIsRoundAmount] = IsRoundAmount(tx.amount) ? 1 : 0;
+  out[kIsCrossCurrency] =
+      tx.settled_amount.has_value() && tx.settled_amount->currency() != tx.amount.currency() ? 1
+                                                                                           : 0;
+  out[kIsCrossBorder] = tx.originator.country.empty() || tx.beneficiary.country.empty()
+                            ? kNaN
+                            : (tx.originator.country != tx.beneficiary.country ? 1 : 0);
+  out[kIsSelfTransfer] = orig == bene ? 1 : 0;
+  const int64_t seconds_of_day = ((t / kMicrosPerSecond) % 86400 + 86400) % 86400;
+  out[kHourOfDay] = static_cast<double>(seconds_of_day / 3600);
+  // 1970-01-01 was a Thursday; 0 = Monday.
+  const int64_t days = (t >= 0 ? t : t - 86400 * kMicrosPerSecond + 1) / (86400 * kMicrosPerSecond);
+  out[kDayOfWeek] = static_cast<double>(((days + 3) % 7 + 7) % 7);
+  out[kCycleLength] = CycleLength(orig, bene, t);
+  for (int f = 0; f < kNumPaymentFormats; ++f) {
+    out[kPaymentFormat0 + f] = static_cast<int>(tx.payment_format) == f ? 1 : 0;
+  }
+  WriteSide(orig_snap, o, orig_z, orig_prev, t, out + kNumTxColumns);
+  WriteSide(bene_snap, b, bene_z, bene_prev, t, out + kNumTxColumns + kNumSideColumns);
+  return absl::OkStatus();
+}
+
+// Shortest cycle closed by this payment orig -> bene: 2 when bene paid orig in the last 7 days,
+// 3 through one intermediary, 4 through two; 0 when none is found within the bounds.
+int FeatureExtractor::CycleLength(uint32_t orig, uint32_t bene, int64_t t) const {
+  if (orig == bene || config_.cycle_max_hops <= 0) return 0;
+  const AccountState& o = states_[orig];
+  const AccountState& b = states_[bene];
+  constexpr int kMaxBranching = 256;
+  uint32_t first_hop[kMaxBranching];
+  int n_first = 0;
+  const int branching = std::min(config_.cycle_max_branching, kMaxBranching);
+  bool direct = false;
+  b.ForEachRecentReceiver(t, branching, [&](uint32_t x) {
+    if (x == orig) direct = true;
+    if (x != orig && x != bene) first_hop[n_first++] = x;
+  });
+  if (direct) return 2;
+  if (config_.cycle_max_hops < 2) return 0;
+  for (int i = 0; i < n_first; ++i) {
+    if (o.ReceivedFrom(first_hop[i], t)) return 3;
+  }
+  if (config_.cycle_max_hops < 3) return 0;
+  for (int i = 0; i < n_first; ++i) {
+    const uint32_t x = first_hop[i];
+    bool found = false;
+    states_[x].ForEachRecentReceiver(t, branching, [&](uint32_t y) {
+      if (!found && y != x && y != bene && y != orig && o.ReceivedFrom(y, t)) found = true;
+    });
+    if (found) return 4;
+  }
+  return 0;
+}
+
+FeatureMemoryStats FeatureExtractor::Memory(bool per_account) const {
+  FeatureMemoryStats m;
+  m.accounts = states_.size();
+  m.index_bytes = index_.MemoryBytes() + is_dirty_.capacity() + dirty_.capacity() * 4;
+  if (per_account) m.per_account_bytes.reserve(states_.size());
+  for (const AccountState& s : states_) {
+    const size_t bytes = s.MemoryBytes();
+    m.state_bytes += bytes;
+    if (per_account) m.per_account_bytes.push_back(static_cast<uint32_t>(bytes));
+  }
+  m.state_bytes += (states_.capacity() - states_.size()) * sizeof(AccountState);
+  return m;
+}
+
+void FeatureExtractor::ClearDirty() {
+  for (uint32_t a : dirty_) is_dirty_[a] = 0;
+  dirty_.clear();
+}
+
+absl::Status FeatureExtractor::RestoreAccount(std::string_view key, AccountState state) {
+  if (index_.FindOrAdd(key) != states_.size()) {
+    return absl::DataLossError(absl::StrCat(
+        "feature state: account key restored twice or out of order: ", absl::string_view(key.data(), key.size())));
+  }
+  states_.push_back(std::move(state));
+  is_dirty_.push_back(0);
+  return absl::OkStatus();
+}
+
+}  // namespace vigil

@@ -1,0 +1,292 @@
+#include "vigil/features/feature_extractor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::vigil::testing::StatusIs;
+
+constexpr int64_t kMinute = 60 * kMicrosPerSecond;
+constexpr int64_t kBase = 1'661'990'400'000'000;  // 2022-09-01T00:00:00Z, a Thursday
+
+FxRates TestRates() {
+  auto fx = FxRates::Parse(
+      "reporting_currency,USD\ncurrency,per_reporting_unit\nEUR,0.5\nJPY,100\n", "test");
+  EXPECT_TRUE(fx.ok()) << fx.status();
+  return *std::move(fx);
+}
+
+Transaction MakeTx(int64_t t_us, const std::string& from, const std::string& to,
+                   int64_t cents, const char* currency = "USD") {
+  Transaction tx;
+  tx.id = "t";
+  tx.event_time = FromUnixMicros(t_us);
+  tx.originator.bank_id = "B1";
+  tx.originator.account_id = from;
+  tx.beneficiary.bank_id = "B1";
+  tx.beneficiary.account_id = to;
+  tx.amount = Money(cents, 2, *Currency::FromCode(currency));
+  tx.payment_format = PaymentFormat::kWire;
+  return tx;
+}
+
+class Row {
+ public:
+  explicit Row(std::vector<double> v) : v_(std::move(v)) {}
+  double operator[](const std::string& name) const {
+    auto i = FeatureExtractor::Schema()->IndexOf(name);
+    EXPECT_TRUE(i.has_value()) << name;
+    return i ? v_[*i] : std::nan("");
+  }
+
+ private:
+  std::vector<double> v_;
+};
+
+Row Process(FeatureExtractor& fe, const Transaction& tx) {
+  std::vector<double> row(FeatureExtractor::Schema()->size(), -1);
+  EXPECT_OK(fe.Process(tx, absl::MakeSpan(row)));
+  return Row(std::move(row));
+}
+
+TEST(FeatureExtractor, SchemaIsVersionedAndPrefixed) {
+  auto schema = FeatureExtractor::Schema();
+  EXPECT_EQ(schema->version(), "vigil.features.v1");
+  EXPECT_TRUE(schema->IndexOf("orig_out_count_24h").has_value());
+  EXPECT_TRUE(schema->IndexOf("bene_fan_in_7d").has_value());
+  EXPECT_TRUE(schema->IndexOf("payment_format_credit_card").has_value());
+  EXPECT_TRUE(schema->IndexOf("cycle_length").has_value());
+}
+
+TEST(FeatureExtractor, WindowsCountBothSidesAndExpire) {
+  FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  Process(fe, MakeTx(kBase, "A", "B", 10000));                    // 100 USD
+  Process(fe, MakeTx(kBase + 30 * kMinute, "A", "C", 5000, "EUR"));  // 50 EUR = 100 USD
+  Row r = Process(fe, MakeTx(kBase + 61 * kMinute, "A", "B", 20000));
+  // The first payment (61 min ago) has left the 1h window but not the 24h one.
+  EXPECT_EQ(r["orig_out_count_1h"], 2);
+  EXPECT_DOUBLE_EQ(r["orig_out_sum_1h"], 300);
+  EXPECT_EQ(r["orig_out_count_24h"], 3);
+  EXPECT_DOUBLE_EQ(r["orig_out_sum_24h"], 400);
+  EXPECT_EQ(r["orig_in_count_24h"], 0);
+  EXPECT_EQ(r["bene_in_count_24h"], 2);
+  EXPECT_DOUBLE_EQ(r["bene_in_sum_24h"], 300);
+  EXPECT_EQ(r["orig_distinct_counterparties_24h"], 2);
+  EXPECT_EQ(r["orig_fan_out_7d"], 2);
+  EXPECT_EQ(r["bene_fan_in_7d"], 1);
+  EXPECT_DOUBLE_EQ(r["orig_seconds_since_last_activity"], 31 * 60);
+  EXPECT_DOUBLE_EQ(r["amount_reporting"], 200);
+  EXPECT_EQ(r["hour_of_day"], 1);
+  EXPECT_EQ(r["day_of_week"], 3);  // Thursday
+  EXPECT_EQ(r["payment_format_wire"], 1);
+  EXPECT_EQ(r["payment_format_ach"], 0);
+  // Exactly 7 days after the first payment it is out of the 7d window (t - W < e is strict).
+  Row later = Process(fe, MakeTx(kBase + 7 * 24 * 60 * kMinute, "A", "D", 100));
+  EXPECT_EQ(later["orig_out_count_7d"], 3);
+  EXPECT_EQ(later["orig_fan_out_7d"], 3);  // B (second payment), C, D
+}
+
+TEST(FeatureExtractor, NearThresholdRoundAmountAndPassThrough) {
+  FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  Row in = Process(fe, MakeTx(kBase, "SRC", "MULE", 1'000'000));  // 10,000.00: at threshold
+  EXPECT_EQ(in["bene_near_threshold_count_24h"], 0);  // [9000, 10000) excludes 10000
+  EXPECT_EQ(in["is_round_amount"], 1);
+  EXPECT_TRUE(std::isnan(in["orig_pass_through_ratio_24h"]));  // nothing came in
+  Row out = Process(fe, MakeTx(kBase + kMinute, "MULE", "DST", 900'000));  // 9,000.00
+  EXPECT_EQ(out["orig_near_threshold_count_24h"], 1);
+  EXPECT_DOUBLE_EQ(out["orig_pass_through_ratio_24h"], 0.9);
+  Row odd = Process(fe, MakeTx(kBase + 2 * kMinute, "MULE", "DST", 899'999));
+  EXPECT_EQ(odd["is_round_amount"], 0);
+  EXPECT_EQ(odd["orig_near_threshold_count_24h"], 1);  // 8,999.99 is below 90%
+}
+
+TEST(FeatureExtractor, CycleLengthFindsShortestReturnPath) {
+  FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  // D -> A and C -> D exist; A -> B, B -> C: the payment B -> C closes nothing yet...
+  Process(fe, MakeTx(kBase, "D", "A", 100));
+  Process(fe, MakeTx(kBase + kMinute, "A", "B", 100));
+  Row r3 = Process(fe, MakeTx(kBase + 2 * kMinute, "B", "C", 100));
+  EXPECT_EQ(r3["cycle_length"], 0);  // C has paid nobody
+  Process(fe, MakeTx(kBase + 3 * kMinute, "C", "D", 100));
+  // A -> B again: B -> C -> D -> A returns to A in 3 hops: a 4-cycle.
+  EXPECT_EQ(Process(fe, MakeTx(kBase + 4 * kMinute, "A", "B", 100))["cycle_length"], 4);
+  // D -> A again: A -> B -> C -> D is 3 hops: also a 4-cycle; C -> D: D -> A -> B -> C.
+  EXPECT_EQ(Process(fe, MakeTx(kBase + 5 * kMinute, "C", "D", 100))["cycle_length"], 4);
+  // B -> A closes A -> B directly.
+  EXPECT_EQ(Process(fe, MakeTx(kBase + 6 * kMinute, "B", "A", 100))["cycle_length"], 2);
+  // Eight days later every edge has expired.
+  EXPECT_EQ(Process(fe, MakeTx(kBase + 8 * 24 * 60 * kMinute, "A", "B", 100))["cycle_length"], 0);
+}
+
+TEST(FeatureExtractor, RejectsLateAndUnconvertibleWithoutSideEffects) {
+  FxRates fx = TestRates();
+  FeatureConfig config;
+  config.allowed_lateness = std::chrono::minutes(5);
+  FeatureExtractor fe(fx, config);
+  std::vector<double> row(FeatureExtractor::Schema()->size());
+  ASSERT_OK(fe.Process(MakeTx(kBase + 60 * kMinute, "A", "B", 100), absl::MakeSpan(row)));
+  EXPECT_THAT(fe.Process(MakeTx(kBase + 54 * kMinute, "A", "B", 100), absl::MakeSpan(row)),
+              StatusIs(absl::StatusCode::kOutOfRange, ::testing::HasSubstr("event_too_late")));
+  EXPECT_THAT(fe.Process(MakeTx(kBase + 61 * kMinute, "A", "Z", 100, "GBP"), absl::MakeSpan(row)),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("GBP")));
+  EXPECT_EQ(fe.num_accounts(), 2u);  // "Z" was never created
+  // Within the bound a late event is applied as of its own time.
+  Row r = Process(fe, MakeTx(kBase + 56 * kMinute, "A", "C", 100));
+  EXPECT_EQ(r["orig_out_count_1h"], 1);  // the 60-minute payment is in its future
+  // A's only earlier payment is later in event time: no previous activity as of 00:56.
+  EXPECT_TRUE(std::isnan(r["orig_seconds_since_last_activity"]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property test: every feature of every row against a brute-force recomputation from the full
+// list of applied transactions, on random streams with ties, late events, self-transfers and
+// gaps longer than the 7-day window.
+
+struct Applied {
+  int64_t t;
+  int orig, bene;
+  int64_t micros;
+  bool near;
+};
+
+struct Expected {
+  int64_t in_count[3] = {}, out_count[3] = {}, in_sum[3] = {}, out_sum[3] = {};
+  int64_t near24 = 0;
+  std::set<int> any24, any7, in7, out7;
+  int64_t prev = INT64_MIN;
+};
+
+Expected BruteForce(const std::vector<Applied>& applied, int account, int64_t t) {
+  Expected e;
+  const int64_t windows[3] = {kWindowMicros[0], kWindowMicros[1], kWindowMicros[2]};
+  for (size_t j = 0; j < applied.size(); ++j) {
+    const Applied& a = applied[j];
+    const bool is_last = j + 1 == applied.size();
+    if (a.orig != account && a.bene != account) continue;
+    if (!is_last && a.t <= t) e.prev = std::max(e.prev, a.t);
+    if (a.t > t) continue;
+    for (int dir = 0; dir < 2; ++dir) {  // 0: account paid (out), 1: account received (in)
+      if ((dir == 0 ? a.orig : a.bene) != account) continue;
+      const int cp = dir == 0 ? a.bene : a.orig;
+      for (int w = 0; w < 3; ++w) {
+        if (a.t <= t - windows[w]) continue;
+        (dir == 0 ? e.out_count : e.in_count)[w]++;
+        (dir == 0 ? e.out_sum : e.in_sum)[w] += a.micros;
+        if (w == 1) e.near24 += a.near ? 1 : 0;
+      }
+      if (a.t > t - windows[1]) e.any24.insert(cp);
+      if (a.t > t - windows[2]) {
+        e.any7.insert(cp);
+        (dir == 0 ? e.out7 : e.in7).insert(cp);
+      }
+    }
+  }
+  return e;
+}
+
+int BruteForceCycle(const std::vector<Applied>& applied, int orig, int bene, int64_t t) {
+  if (orig == bene) return 0;
+  // BFS from bene to orig over 7-day edges as of t, simple paths, at most 3 edges.
+  std::vector<std::pair<int, int>> edges;
+  for (const Applied& a : applied) {
+    if (a.t <= t && a.t > t - kWindowMicros[2] && a.orig != a.bene) edges.push_back({a.orig, a.bene});
+  }
+  std::set<int> frontier = {bene}, seen = {bene};
+  for (int hops = 1; hops <= 3; ++hops) {
+    std::set<int> next;
+    for (auto [u, v] : edges) {
+      if (frontier.count(u) && !seen.count(v)) next.insert(v);
+    }
+    if (next.count(orig)) return hops + 1;
+    seen.insert(next.begin(), next.end());
+    frontier = next;
+  }
+  return 0;
+}
+
+void CheckSide(const Row& r, const std::string& p, const Expected& e, int64_t t) {
+  const char* w[3] = {"1h", "24h", "7d"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(r[p + "in_count_" + w[i]], e.in_count[i]) << p << w[i];
+    ASSERT_EQ(r[p + "out_count_" + w[i]], e.out_count[i]) << p << w[i];
+    ASSERT_DOUBLE_EQ(r[p + "in_sum_" + w[i]], e.in_sum[i] / 1e6) << p << w[i];
+    ASSERT_DOUBLE_EQ(r[p + "out_sum_" + w[i]], e.out_sum[i] / 1e6) << p << w[i];
+  }
+  ASSERT_EQ(r[p + "distinct_counterparties_24h"], static_cast<double>(e.any24.size())) << p;
+  ASSERT_EQ(r[p + "distinct_counterparties_7d"], static_cast<double>(e.any7.size())) << p;
+  ASSERT_EQ(r[p + "fan_in_7d"], static_cast<double>(e.in7.size())) << p;
+  ASSERT_EQ(r[p + "fan_out_7d"], static_cast<double>(e.out7.size())) << p;
+  ASSERT_EQ(r[p + "near_threshold_count_24h"], e.near24) << p;
+  if (e.prev == INT64_MIN) {
+    ASSERT_TRUE(std::isnan(r[p + "seconds_since_last_activity"])) << p;
+  } else {
+    ASSERT_DOUBLE_EQ(r[p + "seconds_since_last_activity"], (t - e.prev) / 1e6) << p;
+  }
+  if (e.in_sum[1] == 0) {
+    ASSERT_TRUE(std::isnan(r[p + "pass_through_ratio_24h"])) << p;
+  } else {
+    ASSERT_DOUBLE_EQ(r[p + "pass_through_ratio_24h"],
+                     static_cast<double>(e.out_sum[1]) / static_cast<double>(e.in_sum[1]));
+  }
+}
+
+class FeatureExtractorProperty : public ::testing::TestWithParam<int> {};
+
+TEST_P(FeatureExtractorProperty, MatchesBruteForce) {
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam()));
+  FxRates fx = TestRates();
+  FeatureConfig config;
+  config.allowed_lateness = std::chrono::hours(2);
+  config.cycle_max_branching = 256;  // more than the accounts below: the bound never binds
+  FeatureExtractor fe(fx, config);
+  const int accounts = 3 + GetParam() % 12;
+  std::vector<Applied> applied;
+  int64_t now = kBase;
+  for (int i = 0; i < 1500; ++i) {
+    // Mostly small steps (ties included), sometimes hours, rarely more than a week.
+    const uint64_t k = rng() % 100;
+    now += k < 20 ? 0 : k < 85 ? static_cast<int64_t>(rng() % 30) * kMinute
+           : k < 98 ? static_cast<int64_t>(rng() % 20) * 60 * kMinute
+                    : static_cast<int64_t>(8 * 24 * 60) * kMinute;
+    int64_t t = now;
+    if (rng() % 6 == 0) t -= static_cast<int64_t>(rng() % 120) * kMinute;  // late, within 2h
+    const int orig = static_cast<int>(rng() % accounts);
+    const int bene = rng() % 15 == 0 ? orig : static_cast<int>(rng() % accounts);
+    const int64_t cents = rng() % 4 == 0 ? 900'000 + static_cast<int64_t>(rng() % 100'000)
+                                         : 1 + static_cast<int64_t>(rng() % 2'000'000);
+    Transaction tx = MakeTx(t, "A" + std::to_string(orig), "A" + std::to_string(bene), cents);
+    std::vector<double> values(FeatureExtractor::Schema()->size());
+    const absl::Status s = fe.Process(tx, absl::MakeSpan(values));
+    if (t < fe.watermark_us() - config.allowed_lateness.count()) {
+      ASSERT_THAT(s, StatusIs(absl::StatusCode::kOutOfRange));
+      continue;
+    }
+    ASSERT_OK(s);
+    const int64_t micros = cents * 10'000;
+    applied.push_back({t, orig, bene, micros, micros >= 9'000'000'000 && micros < 10'000'000'000});
+    Row r(std::move(values));
+    SCOPED_TRACE(::testing::Message() << "transaction " << i << " t=" << (t - kBase) / kMinute);
+    CheckSide(r, "orig_", BruteForce(applied, orig, t), t);
+    CheckSide(r, "bene_", BruteForce(applied, bene, t), t);
+    ASSERT_EQ(r["cycle_length"], BruteForceCycle(applied, orig, bene, t));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomStreams, FeatureExtractorProperty, ::testing::Range(1, 9));
+
+}  // namespace
+}  // namespace vigil
