@@ -1,0 +1,95 @@
+# What people and CI run (DESIGN.md, "Public surface"). Every target that builds first runs
+# scripts/setup, which installs missing Debian packages and prints nothing when none is missing.
+#
+#   make build      release build (preset "release", build/); the binary is build/vigil
+#   make test       build, then the whole ctest suite (benchmarks smoke-run as *.smoke tests)
+#   make demo       build, then scripts/demo
+#   make bench      build, then every benchmark measured for real; JSON in build/bench/
+#   make debug      Debug build + tests in build-debug/
+#   make asan       ASan + UBSan build + tests in build-asan/
+#   make tsan       TSan build + tests in build-tsan/ (suppressions: scripts/tsan.supp)
+#   make test-long  the tests labelled "long", in build/
+#   make clean      removes every build directory
+#
+# Variables: JOBS (compile jobs, default: all cores), TEST_JOBS (ctest jobs, default 2).
+
+SHELL := /bin/bash
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?= 2
+CTEST_FLAGS ?= --output-on-failure
+
+TSAN_SUPP := $(wildcard scripts/tsan.supp)
+TSAN_OPTIONS ?= $(if $(TSAN_SUPP),suppressions=$(CURDIR)/$(TSAN_SUPP) )second_deadlock_stack=1
+UBSAN_OPTIONS ?= print_stacktrace=1
+
+.PHONY: all setup build test demo bench debug asan tsan test-long clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+# $(call build_preset,DIR,PRESET): configure DIR from PRESET only if it is not configured yet
+# (afterwards `cmake --build` re-runs CMake by itself when a CMakeLists.txt changes), then build.
+define build_preset
+	@if [[ ! -f $(1)/build.ninja ]]; then echo "cmake --preset $(2)"; cmake --preset $(2); fi
+	cmake --build $(1) -j $(JOBS)
+endef
+
+build: setup
+	$(call build_preset,build,release)
+
+test: build
+	ctest --test-dir build $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+test-long: build
+	ctest --test-dir build -L long $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+demo: build
+	scripts/demo
+
+# Runs each benchmark binary with real timing (no --benchmark_min_time, no VIGIL_BENCH_SMOKE):
+# those listed in build/benchmarks.txt (one per line: a path, or a name found under build/), else
+# every build/**/*_benchmark. One failing binary does not stop the others; make fails at the end.
+bench: build
+	@mkdir -p build/bench
+	@set -uo pipefail; \
+	find_bins() { find build -path build/bench -prune -o -type f -name "$$1" -perm -u+x -print; }; \
+	bins=(); \
+	if [[ -s build/benchmarks.txt ]]; then \
+	  while read -r entry; do \
+	    [[ -z "$$entry" ]] && continue; \
+	    if [[ -x "$$entry" ]]; then bins+=("$$entry"); \
+	    elif [[ -x "build/$$entry" ]]; then bins+=("build/$$entry"); \
+	    else bins+=($$(find_bins "$$(basename "$$entry")")); fi; \
+	  done < build/benchmarks.txt; \
+	else \
+	  mapfile -t bins < <(find_bins '*_benchmark' | sort); \
+	fi; \
+	if [[ $${#bins[@]} -eq 0 ]]; then \
+	  echo "make bench: no benchmark binaries under build/" >&2; exit 1; \
+	fi; \
+	failed=(); \
+	for bin in "$${bins[@]}"; do \
+	  name="$$(basename "$$bin")"; \
+	  echo "== $$name -> build/bench/$$name.json"; \
+	  env -u VIGIL_BENCH_SMOKE VIGIL_SOURCE_DIR="$(CURDIR)" "$$bin" \
+	      --benchmark_out="build/bench/$$name.json" --benchmark_out_format=json \
+	    || failed+=("$$name"); \
+	done; \
+	if [[ $${#failed[@]} -gt 0 ]]; then echo "make bench: failed: $${failed[*]}" >&2; exit 1; fi
+
+debug: setup
+	$(call build_preset,build-debug,debug)
+	ctest --test-dir build-debug $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+asan: setup
+	$(call build_preset,build-asan,asan)
+	UBSAN_OPTIONS="$(UBSAN_OPTIONS)" ctest --test-dir build-asan $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+tsan: setup
+	$(call build_preset,build-tsan,tsan)
+	TSAN_OPTIONS="$(TSAN_OPTIONS)" ctest --test-dir build-tsan $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+clean:
+	rm -rf build build-debug build-asan build-tsan
