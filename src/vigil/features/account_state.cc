@@ -57,33 +57,32 @@ void AccountState::RemoveFromWindow(int w, const AccountEvent& e) {
   if (w != 0) AdjustCounterparty(w, e, -1);
 }
 
-// Keeps the per-counterparty counts of the 24h and 7d windows and the distinct counts derived
-// from them. An entry lives while its 7d counts are non-zero (24h ⊂ 7d).
 void AccountState::AdjustCounterparty(int w, const AccountEvent& e, int delta) {
-  auto it = std::lower_bound(
-      counterparties_.begin(), counterparties_.end(), e.counterparty,
-      [](const CounterpartyCounts& c, uint32_t a) { return c.account < a; });
-  if (it == counterparties_.end() || it->account != e.counterparty) {
-    VIGIL_DCHECK(delta > 0);
-    it = counterparties_.insert(it, CounterpartyCounts{e.counterparty, 0, 0, 0, 0});
-  }
   const bool in = e.direction == Direction::kIn;
-  if (w == k24h) {
-    const bool before = it->in_24h + it->out_24h > 0;
-    (in ? it->in_24h : it->out_24h) += delta;
-    const bool after = it->in_24h + it->out_24h > 0;
-    distinct_24h_ += static_cast<int>(after) - static_cast<int>(before);
-    return;
+  const auto slot = w == k24h ? (in ? CounterpartyCounts::kIn24h : CounterpartyCounts::kOut24h)
+                              : (in ? CounterpartyCounts::kIn7d : CounterpartyCounts::kOut7d);
+  counterparties_.Add(e.counterparty, slot, delta);
+}
+
+// Keeps recent_receivers_ sorted by time (oldest first) with one entry per receiver holding its
+// latest payment time, and at most "cap" entries (the oldest is forgotten).
+void AccountState::RememberReceiver(const AccountEvent& e, int cap) {
+  recent_receivers_cap_ = cap;
+  if (cap <= 0) return;
+  int64_t time = e.time_us;
+  for (size_t i = recent_receivers_.size(); i-- > 0;) {
+    if (recent_receivers_[i].account == e.counterparty) {
+      time = std::max(time, recent_receivers_[i].time_us);
+      recent_receivers_.erase(recent_receivers_.begin() + static_cast<ptrdiff_t>(i));
+      break;
+    }
   }
-  const bool before_any = it->in_7d + it->out_7d > 0;
-  uint32_t& count = in ? it->in_7d : it->out_7d;
-  const bool before_dir = count > 0;
-  count += delta;
-  const bool after_dir = count > 0;
-  (in ? fan_in_7d_ : fan_out_7d_) += static_cast<int>(after_dir) - static_cast<int>(before_dir);
-  const bool after_any = it->in_7d + it->out_7d > 0;
-  distinct_7d_ += static_cast<int>(after_any) - static_cast<int>(before_any);
-  if (!after_any) counterparties_.erase(it);
+  auto pos = recent_receivers_.end();
+  while (pos != recent_receivers_.begin() && std::prev(pos)->time_us > time) --pos;
+  recent_receivers_.insert(pos, RecentReceiver{time, e.counterparty});
+  if (recent_receivers_.size() > static_cast<size_t>(cap)) {
+    recent_receivers_.erase(recent_receivers_.begin());
+  }
 }
 
 void AccountState::SlideTo(int64_t t) {
@@ -109,14 +108,15 @@ void AccountState::DropExpired(int64_t lateness_us) {
   if (events_.capacity() > 32 && events_.size() * 4 < events_.capacity()) events_.shrink_to_fit();
 }
 
-void AccountState::Apply(const AccountEvent& event, int64_t lateness_us,
+void AccountState::Apply(const AccountEvent& event, const ApplyOptions& options,
                          AccountSnapshot* snapshot) {
+  if (event.direction == Direction::kOut) RememberReceiver(event, options.recent_receivers);
   if (event.time_us >= frontier_) {
     previous_activity_ = frontier_;
     SlideTo(event.time_us);
     events_.push_back(event);
     for (int w = 0; w < kNumWindows; ++w) AddToWindow(w, event);
-    DropExpired(lateness_us);
+    DropExpired(options.lateness_us);
     SnapshotFromTotals(snapshot);
     return;
   }
@@ -140,10 +140,10 @@ void AccountState::Apply(const AccountEvent& event, int64_t lateness_us,
 
 void AccountState::SnapshotFromTotals(AccountSnapshot* s) const {
   s->windows = totals_;
-  s->distinct_counterparties_24h = distinct_24h_;
-  s->distinct_counterparties_7d = distinct_7d_;
-  s->fan_in_7d = fan_in_7d_;
-  s->fan_out_7d = fan_out_7d_;
+  s->distinct_counterparties_24h = counterparties_.distinct_24h();
+  s->distinct_counterparties_7d = counterparties_.distinct_7d();
+  s->fan_in_7d = counterparties_.fan_in_7d();
+  s->fan_out_7d = counterparties_.fan_out_7d();
 }
 
 void AccountState::SnapshotByScan(int64_t t, AccountSnapshot* s) const {
@@ -198,12 +198,7 @@ double AccountState::UpdateAmountStats(double amount, double alpha) {
 double AccountState::ewma_std() const { return std::sqrt(std::max(0.0, ewma_var_)); }
 
 bool AccountState::ReceivedFrom(uint32_t account, int64_t t) const {
-  if (t == frontier_) {
-    auto it = std::lower_bound(
-        counterparties_.begin(), counterparties_.end(), account,
-        [](const CounterpartyCounts& c, uint32_t a) { return c.account < a; });
-    return it != counterparties_.end() && it->account == account && it->in_7d > 0;
-  }
+  if (t == frontier_) return counterparties_.Has(account, CounterpartyCounts::kIn7d);
   const int64_t start = t - kWindowMicros[k7d];
   for (size_t i = events_.size(); i-- > 0;) {
     const AccountEvent& e = events_[i];
@@ -216,7 +211,7 @@ bool AccountState::ReceivedFrom(uint32_t account, int64_t t) const {
 
 size_t AccountState::MemoryBytes() const {
   return sizeof(*this) + events_.capacity() * sizeof(AccountEvent) +
-         counterparties_.capacity() * sizeof(CounterpartyCounts);
+         counterparties_.MemoryBytes() + recent_receivers_.capacity() * sizeof(RecentReceiver);
 }
 
 void AccountState::EncodeTo(std::string* out) const {
@@ -226,6 +221,7 @@ void AccountState::EncodeTo(std::string* out) const {
   Put(out, ewma_mean_);
   Put(out, ewma_var_);
   Put(out, n_amounts_);
+  Put(out, static_cast<int32_t>(recent_receivers_cap_));
   Put(out, static_cast<uint32_t>(events_.size()));
   for (const AccountEvent& e : events_) {
     Put(out, e.time_us);
@@ -244,7 +240,7 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
                                             static_cast<int>(version)));
   }
   if (!Get(&in, &s.frontier_) || !Get(&in, &s.last_dropped_) || !Get(&in, &s.ewma_mean_) || !Get(&in, &s.ewma_var_) ||
-      !Get(&in, &s.n_amounts_) || !Get(&in, &n)) {
+      !Get(&in, &s.n_amounts_) || !Get(&in, &s.recent_receivers_cap_) || !Get(&in, &n)) {
     return absl::DataLossError("account state: truncated header");
   }
   constexpr size_t kEventBytes = 8 + 8 + 4 + 1;
@@ -269,8 +265,11 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
 
 void AccountState::RebuildDerived() {
   totals_ = {};
-  counterparties_.clear();
-  distinct_24h_ = distinct_7d_ = fan_in_7d_ = fan_out_7d_ = 0;
+  counterparties_.Clear();
+  recent_receivers_.clear();
+  for (const AccountEvent& e : events_) {
+    if (e.direction == Direction::kOut) RememberReceiver(e, recent_receivers_cap_);
+  }
   for (int w = 0; w < kNumWindows; ++w) {
     const int64_t start = frontier_ - kWindowMicros[w];
     uint32_t c = 0;

@@ -17,6 +17,7 @@
 #ifndef VIGIL_FEATURES_ACCOUNT_STATE_H_
 #define VIGIL_FEATURES_ACCOUNT_STATE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/features/counterparty_counts.h"
 
 namespace vigil {
 
@@ -46,11 +48,18 @@ struct AccountEvent {
 };
 
 struct WindowTotals {
-  int64_t in_count = 0;
-  int64_t out_count = 0;
   int64_t in_sum_micros = 0;
   int64_t out_sum_micros = 0;
-  int64_t near_threshold_count = 0;
+  uint32_t in_count = 0;
+  uint32_t out_count = 0;
+  uint32_t near_threshold_count = 0;
+};
+
+struct ApplyOptions {
+  // The caller's lateness bound: no later event will be older than frontier - lateness_us.
+  int64_t lateness_us = 0;
+  // How many most recent distinct receivers to remember for the cycle check.
+  int recent_receivers = 32;
 };
 
 // Per-account features as of one event time (after the event at that time was applied).
@@ -64,10 +73,10 @@ struct AccountSnapshot {
 
 class AccountState {
  public:
-  // Applies one event. REQUIRES: event.time_us >= frontier() - lateness_us (the caller enforces
-  // the lateness bound). Fills *snapshot with the features as of event.time_us, this event
-  // included.
-  void Apply(const AccountEvent& event, int64_t lateness_us, AccountSnapshot* snapshot);
+  // Applies one event. REQUIRES: event.time_us >= frontier() - options.lateness_us (the caller
+  // enforces the lateness bound). Fills *snapshot with the features as of event.time_us, this
+  // event included.
+  void Apply(const AccountEvent& event, const ApplyOptions& options, AccountSnapshot* snapshot);
 
   // The latest event time applied; INT64_MIN before the first event.
   int64_t frontier() const { return frontier_; }
@@ -86,7 +95,9 @@ class AccountState {
   uint32_t amount_count() const { return n_amounts_; }
 
   // Calls fn(counterparty) for the distinct receivers of this account's payments with event
-  // time in (t - 7d, t], most recent first, at most "limit" of them.
+  // time in (t - 7d, t], most recent first, at most "limit" of them and at most the
+  // ApplyOptions::recent_receivers most recent ones. O(limit) when t >= frontier(); a scan of
+  // the stored events for an earlier t.
   template <typename Fn>
   void ForEachRecentReceiver(int64_t t, int limit, Fn fn) const;
   // Whether "account" paid this account with event time in (t - 7d, t].
@@ -102,14 +113,15 @@ class AccountState {
   static absl::StatusOr<AccountState> Decode(std::string_view bytes);
 
  private:
-  struct CounterpartyCounts {
+  struct RecentReceiver {
+    int64_t time_us;  // latest payment to this receiver
     uint32_t account;
-    uint32_t in_24h, out_24h, in_7d, out_7d;  // events in the window, by direction
   };
 
   void AddToWindow(int w, const AccountEvent& e);
   void RemoveFromWindow(int w, const AccountEvent& e);
   void AdjustCounterparty(int w, const AccountEvent& e, int delta);
+  void RememberReceiver(const AccountEvent& e, int cap);
   void SlideTo(int64_t t);
   void DropExpired(int64_t lateness_us);
   void SnapshotFromTotals(AccountSnapshot* s) const;
@@ -123,8 +135,10 @@ class AccountState {
   // cursor_[w]: index of the first event inside window w at the frontier.
   std::array<uint32_t, kNumWindows> cursor_{};
   std::array<WindowTotals, kNumWindows> totals_{};
-  std::vector<CounterpartyCounts> counterparties_;  // sorted by account; 24h/7d at the frontier
-  uint32_t distinct_24h_ = 0, distinct_7d_ = 0, fan_in_7d_ = 0, fan_out_7d_ = 0;
+  CounterpartyCounts counterparties_;  // 24h and 7d windows at the frontier
+  // Most recent distinct receivers, oldest first; at most ApplyOptions::recent_receivers.
+  std::vector<RecentReceiver> recent_receivers_;
+  int recent_receivers_cap_ = 0;
   double ewma_mean_ = 0;
   double ewma_var_ = 0;
   uint32_t n_amounts_ = 0;
@@ -132,13 +146,21 @@ class AccountState {
 
 template <typename Fn>
 void AccountState::ForEachRecentReceiver(int64_t t, int limit, Fn fn) const {
-  // Walk back from the newest event at or before t; receivers seen are remembered in a small
-  // fixed buffer so each is reported once.
+  const int64_t start = t - kWindowMicros[2];
+  if (t >= frontier_) {
+    // Every remembered time is <= frontier <= t, so the window test is one comparison.
+    for (size_t i = recent_receivers_.size(); i-- > 0 && limit > 0; --limit) {
+      if (recent_receivers_[i].time_us <= start) break;
+      fn(recent_receivers_[i].account);
+    }
+    return;
+  }
+  // Late event: walk back from the newest stored event at or before t, reporting each receiver
+  // once (a small fixed buffer remembers those seen).
   constexpr int kMaxLimit = 256;
   uint32_t seen[kMaxLimit];
   int n_seen = 0;
-  if (limit > kMaxLimit) limit = kMaxLimit;
-  const int64_t start = t - kWindowMicros[2];
+  limit = std::min({limit, kMaxLimit, recent_receivers_cap_ > 0 ? recent_receivers_cap_ : kMaxLimit});
   for (size_t i = events_.size(); i-- > 0 && n_seen < limit;) {
     const AccountEvent& e = events_[i];
     if (e.time_us > t) continue;

@@ -12,7 +12,7 @@ namespace {
 using ::vigil::testing::StatusIs;
 
 constexpr int64_t kHour = kMicrosPerHour;
-constexpr int64_t kLateness = 600 * kMicrosPerSecond;
+constexpr ApplyOptions kLateness{600 * kMicrosPerSecond, 32};
 
 AccountEvent Out(int64_t t, int64_t micros, uint32_t cp) {
   return AccountEvent{t, micros, cp, Direction::kOut, false};

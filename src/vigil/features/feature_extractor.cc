@@ -160,14 +160,15 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
                         config_.near_threshold_fraction *
                             static_cast<double>(config_.reporting_threshold_micros);
 
+  const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
   AccountState& o = states_[orig];
-  o.Apply(AccountEvent{t, *micros, bene, Direction::kOut, near}, lateness, &orig_snap);
+  o.Apply(AccountEvent{t, *micros, bene, Direction::kOut, near}, apply, &orig_snap);
   const int64_t orig_prev = o.previous_activity_us();
   const double amount = Units(*micros);
   const double orig_z = o.UpdateAmountStats(amount, config_.ewma_alpha);
   AccountState& b = states_[bene];  // same object as o for a self-transfer
-  b.Apply(AccountEvent{t, *micros, orig, Direction::kIn, near}, lateness, &bene_snap);
+  b.Apply(AccountEvent{t, *micros, orig, Direction::kIn, near}, apply, &bene_snap);
   const int64_t bene_prev = orig == bene ? orig_prev : b.previous_activity_us();
   const double bene_z = orig == bene ? orig_z : b.UpdateAmountStats(amount, config_.ewma_alpha);
   if (orig == bene) orig_snap = bene_snap;  // a self-transfer: both sides see both events

@@ -1,0 +1,70 @@
+#include "vigil/features/counterparty_counts.h"
+
+#include <algorithm>
+
+#include "vigil/common/check.h"
+
+namespace vigil {
+
+bool CounterpartyCounts::Update(Counts& c, Slot slot, int delta) {
+  const bool any24_before = c.n[kIn24h] + c.n[kOut24h] > 0;
+  const bool any7_before = c.n[kIn7d] + c.n[kOut7d] > 0;
+  const bool dir_before = c.n[slot] > 0;
+  VIGIL_DCHECK(delta > 0 || c.n[slot] > 0);
+  c.n[slot] = static_cast<uint32_t>(static_cast<int64_t>(c.n[slot]) + delta);
+  const int dir_change = static_cast<int>(c.n[slot] > 0) - static_cast<int>(dir_before);
+  if (slot == kIn7d) fan_in_7d_ += dir_change;
+  if (slot == kOut7d) fan_out_7d_ += dir_change;
+  distinct_24h_ += static_cast<int>(c.n[kIn24h] + c.n[kOut24h] > 0) - static_cast<int>(any24_before);
+  distinct_7d_ += static_cast<int>(c.n[kIn7d] + c.n[kOut7d] > 0) - static_cast<int>(any7_before);
+  return c.empty();
+}
+
+void CounterpartyCounts::Add(uint32_t account, Slot slot, int delta) {
+  if (large_ != nullptr) {
+    auto [it, inserted] = large_->try_emplace(account);
+    if (Update(it->second, slot, delta)) large_->erase(it);
+    return;
+  }
+  auto it = std::lower_bound(small_.begin(), small_.end(), account,
+                             [](const Entry& e, uint32_t a) { return e.account < a; });
+  if (it == small_.end() || it->account != account) {
+    VIGIL_DCHECK(delta > 0);
+    if (small_.size() >= kSmallLimit) {
+      large_ = std::make_unique<LargeMap>();
+      large_->reserve(small_.size() * 2);
+      for (const Entry& e : small_) large_->emplace(e.account, e.counts);
+      std::vector<Entry>().swap(small_);
+      Add(account, slot, delta);
+      return;
+    }
+    it = small_.insert(it, Entry{account, Counts{}});
+  }
+  if (Update(it->counts, slot, delta)) small_.erase(it);
+}
+
+bool CounterpartyCounts::Has(uint32_t account, Slot slot) const {
+  if (large_ != nullptr) {
+    auto it = large_->find(account);
+    return it != large_->end() && it->second.n[slot] > 0;
+  }
+  auto it = std::lower_bound(small_.begin(), small_.end(), account,
+                             [](const Entry& e, uint32_t a) { return e.account < a; });
+  return it != small_.end() && it->account == account && it->counts.n[slot] > 0;
+}
+
+void CounterpartyCounts::Clear() {
+  small_.clear();
+  large_.reset();
+  distinct_24h_ = distinct_7d_ = fan_in_7d_ = fan_out_7d_ = 0;
+}
+
+size_t CounterpartyCounts::MemoryBytes() const {
+  size_t bytes = small_.capacity() * sizeof(Entry);
+  if (large_ != nullptr) {
+    bytes += sizeof(LargeMap) + large_->capacity() * (sizeof(std::pair<const uint32_t, Counts>) + 1);
+  }
+  return bytes;
+}
+
+}  // namespace vigil
