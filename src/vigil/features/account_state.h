@@ -102,6 +102,11 @@ class AccountState {
   void ForEachRecentReceiver(int64_t t, int limit, Fn fn) const;
   // Whether "account" paid this account with event time in (t - 7d, t].
   bool ReceivedFrom(uint32_t account, int64_t t) const;
+  // The distinct senders in (t - 7d, t] copied to out[0..cap) when t == frontier() and there are
+  // at most "cap" of them; returns their number, or -1 (use ReceivedFrom instead).
+  int SendersIfFew(int64_t t, uint32_t* out, int cap) const {
+    return t == frontier_ ? counterparties_.CollectIfFew(CounterpartyCounts::kIn7d, out, cap) : -1;
+  }
 
   const std::vector<AccountEvent>& events() const { return events_; }
 

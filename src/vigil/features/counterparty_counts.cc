@@ -53,6 +53,19 @@ bool CounterpartyCounts::Has(uint32_t account, Slot slot) const {
   return it != small_.end() && it->account == account && it->counts.n[slot] > 0;
 }
 
+int CounterpartyCounts::CollectIfFew(Slot slot, uint32_t* out, int cap) const {
+  const uint32_t total = slot == kIn7d ? fan_in_7d_ : slot == kOut7d ? fan_out_7d_ : UINT32_MAX;
+  if (large_ != nullptr || total > static_cast<uint32_t>(cap)) return -1;
+  int n = 0;
+  for (const Entry& e : small_) {
+    if (e.counts.n[slot] > 0) {
+      if (n == cap) return -1;
+      out[n++] = e.account;
+    }
+  }
+  return n;
+}
+
 void CounterpartyCounts::Clear() {
   small_.clear();
   large_.reset();

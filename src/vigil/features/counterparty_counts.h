@@ -31,6 +31,10 @@ class CounterpartyCounts {
   // Whether "account" has a non-zero count in "slot".
   bool Has(uint32_t account, Slot slot) const;
 
+  // Copies the accounts with a non-zero count in "slot" into out[0..cap) and returns how many,
+  // or -1 when there are more than "cap" (callers then fall back to Has()).
+  int CollectIfFew(Slot slot, uint32_t* out, int cap) const;
+
   uint32_t distinct_24h() const { return distinct_24h_; }
   uint32_t distinct_7d() const { return distinct_7d_; }
   uint32_t fan_in_7d() const { return fan_in_7d_; }

@@ -25,9 +25,10 @@ struct FeatureConfig {
   // Bounded cycle check: does money from the beneficiary reach the originator within
   // cycle_max_hops payments in the last 7 days? At most cycle_max_branching distinct receivers are
   // expanded per account on the path (the most recent ones), so one check touches at most
-  // 1 + cycle_max_branching account states. 0 hops disables the check.
+  // 1 + cycle_max_branching account states and makes at most branching + branching² membership
+  // tests. 0 hops disables the check; at most 3 hops are supported.
   int cycle_max_hops = 3;
-  int cycle_max_branching = 32;
+  int cycle_max_branching = 16;
 };
 
 }  // namespace vigil

@@ -198,31 +198,45 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
 }
 
 // Shortest cycle closed by this payment orig -> bene: 2 when bene paid orig in the last 7 days,
-// 3 through one intermediary, 4 through two; 0 when none is found within the bounds.
+// 3 through one intermediary, 4 through two; 0 when none is found within the bounds. The work is
+// bounded by branching + branching² membership tests and 1 + branching account states touched.
 int FeatureExtractor::CycleLength(uint32_t orig, uint32_t bene, int64_t t) const {
   if (orig == bene || config_.cycle_max_hops <= 0) return 0;
   const AccountState& o = states_[orig];
-  const AccountState& b = states_[bene];
+  // Most accounts have received from only a few accounts in the last week: keep them in a small
+  // array so each membership test is a short linear scan instead of a lookup.
+  constexpr int kFewSenders = 16;
+  uint32_t senders[kFewSenders];
+  const int n_senders = o.SendersIfFew(t, senders, kFewSenders);
+  if (n_senders == 0) return 0;  // nobody paid orig: no path can return to it
+  const auto paid_orig = [&](uint32_t account) {
+    if (n_senders < 0) return o.ReceivedFrom(account, t);
+    for (int i = 0; i < n_senders; ++i) {
+      if (senders[i] == account) return true;
+    }
+    return false;
+  };
+
   constexpr int kMaxBranching = 256;
   uint32_t first_hop[kMaxBranching];
   int n_first = 0;
   const int branching = std::min(config_.cycle_max_branching, kMaxBranching);
   bool direct = false;
-  b.ForEachRecentReceiver(t, branching, [&](uint32_t x) {
+  states_[bene].ForEachRecentReceiver(t, branching, [&](uint32_t x) {
     if (x == orig) direct = true;
     if (x != orig && x != bene) first_hop[n_first++] = x;
   });
   if (direct) return 2;
-  if (config_.cycle_max_hops < 2) return 0;
+  if (config_.cycle_max_hops < 2 || n_first == 0) return 0;
   for (int i = 0; i < n_first; ++i) {
-    if (o.ReceivedFrom(first_hop[i], t)) return 3;
+    if (paid_orig(first_hop[i])) return 3;
   }
   if (config_.cycle_max_hops < 3) return 0;
   for (int i = 0; i < n_first; ++i) {
     const uint32_t x = first_hop[i];
     bool found = false;
     states_[x].ForEachRecentReceiver(t, branching, [&](uint32_t y) {
-      if (!found && y != x && y != bene && y != orig && o.ReceivedFrom(y, t)) found = true;
+      if (!found && y != x && y != bene && y != orig && paid_orig(y)) found = true;
     });
     if (found) return 4;
   }
