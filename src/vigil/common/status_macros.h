@@ -18,10 +18,13 @@
 #define VIGIL_STATUS_CONCAT_INNER_(a, b) a##b
 #define VIGIL_STATUS_CONCAT_(a, b) VIGIL_STATUS_CONCAT_INNER_(a, b)
 
-#define VIGIL_RETURN_IF_ERROR(expr)                              \
-  do {                                                           \
-    ::absl::Status vigil_status_ = (expr);                       \
-    if (!vigil_status_.ok()) return vigil_status_;               \
+#define VIGIL_RETURN_IF_ERROR(expr) \
+  VIGIL_RETURN_IF_ERROR_IMPL_(VIGIL_STATUS_CONCAT_(vigil_status_, __LINE__), expr)
+
+#define VIGIL_RETURN_IF_ERROR_IMPL_(status, expr) \
+  do {                                            \
+    ::absl::Status status = (expr);               \
+    if (!status.ok()) return status;              \
   } while (false)
 
 #define VIGIL_ASSIGN_OR_RETURN(lhs, rexpr) \

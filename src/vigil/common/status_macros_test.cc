@@ -1,5 +1,6 @@
 #include "vigil/common/status_macros.h"
 
+#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -39,6 +40,35 @@ TEST(StatusMacros, PropagateFirstErrorAndEvaluateOnce) {
   EXPECT_EQ(g_calls, 2);  // the second Half(3) fails; nothing runs twice
   EXPECT_THAT(CheckEven(3), StatusIs(absl::StatusCode::kInvalidArgument, "odd"));
   EXPECT_TRUE(CheckEven(4).ok());
+}
+
+absl::StatusOr<std::unique_ptr<int>> MakeBox(int x) {
+  if (x < 0) return absl::OutOfRangeError("negative");
+  return std::make_unique<int>(x);
+}
+
+absl::StatusOr<int> Unbox(int x) {
+  // Move-only values pass through VIGIL_ASSIGN_OR_RETURN without a copy.
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<int> box, MakeBox(x));
+  return *box + 1;
+}
+
+TEST(StatusMacros, AssignWorksWithMoveOnlyTypesAndKeepsTheCode) {
+  EXPECT_THAT(Unbox(41), IsOkAndHolds(42));
+  EXPECT_THAT(Unbox(-1), StatusIs(absl::StatusCode::kOutOfRange, "negative"));
+}
+
+TEST(StatusMacros, ReturnIfErrorUsableInIfWithoutBraces) {
+  // The do/while(false) wrapper makes the macro one statement, so a dangling else binds right.
+  const auto f = [](bool fail) -> absl::Status {
+    if (fail)
+      VIGIL_RETURN_IF_ERROR(absl::InternalError("boom"));
+    else
+      return absl::OkStatus();
+    return absl::UnknownError("unreachable");
+  };
+  EXPECT_THAT(f(true), StatusIs(absl::StatusCode::kInternal, "boom"));
+  EXPECT_TRUE(f(false).ok());
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ class FeatureSchema {
   size_t size() const { return names_.size(); }
   std::optional<size_t> IndexOf(absl::string_view name) const;
 
-  // Binds "wanted" names to indices; the error lists every missing name (and, when
-  // "extra_is_error", every schema feature not wanted) so a model/schema mismatch is fixed in one
-  // round.
+  // Binds "wanted" names to indices (result[i] is the index of wanted[i]); the error lists every
+  // missing name, so a model/schema mismatch is fixed in one round. Schema features that are not
+  // wanted are fine (a model may use a subset).
   absl::StatusOr<std::vector<size_t>> Bind(const std::vector<std::string>& wanted) const;
 
  private:

@@ -42,6 +42,10 @@ absl::StatusOr<FxRates> FxRates::Parse(absl::string_view text, absl::string_view
     const absl::string_view key = absl::StripAsciiWhitespace(cols[0]);
     const absl::string_view value = absl::StripAsciiWhitespace(cols[1]);
     if (key == "reporting_currency") {
+      // A second line would silently re-denominate every rate read so far.
+      if (!fx.reporting_.empty()) {
+        return LineError(source_name, line_no, "duplicate 'reporting_currency' line");
+      }
       auto c = Currency::FromCode(value);
       if (!c.ok()) return LineError(source_name, line_no, c.status().message());
       fx.reporting_ = *c;
@@ -64,6 +68,12 @@ absl::StatusOr<FxRates> FxRates::Parse(absl::string_view text, absl::string_view
     auto rate = Money::Parse(value, *c);
     if (!rate.ok()) return LineError(source_name, line_no, rate.status().message());
     if (rate->units() <= 0) return LineError(source_name, line_no, "rate must be positive");
+    // The reporting currency converts at 1 by definition; any other rate for it is a mistake in
+    // the table (and would otherwise be silently ignored by ToReportingMicros).
+    if (*c == fx.reporting_ && Money::CompareAmounts(*rate, Money(1, 0, *c)) != 0) {
+      return LineError(source_name, line_no,
+                       absl::StrCat("rate for the reporting currency ", key, " must be 1"));
+    }
     if (!fx.rates_.emplace(c->packed(), Rate{rate->units(), rate->scale()}).second) {
       return LineError(source_name, line_no, absl::StrCat("duplicate rate for ", key));
     }

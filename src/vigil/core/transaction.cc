@@ -1,6 +1,7 @@
 #include "vigil/core/transaction.h"
 
 #include <chrono>
+#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -37,14 +38,17 @@ bool ParseDigits(absl::string_view s, size_t pos, size_t n, int& out) {
   return true;
 }
 
+// A PaymentFormat cast from a stored integer code may be out of range; it reads as Unknown
+// rather than past the end of kFormats.
+const FormatNames& Names(PaymentFormat f) {
+  const auto i = static_cast<size_t>(f);
+  return i < std::size(kFormats) ? kFormats[i] : kFormats[0];
+}
+
 }  // namespace
 
-absl::string_view PaymentFormatName(PaymentFormat f) {
-  return kFormats[static_cast<int>(f)].name;
-}
-absl::string_view PaymentFormatJsonName(PaymentFormat f) {
-  return kFormats[static_cast<int>(f)].json_name;
-}
+absl::string_view PaymentFormatName(PaymentFormat f) { return Names(f).name; }
+absl::string_view PaymentFormatJsonName(PaymentFormat f) { return Names(f).json_name; }
 
 absl::StatusOr<PaymentFormat> ParsePaymentFormat(absl::string_view name) {
   for (const FormatNames& f : kFormats) {

@@ -1,0 +1,285 @@
+#include "vigil/store/kv_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/checkpoint.h"
+#include "rocksdb/write_batch.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/store/internal/kv_iterator_rep.h"
+#include "vigil/store/internal/rocksdb_status.h"
+
+namespace vigil {
+namespace {
+
+using store_internal::ToAbslStatus;
+
+rocksdb::Slice ToSlice(absl::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+absl::string_view ToView(const rocksdb::Slice& s) { return absl::string_view(s.data(), s.size()); }
+
+// The smallest key greater than every key that starts with "prefix"; empty when there is none
+// (the prefix is empty or all 0xff bytes).
+std::string PrefixSuccessor(absl::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty()) {
+    const auto last = static_cast<unsigned char>(s.back());
+    if (last != 0xff) {
+      s.back() = static_cast<char>(last + 1);
+      return s;
+    }
+    s.pop_back();
+  }
+  return s;
+}
+
+uint32_t ReadU32(const char*& p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  p += sizeof(v);
+  return v;
+}
+
+rocksdb::Slice ReadField(const char*& p) {
+  const uint32_t n = ReadU32(p);
+  const rocksdb::Slice s(p, n);
+  p += n;
+  return s;
+}
+
+}  // namespace
+
+struct KvStore::Impl {
+  // Constant after Open.
+  std::string path;
+  bool sync_writes = true;
+  std::shared_ptr<rocksdb::Cache> block_cache;  // null when disabled
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<std::string> names;                     // open order, "default" first
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // handles[i] is names[i]; owned
+  absl::flat_hash_map<std::string, rocksdb::ColumnFamilyHandle*> by_name;
+
+  ~Impl() {
+    if (db == nullptr) return;
+    for (rocksdb::ColumnFamilyHandle* h : handles)
+      db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    // A failed close cannot be reported from a destructor; every acknowledged write is already
+    // in the log as durably as its options asked.
+    db->Close().PermitUncheckedError();
+  }
+
+  absl::StatusOr<rocksdb::ColumnFamilyHandle*> Family(absl::string_view name,
+                                                      absl::string_view operation) const {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("KvStore '", path, "': ", operation, ": column family '", name,
+                       "' is not open (open: ", absl::StrJoin(names, ", "), ")"));
+    }
+    return it->second;
+  }
+
+  rocksdb::WriteOptions WriteOptionsFor(const KvWriteOptions& options) const {
+    rocksdb::WriteOptions w;
+    w.sync = options.sync.value_or(sync_writes);
+    return w;
+  }
+};
+
+KvStore::KvStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KvStore::~KvStore() = default;
+
+absl::StatusOr<std::unique_ptr<KvStore>> KvStore::Open(const KvStoreOptions& options) {
+  if (options.path.empty()) return absl::InvalidArgumentError("KvStore open: path is empty");
+  const std::string& path = options.path;
+
+  std::vector<std::string> names = {rocksdb::kDefaultColumnFamilyName};
+  const auto add_name = [&names](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  for (const std::string& name : options.column_families) {
+    if (name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("KvStore '", path, "': open: column family names must be non-empty"));
+    }
+    add_name(name);
+  }
+
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->sync_writes = options.sync_writes;
+
+  rocksdb::Options db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.keep_log_file_num = 5;  // RocksDB's own info logs, not the WAL
+  rocksdb::BlockBasedTableOptions table_options;
+  if (options.block_cache_bytes > 0) {
+    impl->block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+    table_options.block_cache = impl->block_cache;
+  } else {
+    table_options.no_block_cache = true;
+  }
+  // Point lookups of absent keys (a new account's state) are common: a bloom filter answers
+  // most of them without reading a data block, for about 10 bits per key.
+  table_options.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // One table factory, hence one block cache, for every column family.
+  db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table_options));
+
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec);
+  if (!exists && !options.create_if_missing) {
+    return absl::NotFoundError(absl::StrCat(
+        "KvStore '", path, "': open: no store there (and create_if_missing is false)"));
+  }
+  if (exists) {
+    // RocksDB refuses to open a store without naming every family it has; open them all.
+    std::vector<std::string> on_disk;
+    VIGIL_RETURN_IF_ERROR(
+        ToAbslStatus(rocksdb::DB::ListColumnFamilies(db_options, path, &on_disk), path, "open"));
+    for (const std::string& name : on_disk) add_name(name);
+  }
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.reserve(names.size());
+  for (const std::string& name : names) {
+    descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(db_options));
+  }
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status s = rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &db);
+  if (!s.ok()) return ToAbslStatus(s, path, "open");
+  impl->db.reset(db);
+  impl->names = std::move(names);
+  for (size_t i = 0; i < impl->names.size(); ++i) {
+    impl->by_name.emplace(impl->names[i], impl->handles[i]);
+  }
+  return std::unique_ptr<KvStore>(new KvStore(std::move(impl)));
+}
+
+absl::StatusOr<std::optional<std::string>> KvStore::Get(absl::string_view column_family,
+                                                        absl::string_view key) const {
+  VIGIL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * family, impl_->Family(column_family, "get"));
+  std::string value;
+  const rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), family, ToSlice(key), &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return ToAbslStatus(s, impl_->path, "get");
+  return std::optional<std::string>(std::move(value));
+}
+
+absl::Status KvStore::Put(absl::string_view column_family, absl::string_view key,
+                          absl::string_view value, const KvWriteOptions& write_options) {
+  VIGIL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * family, impl_->Family(column_family, "put"));
+  return ToAbslStatus(
+      impl_->db->Put(impl_->WriteOptionsFor(write_options), family, ToSlice(key), ToSlice(value)),
+      impl_->path, "put");
+}
+
+absl::Status KvStore::Delete(absl::string_view column_family, absl::string_view key,
+                             const KvWriteOptions& write_options) {
+  VIGIL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * family,
+                         impl_->Family(column_family, "delete"));
+  return ToAbslStatus(
+      impl_->db->Delete(impl_->WriteOptionsFor(write_options), family, ToSlice(key)), impl_->path,
+      "delete");
+}
+
+absl::Status KvStore::Write(const KvWriteBatch& batch, const KvWriteOptions& write_options) {
+  if (batch.too_large_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "KvStore '", impl_->path, "': write: a key or value in the batch is 4 GiB or larger"));
+  }
+  if (batch.empty()) return absl::OkStatus();
+  // Resolve every family before building anything: an unknown one applies nothing.
+  std::vector<rocksdb::ColumnFamilyHandle*> families(batch.families_.size());
+  for (size_t i = 0; i < families.size(); ++i) {
+    VIGIL_ASSIGN_OR_RETURN(families[i], impl_->Family(batch.families_[i], "write"));
+  }
+  rocksdb::WriteBatch wb(batch.rep_.size() + 64);
+  const char* p = batch.rep_.data();
+  const char* const end = p + batch.rep_.size();
+  while (p < end) {
+    const auto op = static_cast<KvWriteBatch::Op>(*p++);
+    rocksdb::ColumnFamilyHandle* family = families[ReadU32(p)];
+    const rocksdb::Slice key = ReadField(p);
+    rocksdb::Status s;
+    if (op == KvWriteBatch::Op::kPut) {
+      s = wb.Put(family, key, ReadField(p));
+    } else {
+      s = wb.Delete(family, key);
+    }
+    if (!s.ok()) return ToAbslStatus(s, impl_->path, "write");
+  }
+  return ToAbslStatus(impl_->db->Write(impl_->WriteOptionsFor(write_options), &wb), impl_->path,
+                      "write");
+}
+
+absl::Status KvStore::ForEach(
+    absl::string_view column_family, absl::string_view prefix,
+    absl::FunctionRef<absl::Status(absl::string_view key, absl::string_view value)> fn) const {
+  VIGIL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * family,
+                         impl_->Family(column_family, "scan"));
+  rocksdb::ReadOptions read_options;
+  // The upper bound lets RocksDB stop at the end of the prefix range without reading past it.
+  const std::string upper = PrefixSuccessor(prefix);
+  const rocksdb::Slice upper_slice(upper);
+  if (!upper.empty()) read_options.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(read_options, family));
+  for (it->Seek(ToSlice(prefix)); it->Valid(); it->Next()) {
+    const absl::string_view key = ToView(it->key());
+    if (!absl::StartsWith(key, prefix)) break;
+    VIGIL_RETURN_IF_ERROR(fn(key, ToView(it->value())));
+  }
+  return ToAbslStatus(it->status(), impl_->path, "scan");
+}
+
+absl::StatusOr<std::unique_ptr<KvIterator>> KvStore::NewIterator(
+    absl::string_view column_family) const {
+  VIGIL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * family,
+                         impl_->Family(column_family, "iterate"));
+  auto rep = std::make_unique<KvIterator::Rep>();
+  rep->it.reset(impl_->db->NewIterator(rocksdb::ReadOptions(), family));
+  rep->path = impl_->path;
+  return std::unique_ptr<KvIterator>(new KvIterator(std::move(rep)));
+}
+
+absl::Status KvStore::Checkpoint(const std::string& dir) const {
+  const std::string operation = absl::StrCat("checkpoint into '", dir, "'");
+  if (dir.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("KvStore '", impl_->path, "': checkpoint: directory is empty"));
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("KvStore '", impl_->path, "': ", operation, ": the directory exists"));
+  }
+  rocksdb::Checkpoint* raw = nullptr;
+  VIGIL_RETURN_IF_ERROR(
+      ToAbslStatus(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), impl_->path, operation));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  return ToAbslStatus(checkpoint->CreateCheckpoint(dir), impl_->path, operation);
+}
+
+absl::Status KvStore::Flush() {
+  rocksdb::FlushOptions options;
+  options.wait = true;
+  return ToAbslStatus(impl_->db->Flush(options, impl_->handles), impl_->path, "flush");
+}
+
+const std::string& KvStore::path() const { return impl_->path; }
+
+std::vector<std::string> KvStore::ColumnFamilies() const { return impl_->names; }
+
+}  // namespace vigil
