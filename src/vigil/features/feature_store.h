@@ -1,0 +1,65 @@
+// FeatureStore: durable per-account feature state under a data directory (RocksDB).
+//
+// All state lives in memory in a FeatureExtractor; the store makes it survive restarts. Open()
+// restores every account and the watermark; Checkpoint() writes the accounts changed since the
+// previous checkpoint together with a caller-supplied cursor (e.g. how far a replay got) in one
+// atomic, fsync'd batch. After a crash the state is exactly that of the last checkpoint and the
+// cursor says where to resume, so no account's counters are ever reset or counted twice.
+//
+// Layout (column families): "accounts": key = account number (4 bytes, big-endian, so keys sort
+// in number order), value = varint key length, account key, AccountState encoding.
+// "meta": "watermark" (8 bytes), "schema" (feature schema version), "cursor/<name>" entries.
+//
+// Thread safety: externally synchronized, like the FeatureExtractor it owns.
+#ifndef VIGIL_FEATURES_FEATURE_STORE_H_
+#define VIGIL_FEATURES_FEATURE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "vigil/core/fx_rates.h"
+#include "vigil/features/feature_config.h"
+#include "vigil/features/feature_extractor.h"
+
+namespace vigil {
+
+class KvStore;
+
+struct CheckpointStats {
+  size_t accounts_written = 0;
+  size_t bytes_written = 0;
+};
+
+class FeatureStore {
+ public:
+  // Opens or creates the store at "data_dir"/features and restores its state. "fx" must outlive
+  // the store. Fails with kFailedPrecondition when the stored feature schema version differs
+  // from this build's (state of another definition must not be mixed in).
+  static absl::StatusOr<std::unique_ptr<FeatureStore>> Open(const std::string& data_dir,
+                                                           const FxRates& fx,
+                                                           const FeatureConfig& config);
+  ~FeatureStore();
+
+  FeatureExtractor& extractor() { return *extractor_; }
+  // Cursor entries restored by Open (as written by the last Checkpoint).
+  const std::map<std::string, std::string>& cursor() const { return cursor_; }
+
+  // Durably writes the changed accounts, the watermark and "cursor" (replacing the previous
+  // cursor) in one atomic batch, then clears the extractor's dirty set.
+  absl::StatusOr<CheckpointStats> Checkpoint(const std::map<std::string, std::string>& cursor);
+
+ private:
+  FeatureStore() = default;
+  absl::Status Restore();
+
+  std::unique_ptr<KvStore> kv_;
+  std::unique_ptr<FeatureExtractor> extractor_;
+  std::map<std::string, std::string> cursor_;
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_FEATURES_FEATURE_STORE_H_
