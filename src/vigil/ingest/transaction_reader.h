@@ -4,10 +4,18 @@
 // A record that fails to parse is reported as kRejected with a RecordError and the reader moves
 // on to the next record; only an I/O failure ends the stream with an error.
 //
+// Files are read in 1 MiB read(2) calls; records are handed out without copying and parsed into
+// the caller's Transaction, so steady-state reading allocates nothing per record. Blank lines
+// (empty or only spaces, tabs, '\r') are skipped, LF and CRLF line ends are both accepted, the
+// last line may lack its terminator, and a leading UTF-8 byte order mark is ignored. A CSV record
+// may span lines inside an RFC 4180 quoted field; in JSON Lines a line holding only "{" starts a
+// pretty-printed object that continues until its braces balance. docs/ingest.md has the details.
+//
 // Thread safety: externally synchronized (one reader per thread).
 #ifndef VIGIL_INGEST_TRANSACTION_READER_H_
 #define VIGIL_INGEST_TRANSACTION_READER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +34,10 @@ struct ReaderOptions {
   std::string source_name;
   // Priority given to records that do not carry one (files are bulk traffic by default).
   Priority default_priority = Priority::kP2;
+  // JSON Lines only: JsonParserOptions::enforce_iso_minor_units (reject "12.345" USD).
+  bool enforce_iso_minor_units = true;
+  // A longer record is rejected ("record_too_large") and skipped; bounds memory on bad input.
+  size_t max_record_bytes = size_t{1} << 20;
 };
 
 class TransactionReader {
@@ -52,10 +64,20 @@ enum class FileFormat { kAmlworldCsv, kJsonLines };
 
 // Chooses the format from the content: a first line starting with "Timestamp," is AMLworld CSV
 // (with or without vigil gen's extra "Typology" column), one starting with '{' is JSON Lines.
+// Leading blank lines and a UTF-8 byte order mark are skipped. Errors: the file cannot be read
+// (the errno's code), or it is empty or neither format (InvalidArgument).
 absl::StatusOr<FileFormat> DetectFileFormat(const std::string& path);
 
+// Opens "path" for reading, detecting its format as DetectFileFormat does. For CSV the header is
+// read and checked here: a file whose header is not the AMLworld one is an InvalidArgument error,
+// not a stream of rejects. Transactions read from CSV get the id "<source_name>:<line>".
 absl::StatusOr<std::unique_ptr<TransactionReader>> OpenTransactionFile(
     const std::string& path, const ReaderOptions& options);
+
+// Same over in-memory content (tests, benchmarks, request bodies); source_name defaults to
+// "<buffer>".
+absl::StatusOr<std::unique_ptr<TransactionReader>> OpenTransactionBuffer(
+    std::string contents, const ReaderOptions& options);
 
 }  // namespace vigil
 

@@ -1,0 +1,116 @@
+#include "vigil/ingest/json_writer.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/ingest/csv_parser.h"
+#include "vigil/ingest/json_parser.h"
+#include "vigil/ingest/transaction_reader.h"
+#include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil {
+namespace {
+
+Currency Code(const char* code) { return *Currency::FromCode(code); }
+
+Transaction FullTransaction() {
+  Transaction tx;
+  tx.id = "pay-1";
+  tx.event_time = *ParseRfc3339("2022-09-01T08:15:30.25Z");
+  tx.originator = {"GB29NWBK60161331926819", "Acme \"Trading\" Ltd", "NWBKGB2L", "GB"};
+  tx.beneficiary = {"DE89370400440532013000", "M\xC3\xBCller", "COBADEFFXXX", "DE"};
+  tx.amount = Money(985000, 2, Code("USD"));
+  tx.settled_amount = Money(984127, 2, Code("EUR"));
+  tx.payment_format = PaymentFormat::kWire;
+  tx.channel = "online";
+  tx.remittance = "line1\nline2\ttab\\";
+  tx.priority = Priority::kP0;
+  tx.label = Label{true, "structuring"};
+  return tx;
+}
+
+TEST(TransactionToJson, WritesTheSchemaCompactly) {
+  EXPECT_EQ(TransactionToJson(FullTransaction()),
+            R"({"id":"pay-1","timestamp":"2022-09-01T08:15:30.250000Z",)"
+            R"("originator":{"account_id":"GB29NWBK60161331926819","name":"Acme \"Trading\" Ltd",)"
+            R"("bank_id":"NWBKGB2L","country":"GB"},)"
+            R"("beneficiary":{"account_id":"DE89370400440532013000","name":"M)"
+            "\xC3\xBC"
+            R"(ller","bank_id":"COBADEFFXXX","country":"DE"},)"
+            R"("amount":{"value":"9850.00","currency":"USD"},)"
+            R"("settled_amount":{"value":"9841.27","currency":"EUR"},)"
+            R"("payment_format":"wire","channel":"online","remittance":"line1\nline2\ttab\\",)"
+            R"("priority":"P0","label":{"is_laundering":true,"typology":"structuring"}})");
+}
+
+TEST(TransactionToJson, LeavesOutUnsetOptionalMembers) {
+  Transaction tx;
+  tx.id = "t";
+  tx.event_time = FromUnixMicros(0);
+  tx.originator.account_id = "A";
+  tx.beneficiary.account_id = "B";
+  tx.amount = Money(5, 0, Code("JPY"));
+  EXPECT_EQ(TransactionToJson(tx),
+            R"({"id":"t","timestamp":"1970-01-01T00:00:00.000000Z",)"
+            R"("originator":{"account_id":"A"},"beneficiary":{"account_id":"B"},)"
+            R"("amount":{"value":"5","currency":"JPY"},"payment_format":"unknown",)"
+            R"("priority":"P1"})");
+  tx.label = Label{false, ""};
+  EXPECT_THAT(TransactionToJson(tx), ::testing::HasSubstr(R"("label":{"is_laundering":false}})"));
+}
+
+TEST(TransactionToJson, EscapesControlCharactersAndReplacesInvalidUtf8) {
+  Transaction tx = FullTransaction();
+  tx.remittance = std::string("a\x01z\x1F\b\f\r\xFF\xC3", 9) + "\xE2\x82\xAC";  // ends with a euro
+  const std::string json = TransactionToJson(tx);
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("remittance":"a\u0001z\u001f\b\f\r\ufffd\ufffd)"
+                                         "\xE2\x82\xAC\""));
+  // Whatever the bytes, the output is valid JSON that parses back.
+  JsonTransactionParser parser;
+  ASSERT_OK_AND_ASSIGN(Transaction back, parser.Parse(json));
+  EXPECT_EQ(back.remittance,
+            std::string("a\x01z\x1F\b\f\r", 7) + "\xEF\xBF\xBD\xEF\xBF\xBD\xE2\x82\xAC");
+}
+
+TEST(TransactionToJson, RoundTripsThroughTheParser) {
+  const Transaction tx = FullTransaction();
+  JsonTransactionParser parser;
+  ASSERT_OK_AND_ASSIGN(Transaction back, parser.Parse(TransactionToJson(tx)));
+  EXPECT_EQ(back, tx);
+}
+
+TEST(TransactionToJson, AppendReusesTheString) {
+  std::string out = "prefix ";
+  AppendTransactionJson(FullTransaction(), &out);
+  EXPECT_EQ(out, "prefix " + TransactionToJson(FullTransaction()));
+}
+
+TEST(TransactionToJson, RoundTripsEveryAmlworldSampleRow) {
+  ReaderOptions options;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<TransactionReader> reader,
+      OpenTransactionFile(vigil::testing::TestDataPath("amlworld/HI-Small_Trans.sample.csv"),
+                          options));
+  // AMLworld Yen amounts carry 2 decimals, more than JPY's ISO minor unit.
+  JsonParserOptions json_options;
+  json_options.enforce_iso_minor_units = false;
+  JsonTransactionParser parser(json_options);
+  Transaction tx, back;
+  RecordError error;
+  int n = 0;
+  for (;;) {
+    ASSERT_OK_AND_ASSIGN(ReadResult r, reader->Next(&tx, &error));
+    if (r == ReadResult::kEnd) break;
+    ASSERT_EQ(r, ReadResult::kRecord) << error.ToString();
+    const std::string json = TransactionToJson(tx);
+    ASSERT_TRUE(parser.Parse(json, &back, &error)) << error.ToString() << "\n" << json;
+    ASSERT_EQ(back, tx) << json;
+    ++n;
+  }
+  EXPECT_EQ(n, 667);
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,288 @@
+#include "vigil/ingest/transaction_reader.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/ingest/csv_parser.h"
+#include "vigil/ingest/internal/csv_fields.h"
+#include "vigil/ingest/internal/line_buffer.h"
+#include "vigil/ingest/internal/string_view.h"
+#include "vigil/ingest/json_parser.h"
+
+namespace vigil {
+namespace {
+
+using ingest_internal::LineBuffer;
+using Extend = LineBuffer::Extend;
+using ingest_internal::ToAbsl;
+
+std::string_view StripTerminator(std::string_view record) {
+  if (!record.empty() && record.back() == '\n') record.remove_suffix(1);
+  if (!record.empty() && record.back() == '\r') record.remove_suffix(1);
+  return record;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+bool IsBlank(std::string_view line) {
+  for (const char c : line) {
+    if (!IsSpace(c)) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+absl::StatusOr<FileFormat> FormatOfFirstLine(std::string_view line, std::string_view where) {
+  if (line.starts_with("Timestamp,")) return FileFormat::kAmlworldCsv;
+  if (Trim(line).starts_with('{')) return FileFormat::kJsonLines;
+  return absl::InvalidArgumentError(
+      absl::StrCat(ToAbsl(where), ": cannot detect the format: the first line starts with '",
+                   ToAbsl(line.substr(0, 24)), "'; expected the AMLworld CSV header (",
+                   ToAbsl(kAmlworldCsvHeader), ") or a JSON object ('{')"));
+}
+
+// Reads up to the first non-blank line, leaves it unread, and returns it (terminator stripped).
+absl::StatusOr<std::string_view> PeekFirstLine(LineBuffer& buffer, std::string_view where) {
+  for (;;) {
+    VIGIL_ASSIGN_OR_RETURN(const Extend ext, buffer.ExtendLine());
+    if (ext == Extend::kEnd) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ToAbsl(where), ": empty input (no header, no records)"));
+    }
+    if (ext == Extend::kTooLong) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ToAbsl(where), ":", buffer.record_line(), ": first line is too long"));
+    }
+    const std::string_view line = StripTerminator(buffer.record());
+    if (!IsBlank(line)) return line;
+    buffer.Consume();
+  }
+}
+
+// Tells when a pretty-printed JSON value, fed line by line, is complete (its braces balance).
+class JsonBraceCounter {
+ public:
+  // Returns true once the outermost value has closed.
+  bool Scan(std::string_view text) {
+    for (const char c : text) {
+      if (in_string_) {
+        if (escape_) {
+          escape_ = false;
+        } else if (c == '\\') {
+          escape_ = true;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+        continue;
+      }
+      if (c == '"') {
+        in_string_ = true;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if ((c == '}' || c == ']') && --depth_ == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool escape_ = false;
+};
+
+class ReaderBase : public TransactionReader {
+ public:
+  ReaderBase(std::unique_ptr<LineBuffer> buffer, std::string source_name, size_t max_record_bytes)
+      : buffer_(std::move(buffer)),
+        source_name_(std::move(source_name)),
+        max_record_bytes_(max_record_bytes) {}
+
+  int64_t line() const override { return line_; }
+  std::string_view raw_record() const override { return raw_; }
+
+ protected:
+  // Drops the previous record and starts the next non-blank one. Returns kEnd, kTooLong (error
+  // filled), or kLine with the record's first line in the buffer.
+  absl::StatusOr<Extend> StartRecord(RecordError* error) {
+    for (;;) {
+      buffer_->Consume();
+      raw_ = {};
+      VIGIL_ASSIGN_OR_RETURN(const Extend ext, buffer_->ExtendLine());
+      line_ = buffer_->record_line();
+      if (ext == Extend::kTooLong) TooLarge(error);
+      if (ext != Extend::kLine || !IsBlank(buffer_->record())) return ext;
+    }
+  }
+
+  void TooLarge(RecordError* error) {
+    error->Clear();
+    error->source = source_name_;
+    error->line = line_;
+    error->reason = "record_too_large";
+    error->message = absl::StrCat("record is longer than ", max_record_bytes_,
+                                  " bytes (ReaderOptions::max_record_bytes); skipped");
+  }
+
+  std::unique_ptr<LineBuffer> buffer_;
+  const std::string source_name_;
+  const size_t max_record_bytes_;
+  int64_t line_ = 0;
+  std::string_view raw_;
+};
+
+class CsvReader final : public ReaderBase {
+ public:
+  CsvReader(std::unique_ptr<LineBuffer> buffer, AmlworldCsvParser parser, size_t max_record_bytes)
+      : ReaderBase(std::move(buffer), parser.options().source_name, max_record_bytes),
+        parser_(std::move(parser)) {}
+
+  absl::StatusOr<ReadResult> Next(Transaction* tx, RecordError* error) override {
+    VIGIL_ASSIGN_OR_RETURN(const Extend ext, StartRecord(error));
+    if (ext == Extend::kEnd) return ReadResult::kEnd;
+    if (ext == Extend::kTooLong) return ReadResult::kRejected;
+    ingest_internal::CsvQuoteState quotes;
+    if (!quotes.ScanLine(StripTerminator(buffer_->record()))) {
+      // A quoted field continues on the next line.
+      Extend more = Extend::kLine;
+      bool complete = false;
+      while (!complete) {
+        VIGIL_ASSIGN_OR_RETURN(more, buffer_->ExtendLine());
+        if (more != Extend::kLine) break;
+        complete = quotes.ScanLine(StripTerminator(buffer_->last_line()));
+      }
+      if (!complete) {
+        // Unterminated at the end of input or past the size limit: reject the first line alone
+        // (the parser reports the open quote) and go on with the line after it.
+        buffer_->TruncateToFirstLine();
+        if (more == Extend::kTooLong) {
+          raw_ = StripTerminator(buffer_->record());
+          TooLarge(error);
+          return ReadResult::kRejected;
+        }
+      }
+    }
+    raw_ = StripTerminator(buffer_->record());
+    return parser_.Parse(raw_, line_, tx, error) ? ReadResult::kRecord : ReadResult::kRejected;
+  }
+
+  ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
+                         RecordError* error) override {
+    return parser_.Parse(raw, line, tx, error) ? ReadResult::kRecord : ReadResult::kRejected;
+  }
+
+ private:
+  AmlworldCsvParser parser_;
+};
+
+class JsonLinesReader final : public ReaderBase {
+ public:
+  JsonLinesReader(std::unique_ptr<LineBuffer> buffer, JsonTransactionParser parser,
+                  size_t max_record_bytes)
+      : ReaderBase(std::move(buffer), parser.options().source_name, max_record_bytes),
+        parser_(std::move(parser)) {}
+
+  absl::StatusOr<ReadResult> Next(Transaction* tx, RecordError* error) override {
+    VIGIL_ASSIGN_OR_RETURN(const Extend ext, StartRecord(error));
+    if (ext == Extend::kEnd) return ReadResult::kEnd;
+    if (ext == Extend::kTooLong) return ReadResult::kRejected;
+    if (Trim(buffer_->record()) == "{") {
+      // A pretty-printed object: read on until its braces balance. At the end of input the
+      // record is what there is, and the parser reports it as truncated.
+      JsonBraceCounter braces;
+      braces.Scan(buffer_->record());
+      for (;;) {
+        VIGIL_ASSIGN_OR_RETURN(const Extend more, buffer_->ExtendLine());
+        if (more == Extend::kEnd) break;
+        if (more == Extend::kTooLong) {
+          buffer_->TruncateToFirstLine();
+          raw_ = StripTerminator(buffer_->record());
+          TooLarge(error);
+          return ReadResult::kRejected;
+        }
+        if (braces.Scan(buffer_->last_line())) break;
+      }
+    }
+    raw_ = StripTerminator(buffer_->record());
+    return ParseRecord(raw_, line_, tx, error);
+  }
+
+  ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
+                         RecordError* error) override {
+    if (parser_.Parse(raw, tx, error)) return ReadResult::kRecord;
+    error->line = line;
+    return ReadResult::kRejected;
+  }
+
+ private:
+  JsonTransactionParser parser_;
+};
+
+absl::StatusOr<std::unique_ptr<TransactionReader>> NewReader(
+    std::unique_ptr<ingest_internal::ByteSource> source, std::string source_name,
+    const ReaderOptions& options) {
+  auto buffer = std::make_unique<LineBuffer>(std::move(source), options.max_record_bytes);
+  VIGIL_ASSIGN_OR_RETURN(const std::string_view first, PeekFirstLine(*buffer, source_name));
+  VIGIL_ASSIGN_OR_RETURN(const FileFormat format, FormatOfFirstLine(first, source_name));
+  if (format == FileFormat::kAmlworldCsv) {
+    AmlworldCsvOptions csv_options;
+    csv_options.source_name = source_name;
+    csv_options.default_priority = options.default_priority;
+    absl::StatusOr<AmlworldCsvParser> parser =
+        AmlworldCsvParser::ForHeader(first, std::move(csv_options));
+    if (!parser.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source_name, ":", buffer->record_line(), ": ", parser.status().message()));
+    }
+    buffer->Consume();  // the header
+    return std::make_unique<CsvReader>(std::move(buffer), *std::move(parser),
+                                       options.max_record_bytes);
+  }
+  JsonParserOptions json_options;
+  json_options.source_name = source_name;
+  json_options.default_priority = options.default_priority;
+  json_options.enforce_iso_minor_units = options.enforce_iso_minor_units;
+  buffer->Unread();  // the first line is a record
+  return std::make_unique<JsonLinesReader>(
+      std::move(buffer), JsonTransactionParser(std::move(json_options)), options.max_record_bytes);
+}
+
+}  // namespace
+
+absl::StatusOr<FileFormat> DetectFileFormat(const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<ingest_internal::ByteSource> source,
+                         ingest_internal::OpenFileSource(path));
+  LineBuffer buffer(std::move(source), size_t{1} << 20, size_t{64} << 10);
+  VIGIL_ASSIGN_OR_RETURN(const std::string_view first, PeekFirstLine(buffer, path));
+  return FormatOfFirstLine(first, path);
+}
+
+absl::StatusOr<std::unique_ptr<TransactionReader>> OpenTransactionFile(
+    const std::string& path, const ReaderOptions& options) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<ingest_internal::ByteSource> source,
+                         ingest_internal::OpenFileSource(path));
+  return NewReader(std::move(source),
+                   options.source_name.empty() ? BaseName(path) : options.source_name, options);
+}
+
+absl::StatusOr<std::unique_ptr<TransactionReader>> OpenTransactionBuffer(
+    std::string contents, const ReaderOptions& options) {
+  return NewReader(ingest_internal::NewStringSource(std::move(contents)),
+                   options.source_name.empty() ? "<buffer>" : options.source_name, options);
+}
+
+}  // namespace vigil
