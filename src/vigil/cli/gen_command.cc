@@ -17,12 +17,11 @@
 #include "vigil/common/clock.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
+#include "vigil/cli/data_files.h"
 #include "vigil/synth/generator.h"
 
 namespace vigil::cli {
 namespace {
-
-constexpr char kFxRelativePath[] = "data/fx_rates.csv";
 
 struct GenFlags {
   synth::GeneratorOptions options;
@@ -30,40 +29,6 @@ struct GenFlags {
   std::string fx_rates;
   std::string out;
 };
-
-// Where the default FX table is looked for, in order (docs/generator.md):
-//   1. data/fx_rates.csv under the current directory (a checkout's root);
-//   2. data/fx_rates.csv under each ancestor of the executable's directory (a build tree inside
-//      the checkout, e.g. build/src/vigil/cli/vigil);
-//   3. VIGIL_DEFAULT_DATA_DIR/fx_rates.csv when the build defines VIGIL_DEFAULT_DATA_DIR.
-std::vector<std::filesystem::path> DefaultFxCandidates() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates = {fs::path(kFxRelativePath)};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-      candidates.push_back(dir / kFxRelativePath);
-      if (dir == dir.root_path()) break;
-    }
-  }
-#ifdef VIGIL_DEFAULT_DATA_DIR
-  candidates.push_back(fs::path(VIGIL_DEFAULT_DATA_DIR) / "fx_rates.csv");
-#endif
-  return candidates;
-}
-
-absl::StatusOr<FxRates> LoadFxRates(const std::string& flag) {
-  if (!flag.empty()) return FxRates::LoadFile(flag);
-  std::string tried;
-  for (const std::filesystem::path& p : DefaultFxCandidates()) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(p, ec)) return FxRates::LoadFile(p.string());
-    absl::StrAppend(&tried, tried.empty() ? "" : ", ", p.string());
-  }
-  return absl::NotFoundError(
-      absl::StrCat("no FX rates table found (tried ", tried, "); pass --fx-rates FILE"));
-}
 
 int RunGen(GenFlags& flags) {
   absl::StatusOr<UtcTime> start = ParseRfc3339(absl::StrCat(flags.start, "T00:00:00Z"));

@@ -1,6 +1,7 @@
 #include "vigil/features/feature_store.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
@@ -46,6 +47,12 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(const std::stri
                                                                  const FxRates& fx,
                                                                  const FeatureConfig& config) {
   std::unique_ptr<FeatureStore> store(new FeatureStore());
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create data dir '", data_dir, "': ", ec.message()));
+  }
   KvStoreOptions options;
   options.path = data_dir + "/features";
   options.column_families = {kAccounts, kMeta};

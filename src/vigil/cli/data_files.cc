@@ -1,0 +1,45 @@
+#include "vigil/cli/data_files.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace vigil::cli {
+namespace {
+
+constexpr char kFxRelativePath[] = "data/fx_rates.csv";
+
+std::vector<std::filesystem::path> DefaultFxCandidates() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates = {fs::path(kFxRelativePath)};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+      candidates.push_back(dir / kFxRelativePath);
+      if (dir == dir.root_path()) break;
+    }
+  }
+  if (const char* data_dir = std::getenv("VIGIL_DATA_DIR"); data_dir != nullptr && *data_dir) {
+    candidates.push_back(fs::path(data_dir) / "fx_rates.csv");
+  }
+  return candidates;
+}
+
+}  // namespace
+
+absl::StatusOr<FxRates> LoadFxRates(const std::string& flag) {
+  if (!flag.empty()) return FxRates::LoadFile(flag);
+  std::string tried;
+  for (const std::filesystem::path& p : DefaultFxCandidates()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(p, ec)) return FxRates::LoadFile(p.string());
+    absl::StrAppend(&tried, tried.empty() ? "" : ", ", p.string());
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no FX rates table found (tried ", tried, "); pass --fx-rates FILE"));
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,469 @@
+#include "vigil/engine/replay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+#include "vigil/common/status_macros.h"
+#include "vigil/engine/event_time_orderer.h"
+#include "vigil/engine/feature_row_writer.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/features/feature_store.h"
+#include "vigil/ingest/transaction_reader.h"
+#include "vigil/metrics/latency_histogram.h"
+
+namespace vigil {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// Cursor keys stored with each feature-state checkpoint.
+constexpr char kCursorInput[] = "replay.input";
+constexpr char kCursorPosition[] = "replay.position";
+constexpr char kCursorFeaturesOut[] = "replay.features_out";
+constexpr char kCursorFeaturesOutBytes[] = "replay.features_out_bytes";
+
+// FNV-1a, 64 bit: a stable content fingerprint (same bytes, same value, on every run and
+// machine), so a restarted replay can tell whether it is resuming the same input.
+class Fingerprint {
+ public:
+  void Add(std::string_view bytes) {
+    for (unsigned char c : bytes) h_ = (h_ ^ c) * 0x100000001b3ULL;
+    h_ = (h_ ^ 0xff) * 0x100000001b3ULL;  // record separator
+    ++records_;
+  }
+  std::string ToString() const { return absl::StrFormat("fnv1a64:%016x:%d", h_, records_); }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+  int64_t records_ = 0;
+};
+
+int64_t PeakRssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      int64_t kb = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                               absl::string_view(line).substr(6, line.size() - 9)),
+                           &kb)) {
+        return kb * 1024;
+      }
+    }
+  }
+  return 0;
+}
+
+// Feature-stage errors become reject reasons like parse errors do.
+std::string FeatureRejectReason(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kOutOfRange ? "event_too_late" : "unconvertible_amount";
+}
+
+class RejectsFile {
+ public:
+  absl::Status Open(const std::string& path) {
+    if (path.empty()) return absl::OkStatus();
+    out_.open(path, std::ios::binary | std::ios::trunc);
+    if (!out_) return absl::UnavailableError(absl::StrCat("cannot write rejects file '", path, "'"));
+    out_ << "line\tfield\treason\tmessage\trecord\n";
+    path_ = path;
+    return absl::OkStatus();
+  }
+  void Write(int64_t line, std::string_view field, std::string_view reason,
+             std::string_view message, std::string_view record) {
+    if (path_.empty()) return;
+    out_ << line << '\t' << Clean(field) << '\t' << reason << '\t' << Clean(message) << '\t'
+         << Clean(record) << '\n';
+  }
+  absl::Status Close() {
+    if (path_.empty()) return absl::OkStatus();
+    out_.close();
+    if (!out_) return absl::UnavailableError(absl::StrCat("writing rejects file '", path_, "' failed"));
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::string Clean(std::string_view s) {
+    std::string out(s);
+    std::replace_if(out.begin(), out.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    return out;
+  }
+  std::ofstream out_;
+  std::string path_;
+};
+
+class Progress {
+ public:
+  Progress(std::ostream* out, std::chrono::milliseconds interval, const Clock& clock)
+      : out_(out), interval_(interval), clock_(clock), start_(clock.Monotonic()),
+        next_(start_ + interval) {}
+
+  void Maybe(std::string_view phase, int64_t done, int64_t total) {
+    if (out_ == nullptr) return;
+    const auto now = clock_.Monotonic();
+    if (now < next_) return;
+    next_ = now + interval_;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    *out_ << absl::StrFormat("[replay] %-8s %12d", phase, done);
+    if (total > 0) *out_ << absl::StrFormat(" / %d (%.0f%%)", total, 100.0 * done / total);
+    *out_ << absl::StrFormat("  %.1f s  rss %.0f MiB\n", s, PeakRssBytes() / 1048576.0);
+    out_->flush();
+  }
+
+ private:
+  std::ostream* out_;
+  const std::chrono::milliseconds interval_;
+  const Clock& clock_;
+  const Steady::time_point start_;
+  Steady::time_point next_;
+};
+
+StageLatency Summarize(std::string stage, const LatencyHistogram& h) {
+  StageLatency s;
+  s.stage = std::move(stage);
+  s.count = h.count();
+  if (s.count == 0) return s;
+  s.p50 = h.Percentile(50);
+  s.p90 = h.Percentile(90);
+  s.p99 = h.Percentile(99);
+  s.p999 = h.Percentile(99.9);
+  s.max = h.max();
+  return s;
+}
+
+// Owns the replay's moving parts; Run() is the whole algorithm.
+class Replayer {
+ public:
+  Replayer(const ReplayOptions& options, const FxRates& fx, const Clock& clock)
+      : options_(options), fx_(fx), clock_(clock),
+        progress_(options.progress, options.progress_interval, clock) {}
+
+  absl::StatusOr<ReplaySummary> Run();
+
+ private:
+  absl::Status OpenState();
+  absl::Status ReadAndOrder(TransactionReader& reader, EventTimeOrderer& orderer);
+  absl::Status ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer);
+  absl::Status OpenFeaturesOut(int64_t resume_offset);
+  absl::Status Checkpoint(int64_t position);
+  void Reject(int64_t line, std::string_view field, std::string_view reason,
+              std::string_view message, std::string_view record);
+
+  const ReplayOptions& options_;
+  const FxRates& fx_;
+  const Clock& clock_;
+  Progress progress_;
+  ReplaySummary summary_;
+  RejectsFile rejects_;
+  Fingerprint fingerprint_;
+
+  std::unique_ptr<FeatureStore> store_;            // with a data dir
+  std::unique_ptr<FeatureExtractor> in_memory_;    // without one
+  FeatureExtractor* extractor_ = nullptr;
+  std::unique_ptr<FeatureRowWriter> features_out_;
+  int64_t resume_position_ = 0;
+
+  LatencyHistogram read_latency_, order_latency_, features_latency_, output_latency_;
+};
+
+absl::Status Replayer::OpenState() {
+  if (options_.data_dir.empty()) {
+    in_memory_ = std::make_unique<FeatureExtractor>(fx_, options_.features);
+    extractor_ = in_memory_.get();
+    return absl::OkStatus();
+  }
+  VIGIL_ASSIGN_OR_RETURN(store_, FeatureStore::Open(options_.data_dir, fx_, options_.features));
+  extractor_ = &store_->extractor();
+  return absl::OkStatus();
+}
+
+void Replayer::Reject(int64_t line, std::string_view field, std::string_view reason,
+                      std::string_view message, std::string_view record) {
+  ++summary_.rejected;
+  ++summary_.rejects_by_reason[std::string(reason)];
+  rejects_.Write(line, field, reason, message, record);
+}
+
+absl::Status Replayer::ReadAndOrder(TransactionReader& reader, EventTimeOrderer& orderer) {
+  Transaction tx;
+  RecordError error;
+  int64_t n = 0;
+  for (;;) {
+    const auto t0 = Steady::now();
+    VIGIL_ASSIGN_OR_RETURN(ReadResult r, reader.Next(&tx, &error));
+    if (r == ReadResult::kEnd) break;
+    if (r == ReadResult::kRejected) {
+      Reject(error.line, error.field, error.reason, error.message, reader.raw_record());
+      continue;
+    }
+    fingerprint_.Add(reader.raw_record());
+    VIGIL_RETURN_IF_ERROR(
+        orderer.Add(ToUnixMicros(tx.event_time), reader.line(), reader.raw_record()));
+    read_latency_.Record(Steady::now() - t0);
+    progress_.Maybe("reading", ++n, 0);
+  }
+  return orderer.Finish();
+}
+
+absl::Status Replayer::OpenFeaturesOut(int64_t resume_offset) {
+  if (options_.features_out.empty()) return absl::OkStatus();
+  if (resume_offset > 0) {
+    VIGIL_ASSIGN_OR_RETURN(features_out_,
+                           FeatureRowWriter::ResumeAt(options_.features_out, resume_offset));
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(features_out_, FeatureRowWriter::Create(options_.features_out,
+                                                                   *FeatureExtractor::Schema()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Replayer::Checkpoint(int64_t position) {
+  if (store_ == nullptr) return absl::OkStatus();
+  std::map<std::string, std::string> cursor = {
+      {kCursorInput, fingerprint_.ToString()},
+      {kCursorPosition, absl::StrCat(position)},
+  };
+  if (features_out_ != nullptr) {
+    // The rows must be durable before the checkpoint that says they were written.
+    VIGIL_RETURN_IF_ERROR(features_out_->Sync());
+    cursor[kCursorFeaturesOut] = options_.features_out;
+    cursor[kCursorFeaturesOutBytes] = absl::StrCat(features_out_->offset());
+  }
+  VIGIL_RETURN_IF_ERROR(store_->Checkpoint(cursor).status());
+  ++summary_.checkpoints;
+  return absl::OkStatus();
+}
+
+absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer) {
+  const std::vector<double>::size_type width = FeatureExtractor::Schema()->size();
+  std::vector<double> row(width);
+  EventTimeOrderer::Record record;
+  Transaction tx;
+  RecordError error;
+  int64_t position = 0;  // records taken from the ordered stream
+  int64_t since_checkpoint = 0;
+  int64_t first_time = INT64_MAX, last_time = INT64_MIN;
+  for (;;) {
+    const auto t0 = Steady::now();
+    VIGIL_ASSIGN_OR_RETURN(bool more, orderer.Next(&record));
+    if (!more) break;
+    ++position;
+    if (position <= resume_position_) continue;  // done by the interrupted run
+    const ReadResult r = reader.ParseRecord(record.payload, record.sequence, &tx, &error);
+    if (r != ReadResult::kRecord) {
+      // The record parsed in the first pass; failing now means the file changed underneath.
+      return absl::DataLossError(absl::StrCat(options_.input_path, ":", record.sequence,
+                                              ": record changed while replaying: ",
+                                              error.ToString()));
+    }
+    const auto t1 = Steady::now();
+    order_latency_.Record(t1 - t0);
+    const absl::Status s = extractor_->Process(tx, absl::MakeSpan(row));
+    const auto t2 = Steady::now();
+    features_latency_.Record(t2 - t1);
+    if (!s.ok()) {
+      Reject(record.sequence, "amount", FeatureRejectReason(s),
+             std::string_view(s.message().data(), s.message().size()), record.payload);
+    } else {
+      ++summary_.records;
+      const int64_t t = ToUnixMicros(tx.event_time);
+      first_time = std::min(first_time, t);
+      last_time = std::max(last_time, t);
+      if (tx.label.has_value() && tx.label->is_laundering) {
+        ++summary_.labelled_laundering;
+        if (!tx.label->typology.empty()) ++summary_.typologies[tx.label->typology];
+      }
+      if (features_out_ != nullptr) VIGIL_RETURN_IF_ERROR(features_out_->Append(tx, row));
+      output_latency_.Record(Steady::now() - t2);
+    }
+    if (options_.crash_after_records >= 0 &&
+        position - resume_position_ >= options_.crash_after_records) {
+      std::_Exit(137);  // fault injection: die like SIGKILL, nothing flushed
+    }
+    if (++since_checkpoint >= options_.checkpoint_every) {
+      VIGIL_RETURN_IF_ERROR(Checkpoint(position));
+      since_checkpoint = 0;
+    }
+    progress_.Maybe("features", position, summary_.total_in_order);
+  }
+  if (summary_.records > 0) {
+    summary_.first_event_time = FormatUtc(FromUnixMicros(first_time));
+    summary_.last_event_time = FormatUtc(FromUnixMicros(last_time));
+  }
+  // Final checkpoint, also when nothing was left to do, so the position is recorded.
+  if (store_ != nullptr) return Checkpoint(position);
+  if (features_out_ != nullptr) return features_out_->Sync();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplaySummary> Replayer::Run() {
+  const auto start = clock_.Monotonic();
+  summary_.input = options_.input_path;
+  VIGIL_ASSIGN_OR_RETURN(FileFormat format, DetectFileFormat(options_.input_path));
+  summary_.format = format == FileFormat::kAmlworldCsv ? "amlworld_csv" : "json_lines";
+  ReaderOptions reader_options;
+  reader_options.default_priority = options_.default_priority;
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<TransactionReader> reader,
+                         OpenTransactionFile(options_.input_path, reader_options));
+  VIGIL_RETURN_IF_ERROR(OpenState());
+  VIGIL_RETURN_IF_ERROR(rejects_.Open(options_.rejects_out));
+
+  EventTimeOrderer::Options order_options;
+  order_options.memory_budget_bytes = options_.order_memory_bytes;
+  order_options.temp_dir = options_.temp_dir;
+  EventTimeOrderer orderer(order_options);
+  VIGIL_RETURN_IF_ERROR(ReadAndOrder(*reader, orderer));
+  summary_.total_in_order = orderer.stats().records;
+  summary_.spilled_runs = orderer.stats().runs_spilled;
+
+  // Resume only the same input (same accepted records in the same file order) into the same
+  // features output; any other input continues the account history as a new stream.
+  int64_t resume_offset = 0;
+  if (store_ != nullptr) {
+    const auto& cursor = store_->cursor();
+    auto input = cursor.find(kCursorInput);
+    auto position = cursor.find(kCursorPosition);
+    if (input != cursor.end() && input->second == fingerprint_.ToString() &&
+        position != cursor.end() && absl::SimpleAtoi(position->second, &resume_position_)) {
+      if (!options_.features_out.empty() && resume_position_ > 0) {
+        // The output must continue the file the interrupted run wrote, from its checkpoint.
+        auto out = cursor.find(kCursorFeaturesOut);
+        auto bytes = cursor.find(kCursorFeaturesOutBytes);
+        if (out == cursor.end() || out->second != options_.features_out ||
+            bytes == cursor.end() || !absl::SimpleAtoi(bytes->second, &resume_offset)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "the data dir holds an interrupted replay of this input, ", resume_position_,
+              " records in, that wrote features output '",
+              out == cursor.end() ? "(none)" : out->second,
+              "'; resume with that --features-out, or use a new --data-dir to start over"));
+        }
+      }
+      summary_.resumed_from = resume_position_;
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(OpenFeaturesOut(resume_offset));
+  VIGIL_RETURN_IF_ERROR(ProcessInOrder(*reader, orderer));
+  VIGIL_RETURN_IF_ERROR(rejects_.Close());
+
+  summary_.elapsed_seconds =
+      std::chrono::duration<double>(clock_.Monotonic() - start).count();
+  summary_.records_per_second =
+      summary_.elapsed_seconds > 0 ? summary_.records / summary_.elapsed_seconds : 0;
+  summary_.stages = {Summarize("read", read_latency_), Summarize("order", order_latency_),
+                     Summarize("features", features_latency_),
+                     Summarize("output", output_latency_)};
+  const FeatureMemoryStats mem = extractor_->Memory(/*per_account=*/true);
+  summary_.accounts = static_cast<int64_t>(mem.accounts);
+  if (mem.accounts > 0) {
+    summary_.state_bytes_per_account =
+        static_cast<double>(mem.state_bytes + mem.index_bytes) / static_cast<double>(mem.accounts);
+    std::vector<uint32_t> sizes = mem.per_account_bytes;
+    // Each account's share of the key index is added evenly: it has no per-account outliers.
+    const uint32_t index_share = static_cast<uint32_t>(mem.index_bytes / mem.accounts);
+    std::sort(sizes.begin(), sizes.end());
+    const auto at = [&](double q) {
+      return static_cast<int64_t>(sizes[std::min(sizes.size() - 1,
+                                                 static_cast<size_t>(q * sizes.size()))]) +
+             index_share;
+    };
+    summary_.state_bytes_percentiles = {
+        {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", at(1.0)}};
+  }
+  summary_.peak_rss_bytes = PeakRssBytes();
+  return summary_;
+}
+
+nlohmann::json StageJson(const StageLatency& s) {
+  const auto us = [](std::chrono::nanoseconds d) { return d.count() / 1000.0; };
+  return {{"count", s.count}, {"p50_us", us(s.p50)}, {"p90_us", us(s.p90)},
+          {"p99_us", us(s.p99)}, {"p999_us", us(s.p999)}, {"max_us", us(s.max)}};
+}
+
+}  // namespace
+
+absl::StatusOr<ReplaySummary> RunReplay(const ReplayOptions& options, const FxRates& fx,
+                                        const Clock& clock) {
+  if (options.checkpoint_every <= 0) {
+    return absl::InvalidArgumentError("checkpoint_every must be positive");
+  }
+  Replayer replayer(options, fx, clock);
+  return replayer.Run();
+}
+
+std::string ReplaySummaryToJson(const ReplaySummary& s) {
+  nlohmann::json stages = nlohmann::json::object();
+  for (const StageLatency& st : s.stages) stages[st.stage] = StageJson(st);
+  nlohmann::json j = {
+      {"input", s.input},
+      {"format", s.format},
+      {"records", s.records},
+      {"rejected", s.rejected},
+      {"rejects_by_reason", s.rejects_by_reason},
+      {"resumed_from", s.resumed_from},
+      {"total_in_order", s.total_in_order},
+      {"spilled_runs", s.spilled_runs},
+      {"checkpoints", s.checkpoints},
+      {"elapsed_seconds", s.elapsed_seconds},
+      {"records_per_second", s.records_per_second},
+      {"stage_latency", stages},
+      {"accounts", s.accounts},
+      {"state_bytes_per_account", s.state_bytes_per_account},
+      {"state_bytes_per_account_percentiles", s.state_bytes_percentiles},
+      {"peak_rss_bytes", s.peak_rss_bytes},
+      {"labelled_laundering", s.labelled_laundering},
+      {"typologies", s.typologies},
+      {"first_event_time", s.first_event_time},
+      {"last_event_time", s.last_event_time},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string ReplaySummaryToText(const ReplaySummary& s) {
+  std::string out;
+  absl::StrAppendFormat(&out, "replay of %s (%s)\n", s.input, s.format);
+  absl::StrAppendFormat(&out, "  records      %d accepted, %d rejected", s.records, s.rejected);
+  if (s.resumed_from > 0) absl::StrAppendFormat(&out, ", resumed after %d", s.resumed_from);
+  out += "\n";
+  for (const auto& [reason, n] : s.rejects_by_reason) {
+    absl::StrAppendFormat(&out, "    rejected   %-24s %d\n", reason, n);
+  }
+  if (!s.first_event_time.empty()) {
+    absl::StrAppendFormat(&out, "  event time   %s .. %s\n", s.first_event_time, s.last_event_time);
+  }
+  absl::StrAppendFormat(&out, "  throughput   %.0f records/s (%.2f s)\n", s.records_per_second,
+                        s.elapsed_seconds);
+  out += "  latency      stage        p50 us    p90 us    p99 us  p99.9 us    max us\n";
+  for (const StageLatency& st : s.stages) {
+    absl::StrAppendFormat(&out, "               %-9s %9.2f %9.2f %9.2f %9.2f %9.1f\n", st.stage,
+                          st.p50.count() / 1e3, st.p90.count() / 1e3, st.p99.count() / 1e3,
+                          st.p999.count() / 1e3, st.max.count() / 1e3);
+  }
+  absl::StrAppendFormat(&out, "  accounts     %d, state %.0f bytes/account", s.accounts,
+                        s.state_bytes_per_account);
+  if (!s.state_bytes_percentiles.empty()) {
+    absl::StrAppendFormat(&out, " (p50 %d, p90 %d, p99 %d, max %d)",
+                          s.state_bytes_percentiles.at("p50"), s.state_bytes_percentiles.at("p90"),
+                          s.state_bytes_percentiles.at("p99"), s.state_bytes_percentiles.at("max"));
+  }
+  absl::StrAppendFormat(&out, "\n  memory       peak RSS %.1f MiB\n", s.peak_rss_bytes / 1048576.0);
+  if (s.labelled_laundering > 0) {
+    absl::StrAppendFormat(&out, "  labels       %d laundering records", s.labelled_laundering);
+    for (const auto& [typology, n] : s.typologies) absl::StrAppendFormat(&out, ", %s %d", typology, n);
+    out += "\n";
+  }
+  if (s.checkpoints > 0) absl::StrAppendFormat(&out, "  checkpoints  %d\n", s.checkpoints);
+  return out;
+}
+
+}  // namespace vigil

@@ -1,0 +1,222 @@
+#include "vigil/engine/replay.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil {
+namespace {
+
+using ::vigil::testing::StatusIs;
+using ::vigil::testing::TestDataPath;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  return lines;
+}
+
+class ReplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/replay_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto fx = FxRates::LoadFile(::vigil::testing::SourceDir() + "/data/fx_rates.csv");
+    ASSERT_OK(fx.status());
+    fx_ = *std::move(fx);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ReplayOptions Options(const std::string& input) {
+    ReplayOptions o;
+    o.input_path = input;
+    o.temp_dir = dir_;
+    return o;
+  }
+
+  void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+
+  std::string dir_;
+  FxRates fx_;
+};
+
+constexpr char kHeader[] =
+    "Timestamp,From Bank,Account,To Bank,Account,Amount Received,Receiving Currency,"
+    "Amount Paid,Payment Currency,Payment Format,Is Laundering\n";
+
+TEST_F(ReplayTest, ReplaysTheAmlworldSampleInEventTimeOrder) {
+  ReplayOptions o = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  o.features_out = dir_ + "/features.csv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(s.format, "amlworld_csv");
+  EXPECT_EQ(s.records, 667);  // every row of the sample
+  EXPECT_EQ(s.rejected, 0);
+  EXPECT_EQ(s.labelled_laundering, 27);  // rows with Is Laundering = 1 (PROVENANCE.md)
+  EXPECT_EQ(s.first_event_time, "2022-09-01T00:00:00.000000Z");
+  EXPECT_GT(s.accounts, 0);
+  ASSERT_EQ(s.stages.size(), 4u);
+  EXPECT_EQ(s.stages[2].stage, "features");
+  EXPECT_EQ(s.stages[2].count, 667u);
+
+  const std::vector<std::string> rows = Lines(ReadAll(o.features_out));
+  ASSERT_EQ(rows.size(), 668u);
+  const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
+  EXPECT_EQ(header.size(), FeatureExtractor::Schema()->size() + 4);
+  EXPECT_EQ(header.front(), "tx_id");
+  EXPECT_EQ(header.back(), "typology");
+  // Rows come out in event-time order (the file is not sorted) with file order breaking ties.
+  std::string previous;
+  int laundering = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> cells = absl::StrSplit(rows[i], ',');
+    ASSERT_EQ(cells.size(), header.size()) << rows[i];
+    ASSERT_LE(previous, cells[1]) << "row " << i;
+    previous = cells[1];
+    laundering += cells[cells.size() - 2] == "1";
+  }
+  EXPECT_EQ(laundering, 27);
+}
+
+TEST_F(ReplayTest, CountsRejectsByReasonAndKeepsGoing) {
+  const std::string input = dir_ + "/bad.csv";
+  Write(input, std::string(kHeader) +
+                   "2022/09/01 00:20,001,A1,002,B1,10.00,US Dollar,10.00,US Dollar,ACH,0\n"
+                   "2022/09/01 00:21,001,A1,002,B1,10.00,US Dollar,ten,US Dollar,ACH,0\n"
+                   "2022/13/01 00:22,001,A1,002,B1,10.00,US Dollar,10.00,US Dollar,ACH,0\n"
+                   "2022/09/01 00:23,001,A1,002,B1,10.00,Zloty,10.00,Zloty,ACH,0\n"
+                   "2022/09/01 00:10,001,A1,002,B1,10.00,US Dollar,10.00,US Dollar,ACH,0\n");
+  ReplayOptions o = Options(input);
+  o.rejects_out = dir_ + "/rejects.tsv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(s.records, 2);
+  EXPECT_EQ(s.rejected, 3);
+  EXPECT_EQ(s.rejects_by_reason.at("invalid_amount"), 1);
+  EXPECT_EQ(s.rejects_by_reason.at("invalid_timestamp"), 1);
+  EXPECT_EQ(s.rejects_by_reason.at("unknown_currency"), 1);
+  const std::vector<std::string> rejects = Lines(ReadAll(o.rejects_out));
+  ASSERT_EQ(rejects.size(), 4u);  // header + 3
+  EXPECT_EQ(rejects[0], "line\tfield\treason\tmessage\trecord");
+  EXPECT_TRUE(absl::StartsWith(rejects[1], "3\tAmount Paid\tinvalid_amount\t")) << rejects[1];
+  EXPECT_NE(rejects[1].find("ten,US Dollar"), std::string::npos);
+}
+
+TEST_F(ReplayTest, SpilledOrderingGivesTheSameRowsAsInMemory) {
+  ReplayOptions in_memory = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  in_memory.features_out = dir_ + "/a.csv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary a, RunReplay(in_memory, fx_, RealClock()));
+  EXPECT_EQ(a.spilled_runs, 0);
+  ReplayOptions spilled = in_memory;
+  spilled.features_out = dir_ + "/b.csv";
+  spilled.order_memory_bytes = 8 << 10;  // forces many sorted runs
+  ASSERT_OK_AND_ASSIGN(ReplaySummary b, RunReplay(spilled, fx_, RealClock()));
+  EXPECT_GT(b.spilled_runs, 3);
+  EXPECT_EQ(ReadAll(in_memory.features_out), ReadAll(spilled.features_out));
+}
+
+// State carried across runs: replaying the first half, then the second half into the same data
+// dir, gives the second half exactly the rows a single run over the whole stream gives it.
+TEST_F(ReplayTest, StateInTheDataDirContinuesAcrossRuns) {
+  const std::string sample = ReadAll(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  std::vector<std::string> lines = Lines(sample);
+  // Sort by timestamp so that splitting the file splits event time too (a stable sort, as
+  // replay's own ordering is).
+  std::stable_sort(lines.begin() + 1, lines.end(),
+                   [](const std::string& x, const std::string& y) { return x.substr(0, 16) < y.substr(0, 16); });
+  std::string first = lines[0] + "\n", second = lines[0] + "\n", whole = lines[0] + "\n";
+  for (size_t i = 1; i < lines.size(); ++i) {
+    (i <= 300 ? first : second) += lines[i] + "\n";
+    whole += lines[i] + "\n";
+  }
+  Write(dir_ + "/first.csv", first);
+  Write(dir_ + "/second.csv", second);
+  Write(dir_ + "/whole.csv", whole);
+
+  ReplayOptions one = Options(dir_ + "/whole.csv");
+  one.features_out = dir_ + "/whole_features.csv";
+  ASSERT_OK(RunReplay(one, fx_, RealClock()).status());
+
+  ReplayOptions a = Options(dir_ + "/first.csv");
+  a.data_dir = dir_ + "/state";
+  ASSERT_OK(RunReplay(a, fx_, RealClock()).status());
+  ReplayOptions b = Options(dir_ + "/second.csv");
+  b.data_dir = dir_ + "/state";
+  b.features_out = dir_ + "/second_features.csv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(b, fx_, RealClock()));
+  EXPECT_EQ(s.resumed_from, 0);  // another input: a new stream on the same accounts
+
+  // Ids name the source file, so compare everything after the id column.
+  const auto strip_ids = [](const std::vector<std::string>& rows) {
+    std::vector<std::string> out;
+    for (size_t i = 1; i < rows.size(); ++i) out.push_back(rows[i].substr(rows[i].find(',')));
+    return out;
+  };
+  std::vector<std::string> whole_rows = strip_ids(Lines(ReadAll(one.features_out)));
+  const std::vector<std::string> second_rows = strip_ids(Lines(ReadAll(b.features_out)));
+  ASSERT_EQ(whole_rows.size(), 667u);
+  ASSERT_EQ(second_rows.size(), 667u - 300u);
+  EXPECT_EQ(std::vector<std::string>(whole_rows.begin() + 300, whole_rows.end()), second_rows);
+}
+
+TEST_F(ReplayTest, ReplayingTheSameInputAgainIsANoOp) {
+  ReplayOptions o = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  o.data_dir = dir_ + "/state";
+  o.features_out = dir_ + "/features.csv";
+  o.checkpoint_every = 100;
+  ASSERT_OK_AND_ASSIGN(ReplaySummary first, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(first.checkpoints, 7);  // 6 periodic (100..600) + the final one
+  const std::string output = ReadAll(o.features_out);
+  ASSERT_OK_AND_ASSIGN(ReplaySummary again, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(again.resumed_from, 667);
+  EXPECT_EQ(again.records, 0);  // nothing counted twice
+  EXPECT_EQ(ReadAll(o.features_out), output);
+  // Resuming into another features file would leave a gap: refused.
+  o.features_out = dir_ + "/other.csv";
+  EXPECT_THAT(RunReplay(o, fx_, RealClock()), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_F(ReplayTest, ReplaysJsonLines) {
+  ReplayOptions o = Options(::vigil::testing::SourceDir() + "/examples/transactions.jsonl");
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(s.format, "json_lines");
+  EXPECT_GT(s.records, 0);
+  EXPECT_EQ(s.rejected, 0);
+}
+
+TEST_F(ReplayTest, MissingInputIsAnError) {
+  EXPECT_THAT(RunReplay(Options(dir_ + "/nope.csv"), fx_, RealClock()),
+              StatusIs(absl::StatusCode::kNotFound, ::testing::HasSubstr("nope.csv")));
+}
+
+TEST_F(ReplayTest, SummaryJsonHasTheDocumentedKeys) {
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s,
+                       RunReplay(Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv")),
+                                 fx_, RealClock()));
+  const std::string json = ReplaySummaryToJson(s);
+  for (const char* key : {"\"records\": 667", "\"rejected\": 0", "\"records_per_second\"",
+                          "\"stage_latency\"", "\"features\"", "\"p99_us\"", "\"accounts\"",
+                          "\"state_bytes_per_account\"", "\"peak_rss_bytes\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(ReplaySummaryToText(s).find("667 accepted, 0 rejected"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vigil
