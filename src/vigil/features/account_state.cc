@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 
@@ -29,59 +28,95 @@ bool Get(std::string_view* in, T* v) {
   return true;
 }
 
+// Number of distinct values in v[0..n); reorders v.
+int64_t CountDistinct(uint32_t* v, int n) {
+  std::sort(v, v + n);
+  return std::unique(v, v + n) - v;
+}
+
 }  // namespace
 
-void AccountState::AddToWindow(int w, const AccountEvent& e) {
+AccountState::PackedEvent AccountState::PackedEvent::From(const AccountEvent& e) {
+  VIGIL_DCHECK(e.time_us >= kMinEventTimeUs && e.time_us <= kMaxEventTimeUs);
+  VIGIL_DCHECK(e.amount_cents >= 0 && e.amount_cents <= kMaxEventAmountCents);
+  const auto amount = static_cast<uint64_t>(e.amount_cents);
+  PackedEvent p;
+  p.hi = static_cast<uint64_t>(e.time_us - kMinEventTimeUs) << 12 |
+         static_cast<uint64_t>(e.direction) << 11 | static_cast<uint64_t>(e.near_threshold) << 10 |
+         (amount >> 32);
+  p.lo = (amount & 0xffffffffULL) | static_cast<uint64_t>(e.counterparty) << 32;
+  return p;
+}
+
+void AccountState::AddToWindow(int w, const PackedEvent& e) {
   WindowTotals& t = totals_[w];
-  if (e.direction == Direction::kIn) {
+  if (e.direction() == Direction::kIn) {
     ++t.in_count;
-    t.in_sum_micros += e.amount_micros;
+    t.in_sum_cents += e.amount_cents();
   } else {
     ++t.out_count;
-    t.out_sum_micros += e.amount_micros;
+    t.out_sum_cents += e.amount_cents();
   }
-  t.near_threshold_count += e.near_threshold ? 1 : 0;
-  if (w != 0) AdjustCounterparty(w, e, +1);
+  t.near_threshold_count += e.near_threshold() ? 1 : 0;
+  if (w != 0 && index_ != nullptr) AdjustCounterparty(w, e, +1);
 }
 
-void AccountState::RemoveFromWindow(int w, const AccountEvent& e) {
+void AccountState::RemoveFromWindow(int w, const PackedEvent& e) {
   WindowTotals& t = totals_[w];
-  if (e.direction == Direction::kIn) {
+  if (e.direction() == Direction::kIn) {
     --t.in_count;
-    t.in_sum_micros -= e.amount_micros;
+    t.in_sum_cents -= e.amount_cents();
   } else {
     --t.out_count;
-    t.out_sum_micros -= e.amount_micros;
+    t.out_sum_cents -= e.amount_cents();
   }
-  t.near_threshold_count -= e.near_threshold ? 1 : 0;
-  if (w != 0) AdjustCounterparty(w, e, -1);
+  t.near_threshold_count -= e.near_threshold() ? 1 : 0;
+  if (w != 0 && index_ != nullptr) AdjustCounterparty(w, e, -1);
 }
 
-void AccountState::AdjustCounterparty(int w, const AccountEvent& e, int delta) {
-  const bool in = e.direction == Direction::kIn;
+void AccountState::AdjustCounterparty(int w, const PackedEvent& e, int delta) {
+  const bool in = e.direction() == Direction::kIn;
   const auto slot = w == k24h ? (in ? CounterpartyCounts::kIn24h : CounterpartyCounts::kOut24h)
                               : (in ? CounterpartyCounts::kIn7d : CounterpartyCounts::kOut7d);
-  counterparties_.Add(e.counterparty, slot, delta);
+  index_->counts.Add(e.counterparty(), slot, delta);
 }
 
-// Keeps recent_receivers_ sorted by time (oldest first) with one entry per receiver holding its
-// latest payment time, and at most "cap" entries (the oldest is forgotten).
-void AccountState::RememberReceiver(const AccountEvent& e, int cap) {
-  recent_receivers_cap_ = cap;
-  if (cap <= 0) return;
-  int64_t time = e.time_us;
-  for (size_t i = recent_receivers_.size(); i-- > 0;) {
-    if (recent_receivers_[i].account == e.counterparty) {
-      time = std::max(time, recent_receivers_[i].time_us);
-      recent_receivers_.erase(recent_receivers_.begin() + static_cast<ptrdiff_t>(i));
+// Keeps the index's recent receivers sorted by time (oldest first), one entry per receiver with
+// its latest payment time, at most index_->cap entries (the oldest is forgotten).
+void AccountState::RememberReceiver(const PackedEvent& e) {
+  auto& r = index_->recent_receivers;
+  if (index_->cap <= 0) return;
+  int64_t time = e.time_us();
+  const uint32_t account = e.counterparty();
+  for (size_t i = r.size(); i-- > 0;) {
+    if (r[i].account == account) {
+      time = std::max(time, r[i].time_us);
+      r.erase(r.begin() + static_cast<ptrdiff_t>(i));
       break;
     }
   }
-  auto pos = recent_receivers_.end();
-  while (pos != recent_receivers_.begin() && std::prev(pos)->time_us > time) --pos;
-  recent_receivers_.insert(pos, RecentReceiver{time, e.counterparty});
-  if (recent_receivers_.size() > static_cast<size_t>(cap)) {
-    recent_receivers_.erase(recent_receivers_.begin());
+  auto pos = r.end();
+  while (pos != r.begin() && std::prev(pos)->time_us > time) --pos;
+  r.insert(pos, RecentReceiver{time, account});
+  if (r.size() > static_cast<size_t>(index_->cap)) r.erase(r.begin());
+}
+
+// Builds the counterparty index when the 7-day window grows past kIndexAbove events and drops it
+// when it falls below kIndexBelow (hysteresis, so an account at the boundary does not rebuild it
+// on every event). Both representations give the same answers.
+void AccountState::UpdateIndexMode(int recent_receivers) {
+  const size_t in_window = events_.size() - cursor_[k7d];
+  if (index_ == nullptr && in_window > kIndexAbove) {
+    index_ = std::make_unique<CounterpartyIndex>();
+    index_->cap = recent_receivers;
+    for (int w = k24h; w <= k7d; ++w) {
+      for (size_t i = cursor_[w]; i < events_.size(); ++i) AdjustCounterparty(w, events_[i], +1);
+    }
+    for (const PackedEvent& e : events_) {
+      if (e.direction() == Direction::kOut) RememberReceiver(e);
+    }
+  } else if (index_ != nullptr && in_window < kIndexBelow) {
+    index_.reset();
   }
 }
 
@@ -89,9 +124,16 @@ void AccountState::SlideTo(int64_t t) {
   for (int w = 0; w < kNumWindows; ++w) {
     const int64_t start = t - kWindowMicros[w];
     uint32_t& c = cursor_[w];
-    while (c < events_.size() && events_[c].time_us <= start) RemoveFromWindow(w, events_[c++]);
+    while (c < events_.size() && events_[c].time_us() <= start) RemoveFromWindow(w, events_[c++]);
   }
   frontier_ = t;
+}
+
+void AccountState::Append(const PackedEvent& e) {
+  // Grow by half rather than double: most accounts hold a handful of events, and doubling
+  // would leave a quarter of all event memory unused on average.
+  if (events_.size() == events_.capacity()) events_.reserve(events_.size() * 3 / 2 + 2);
+  events_.push_back(e);
 }
 
 void AccountState::DropExpired(int64_t lateness_us) {
@@ -99,80 +141,126 @@ void AccountState::DropExpired(int64_t lateness_us) {
   // is at least frontier - lateness) can ask about.
   const int64_t keep_after = frontier_ - kWindowMicros[k7d] - lateness_us;
   size_t n = 0;
-  while (n < events_.size() && events_[n].time_us <= keep_after) ++n;
+  while (n < events_.size() && events_[n].time_us() <= keep_after) ++n;
   // Erase in bulk only when a good share of the vector is dead, so the amortized cost stays O(1).
   if (n == 0 || (n < 16 && n * 4 < events_.size())) return;
-  last_dropped_ = events_[n - 1].time_us;
+  last_dropped_ = events_[n - 1].time_us();
   events_.erase(events_.begin(), events_.begin() + static_cast<ptrdiff_t>(n));
   for (uint32_t& c : cursor_) c -= static_cast<uint32_t>(n);
-  if (events_.capacity() > 32 && events_.size() * 4 < events_.capacity()) events_.shrink_to_fit();
+  if (events_.capacity() > 8 && events_.size() * 2 < events_.capacity()) events_.shrink_to_fit();
 }
 
 void AccountState::Apply(const AccountEvent& event, const ApplyOptions& options,
                          AccountSnapshot* snapshot) {
-  if (event.direction == Direction::kOut) RememberReceiver(event, options.recent_receivers);
+  const PackedEvent packed = PackedEvent::From(event);
   if (event.time_us >= frontier_) {
-    previous_activity_ = frontier_;
+    const int64_t previous = frontier_;
     SlideTo(event.time_us);
-    events_.push_back(event);
-    for (int w = 0; w < kNumWindows; ++w) AddToWindow(w, event);
+    Append(packed);
+    for (int w = 0; w < kNumWindows; ++w) AddToWindow(w, packed);
+    if (index_ != nullptr && event.direction == Direction::kOut) RememberReceiver(packed);
     DropExpired(options.lateness_us);
+    UpdateIndexMode(options.recent_receivers);
     SnapshotFromTotals(snapshot);
+    snapshot->previous_activity_us = previous;
     return;
   }
   // Late event: insert after every event at or before its time (ties keep arrival order).
   auto pos = std::upper_bound(events_.begin(), events_.end(), event.time_us,
-                              [](int64_t t, const AccountEvent& e) { return t < e.time_us; });
-  previous_activity_ = pos == events_.begin() ? last_dropped_ : std::prev(pos)->time_us;
+                              [](int64_t t, const PackedEvent& e) { return t < e.time_us(); });
+  const int64_t previous = pos == events_.begin() ? last_dropped_ : std::prev(pos)->time_us();
   const auto index = static_cast<uint32_t>(pos - events_.begin());
-  events_.insert(pos, event);
+  events_.insert(pos, packed);
   for (int w = 0; w < kNumWindows; ++w) {
     if (event.time_us > frontier_ - kWindowMicros[w]) {
       VIGIL_DCHECK(index >= cursor_[w]);
-      AddToWindow(w, event);
+      AddToWindow(w, packed);
     } else {
       VIGIL_DCHECK(index <= cursor_[w]);
       ++cursor_[w];  // inserted before the window's first event
     }
   }
+  if (index_ != nullptr && event.direction == Direction::kOut) RememberReceiver(packed);
+  UpdateIndexMode(options.recent_receivers);
   SnapshotByScan(event.time_us, snapshot);
+  snapshot->previous_activity_us = previous;
 }
 
 void AccountState::SnapshotFromTotals(AccountSnapshot* s) const {
   s->windows = totals_;
-  s->distinct_counterparties_24h = counterparties_.distinct_24h();
-  s->distinct_counterparties_7d = counterparties_.distinct_7d();
-  s->fan_in_7d = counterparties_.fan_in_7d();
-  s->fan_out_7d = counterparties_.fan_out_7d();
+  if (index_ != nullptr) {
+    const CounterpartyCounts& c = index_->counts;
+    s->distinct_counterparties_24h = c.distinct_24h();
+    s->distinct_counterparties_7d = c.distinct_7d();
+    s->fan_in_7d = c.fan_in_7d();
+    s->fan_out_7d = c.fan_out_7d();
+    return;
+  }
+  // At most kIndexAbove events in the 7d window (24h is a suffix of it). One sort of
+  // (counterparty, direction, in 24h) keys, then one pass over the groups of equal counterparty.
+  uint64_t keys[kIndexAbove + 1];
+  int n = 0;
+  for (size_t i = cursor_[k7d]; i < events_.size(); ++i) {
+    const PackedEvent& e = events_[i];
+    keys[n++] = uint64_t{e.counterparty()} << 2 |
+                uint64_t{e.direction() == Direction::kIn} << 1 | uint64_t{i >= cursor_[k24h]};
+  }
+  for (int i = 1; i < n; ++i) {  // insertion sort: n is tiny
+    const uint64_t k = keys[i];
+    int j = i;
+    for (; j > 0 && keys[j - 1] > k; --j) keys[j] = keys[j - 1];
+    keys[j] = k;
+  }
+  int64_t any24 = 0, any7 = 0, in7 = 0, out7 = 0;
+  for (int i = 0; i < n;) {
+    const uint64_t cp = keys[i] >> 2;
+    bool seen24 = false, seen_in = false, seen_out = false;
+    for (; i < n && keys[i] >> 2 == cp; ++i) {
+      seen24 |= (keys[i] & 1) != 0;
+      ((keys[i] & 2) != 0 ? seen_in : seen_out) = true;
+    }
+    ++any7;
+    any24 += seen24;
+    in7 += seen_in;
+    out7 += seen_out;
+  }
+  s->distinct_counterparties_24h = any24;
+  s->distinct_counterparties_7d = any7;
+  s->fan_in_7d = in7;
+  s->fan_out_7d = out7;
 }
 
 void AccountState::SnapshotByScan(int64_t t, AccountSnapshot* s) const {
   *s = AccountSnapshot{};
-  absl::flat_hash_set<uint32_t> any_24h, any_7d, in_7d, out_7d;
+  std::vector<uint32_t> any24, any7, in7, out7;
   const int64_t start_7d = t - kWindowMicros[k7d];
-  for (const AccountEvent& e : events_) {
-    if (e.time_us > t) break;
-    if (e.time_us <= start_7d) continue;
+  for (const PackedEvent& e : events_) {
+    const int64_t et = e.time_us();
+    if (et > t) break;
+    if (et <= start_7d) continue;
     for (int w = 0; w < kNumWindows; ++w) {
-      if (e.time_us <= t - kWindowMicros[w]) continue;
+      if (et <= t - kWindowMicros[w]) continue;
       WindowTotals& wt = s->windows[w];
-      if (e.direction == Direction::kIn) {
+      if (e.direction() == Direction::kIn) {
         ++wt.in_count;
-        wt.in_sum_micros += e.amount_micros;
+        wt.in_sum_cents += e.amount_cents();
       } else {
         ++wt.out_count;
-        wt.out_sum_micros += e.amount_micros;
+        wt.out_sum_cents += e.amount_cents();
       }
-      wt.near_threshold_count += e.near_threshold ? 1 : 0;
+      wt.near_threshold_count += e.near_threshold() ? 1 : 0;
     }
-    if (e.time_us > t - kWindowMicros[k24h]) any_24h.insert(e.counterparty);
-    any_7d.insert(e.counterparty);
-    (e.direction == Direction::kIn ? in_7d : out_7d).insert(e.counterparty);
+    if (et > t - kWindowMicros[k24h]) any24.push_back(e.counterparty());
+    any7.push_back(e.counterparty());
+    (e.direction() == Direction::kIn ? in7 : out7).push_back(e.counterparty());
   }
-  s->distinct_counterparties_24h = static_cast<int64_t>(any_24h.size());
-  s->distinct_counterparties_7d = static_cast<int64_t>(any_7d.size());
-  s->fan_in_7d = static_cast<int64_t>(in_7d.size());
-  s->fan_out_7d = static_cast<int64_t>(out_7d.size());
+  const auto distinct = [](std::vector<uint32_t>& v) {
+    return CountDistinct(v.data(), static_cast<int>(v.size()));
+  };
+  s->distinct_counterparties_24h = distinct(any24);
+  s->distinct_counterparties_7d = distinct(any7);
+  s->fan_in_7d = distinct(in7);
+  s->fan_out_7d = distinct(out7);
 }
 
 double AccountState::UpdateAmountStats(double amount, double alpha) {
@@ -198,20 +286,45 @@ double AccountState::UpdateAmountStats(double amount, double alpha) {
 double AccountState::ewma_std() const { return std::sqrt(std::max(0.0, ewma_var_)); }
 
 bool AccountState::ReceivedFrom(uint32_t account, int64_t t) const {
-  if (t == frontier_) return counterparties_.Has(account, CounterpartyCounts::kIn7d);
+  if (index_ != nullptr && t >= frontier_) {
+    // Stored events in (t - 7d, t] are a subset of those in (frontier - 7d, frontier]: no count
+    // there means none here, and at the frontier itself the count is the answer.
+    const bool any = index_->counts.Has(account, CounterpartyCounts::kIn7d);
+    if (!any || t == frontier_) return any;
+  }
   const int64_t start = t - kWindowMicros[k7d];
   for (size_t i = events_.size(); i-- > 0;) {
-    const AccountEvent& e = events_[i];
-    if (e.time_us > t) continue;
-    if (e.time_us <= start) break;
-    if (e.direction == Direction::kIn && e.counterparty == account) return true;
+    const PackedEvent& e = events_[i];
+    const int64_t et = e.time_us();
+    if (et > t) continue;
+    if (et <= start) break;
+    if (e.direction() == Direction::kIn && e.counterparty() == account) return true;
   }
   return false;
 }
 
+int AccountState::SendersIfFew(int64_t t, uint32_t* out, int cap) const {
+  if (t != frontier_) return -1;
+  if (index_ != nullptr) return index_->counts.CollectIfFew(CounterpartyCounts::kIn7d, out, cap);
+  int n = 0;
+  for (size_t i = cursor_[k7d]; i < events_.size(); ++i) {
+    const PackedEvent& e = events_[i];
+    if (e.direction() != Direction::kIn) continue;
+    const uint32_t cp = e.counterparty();
+    if (std::find(out, out + n, cp) != out + n) continue;
+    if (n == cap) return -1;
+    out[n++] = cp;
+  }
+  return n;
+}
+
 size_t AccountState::MemoryBytes() const {
-  return sizeof(*this) + events_.capacity() * sizeof(AccountEvent) +
-         counterparties_.MemoryBytes() + recent_receivers_.capacity() * sizeof(RecentReceiver);
+  size_t bytes = sizeof(*this) + events_.capacity() * sizeof(PackedEvent);
+  if (index_ != nullptr) {
+    bytes += sizeof(CounterpartyIndex) + index_->counts.MemoryBytes() +
+             index_->recent_receivers.capacity() * sizeof(RecentReceiver);
+  }
+  return bytes;
 }
 
 void AccountState::EncodeTo(std::string* out) const {
@@ -221,59 +334,53 @@ void AccountState::EncodeTo(std::string* out) const {
   Put(out, ewma_mean_);
   Put(out, ewma_var_);
   Put(out, n_amounts_);
-  Put(out, static_cast<int32_t>(recent_receivers_cap_));
+  Put(out, static_cast<int32_t>(index_ != nullptr ? index_->cap : 0));
   Put(out, static_cast<uint32_t>(events_.size()));
-  for (const AccountEvent& e : events_) {
-    Put(out, e.time_us);
-    Put(out, e.amount_micros);
-    Put(out, e.counterparty);
-    Put(out, static_cast<uint8_t>(static_cast<uint8_t>(e.direction) | (e.near_threshold << 1)));
+  for (const PackedEvent& e : events_) {
+    Put(out, e.hi);
+    Put(out, e.lo);
   }
 }
 
 absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   AccountState s;
   uint8_t version = 0;
+  int32_t cap = 0;
   uint32_t n = 0;
   if (!Get(&in, &version) || version != kEncodingVersion) {
     return absl::DataLossError(absl::StrCat("account state: unsupported encoding version ",
                                             static_cast<int>(version)));
   }
-  if (!Get(&in, &s.frontier_) || !Get(&in, &s.last_dropped_) || !Get(&in, &s.ewma_mean_) || !Get(&in, &s.ewma_var_) ||
-      !Get(&in, &s.n_amounts_) || !Get(&in, &s.recent_receivers_cap_) || !Get(&in, &n)) {
+  if (!Get(&in, &s.frontier_) || !Get(&in, &s.last_dropped_) || !Get(&in, &s.ewma_mean_) ||
+      !Get(&in, &s.ewma_var_) || !Get(&in, &s.n_amounts_) || !Get(&in, &cap) || !Get(&in, &n)) {
     return absl::DataLossError("account state: truncated header");
   }
-  constexpr size_t kEventBytes = 8 + 8 + 4 + 1;
-  if (in.size() != static_cast<size_t>(n) * kEventBytes) {
+  if (in.size() != static_cast<size_t>(n) * sizeof(PackedEvent)) {
     return absl::DataLossError(
         absl::StrCat("account state: expected ", n, " events, got ", in.size(), " bytes"));
   }
   s.events_.resize(n);
-  for (AccountEvent& e : s.events_) {
-    uint8_t flags = 0;
-    Get(&in, &e.time_us);
-    Get(&in, &e.amount_micros);
-    Get(&in, &e.counterparty);
-    Get(&in, &flags);
-    e.direction = static_cast<Direction>(flags & 1);
-    e.near_threshold = (flags >> 1) & 1;
-    if (e.time_us > s.frontier_) return absl::DataLossError("account state: event after frontier");
+  int64_t previous = INT64_MIN;
+  for (PackedEvent& e : s.events_) {
+    Get(&in, &e.hi);
+    Get(&in, &e.lo);
+    if (e.time_us() > s.frontier_ || e.time_us() < previous) {
+      return absl::DataLossError("account state: events out of order or after the frontier");
+    }
+    previous = e.time_us();
   }
   s.RebuildDerived();
+  s.UpdateIndexMode(cap > 0 ? cap : ApplyOptions{}.recent_receivers);
   return s;
 }
 
 void AccountState::RebuildDerived() {
   totals_ = {};
-  counterparties_.Clear();
-  recent_receivers_.clear();
-  for (const AccountEvent& e : events_) {
-    if (e.direction == Direction::kOut) RememberReceiver(e, recent_receivers_cap_);
-  }
+  index_.reset();
   for (int w = 0; w < kNumWindows; ++w) {
     const int64_t start = frontier_ - kWindowMicros[w];
     uint32_t c = 0;
-    while (c < events_.size() && events_[c].time_us <= start) ++c;
+    while (c < events_.size() && events_[c].time_us() <= start) ++c;
     cursor_[w] = c;
     for (size_t i = c; i < events_.size(); ++i) AddToWindow(w, events_[i]);
   }

@@ -4,7 +4,7 @@
 // Windows are event-time sliding windows: an event at time e is in the window of length W at
 // time t when t - W < e <= t. The state keeps the account's recent events sorted by event time
 // (ties in arrival order) plus, for the latest time applied (the frontier), running totals per
-// window and per-counterparty counts. Three paths:
+// window. Three paths:
 //  - in order (t >= frontier): windows slide forward, expired events leave the running totals;
 //    the snapshot for t comes from the totals.
 //  - late (t < frontier, within the lateness bound): the event is inserted in time order and
@@ -13,6 +13,12 @@
 //  - events older than frontier - 7d - lateness can no longer be in any window a future event
 //    asks about, so they are dropped: memory is bounded by the account's 7-day activity.
 //
+// Memory: an event takes 16 bytes. Most accounts have a few events a week; their distinct
+// counterparties and recent receivers are found by scanning those few events. An account with
+// more than kIndexAbove events in its 7-day window (a merchant, a payroll account) gets a
+// counterparty index instead (per-counterparty counts and its most recent receivers), kept
+// incrementally and dropped again when the account quietens below kIndexBelow.
+//
 // Thread safety: externally synchronized.
 #ifndef VIGIL_FEATURES_ACCOUNT_STATE_H_
 #define VIGIL_FEATURES_ACCOUNT_STATE_H_
@@ -20,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,19 +44,26 @@ inline constexpr int kNumWindows = 3;
 inline constexpr std::array<int64_t, kNumWindows> kWindowMicros = {
     kMicrosPerHour, 24 * kMicrosPerHour, 7 * 24 * kMicrosPerHour};
 
+// Event times the state can hold: [2000-01-01, 2000-01-01 + 2^52 µs ≈ year 2142).
+inline constexpr int64_t kMinEventTimeUs = 946'684'800'000'000;
+inline constexpr int64_t kMaxEventTimeUs = kMinEventTimeUs + (int64_t{1} << 52) - 1;
+// Largest amount one event can hold, in cents of the reporting currency (2^42 - 1, about
+// 44 billion).
+inline constexpr int64_t kMaxEventAmountCents = (int64_t{1} << 42) - 1;
+
 enum class Direction : uint8_t { kIn = 0, kOut = 1 };
 
 struct AccountEvent {
-  int64_t time_us = 0;
-  int64_t amount_micros = 0;  // reporting currency, >= 0
+  int64_t time_us = 0;        // REQUIRES: in [kMinEventTimeUs, kMaxEventTimeUs]
+  int64_t amount_cents = 0;   // reporting currency; REQUIRES: in [0, kMaxEventAmountCents]
   uint32_t counterparty = 0;  // AccountIndex number
   Direction direction = Direction::kIn;
   bool near_threshold = false;
 };
 
 struct WindowTotals {
-  int64_t in_sum_micros = 0;
-  int64_t out_sum_micros = 0;
+  int64_t in_sum_cents = 0;
+  int64_t out_sum_cents = 0;
   uint32_t in_count = 0;
   uint32_t out_count = 0;
   uint32_t near_threshold_count = 0;
@@ -58,8 +72,8 @@ struct WindowTotals {
 struct ApplyOptions {
   // The caller's lateness bound: no later event will be older than frontier - lateness_us.
   int64_t lateness_us = 0;
-  // How many most recent distinct receivers to remember for the cycle check.
-  int recent_receivers = 32;
+  // How many most recent distinct receivers an indexed account remembers for the cycle check.
+  int recent_receivers = 16;
 };
 
 // Per-account features as of one event time (after the event at that time was applied).
@@ -69,22 +83,25 @@ struct AccountSnapshot {
   int64_t distinct_counterparties_7d = 0;
   int64_t fan_in_7d = 0;   // distinct senders to this account
   int64_t fan_out_7d = 0;  // distinct receivers from this account
+  // Latest event time before this event (<= its time); INT64_MIN if none: for dormancy.
+  int64_t previous_activity_us = INT64_MIN;
 };
 
 class AccountState {
  public:
+  static constexpr size_t kIndexAbove = 24;
+  static constexpr size_t kIndexBelow = 12;
+
+  AccountState() = default;
+  AccountState(AccountState&&) = default;
+  AccountState& operator=(AccountState&&) = default;
+
   // Applies one event. REQUIRES: event.time_us >= frontier() - options.lateness_us (the caller
-  // enforces the lateness bound). Fills *snapshot with the features as of event.time_us, this
-  // event included.
+  // enforces the lateness bound). Fills *snapshot as of event.time_us, this event included.
   void Apply(const AccountEvent& event, const ApplyOptions& options, AccountSnapshot* snapshot);
 
   // The latest event time applied; INT64_MIN before the first event.
   int64_t frontier() const { return frontier_; }
-  bool empty() const { return events_.empty() && n_amounts_ == 0; }
-
-  // Latest event time <= t other than the event just applied, for dormancy; INT64_MIN if none.
-  // Valid right after Apply(event) with t == event.time_us.
-  int64_t previous_activity_us() const { return previous_activity_; }
 
   // EWMA of reporting amounts in arrival order (count-based, weight alpha for the newest).
   // UpdateAmountStats returns the z-score of "amount" against the statistics before the update
@@ -92,23 +109,20 @@ class AccountState {
   double UpdateAmountStats(double amount, double alpha);
   double ewma_mean() const { return ewma_mean_; }
   double ewma_std() const;
-  uint32_t amount_count() const { return n_amounts_; }
 
   // Calls fn(counterparty) for the distinct receivers of this account's payments with event
-  // time in (t - 7d, t], most recent first, at most "limit" of them and at most the
-  // ApplyOptions::recent_receivers most recent ones. O(limit) when t >= frontier(); a scan of
-  // the stored events for an earlier t.
+  // time in (t - 7d, t], most recent first, at most "limit" of them (and, for an indexed
+  // account, among its remembered most recent receivers).
   template <typename Fn>
   void ForEachRecentReceiver(int64_t t, int limit, Fn fn) const;
   // Whether "account" paid this account with event time in (t - 7d, t].
   bool ReceivedFrom(uint32_t account, int64_t t) const;
   // The distinct senders in (t - 7d, t] copied to out[0..cap) when t == frontier() and there are
-  // at most "cap" of them; returns their number, or -1 (use ReceivedFrom instead).
-  int SendersIfFew(int64_t t, uint32_t* out, int cap) const {
-    return t == frontier_ ? counterparties_.CollectIfFew(CounterpartyCounts::kIn7d, out, cap) : -1;
-  }
+  // at most "cap" of them; returns their number, or -1 (then use ReceivedFrom).
+  int SendersIfFew(int64_t t, uint32_t* out, int cap) const;
 
-  const std::vector<AccountEvent>& events() const { return events_; }
+  size_t num_events() const { return events_.size(); }
+  bool indexed() const { return index_ != nullptr; }
 
   // Heap and inline bytes used by this state.
   size_t MemoryBytes() const;
@@ -118,64 +132,86 @@ class AccountState {
   static absl::StatusOr<AccountState> Decode(std::string_view bytes);
 
  private:
+  // 16 bytes: hi = time offset (52 bits) | direction (1) | near threshold (1) | amount bits
+  // 32..41 (10); lo = amount bits 0..31 | counterparty << 32.
+  struct PackedEvent {
+    uint64_t hi;
+    uint64_t lo;
+    int64_t time_us() const { return kMinEventTimeUs + static_cast<int64_t>(hi >> 12); }
+    Direction direction() const { return static_cast<Direction>((hi >> 11) & 1); }
+    bool near_threshold() const { return (hi >> 10) & 1; }
+    int64_t amount_cents() const {
+      return static_cast<int64_t>(((hi & 0x3ff) << 32) | (lo & 0xffffffffULL));
+    }
+    uint32_t counterparty() const { return static_cast<uint32_t>(lo >> 32); }
+    static PackedEvent From(const AccountEvent& e);
+  };
   struct RecentReceiver {
     int64_t time_us;  // latest payment to this receiver
     uint32_t account;
   };
+  // Only for accounts with many events in their 7-day window (see the file comment).
+  struct CounterpartyIndex {
+    CounterpartyCounts counts;  // 24h and 7d windows at the frontier
+    std::vector<RecentReceiver> recent_receivers;  // oldest first, at most the cap
+    int cap = 0;
+  };
 
-  void AddToWindow(int w, const AccountEvent& e);
-  void RemoveFromWindow(int w, const AccountEvent& e);
-  void AdjustCounterparty(int w, const AccountEvent& e, int delta);
-  void RememberReceiver(const AccountEvent& e, int cap);
+  void AddToWindow(int w, const PackedEvent& e);
+  void RemoveFromWindow(int w, const PackedEvent& e);
+  void AdjustCounterparty(int w, const PackedEvent& e, int delta);
+  void RememberReceiver(const PackedEvent& e);
   void SlideTo(int64_t t);
   void DropExpired(int64_t lateness_us);
+  void UpdateIndexMode(int recent_receivers);
+  void Append(const PackedEvent& e);
   void SnapshotFromTotals(AccountSnapshot* s) const;
   void SnapshotByScan(int64_t t, AccountSnapshot* s) const;
   void RebuildDerived();
 
-  std::vector<AccountEvent> events_;  // sorted by time_us, ties in arrival order
+  std::vector<PackedEvent> events_;  // sorted by time, ties in arrival order
+  std::unique_ptr<CounterpartyIndex> index_;
   int64_t frontier_ = INT64_MIN;
-  int64_t previous_activity_ = INT64_MIN;
   int64_t last_dropped_ = INT64_MIN;  // time of the newest event dropped from events_
-  // cursor_[w]: index of the first event inside window w at the frontier.
-  std::array<uint32_t, kNumWindows> cursor_{};
-  std::array<WindowTotals, kNumWindows> totals_{};
-  CounterpartyCounts counterparties_;  // 24h and 7d windows at the frontier
-  // Most recent distinct receivers, oldest first; at most ApplyOptions::recent_receivers.
-  std::vector<RecentReceiver> recent_receivers_;
-  int recent_receivers_cap_ = 0;
   double ewma_mean_ = 0;
   double ewma_var_ = 0;
+  // cursor_[w]: index of the first event inside window w at the frontier.
+  std::array<uint32_t, kNumWindows> cursor_{};
   uint32_t n_amounts_ = 0;
+  std::array<WindowTotals, kNumWindows> totals_{};
 };
 
 template <typename Fn>
 void AccountState::ForEachRecentReceiver(int64_t t, int limit, Fn fn) const {
   const int64_t start = t - kWindowMicros[2];
-  if (t >= frontier_) {
+  if (index_ != nullptr && t >= frontier_) {
     // Every remembered time is <= frontier <= t, so the window test is one comparison.
-    for (size_t i = recent_receivers_.size(); i-- > 0 && limit > 0; --limit) {
-      if (recent_receivers_[i].time_us <= start) break;
-      fn(recent_receivers_[i].account);
+    const auto& r = index_->recent_receivers;
+    for (size_t i = r.size(); i-- > 0 && limit > 0; --limit) {
+      if (r[i].time_us <= start) break;
+      fn(r[i].account);
     }
     return;
   }
-  // Late event: walk back from the newest stored event at or before t, reporting each receiver
-  // once (a small fixed buffer remembers those seen).
+  // Walk back from the newest stored event at or before t, reporting each receiver once (a small
+  // fixed buffer remembers those seen).
   constexpr int kMaxLimit = 256;
   uint32_t seen[kMaxLimit];
   int n_seen = 0;
-  limit = std::min({limit, kMaxLimit, recent_receivers_cap_ > 0 ? recent_receivers_cap_ : kMaxLimit});
+  limit = std::min(limit, kMaxLimit);
+  if (index_ != nullptr && index_->cap > 0) limit = std::min(limit, index_->cap);
   for (size_t i = events_.size(); i-- > 0 && n_seen < limit;) {
-    const AccountEvent& e = events_[i];
-    if (e.time_us > t) continue;
-    if (e.time_us <= start) break;
-    if (e.direction != Direction::kOut) continue;
+    const PackedEvent& e = events_[i];
+    const int64_t et = e.time_us();
+    if (et > t) continue;
+    if (et <= start) break;
+    if (e.direction() != Direction::kOut) continue;
+    const uint32_t cp = e.counterparty();
     bool dup = false;
-    for (int k = 0; k < n_seen; ++k) dup |= seen[k] == e.counterparty;
+    for (int k = 0; k < n_seen; ++k) dup |= seen[k] == cp;
     if (dup) continue;
-    seen[n_seen++] = e.counterparty;
-    fn(e.counterparty);
+    seen[n_seen++] = cp;
+    fn(cp);
   }
 }
 

@@ -13,12 +13,13 @@ using ::vigil::testing::StatusIs;
 
 constexpr int64_t kHour = kMicrosPerHour;
 constexpr ApplyOptions kLateness{600 * kMicrosPerSecond, 32};
+constexpr int64_t kT0 = 1'661'990'400'000'000;  // 2022-09-01Z
 
 AccountEvent Out(int64_t t, int64_t micros, uint32_t cp) {
-  return AccountEvent{t, micros, cp, Direction::kOut, false};
+  return AccountEvent{kT0 + t, micros, cp, Direction::kOut, false};
 }
 AccountEvent In(int64_t t, int64_t micros, uint32_t cp) {
-  return AccountEvent{t, micros, cp, Direction::kIn, true};
+  return AccountEvent{kT0 + t, micros, cp, Direction::kIn, true};
 }
 
 TEST(AccountState, DropsHistoryBeyondSevenDaysButRemembersLastActivity) {
@@ -30,8 +31,8 @@ TEST(AccountState, DropsHistoryBeyondSevenDaysButRemembersLastActivity) {
   EXPECT_EQ(snap.windows[2].out_count, 0);
   EXPECT_EQ(snap.windows[2].in_count, 1);
   EXPECT_EQ(snap.distinct_counterparties_7d, 1);
-  EXPECT_EQ(s.previous_activity_us(), 99 * kHour);
-  EXPECT_EQ(s.events().size(), 1u);  // the 100 old events are gone
+  EXPECT_EQ(snap.previous_activity_us, kT0 + 99 * kHour);
+  EXPECT_EQ(s.num_events(), 1u);  // the 100 old events are gone
 }
 
 TEST(AccountState, AmountStatsFollowTheEwmaRecurrence) {
@@ -62,7 +63,7 @@ TEST(AccountState, EncodingRoundTripsAndRebuildsTotals) {
   restored.Apply(Out(26 * kHour, 3, 2), kLateness, &b);
   for (int w = 0; w < kNumWindows; ++w) {
     EXPECT_EQ(a.windows[w].in_count, b.windows[w].in_count);
-    EXPECT_EQ(a.windows[w].out_sum_micros, b.windows[w].out_sum_micros);
+    EXPECT_EQ(a.windows[w].out_sum_cents, b.windows[w].out_sum_cents);
     EXPECT_EQ(a.windows[w].near_threshold_count, b.windows[w].near_threshold_count);
   }
   EXPECT_EQ(a.fan_out_7d, b.fan_out_7d);
@@ -81,6 +82,25 @@ TEST(AccountState, DecodeRejectsDamagedBytes) {
   wrong_version[0] = 9;
   EXPECT_THAT(AccountState::Decode(wrong_version), StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_THAT(AccountState::Decode(""), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+TEST(AccountState, BuildsAndDropsTheCounterpartyIndexWithActivity) {
+  AccountState s;
+  AccountSnapshot snap;
+  for (int i = 0; i < 30; ++i) s.Apply(Out(i * kHour, 1, i % 7), kLateness, &snap);
+  EXPECT_TRUE(s.indexed());  // 30 events in the 7-day window > kIndexAbove
+  EXPECT_EQ(snap.fan_out_7d, 7);
+  // Eight days on the window holds one event again: the index goes away, answers stay right.
+  s.Apply(In(30 * kHour + 8 * 24 * kHour, 1, 3), kLateness, &snap);
+  EXPECT_FALSE(s.indexed());
+  EXPECT_EQ(snap.fan_out_7d, 0);
+  EXPECT_EQ(snap.fan_in_7d, 1);
 }
 
 }  // namespace

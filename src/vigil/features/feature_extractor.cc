@@ -67,7 +67,7 @@ std::vector<std::string> ColumnNames() {
   return names;
 }
 
-double Units(int64_t micros) { return static_cast<double>(micros) / 1e6; }
+double Units(int64_t cents) { return static_cast<double>(cents) / 100; }
 
 bool IsRoundAmount(const Money& m) {
   // A positive whole multiple of 100 in major units ("9000.00", "15000").
@@ -77,15 +77,16 @@ bool IsRoundAmount(const Money& m) {
   return m.units() % unit == 0;
 }
 
-void WriteSide(const AccountSnapshot& s, const AccountState& state, double zscore,
-               int64_t previous_activity, int64_t t, double* out) {
+void WriteSide(const AccountSnapshot& s, const AccountState& state, double zscore, int64_t t,
+               double* out) {
+  const int64_t previous_activity = s.previous_activity_us;
   for (int w = 0; w < kNumWindows; ++w) {
     const WindowTotals& wt = s.windows[w];
     double* o = out + kWindowBase + 4 * w;
     o[0] = static_cast<double>(wt.in_count);
-    o[1] = Units(wt.in_sum_micros);
+    o[1] = Units(wt.in_sum_cents);
     o[2] = static_cast<double>(wt.out_count);
-    o[3] = Units(wt.out_sum_micros);
+    o[3] = Units(wt.out_sum_cents);
   }
   out[kDistinct24h] = static_cast<double>(s.distinct_counterparties_24h);
   out[kDistinct7d] = static_cast<double>(s.distinct_counterparties_7d);
@@ -99,10 +100,9 @@ void WriteSide(const AccountSnapshot& s, const AccountState& state, double zscor
                                : static_cast<double>(t - previous_activity) / 1e6;
   const WindowTotals& day = s.windows[static_cast<int>(Window::k24h)];
   out[kNearThreshold24h] = static_cast<double>(day.near_threshold_count);
-  out[kPassThrough24h] = day.in_sum_micros == 0
-                             ? kNaN
-                             : static_cast<double>(day.out_sum_micros) /
-                                   static_cast<double>(day.in_sum_micros);
+  out[kPassThrough24h] = day.in_sum_cents == 0 ? kNaN
+                                               : static_cast<double>(day.out_sum_cents) /
+                                                     static_cast<double>(day.in_sum_cents);
 }
 
 }  // namespace
@@ -146,10 +146,21 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
         lateness / kMicrosPerSecond, " s behind the latest event time ",
         FormatUtc(FromUnixMicros(watermark_))));
   }
+  if (t < kMinEventTimeUs || t > kMaxEventTimeUs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "event time ", FormatUtc(tx.event_time), " is outside the supported range 2000..2142"));
+  }
   auto micros = fx_.ToReportingMicros(tx.amount);
   if (!micros.ok()) return micros.status();
   if (*micros < 0) {
     return absl::InvalidArgumentError(absl::StrCat("amount ", tx.amount.ToString(), " is negative"));
+  }
+  // Windows sum whole cents of the reporting currency, rounded half up: exact and compact.
+  const int64_t cents = *micros / 10'000 + (*micros % 10'000 >= 5'000 ? 1 : 0);
+  if (cents > kMaxEventAmountCents) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "amount ", tx.amount.ToString(), " exceeds the largest amount features track (",
+        kMaxEventAmountCents / 100, " in the reporting currency)"));
   }
   // All checks passed: from here on the transaction is applied.
   if (t > watermark_) watermark_ = t;
@@ -163,15 +174,17 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
   const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
   AccountState& o = states_[orig];
-  o.Apply(AccountEvent{t, *micros, bene, Direction::kOut, near}, apply, &orig_snap);
-  const int64_t orig_prev = o.previous_activity_us();
-  const double amount = Units(*micros);
+  o.Apply(AccountEvent{t, cents, bene, Direction::kOut, near}, apply, &orig_snap);
+  const double amount = static_cast<double>(*micros) / 1e6;
   const double orig_z = o.UpdateAmountStats(amount, config_.ewma_alpha);
   AccountState& b = states_[bene];  // same object as o for a self-transfer
-  b.Apply(AccountEvent{t, *micros, orig, Direction::kIn, near}, apply, &bene_snap);
-  const int64_t bene_prev = orig == bene ? orig_prev : b.previous_activity_us();
+  b.Apply(AccountEvent{t, cents, orig, Direction::kIn, near}, apply, &bene_snap);
   const double bene_z = orig == bene ? orig_z : b.UpdateAmountStats(amount, config_.ewma_alpha);
-  if (orig == bene) orig_snap = bene_snap;  // a self-transfer: both sides see both events
+  if (orig == bene) {
+    // A self-transfer: both sides see both events, and the activity before the transaction.
+    bene_snap.previous_activity_us = orig_snap.previous_activity_us;
+    orig_snap = bene_snap;
+  }
 
   double* out = row.data();
   out[kAmount] = amount;
@@ -192,8 +205,8 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
   for (int f = 0; f < kNumPaymentFormats; ++f) {
     out[kPaymentFormat0 + f] = static_cast<int>(tx.payment_format) == f ? 1 : 0;
   }
-  WriteSide(orig_snap, o, orig_z, orig_prev, t, out + kNumTxColumns);
-  WriteSide(bene_snap, b, bene_z, bene_prev, t, out + kNumTxColumns + kNumSideColumns);
+  WriteSide(orig_snap, o, orig_z, t, out + kNumTxColumns);
+  WriteSide(bene_snap, b, bene_z, t, out + kNumTxColumns + kNumSideColumns);
   return absl::OkStatus();
 }
 
@@ -232,6 +245,19 @@ int FeatureExtractor::CycleLength(uint32_t orig, uint32_t bene, int64_t t) const
     if (paid_orig(first_hop[i])) return 3;
   }
   if (config_.cycle_max_hops < 3) return 0;
+  // bene -> x -> y -> orig. Expand from whichever side touches fewer account states (each one
+  // is likely a cache miss): the receivers x of bene, or the senders y of orig.
+  if (n_senders >= 0 && n_senders < n_first) {
+    for (int j = 0; j < n_senders; ++j) {
+      const uint32_t y = senders[j];
+      if (y == bene || y == orig) continue;
+      const AccountState& ys = states_[y];
+      for (int i = 0; i < n_first; ++i) {
+        if (first_hop[i] != y && ys.ReceivedFrom(first_hop[i], t)) return 4;
+      }
+    }
+    return 0;
+  }
   for (int i = 0; i < n_first; ++i) {
     const uint32_t x = first_hop[i];
     bool found = false;
