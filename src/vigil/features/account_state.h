@@ -73,7 +73,7 @@ struct ApplyOptions {
   // The caller's lateness bound: no later event will be older than frontier - lateness_us.
   int64_t lateness_us = 0;
   // How many most recent distinct receivers an indexed account remembers for the cycle check.
-  int recent_receivers = 16;
+  int recent_receivers = 8;
 };
 
 // Per-account features as of one event time (after the event at that time was applied).

@@ -28,7 +28,7 @@ struct FeatureConfig {
   // 1 + cycle_max_branching account states and makes at most branching + branching² membership
   // tests. 0 hops disables the check; at most 3 hops are supported.
   int cycle_max_hops = 3;
-  int cycle_max_branching = 16;
+  int cycle_max_branching = 8;
 };
 
 }  // namespace vigil

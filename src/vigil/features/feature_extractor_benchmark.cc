@@ -7,7 +7,8 @@
 // payments between uniformly drawn accounts, 20% touching a hot 1% (merchants, payroll). At 1M
 // accounts the state (~hundreds of MB) is far larger than the last-level cache, so each
 // transaction pays DRAM misses for both parties' states and, with the cycle check, for the
-// beneficiary's receivers.
+// beneficiary's receivers. BM_MemoryLatency_DependentMiss measures what one such miss costs on
+// the machine at hand, so the figures can be read as "misses per transaction".
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -110,6 +111,30 @@ BENCHMARK(BM_FeatureExtractor_Process)
     ->Args({1'000'000, 0})
     ->Args({1'000'000, 3})
     ->Unit(benchmark::kNanosecond);
+
+// Baseline for reading the figures above: one dependent load from a random cache line of a
+// working set as large as the feature state (~400 MB at 1M accounts), i.e. the cost of one DRAM
+// miss (with its TLB miss) on this machine. ns/transaction divided by this is the number of
+// serialized misses a transaction pays.
+void BM_MemoryLatency_DependentMiss(benchmark::State& state) {
+  const size_t lines = (Smoke() ? size_t{8} << 20 : static_cast<size_t>(state.range(0))) / 64;
+  struct alignas(64) Line {
+    uint64_t next;
+  };
+  std::vector<Line> memory(lines);
+  std::vector<uint32_t> order(lines);
+  for (size_t i = 0; i < lines; ++i) order[i] = static_cast<uint32_t>(i);
+  Rng rng(9);
+  for (size_t i = lines - 1; i > 0; --i) std::swap(order[i], order[rng.Next() % (i + 1)]);
+  for (size_t i = 0; i < lines; ++i) memory[order[i]].next = order[(i + 1) % lines];
+  uint64_t p = order[0];
+  for (auto _ : state) {
+    p = memory[p].next;
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_MemoryLatency_DependentMiss)->ArgName("bytes")->Arg(int64_t{512} << 20);
 
 }  // namespace
 }  // namespace vigil
