@@ -2,8 +2,29 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
+
+#include "vigil/common/check.h"
 
 namespace vigil {
+namespace {
+
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline uint64_t Mix(uint64_t x) {  // murmur3 finalizer
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
 
 std::string AccountKey(std::string_view bank_id, std::string_view account_id) {
   std::string key;
@@ -14,38 +35,80 @@ std::string AccountKey(std::string_view bank_id, std::string_view account_id) {
   return key;
 }
 
-std::string_view AccountIndex::Intern(std::string_view key) {
-  if (key.size() > chunk_size_ - chunk_used_) {
-    chunk_size_ = std::max(kChunkBytes, key.size());  // an oversized key gets a chunk of its own
-    chunks_.push_back(std::make_unique<char[]>(chunk_size_));
-    chunk_used_ = 0;
-    arena_bytes_ += chunk_size_;
-  }
-  char* dst = chunks_.back().get() + chunk_used_;
-  std::memcpy(dst, key.data(), key.size());
-  chunk_used_ += key.size();
-  return {dst, key.size()};
+// A per-process random seed: account ids come from outside, and a fixed hash would let a
+// sender craft ids that all collide.
+AccountIndex::AccountIndex() : seed_(std::random_device{}() | uint64_t{std::random_device{}()} << 32) {
+  slots_.resize(1024);
+  mask_ = slots_.size() - 1;
+  offsets_.push_back(0);
 }
 
-uint32_t AccountIndex::FindOrAdd(std::string_view key) {
-  auto it = map_.find(key);
-  if (it != map_.end()) return it->second;
-  const auto number = static_cast<uint32_t>(keys_.size());
-  const std::string_view stored = Intern(key);
-  keys_.push_back(stored);
-  map_.emplace(stored, number);
-  return number;
+uint64_t AccountIndex::Hash(std::string_view key) const {
+  uint64_t h = seed_ ^ (key.size() * 0x9e3779b97f4a7c15ULL);
+  size_t i = 0;
+  for (; i + 8 <= key.size(); i += 8) h = Mix(h ^ Load64(key.data() + i));
+  uint64_t tail = 0;
+  std::memcpy(&tail, key.data() + i, key.size() - i);
+  return Mix(h ^ tail ^ 0x5bd1e995ULL);
+}
+
+bool AccountIndex::SlotHolds(const Slot& slot, std::string_view key) const {
+  const size_t inline_bytes = std::min(key.size(), kInlineKeyBytes);
+  if (slot.length != std::min<size_t>(key.size(), 255) ||
+      std::memcmp(slot.prefix, key.data(), inline_bytes) != 0) {
+    return false;
+  }
+  return key.size() <= kInlineKeyBytes || this->key(slot.number) == key;
+}
+
+size_t AccountIndex::Probe(std::string_view key, uint64_t hash) const {
+  const uint32_t tag = static_cast<uint32_t>(hash >> 32) | 1;
+  for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.tag == 0 || (s.tag == tag && SlotHolds(s, key))) return i;
+  }
 }
 
 int64_t AccountIndex::Find(std::string_view key) const {
-  auto it = map_.find(key);
-  return it == map_.end() ? -1 : static_cast<int64_t>(it->second);
+  const Slot& s = slots_[Probe(key, Hash(key))];
+  return s.tag == 0 ? -1 : static_cast<int64_t>(s.number);
+}
+
+uint32_t AccountIndex::FindOrAdd(std::string_view key) {
+  const uint64_t hash = Hash(key);
+  size_t i = Probe(key, hash);
+  if (slots_[i].tag != 0) return slots_[i].number;
+  if ((size() + 1) * 4 > slots_.size() * 3) {
+    Grow();
+    i = Probe(key, hash);
+  }
+  const auto number = static_cast<uint32_t>(size());
+  VIGIL_CHECK(number != UINT32_MAX && arena_.size() + key.size() <= UINT32_MAX);
+  Slot& s = slots_[i];
+  s.tag = static_cast<uint32_t>(hash >> 32) | 1;
+  s.number = number;
+  s.length = static_cast<uint8_t>(std::min<size_t>(key.size(), 255));
+  std::memcpy(s.prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
+  arena_.append(key);
+  offsets_.push_back(static_cast<uint32_t>(arena_.size()));
+  return number;
+}
+
+void AccountIndex::Grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.resize(old.size() * 2);
+  mask_ = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.tag == 0) continue;
+    const std::string_view k = key(s.number);
+    slots_[Probe(k, Hash(k))] = s;
+  }
 }
 
 size_t AccountIndex::MemoryBytes() const {
-  const size_t slot = sizeof(std::pair<std::string_view, uint32_t>) + 1;  // + control byte
-  return map_.capacity() * slot + arena_bytes_ +
-         keys_.capacity() * sizeof(std::string_view);
+  return slots_.capacity() * sizeof(Slot) + arena_.capacity() +
+         offsets_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace vigil

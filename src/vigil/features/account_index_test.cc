@@ -33,3 +33,20 @@ TEST(AccountIndex, KeysSurviveArenaGrowthAndOversizedKeys) {
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+TEST(AccountIndex, LongKeysSharingTheInlinePrefixStayDistinct) {
+  AccountIndex index;
+  const std::string prefix(30, 'k');  // longer than the inline part of a slot
+  EXPECT_EQ(index.FindOrAdd(prefix + "1"), 0u);
+  EXPECT_EQ(index.FindOrAdd(prefix + "2"), 1u);
+  EXPECT_EQ(index.FindOrAdd(prefix), 2u);
+  EXPECT_EQ(index.Find(prefix + "2"), 1);
+  EXPECT_EQ(index.Find(prefix + "3"), -1);
+  EXPECT_EQ(index.FindOrAdd(prefix + "1"), 0u);
+}
+
+}  // namespace
+}  // namespace vigil
