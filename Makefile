@@ -2,7 +2,7 @@
 # scripts/setup, which installs missing Debian packages and prints nothing when none is missing.
 #
 #   make build      release build (preset "release", build/); the binary is build/vigil
-#   make test       build, then the whole ctest suite (benchmarks smoke-run as *.smoke tests)
+#   make test       build, then the ctest suite but the "long" label (benchmarks smoke-run once)
 #   make demo       build, then scripts/demo
 #   make bench      build, then every benchmark measured for real; JSON in build/bench/
 #   make debug      Debug build + tests in build-debug/
@@ -40,7 +40,7 @@ build: setup
 	$(call build_preset,build,release)
 
 test: build
-	ctest --test-dir build $(CTEST_FLAGS) -j $(TEST_JOBS)
+	ctest --test-dir build -LE long $(CTEST_FLAGS) -j $(TEST_JOBS)
 
 test-long: build
 	ctest --test-dir build -L long $(CTEST_FLAGS) -j $(TEST_JOBS)

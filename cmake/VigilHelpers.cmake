@@ -29,12 +29,14 @@ function(vigil_cc_test)
   if(NOT VIGIL_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(V "" "NAME" "SRCS;DEPS" ${ARGN})
+  # LABELS long: excluded from `make test`, run by `make test-long`.
+  cmake_parse_arguments(V "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${V_NAME} ${V_SRCS})
   target_compile_options(${V_NAME} PRIVATE ${VIGIL_WARNINGS})
   target_link_libraries(${V_NAME} PRIVATE ${V_DEPS} vigil::testing GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${V_NAME} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "VIGIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+                       PROPERTIES ENVIRONMENT "VIGIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                                  LABELS "${V_LABELS}")
 endfunction()
 
 # Benchmarks are smoke-run once by ctest (label "benchmark"); they are measured with `make bench`.

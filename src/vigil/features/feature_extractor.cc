@@ -245,19 +245,9 @@ int FeatureExtractor::CycleLength(uint32_t orig, uint32_t bene, int64_t t) const
     if (paid_orig(first_hop[i])) return 3;
   }
   if (config_.cycle_max_hops < 3) return 0;
-  // bene -> x -> y -> orig. Expand from whichever side touches fewer account states (each one
-  // is likely a cache miss): the receivers x of bene, or the senders y of orig.
-  if (n_senders >= 0 && n_senders < n_first) {
-    for (int j = 0; j < n_senders; ++j) {
-      const uint32_t y = senders[j];
-      if (y == bene || y == orig) continue;
-      const AccountState& ys = states_[y];
-      for (int i = 0; i < n_first; ++i) {
-        if (first_hop[i] != y && ys.ReceivedFrom(first_hop[i], t)) return 4;
-      }
-    }
-    return 0;
-  }
+  // bene -> x -> y -> orig, y among x's most recent receivers. (Expanding from orig's senders
+  // instead would test a different set of edges: the answer must not depend on which side is
+  // smaller, or a restored state could answer differently from the live one.)
   for (int i = 0; i < n_first; ++i) {
     const uint32_t x = first_hop[i];
     bool found = false;
