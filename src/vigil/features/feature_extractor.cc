@@ -126,7 +126,7 @@ uint32_t FeatureExtractor::Touch(const Party& party) {
   key_scratch_.append(party.account_id);
   const uint32_t account = index_.FindOrAdd(key_scratch_);
   if (account == states_.size()) {
-    states_.emplace_back();
+    states_.push_back(AccountState());
     is_dirty_.push_back(0);
   }
   if (!is_dirty_[account]) {
@@ -264,8 +264,8 @@ FeatureMemoryStats FeatureExtractor::Memory(bool per_account) const {
   m.accounts = states_.size();
   m.index_bytes = index_.MemoryBytes() + is_dirty_.capacity() + dirty_.capacity() * 4;
   if (per_account) m.per_account_bytes.reserve(states_.size());
-  for (const AccountState& s : states_) {
-    const size_t bytes = s.MemoryBytes();
+  for (size_t a = 0; a < states_.size(); ++a) {
+    const size_t bytes = states_[a].MemoryBytes();
     m.state_bytes += bytes;
     if (per_account) m.per_account_bytes.push_back(static_cast<uint32_t>(bytes));
   }

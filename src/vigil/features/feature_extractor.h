@@ -65,11 +65,30 @@ class FeatureExtractor {
   uint32_t Touch(const Party& party);
   int CycleLength(uint32_t orig, uint32_t bene, int64_t t) const;
 
+  // Account states in fixed chunks: a growing std::vector would leave up to half its capacity
+  // unused (and copy every state on growth); chunks waste less than one chunk.
+  class StateTable {
+   public:
+    static constexpr size_t kChunk = 1024;
+    AccountState& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+    const AccountState& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+    size_t size() const { return size_; }
+    size_t capacity() const { return chunks_.size() * kChunk; }
+    void push_back(AccountState state) {
+      if (size_ == capacity()) chunks_.push_back(std::make_unique<AccountState[]>(kChunk));
+      (*this)[size_++] = std::move(state);
+    }
+
+   private:
+    std::vector<std::unique_ptr<AccountState[]>> chunks_;
+    size_t size_ = 0;
+  };
+
   const FxRates& fx_;
   const FeatureConfig config_;
   const std::shared_ptr<const FeatureSchema> schema_;
   AccountIndex index_;
-  std::vector<AccountState> states_;
+  StateTable states_;
   std::vector<uint8_t> is_dirty_;
   std::vector<uint32_t> dirty_;
   int64_t watermark_ = INT64_MIN;
