@@ -89,6 +89,13 @@ uint32_t AccountIndex::FindOrAdd(std::string_view key) {
   s.number = number;
   s.length = static_cast<uint8_t>(std::min<size_t>(key.size(), 255));
   std::memcpy(s.prefix, key.data(), std::min(key.size(), kInlineKeyBytes));
+  // Grow by a quarter rather than letting the string double: this arena holds every key.
+  if (arena_.size() + key.size() > arena_.capacity()) {
+    arena_.reserve(arena_.size() + arena_.size() / 4 + key.size() + 4096);
+  }
+  if (offsets_.size() == offsets_.capacity()) {
+    offsets_.reserve(offsets_.size() + offsets_.size() / 4 + 1024);
+  }
   arena_.append(key);
   offsets_.push_back(static_cast<uint32_t>(arena_.size()));
   return number;

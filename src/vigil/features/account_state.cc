@@ -13,7 +13,7 @@ namespace {
 
 constexpr int k24h = static_cast<int>(Window::k24h);
 constexpr int k7d = static_cast<int>(Window::k7d);
-constexpr uint8_t kEncodingVersion = 1;
+constexpr uint8_t kEncodingVersion = 2;  // 2: float EWMA statistics
 
 template <typename T>
 void Put(std::string* out, T v) {
@@ -109,6 +109,7 @@ void AccountState::UpdateIndexMode(int recent_receivers) {
   if (index_ == nullptr && in_window > kIndexAbove) {
     index_ = std::make_unique<CounterpartyIndex>();
     index_->cap = recent_receivers;
+    index_->recent_receivers.reserve(static_cast<size_t>(std::max(recent_receivers, 0)) + 1);
     for (int w = k24h; w <= k7d; ++w) {
       for (size_t i = cursor_[w]; i < events_.size(); ++i) AdjustCounterparty(w, events_[i], +1);
     }
@@ -265,25 +266,31 @@ void AccountState::SnapshotByScan(int64_t t, AccountSnapshot* s) const {
 
 double AccountState::UpdateAmountStats(double amount, double alpha) {
   double z = std::numeric_limits<double>::quiet_NaN();
+  double mean = ewma_mean_;
+  double var = ewma_var_;
   if (n_amounts_ >= 2) {
     const double sd = ewma_std();
-    if (sd > 0) z = (amount - ewma_mean_) / sd;
+    if (sd > 0) z = (amount - mean) / sd;
   }
   if (n_amounts_ == 0) {
-    ewma_mean_ = amount;
-    ewma_var_ = 0;
+    mean = amount;
+    var = 0;
   } else {
     // West's incremental exponentially weighted mean and variance.
-    const double diff = amount - ewma_mean_;
+    const double diff = amount - mean;
     const double incr = alpha * diff;
-    ewma_mean_ += incr;
-    ewma_var_ = (1 - alpha) * (ewma_var_ + diff * incr);
+    mean += incr;
+    var = (1 - alpha) * (var + diff * incr);
   }
+  ewma_mean_ = static_cast<float>(mean);
+  ewma_var_ = static_cast<float>(var);
   if (n_amounts_ < std::numeric_limits<uint32_t>::max()) ++n_amounts_;
   return z;
 }
 
-double AccountState::ewma_std() const { return std::sqrt(std::max(0.0, ewma_var_)); }
+double AccountState::ewma_std() const {
+  return std::sqrt(std::max(0.0, static_cast<double>(ewma_var_)));
+}
 
 bool AccountState::ReceivedFrom(uint32_t account, int64_t t) const {
   if (index_ != nullptr && t >= frontier_) {

@@ -61,7 +61,8 @@ struct AccountEvent {
   bool near_threshold = false;
 };
 
-struct WindowTotals {
+// Packed to 28 bytes (4-byte aligned): three of these sit in every account's state.
+struct __attribute__((packed, aligned(4))) WindowTotals {
   int64_t in_sum_cents = 0;
   int64_t out_sum_cents = 0;
   uint32_t in_count = 0;
@@ -107,7 +108,7 @@ class AccountState {
   // UpdateAmountStats returns the z-score of "amount" against the statistics before the update
   // (NaN with fewer than 2 earlier amounts or zero deviation) and then folds it in.
   double UpdateAmountStats(double amount, double alpha);
-  double ewma_mean() const { return ewma_mean_; }
+  double ewma_mean() const { return static_cast<double>(ewma_mean_); }
   double ewma_std() const;
 
   // Calls fn(counterparty) for the distinct receivers of this account's payments with event
@@ -173,8 +174,9 @@ class AccountState {
   std::unique_ptr<CounterpartyIndex> index_;
   int64_t frontier_ = INT64_MIN;
   int64_t last_dropped_ = INT64_MIN;  // time of the newest event dropped from events_
-  double ewma_mean_ = 0;
-  double ewma_var_ = 0;
+  // float: a feature, not money; 8 bytes fewer in every account's state.
+  float ewma_mean_ = 0;
+  float ewma_var_ = 0;
   // cursor_[w]: index of the first event inside window w at the frontier.
   std::array<uint32_t, kNumWindows> cursor_{};
   uint32_t n_amounts_ = 0;

@@ -20,7 +20,7 @@ namespace vigil {
 class CounterpartyCounts {
  public:
   enum Slot : int { kIn24h = 0, kOut24h = 1, kIn7d = 2, kOut7d = 3 };
-  static constexpr size_t kSmallLimit = 48;
+  static constexpr size_t kSmallLimit = 128;
 
   CounterpartyCounts() = default;
   CounterpartyCounts(CounterpartyCounts&&) = default;
