@@ -131,9 +131,12 @@ void AccountState::SlideTo(int64_t t) {
 }
 
 void AccountState::Append(const PackedEvent& e) {
-  // Grow by half rather than double: most accounts hold a handful of events, and doubling
-  // would leave a quarter of all event memory unused on average.
-  if (events_.size() == events_.capacity()) events_.reserve(events_.size() * 3 / 2 + 2);
+  // Grow by two events while small, then by a quarter: most accounts hold a handful of events,
+  // and doubling would leave a quarter to a half of all event memory unused.
+  if (events_.size() == events_.capacity()) {
+    const size_t n = events_.size();
+    events_.reserve(n < 8 ? n + 2 : n + n / 4 + 2);
+  }
   events_.push_back(e);
 }
 
@@ -148,7 +151,7 @@ void AccountState::DropExpired(int64_t lateness_us) {
   last_dropped_ = events_[n - 1].time_us();
   events_.erase(events_.begin(), events_.begin() + static_cast<ptrdiff_t>(n));
   for (uint32_t& c : cursor_) c -= static_cast<uint32_t>(n);
-  if (events_.capacity() > 8 && events_.size() * 2 < events_.capacity()) events_.shrink_to_fit();
+  if (events_.capacity() > events_.size() + 4 + events_.size() / 4) events_.shrink_to_fit();
 }
 
 void AccountState::Apply(const AccountEvent& event, const ApplyOptions& options,

@@ -6,12 +6,28 @@
 
 namespace vigil {
 
-bool CounterpartyCounts::Update(Counts& c, Slot slot, int delta) {
+bool CounterpartyCounts::Update(uint32_t account, Counts& c, Slot slot, int delta) {
   const bool any24_before = c.n[kIn24h] + c.n[kOut24h] > 0;
   const bool any7_before = c.n[kIn7d] + c.n[kOut7d] > 0;
   const bool dir_before = c.n[slot] > 0;
   VIGIL_DCHECK(delta > 0 || c.n[slot] > 0);
-  c.n[slot] = static_cast<uint32_t>(static_cast<int64_t>(c.n[slot]) + delta);
+  if (c.n[slot] == kCountCap) {
+    // Beyond 16 bits: the excess lives in overflow_ (see kCountCap).
+    const uint64_t key = uint64_t{account} << 2 | static_cast<uint64_t>(slot);
+    if (delta > 0) {
+      if (overflow_ == nullptr) overflow_ = std::make_unique<absl::flat_hash_map<uint64_t, uint32_t>>();
+      ++(*overflow_)[key];
+      return false;
+    }
+    if (overflow_ != nullptr) {
+      auto it = overflow_->find(key);
+      if (it != overflow_->end()) {
+        if (--it->second == 0) overflow_->erase(it);
+        return false;
+      }
+    }
+  }
+  c.n[slot] = static_cast<uint16_t>(static_cast<int>(c.n[slot]) + delta);
   const int dir_change = static_cast<int>(c.n[slot] > 0) - static_cast<int>(dir_before);
   if (slot == kIn7d) fan_in_7d_ += dir_change;
   if (slot == kOut7d) fan_out_7d_ += dir_change;
@@ -23,7 +39,7 @@ bool CounterpartyCounts::Update(Counts& c, Slot slot, int delta) {
 void CounterpartyCounts::Add(uint32_t account, Slot slot, int delta) {
   if (large_ != nullptr) {
     auto [it, inserted] = large_->try_emplace(account);
-    if (Update(it->second, slot, delta)) large_->erase(it);
+    if (Update(account, it->second, slot, delta)) large_->erase(it);
     return;
   }
   auto it = std::lower_bound(small_.begin(), small_.end(), account,
@@ -46,7 +62,7 @@ void CounterpartyCounts::Add(uint32_t account, Slot slot, int delta) {
     }
     it = small_.insert(it, Entry{account, Counts{}});
   }
-  if (Update(it->counts, slot, delta)) small_.erase(it);
+  if (Update(account, it->counts, slot, delta)) small_.erase(it);
 }
 
 bool CounterpartyCounts::Has(uint32_t account, Slot slot) const {
@@ -75,6 +91,7 @@ int CounterpartyCounts::CollectIfFew(Slot slot, uint32_t* out, int cap) const {
 void CounterpartyCounts::Clear() {
   small_.clear();
   large_.reset();
+  overflow_.reset();
   distinct_24h_ = distinct_7d_ = fan_in_7d_ = fan_out_7d_ = 0;
 }
 
@@ -82,6 +99,9 @@ size_t CounterpartyCounts::MemoryBytes() const {
   size_t bytes = small_.capacity() * sizeof(Entry);
   if (large_ != nullptr) {
     bytes += sizeof(LargeMap) + large_->capacity() * (sizeof(std::pair<const uint32_t, Counts>) + 1);
+  }
+  if (overflow_ != nullptr) {
+    bytes += sizeof(*overflow_) + overflow_->capacity() * (sizeof(std::pair<const uint64_t, uint32_t>) + 1);
   }
   return bytes;
 }

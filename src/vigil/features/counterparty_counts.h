@@ -44,8 +44,12 @@ class CounterpartyCounts {
   size_t MemoryBytes() const;
 
  private:
+  // 16-bit counts keep an entry at 12 bytes (most of a busy account's index). A count that
+  // reaches kCountCap stays there and the excess is kept in overflow_, which exists only for an
+  // account with at least 65,535 events with one counterparty in a window.
+  static constexpr uint16_t kCountCap = UINT16_MAX;
   struct Counts {
-    uint32_t n[4] = {0, 0, 0, 0};
+    uint16_t n[4] = {0, 0, 0, 0};
     bool empty() const { return (n[0] | n[1] | n[2] | n[3]) == 0; }
   };
   struct Entry {
@@ -56,10 +60,12 @@ class CounterpartyCounts {
 
   // Applies the change to one entry and keeps the distinct counters; returns true when every
   // count of the entry is zero (it can then be removed).
-  bool Update(Counts& c, Slot slot, int delta);
+  bool Update(uint32_t account, Counts& c, Slot slot, int delta);
 
   std::vector<Entry> small_;  // sorted by account; used while large_ is null
   std::unique_ptr<LargeMap> large_;
+  // (account << 2 | slot) -> count above kCountCap.
+  std::unique_ptr<absl::flat_hash_map<uint64_t, uint32_t>> overflow_;
   uint32_t distinct_24h_ = 0, distinct_7d_ = 0, fan_in_7d_ = 0, fan_out_7d_ = 0;
 };
 

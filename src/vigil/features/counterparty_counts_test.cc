@@ -41,5 +41,20 @@ TEST(CounterpartyCounts, MatchesReferenceAcrossSmallAndLargeRepresentations) {
   }
 }
 
+TEST(CounterpartyCounts, CountsBeyondSixteenBitsStayExact) {
+  CounterpartyCounts counts;
+  constexpr int kMany = 70'000;  // more than a 16-bit count holds
+  for (int i = 0; i < kMany; ++i) counts.Add(7, CounterpartyCounts::kOut7d, +1);
+  counts.Add(9, CounterpartyCounts::kIn7d, +1);
+  EXPECT_EQ(counts.fan_out_7d(), 1u);
+  for (int i = 0; i < kMany - 1; ++i) counts.Add(7, CounterpartyCounts::kOut7d, -1);
+  EXPECT_TRUE(counts.Has(7, CounterpartyCounts::kOut7d));  // one event left
+  EXPECT_EQ(counts.distinct_7d(), 2u);
+  counts.Add(7, CounterpartyCounts::kOut7d, -1);
+  EXPECT_FALSE(counts.Has(7, CounterpartyCounts::kOut7d));
+  EXPECT_EQ(counts.fan_out_7d(), 0u);
+  EXPECT_EQ(counts.distinct_7d(), 1u);
+}
+
 }  // namespace
 }  // namespace vigil
