@@ -1,22 +1,20 @@
 // End-to-end tests of the vigil binary: exit codes, help, and crash recovery of `vigil replay`
 // (the process dies mid-stream without any cleanup, then a second run resumes).
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vigil/testing/files.h"
+#include "vigil/testing/subprocess.h"
 #include "vigil/testing/testdata.h"
-
-extern char** environ;
 
 namespace vigil {
 namespace {
+
+using ::vigil::testing::ReadFile;
+using ::vigil::testing::SameFile;
 
 struct Result {
   int exit_code = -1;
@@ -25,51 +23,10 @@ struct Result {
 
 Result RunVigil(const std::vector<std::string>& args, const std::string& dir) {
   const std::string log = dir + "/vigil.log";
-  std::vector<std::string> argv_storage = {VIGIL_BINARY};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
   Result r;
-  if (posix_spawn(&pid, VIGIL_BINARY, &actions, nullptr, argv.data(), environ) != 0) return r;
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(log);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.out = s.str();
+  r.exit_code = ::vigil::testing::RunProcess(VIGIL_BINARY, args, log);
+  r.out = ReadFile(log);
   return r;
-}
-
-// Compares two files line by line and reports only the first difference (gtest would otherwise
-// diff the whole text of two large files).
-::testing::AssertionResult SameFile(const std::string& a, const std::string& b) {
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = static_cast<bool>(std::getline(fa, la));
-    const bool gb = static_cast<bool>(std::getline(fb, lb));
-    if (!ga && !gb) return ::testing::AssertionSuccess();
-    if (ga != gb || la != lb) {
-      return ::testing::AssertionFailure() << a << " and " << b << " differ at line " << line
-                                           << ":\n  " << (ga ? la : "<end>") << "\n  "
-                                           << (gb ? lb : "<end>");
-    }
-  }
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class VigilBinaryTest : public ::testing::Test {
@@ -140,7 +97,7 @@ TEST_F(VigilBinaryTest, ReplayKilledMidStreamResumesToTheSameFeatures) {
   Result finish = RunVigil(with({"--summary-json", dir_ + "/s3.json"}), dir_);
   ASSERT_EQ(finish.exit_code, 0) << finish.out;
   EXPECT_NE(finish.out.find("resumed after 300"), std::string::npos) << finish.out;
-  EXPECT_NE(ReadAll(dir_ + "/s3.json").find("\"records\": 367"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ + "/s3.json").find("\"records\": 367"), std::string::npos);
   EXPECT_TRUE(SameFile(out, clean));
 }
 

@@ -1,50 +1,23 @@
 // Long check (make test-long): `vigil replay` killed at many random points of a 200,000-row
 // generated stream, each run resuming from the last checkpoint, must end with the features output
 // and summary counts of an uninterrupted run.
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vigil/testing/files.h"
+#include "vigil/testing/subprocess.h"
 #include "vigil/testing/testdata.h"
-
-extern char** environ;
 
 namespace vigil {
 namespace {
 
-int RunVigil(std::vector<std::string> args) {
-  args.insert(args.begin(), VIGIL_BINARY);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, VIGIL_BINARY, nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using ::vigil::testing::SameFile;
 
-// Compares two files line by line and reports only the first difference (gtest would otherwise
-// diff the whole text of two large files).
-::testing::AssertionResult SameFile(const std::string& a, const std::string& b) {
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = static_cast<bool>(std::getline(fa, la));
-    const bool gb = static_cast<bool>(std::getline(fb, lb));
-    if (!ga && !gb) return ::testing::AssertionSuccess();
-    if (ga != gb || la != lb) {
-      return ::testing::AssertionFailure() << a << " and " << b << " differ at line " << line
-                                           << ":\n  " << (ga ? la : "<end>") << "\n  "
-                                           << (gb ? lb : "<end>");
-    }
-  }
+int RunVigil(std::vector<std::string> args) {
+  return ::vigil::testing::RunProcess(VIGIL_BINARY, std::move(args));
 }
 
 TEST(ReplayCrashLoop, ManyKillsResumeToTheUninterruptedOutput) {

@@ -3,22 +3,17 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "gtest/gtest.h"
+#include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 
 namespace vigil {
 namespace {
 
+using ::vigil::testing::ReadFile;
 using ::vigil::testing::StatusIs;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class FeatureRowWriterTest : public ::testing::Test {
  protected:
@@ -47,9 +42,9 @@ TEST_F(FeatureRowWriterTest, WritesHeaderRowsQuotingAndEmptyNaN) {
     const double more[] = {0, -2, 12345678.25};
     ASSERT_OK(w->Append(tx_, more));
     ASSERT_OK(w->Sync());
-    EXPECT_EQ(w->offset(), static_cast<int64_t>(ReadAll(path_).size()));
+    EXPECT_EQ(w->offset(), static_cast<int64_t>(ReadFile(path_).size()));
   }
-  EXPECT_EQ(ReadAll(path_),
+  EXPECT_EQ(ReadFile(path_),
             "tx_id,timestamp,a,b,c,label,typology\n"
             "\"id,with \"\"comma\"\"\",2022-09-01T00:00:00.000001Z,1.5,,1e-07,1,FAN-OUT\n"
             "plain,2022-09-01T00:00:00.000001Z,0,-2,12345678.25,,\n");
@@ -65,13 +60,13 @@ TEST_F(FeatureRowWriterTest, ResumeTruncatesToTheCheckpointOffset) {
     checkpoint = w->offset();
     ASSERT_OK(w->Append(tx_, v));  // written after the checkpoint: must disappear
   }
-  const std::string before = ReadAll(path_);
+  const std::string before = ReadFile(path_);
   ASSERT_GT(before.size(), static_cast<size_t>(checkpoint));
   {
     ASSERT_OK_AND_ASSIGN(auto w, FeatureRowWriter::ResumeAt(path_, checkpoint));
     EXPECT_EQ(w->offset(), checkpoint);
   }
-  EXPECT_EQ(ReadAll(path_), before.substr(0, static_cast<size_t>(checkpoint)));
+  EXPECT_EQ(ReadFile(path_), before.substr(0, static_cast<size_t>(checkpoint)));
   EXPECT_THAT(FeatureRowWriter::ResumeAt(path_, checkpoint + 1000),
               StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_THAT(FeatureRowWriter::ResumeAt(path_ + ".missing", 0),

@@ -3,27 +3,22 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
 namespace vigil {
 namespace {
 
+using ::vigil::testing::ReadFile;
 using ::vigil::testing::StatusIs;
 using ::vigil::testing::TestDataPath;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
@@ -76,7 +71,7 @@ TEST_F(ReplayTest, ReplaysTheAmlworldSampleInEventTimeOrder) {
   EXPECT_EQ(s.stages[2].stage, "features");
   EXPECT_EQ(s.stages[2].count, 667u);
 
-  const std::vector<std::string> rows = Lines(ReadAll(o.features_out));
+  const std::vector<std::string> rows = Lines(ReadFile(o.features_out));
   ASSERT_EQ(rows.size(), 668u);
   const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
   EXPECT_EQ(header.size(), FeatureExtractor::Schema()->size() + 4);
@@ -111,7 +106,7 @@ TEST_F(ReplayTest, CountsRejectsByReasonAndKeepsGoing) {
   EXPECT_EQ(s.rejects_by_reason.at("invalid_amount"), 1);
   EXPECT_EQ(s.rejects_by_reason.at("invalid_timestamp"), 1);
   EXPECT_EQ(s.rejects_by_reason.at("unknown_currency"), 1);
-  const std::vector<std::string> rejects = Lines(ReadAll(o.rejects_out));
+  const std::vector<std::string> rejects = Lines(ReadFile(o.rejects_out));
   ASSERT_EQ(rejects.size(), 4u);  // header + 3
   EXPECT_EQ(rejects[0], "line\tfield\treason\tmessage\trecord");
   EXPECT_TRUE(absl::StartsWith(rejects[1], "3\tAmount Paid\tinvalid_amount\t")) << rejects[1];
@@ -128,13 +123,13 @@ TEST_F(ReplayTest, SpilledOrderingGivesTheSameRowsAsInMemory) {
   spilled.order_memory_bytes = 8 << 10;  // forces many sorted runs
   ASSERT_OK_AND_ASSIGN(ReplaySummary b, RunReplay(spilled, fx_, RealClock()));
   EXPECT_GT(b.spilled_runs, 3);
-  EXPECT_EQ(ReadAll(in_memory.features_out), ReadAll(spilled.features_out));
+  EXPECT_EQ(ReadFile(in_memory.features_out), ReadFile(spilled.features_out));
 }
 
 // State carried across runs: replaying the first half, then the second half into the same data
 // dir, gives the second half exactly the rows a single run over the whole stream gives it.
 TEST_F(ReplayTest, StateInTheDataDirContinuesAcrossRuns) {
-  const std::string sample = ReadAll(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  const std::string sample = ReadFile(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
   std::vector<std::string> lines = Lines(sample);
   // Sort by timestamp so that splitting the file splits event time too (a stable sort, as
   // replay's own ordering is).
@@ -168,8 +163,8 @@ TEST_F(ReplayTest, StateInTheDataDirContinuesAcrossRuns) {
     for (size_t i = 1; i < rows.size(); ++i) out.push_back(rows[i].substr(rows[i].find(',')));
     return out;
   };
-  std::vector<std::string> whole_rows = strip_ids(Lines(ReadAll(one.features_out)));
-  const std::vector<std::string> second_rows = strip_ids(Lines(ReadAll(b.features_out)));
+  std::vector<std::string> whole_rows = strip_ids(Lines(ReadFile(one.features_out)));
+  const std::vector<std::string> second_rows = strip_ids(Lines(ReadFile(b.features_out)));
   ASSERT_EQ(whole_rows.size(), 667u);
   ASSERT_EQ(second_rows.size(), 667u - 300u);
   EXPECT_EQ(std::vector<std::string>(whole_rows.begin() + 300, whole_rows.end()), second_rows);
@@ -182,11 +177,11 @@ TEST_F(ReplayTest, ReplayingTheSameInputAgainIsANoOp) {
   o.checkpoint_every = 100;
   ASSERT_OK_AND_ASSIGN(ReplaySummary first, RunReplay(o, fx_, RealClock()));
   EXPECT_EQ(first.checkpoints, 7);  // 6 periodic (100..600) + the final one
-  const std::string output = ReadAll(o.features_out);
+  const std::string output = ReadFile(o.features_out);
   ASSERT_OK_AND_ASSIGN(ReplaySummary again, RunReplay(o, fx_, RealClock()));
   EXPECT_EQ(again.resumed_from, 667);
   EXPECT_EQ(again.records, 0);  // nothing counted twice
-  EXPECT_EQ(ReadAll(o.features_out), output);
+  EXPECT_EQ(ReadFile(o.features_out), output);
   // Resuming into another features file would leave a gap: refused.
   o.features_out = dir_ + "/other.csv";
   EXPECT_THAT(RunReplay(o, fx_, RealClock()), StatusIs(absl::StatusCode::kFailedPrecondition));
