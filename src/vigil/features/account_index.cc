@@ -37,8 +37,9 @@ std::string AccountKey(std::string_view bank_id, std::string_view account_id) {
 
 // A per-process random seed: account ids come from outside, and a fixed hash would let a
 // sender craft ids that all collide.
-AccountIndex::AccountIndex() : seed_(std::random_device{}() | uint64_t{std::random_device{}()} << 32) {
-  slots_.resize(1024);
+AccountIndex::AccountIndex()
+    : seed_(std::random_device{}() | uint64_t{std::random_device{}()} << 32) {
+  slots_ = LargeArray<Slot>(1024);
   mask_ = slots_.size() - 1;
   offsets_.push_back(0);
 }
@@ -69,13 +70,17 @@ size_t AccountIndex::Probe(std::string_view key, uint64_t hash) const {
   }
 }
 
-int64_t AccountIndex::Find(std::string_view key) const {
-  const Slot& s = slots_[Probe(key, Hash(key))];
+int64_t AccountIndex::Find(std::string_view key) const { return Find(key, Hash(key)); }
+
+int64_t AccountIndex::Find(std::string_view key, uint64_t hash) const {
+  const Slot& s = slots_[Probe(key, hash)];
   return s.tag == 0 ? -1 : static_cast<int64_t>(s.number);
 }
 
-uint32_t AccountIndex::FindOrAdd(std::string_view key) {
-  const uint64_t hash = Hash(key);
+uint32_t AccountIndex::FindOrAdd(std::string_view key) { return FindOrAdd(key, Hash(key)); }
+
+uint32_t AccountIndex::FindOrAdd(std::string_view key, uint64_t hash) {
+  VIGIL_DCHECK(hash == Hash(key));
   size_t i = Probe(key, hash);
   if (slots_[i].tag != 0) return slots_[i].number;
   if ((size() + 1) * 4 > slots_.size() * 3) {
@@ -102,9 +107,8 @@ uint32_t AccountIndex::FindOrAdd(std::string_view key) {
 }
 
 void AccountIndex::Grow() {
-  std::vector<Slot> old;
-  old.swap(slots_);
-  slots_.resize(old.size() * 2);
+  LargeArray<Slot> old = std::move(slots_);
+  slots_ = LargeArray<Slot>(old.size() * 2);
   mask_ = slots_.size() - 1;
   for (const Slot& s : old) {
     if (s.tag == 0) continue;
@@ -114,8 +118,7 @@ void AccountIndex::Grow() {
 }
 
 size_t AccountIndex::MemoryBytes() const {
-  return slots_.capacity() * sizeof(Slot) + arena_.capacity() +
-         offsets_.capacity() * sizeof(uint32_t);
+  return slots_.MemoryBytes() + arena_.capacity() + offsets_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace vigil

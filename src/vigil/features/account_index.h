@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/large_array.h"
 
 namespace vigil {
 
@@ -31,6 +32,14 @@ class AccountIndex {
   uint32_t FindOrAdd(std::string_view key);
   // Returns the number for "key", or -1 when unknown.
   int64_t Find(std::string_view key) const;
+
+  // For callers that look keys up ahead of use (FeatureExtractor::ProcessBatch): the hash of a
+  // key, a cache hint for the slot where its lookup starts, and the lookups given that hash.
+  // REQUIRES for the last two: hash == Hash(key).
+  uint64_t Hash(std::string_view key) const;
+  void PrefetchSlot(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  int64_t Find(std::string_view key, uint64_t hash) const;
+  uint32_t FindOrAdd(std::string_view key, uint64_t hash);
 
   // The key of "account". The view is valid until the next FindOrAdd.
   std::string_view key(uint32_t account) const {
@@ -51,14 +60,13 @@ class AccountIndex {
   };
   static_assert(sizeof(Slot) == 32);
 
-  uint64_t Hash(std::string_view key) const;
   // The slot holding "key", or the empty slot where it would go.
   size_t Probe(std::string_view key, uint64_t hash) const;
   bool SlotHolds(const Slot& slot, std::string_view key) const;
   void Grow();
 
   uint64_t seed_;
-  std::vector<Slot> slots_;  // power-of-two size; at most 3/4 used
+  LargeArray<Slot> slots_;  // power-of-two size; at most 3/4 used
   size_t mask_ = 0;
   std::string arena_;              // every key, back to back
   std::vector<uint32_t> offsets_;  // key n is arena_[offsets_[n], offsets_[n + 1])

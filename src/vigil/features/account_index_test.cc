@@ -1,6 +1,7 @@
 #include "vigil/features/account_index.h"
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -46,6 +47,25 @@ TEST(AccountIndex, LongKeysSharingTheInlinePrefixStayDistinct) {
   EXPECT_EQ(index.Find(prefix + "2"), 1);
   EXPECT_EQ(index.Find(prefix + "3"), -1);
   EXPECT_EQ(index.FindOrAdd(prefix + "1"), 0u);
+}
+
+// The lookahead path (hash computed first, lookup later) agrees with the plain one, across
+// growth of the table between hashing and lookup.
+TEST(AccountIndex, LookupsWithPrecomputedHashAgree) {
+  AccountIndex index;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 5000; ++i) keys.push_back("bank\x1f" + std::to_string(i * 7919));
+  std::vector<uint64_t> hashes;
+  for (const std::string& k : keys) hashes.push_back(index.Hash(k));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    index.PrefetchSlot(hashes[i]);
+    EXPECT_EQ(index.Find(keys[i], hashes[i]), -1);
+    ASSERT_EQ(index.FindOrAdd(keys[i], hashes[i]), i);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(index.Find(keys[i]), static_cast<int64_t>(i));
+    ASSERT_EQ(index.Find(keys[i], hashes[i]), static_cast<int64_t>(i));
+  }
 }
 
 }  // namespace

@@ -206,8 +206,8 @@ void AccountState::SnapshotFromTotals(AccountSnapshot* s) const {
   int n = 0;
   for (size_t i = cursor_[k7d]; i < events_.size(); ++i) {
     const PackedEvent& e = events_[i];
-    keys[n++] = uint64_t{e.counterparty()} << 2 |
-                uint64_t{e.direction() == Direction::kIn} << 1 | uint64_t{i >= cursor_[k24h]};
+    keys[n++] = uint64_t{e.counterparty()} << 2 | uint64_t{e.direction() == Direction::kIn} << 1 |
+                uint64_t{i >= cursor_[k24h]};
   }
   for (int i = 1; i < n; ++i) {  // insertion sort: n is tiny
     const uint64_t k = keys[i];
@@ -328,6 +328,41 @@ int AccountState::SendersIfFew(int64_t t, uint32_t* out, int cap) const {
   return n;
 }
 
+void AccountState::PrefetchForApply() const {
+  const size_t n = events_.size();
+  if (index_ != nullptr) __builtin_prefetch(index_.get(), 1);
+  if (n == 0) return;
+  const char* data = reinterpret_cast<const char*>(events_.data());
+  constexpr size_t kLine = 64;
+  // DropExpired reads the oldest event; SlideTo each window's first; the snapshot of an account
+  // without a counterparty index scans the 7-day window (at most kIndexAbove + 1 events, a few
+  // lines); Append writes after the newest.
+  __builtin_prefetch(data);
+  const size_t first = index_ != nullptr ? n - 1 : cursor_[k7d];
+  for (size_t off = first * sizeof(PackedEvent); off < n * sizeof(PackedEvent); off += kLine) {
+    __builtin_prefetch(data + off, 1);
+  }
+  if (index_ != nullptr) {
+    for (int w = 0; w < kNumWindows; ++w) {
+      if (cursor_[w] < n) __builtin_prefetch(data + cursor_[w] * sizeof(PackedEvent));
+    }
+  }
+  if (n < events_.capacity()) __builtin_prefetch(data + n * sizeof(PackedEvent), 1);
+}
+
+void AccountState::PrefetchRecentReceivers() const {
+  if (index_ != nullptr) {
+    __builtin_prefetch(index_.get());
+    return;
+  }
+  const size_t n = events_.size();
+  if (n == 0) return;
+  // The newest events, walked backwards: the last two lines hold the last 4 to 8 of them.
+  const PackedEvent* last = events_.data() + n - 1;
+  __builtin_prefetch(last);
+  if (n > 4) __builtin_prefetch(last - 4);
+}
+
 size_t AccountState::MemoryBytes() const {
   size_t bytes = sizeof(*this) + events_.capacity() * sizeof(PackedEvent);
   if (index_ != nullptr) {
@@ -358,8 +393,8 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   int32_t cap = 0;
   uint32_t n = 0;
   if (!Get(&in, &version) || version != kEncodingVersion) {
-    return absl::DataLossError(absl::StrCat("account state: unsupported encoding version ",
-                                            static_cast<int>(version)));
+    return absl::DataLossError(
+        absl::StrCat("account state: unsupported encoding version ", static_cast<int>(version)));
   }
   if (!Get(&in, &s.frontier_) || !Get(&in, &s.last_dropped_) || !Get(&in, &s.ewma_mean_) ||
       !Get(&in, &s.ewma_var_) || !Get(&in, &s.n_amounts_) || !Get(&in, &cap) || !Get(&in, &n)) {

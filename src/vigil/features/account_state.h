@@ -122,6 +122,13 @@ class AccountState {
   // at most "cap" of them; returns their number, or -1 (then use ReceivedFrom).
   int SendersIfFew(int64_t t, uint32_t* out, int cap) const;
 
+  // Cache hints for a caller that knows which accounts it will touch next
+  // (FeatureExtractor::ProcessBatch). They read only this object's own fields and change
+  // nothing: the lines Apply will read and write (the 7-day window's events, the append
+  // position, the counterparty index), and the lines ForEachRecentReceiver reads first.
+  void PrefetchForApply() const;
+  void PrefetchRecentReceivers() const;
+
   size_t num_events() const { return events_.size(); }
   bool indexed() const { return index_ != nullptr; }
 

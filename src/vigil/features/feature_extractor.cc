@@ -47,8 +47,8 @@ std::vector<std::string> ColumnNames() {
                                     "is_cross_border",  "is_self_transfer", "hour_of_day",
                                     "day_of_week",      "cycle_length"};
   for (int f = 0; f < kNumPaymentFormats; ++f) {
-    names.push_back(absl::StrCat("payment_format_",
-                                 PaymentFormatJsonName(static_cast<PaymentFormat>(f))));
+    names.push_back(
+        absl::StrCat("payment_format_", PaymentFormatJsonName(static_cast<PaymentFormat>(f))));
   }
   const char* windows[] = {"1h", "24h", "7d"};
   for (const char* side : {"orig_", "bene_"}) {
@@ -57,10 +57,10 @@ std::vector<std::string> ColumnNames() {
         names.push_back(absl::StrCat(side, stat, w));
       }
     }
-    for (const char* n : {"distinct_counterparties_24h", "distinct_counterparties_7d",
-                          "fan_in_7d", "fan_out_7d", "amount_ewma_mean", "amount_ewma_std",
-                          "amount_zscore", "seconds_since_last_activity",
-                          "near_threshold_count_24h", "pass_through_ratio_24h"}) {
+    for (const char* n :
+         {"distinct_counterparties_24h", "distinct_counterparties_7d", "fan_in_7d", "fan_out_7d",
+          "amount_ewma_mean", "amount_ewma_std", "amount_zscore", "seconds_since_last_activity",
+          "near_threshold_count_24h", "pass_through_ratio_24h"}) {
       names.push_back(absl::StrCat(side, n));
     }
   }
@@ -95,9 +95,8 @@ void WriteSide(const AccountSnapshot& s, const AccountState& state, double zscor
   out[kEwmaMean] = state.ewma_mean();
   out[kEwmaStd] = state.ewma_std();
   out[kZscore] = zscore;
-  out[kSecondsSinceLast] = previous_activity == INT64_MIN
-                               ? kNaN
-                               : static_cast<double>(t - previous_activity) / 1e6;
+  out[kSecondsSinceLast] =
+      previous_activity == INT64_MIN ? kNaN : static_cast<double>(t - previous_activity) / 1e6;
   const WindowTotals& day = s.windows[static_cast<int>(Window::k24h)];
   out[kNearThreshold24h] = static_cast<double>(day.near_threshold_count);
   out[kPassThrough24h] = day.in_sum_cents == 0 ? kNaN
@@ -120,11 +119,8 @@ std::shared_ptr<const FeatureSchema> FeatureExtractor::Schema() {
   return *schema;
 }
 
-uint32_t FeatureExtractor::Touch(const Party& party) {
-  key_scratch_.assign(party.bank_id);
-  key_scratch_.push_back('\x1f');
-  key_scratch_.append(party.account_id);
-  const uint32_t account = index_.FindOrAdd(key_scratch_);
+uint32_t FeatureExtractor::Touch(std::string_view key, uint64_t hash) {
+  const uint32_t account = index_.FindOrAdd(key, hash);
   if (account == states_.size()) {
     states_.push_back(AccountState());
     is_dirty_.push_back(0);
@@ -136,24 +132,117 @@ uint32_t FeatureExtractor::Touch(const Party& party) {
   return account;
 }
 
+void FeatureExtractor::PrepareKeys(const Transaction& tx, Lookahead* la) {
+  const Party* parties[2] = {&tx.originator, &tx.beneficiary};
+  for (int k = 0; k < 2; ++k) {
+    std::string& key = la->key[k];
+    key.assign(parties[k]->bank_id);
+    key.push_back('\x1f');
+    key.append(parties[k]->account_id);
+  }
+}
+
 absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row) {
+  PrepareKeys(tx, &single_);
+  for (int k = 0; k < 2; ++k) single_.hash[k] = index_.Hash(single_.key[k]);
+  return ProcessPrepared(tx, single_, row);
+}
+
+// The lookahead stages. Each one only reads state and issues cache hints, so what it sees may
+// be a few transactions stale (an account created or an event vector moved in between): that
+// costs a miss, never a wrong result. Stage n runs n * kLookaheadStep transactions ahead of
+// the one being applied, so each stage's loads have had time to arrive when the next needs them.
+
+void FeatureExtractor::LookaheadFind(Lookahead* la) const {
+  for (int k = 0; k < 2; ++k) {
+    la->account[k] = index_.Find(la->key[k], la->hash[k]);
+    if (la->account[k] >= 0) PrefetchState(static_cast<uint32_t>(la->account[k]));
+  }
+}
+
+void FeatureExtractor::PrefetchState(uint32_t account) const {
+  const char* p = reinterpret_cast<const char*>(&states_[account]);
+  __builtin_prefetch(p, 1);
+  __builtin_prefetch(p + 64, 1);
+  __builtin_prefetch(p + sizeof(AccountState) - 1, 1);
+  __builtin_prefetch(&is_dirty_[account]);
+}
+
+void FeatureExtractor::LookaheadStates(const Lookahead& la) const {
+  for (int k = 0; k < 2; ++k) {
+    if (la.account[k] >= 0) states_[static_cast<size_t>(la.account[k])].PrefetchForApply();
+  }
+}
+
+void FeatureExtractor::LookaheadReceivers(const Transaction& tx, Lookahead* la) const {
+  la->num_receivers = 0;
+  if (config_.cycle_max_hops < 3 || la->account[1] < 0) return;
+  const int limit = std::min(config_.cycle_max_branching, Lookahead::kMaxReceivers);
+  states_[static_cast<size_t>(la->account[1])].ForEachRecentReceiver(
+      ToUnixMicros(tx.event_time), limit, [&](uint32_t x) {
+        la->receivers[la->num_receivers++] = x;
+        // ForEachRecentReceiver reads the events vector and the index pointer: the state's
+        // first 32 bytes, one line.
+        __builtin_prefetch(&states_[x]);
+      });
+}
+
+void FeatureExtractor::LookaheadReceiverStates(const Lookahead& la) const {
+  for (int i = 0; i < la.num_receivers; ++i) states_[la.receivers[i]].PrefetchRecentReceivers();
+}
+
+void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
+                                    absl::Span<absl::Status> statuses) {
+  const size_t width = schema_->size();
+  VIGIL_CHECK(rows.size() == txs.size() * width && statuses.size() == txs.size());
+  const auto n = static_cast<int64_t>(txs.size());
+  constexpr int64_t d = kLookaheadStep;
+  const auto slot = [&](int64_t j) -> Lookahead& {
+    return ring_[static_cast<size_t>(j) & (kLookaheadRing - 1)];
+  };
+  const auto in_range = [n](int64_t j) { return j >= 0 && j < n; };
+  for (int64_t i = -5 * d; i < n; ++i) {
+    if (const int64_t j = i + 5 * d; in_range(j)) {
+      Lookahead& la = slot(j);
+      PrepareKeys(txs[static_cast<size_t>(j)], &la);
+      for (int k = 0; k < 2; ++k) {
+        la.hash[k] = index_.Hash(la.key[k]);
+        index_.PrefetchSlot(la.hash[k]);
+      }
+    }
+    if (const int64_t j = i + 4 * d; in_range(j)) LookaheadFind(&slot(j));
+    if (const int64_t j = i + 3 * d; in_range(j)) LookaheadStates(slot(j));
+    if (const int64_t j = i + 2 * d; in_range(j)) {
+      LookaheadReceivers(txs[static_cast<size_t>(j)], &slot(j));
+    }
+    if (const int64_t j = i + d; in_range(j)) LookaheadReceiverStates(slot(j));
+    if (i >= 0) {
+      const auto u = static_cast<size_t>(i);
+      statuses[u] = ProcessPrepared(txs[u], slot(i), rows.subspan(u * width, width));
+    }
+  }
+}
+
+absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Lookahead& la,
+                                               absl::Span<double> row) {
   VIGIL_DCHECK(row.size() == schema_->size());
   const int64_t t = ToUnixMicros(tx.event_time);
   const int64_t lateness = config_.allowed_lateness.count();
   if (watermark_ != INT64_MIN && t < watermark_ - lateness) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "event_too_late: event time ", FormatUtc(tx.event_time), " is more than ",
-        lateness / kMicrosPerSecond, " s behind the latest event time ",
-        FormatUtc(FromUnixMicros(watermark_))));
+    return absl::OutOfRangeError(
+        absl::StrCat("event_too_late: event time ", FormatUtc(tx.event_time), " is more than ",
+                     lateness / kMicrosPerSecond, " s behind the latest event time ",
+                     FormatUtc(FromUnixMicros(watermark_))));
   }
   if (t < kMinEventTimeUs || t > kMaxEventTimeUs) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "event time ", FormatUtc(tx.event_time), " is outside the supported range 2000..2142"));
+    return absl::InvalidArgumentError(absl::StrCat("event time ", FormatUtc(tx.event_time),
+                                                   " is outside the supported range 2000..2142"));
   }
   auto micros = fx_.ToReportingMicros(tx.amount);
   if (!micros.ok()) return micros.status();
   if (*micros < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("amount ", tx.amount.ToString(), " is negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("amount ", tx.amount.ToString(), " is negative"));
   }
   // Windows sum whole cents of the reporting currency, rounded half up: exact and compact.
   const int64_t cents = *micros / 10'000 + (*micros % 10'000 >= 5'000 ? 1 : 0);
@@ -164,12 +253,12 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
   }
   // All checks passed: from here on the transaction is applied.
   if (t > watermark_) watermark_ = t;
-  const uint32_t orig = Touch(tx.originator);
-  const uint32_t bene = Touch(tx.beneficiary);
-  const bool near = *micros < config_.reporting_threshold_micros &&
-                    static_cast<double>(*micros) >=
-                        config_.near_threshold_fraction *
-                            static_cast<double>(config_.reporting_threshold_micros);
+  const uint32_t orig = Touch(la.key[0], la.hash[0]);
+  const uint32_t bene = Touch(la.key[1], la.hash[1]);
+  const bool near =
+      *micros < config_.reporting_threshold_micros &&
+      static_cast<double>(*micros) >=
+          config_.near_threshold_fraction * static_cast<double>(config_.reporting_threshold_micros);
 
   const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
@@ -191,7 +280,7 @@ absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double>
   out[kIsRoundAmount] = IsRoundAmount(tx.amount) ? 1 : 0;
   out[kIsCrossCurrency] =
       tx.settled_amount.has_value() && tx.settled_amount->currency() != tx.amount.currency() ? 1
-                                                                                           : 0;
+                                                                                             : 0;
   out[kIsCrossBorder] = tx.originator.country.empty() || tx.beneficiary.country.empty()
                             ? kNaN
                             : (tx.originator.country != tx.beneficiary.country ? 1 : 0);
@@ -280,8 +369,9 @@ void FeatureExtractor::ClearDirty() {
 
 absl::Status FeatureExtractor::RestoreAccount(std::string_view key, AccountState state) {
   if (index_.FindOrAdd(key) != states_.size()) {
-    return absl::DataLossError(absl::StrCat(
-        "feature state: account key restored twice or out of order: ", absl::string_view(key.data(), key.size())));
+    return absl::DataLossError(
+        absl::StrCat("feature state: account key restored twice or out of order: ",
+                     absl::string_view(key.data(), key.size())));
   }
   states_.push_back(std::move(state));
   is_dirty_.push_back(0);

@@ -27,8 +27,8 @@ FxRates TestRates() {
   return *std::move(fx);
 }
 
-Transaction MakeTx(int64_t t_us, const std::string& from, const std::string& to,
-                   int64_t cents, const char* currency = "USD") {
+Transaction MakeTx(int64_t t_us, const std::string& from, const std::string& to, int64_t cents,
+                   const char* currency = "USD") {
   Transaction tx;
   tx.id = "t";
   tx.event_time = FromUnixMicros(t_us);
@@ -72,7 +72,7 @@ TEST(FeatureExtractor, SchemaIsVersionedAndPrefixed) {
 TEST(FeatureExtractor, WindowsCountBothSidesAndExpire) {
   FxRates fx = TestRates();
   FeatureExtractor fe(fx, FeatureConfig{});
-  Process(fe, MakeTx(kBase, "A", "B", 10000));                    // 100 USD
+  Process(fe, MakeTx(kBase, "A", "B", 10000));                       // 100 USD
   Process(fe, MakeTx(kBase + 30 * kMinute, "A", "C", 5000, "EUR"));  // 50 EUR = 100 USD
   Row r = Process(fe, MakeTx(kBase + 61 * kMinute, "A", "B", 20000));
   // The first payment (61 min ago) has left the 1h window but not the 24h one.
@@ -102,9 +102,9 @@ TEST(FeatureExtractor, NearThresholdRoundAmountAndPassThrough) {
   FxRates fx = TestRates();
   FeatureExtractor fe(fx, FeatureConfig{});
   Row in = Process(fe, MakeTx(kBase, "SRC", "MULE", 1'000'000));  // 10,000.00: at threshold
-  EXPECT_EQ(in["bene_near_threshold_count_24h"], 0);  // [9000, 10000) excludes 10000
+  EXPECT_EQ(in["bene_near_threshold_count_24h"], 0);              // [9000, 10000) excludes 10000
   EXPECT_EQ(in["is_round_amount"], 1);
-  EXPECT_TRUE(std::isnan(in["orig_pass_through_ratio_24h"]));  // nothing came in
+  EXPECT_TRUE(std::isnan(in["orig_pass_through_ratio_24h"]));              // nothing came in
   Row out = Process(fe, MakeTx(kBase + kMinute, "MULE", "DST", 900'000));  // 9,000.00
   EXPECT_EQ(out["orig_near_threshold_count_24h"], 1);
   EXPECT_DOUBLE_EQ(out["orig_pass_through_ratio_24h"], 0.9);
@@ -149,6 +149,69 @@ TEST(FeatureExtractor, RejectsLateAndUnconvertibleWithoutSideEffects) {
   EXPECT_EQ(r["orig_out_count_1h"], 1);  // the 60-minute payment is in its future
   // A's only earlier payment is later in event time: no previous activity as of 00:56.
   EXPECT_TRUE(std::isnan(r["orig_seconds_since_last_activity"]));
+}
+
+// ProcessBatch must give exactly what Process gives one transaction at a time: same rows (NaN
+// where NaN), same errors, same accounts in the same order, same dirty list.
+TEST(FeatureExtractor, ProcessBatchMatchesProcessOneByOne) {
+  std::mt19937_64 rng(42);
+  FxRates fx = TestRates();
+  FeatureConfig config;
+  config.allowed_lateness = std::chrono::minutes(30);
+  std::vector<Transaction> txs;
+  int64_t now = kBase;
+  for (int i = 0; i < 3000; ++i) {
+    now += static_cast<int64_t>(rng() % 4) * kMinute;
+    int64_t t = now;
+    if (rng() % 10 == 0) t -= static_cast<int64_t>(rng() % 40) * kMinute;  // late, some too late
+    // A few busy accounts (counterparty index) among many quiet ones; some self-transfers.
+    const auto pick = [&] {
+      return rng() % 3 == 0 ? "H" + std::to_string(rng() % 4) : "A" + std::to_string(rng() % 400);
+    };
+    const std::string from = pick();
+    const std::string to = rng() % 20 == 0 ? from : pick();
+    txs.push_back(MakeTx(t, from, to, 1 + static_cast<int64_t>(rng() % 2'000'000),
+                         rng() % 50 == 0 ? "GBP" : "USD"));
+  }
+  const size_t width = FeatureExtractor::Schema()->size();
+  FeatureExtractor one(fx, config);
+  std::vector<std::vector<double>> expected_rows;
+  std::vector<absl::Status> expected_status;
+  for (const Transaction& tx : txs) {
+    std::vector<double> row(width, -1);
+    expected_status.push_back(one.Process(tx, absl::MakeSpan(row)));
+    expected_rows.push_back(std::move(row));
+  }
+  int rejected = 0;
+  for (const absl::Status& s : expected_status) rejected += s.ok() ? 0 : 1;
+  ASSERT_GT(rejected, 10);  // the stream exercises both error paths
+  for (size_t batch : {size_t{1}, size_t{7}, size_t{256}, txs.size()}) {
+    SCOPED_TRACE(::testing::Message() << "batch " << batch);
+    FeatureExtractor fe(fx, config);
+    for (size_t start = 0; start < txs.size(); start += batch) {
+      const size_t n = std::min(batch, txs.size() - start);
+      std::vector<double> rows(n * width, -1);
+      std::vector<absl::Status> statuses(n);
+      fe.ProcessBatch(absl::MakeConstSpan(txs).subspan(start, n), absl::MakeSpan(rows),
+                      absl::MakeSpan(statuses));
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(statuses[i], expected_status[start + i]) << "transaction " << start + i;
+        if (!statuses[i].ok()) continue;
+        for (size_t c = 0; c < width; ++c) {
+          const double want = expected_rows[start + i][c], got = rows[i * width + c];
+          ASSERT_TRUE(want == got || (std::isnan(want) && std::isnan(got)))
+              << "transaction " << start + i << " " << FeatureExtractor::Schema()->names()[c]
+              << ": " << got << " != " << want;
+        }
+      }
+    }
+    ASSERT_EQ(fe.num_accounts(), one.num_accounts());
+    for (uint32_t a = 0; a < fe.num_accounts(); ++a) {
+      ASSERT_EQ(fe.index().key(a), one.index().key(a));
+    }
+    EXPECT_EQ(fe.dirty_accounts(), one.dirty_accounts());
+    EXPECT_EQ(fe.watermark_us(), one.watermark_us());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,7 +266,8 @@ int BruteForceCycle(const std::vector<Applied>& applied, int orig, int bene, int
   // BFS from bene to orig over 7-day edges as of t, simple paths, at most 3 edges.
   std::vector<std::pair<int, int>> edges;
   for (const Applied& a : applied) {
-    if (a.t <= t && a.t > t - kWindowMicros[2] && a.orig != a.bene) edges.push_back({a.orig, a.bene});
+    if (a.t <= t && a.t > t - kWindowMicros[2] && a.orig != a.bene)
+      edges.push_back({a.orig, a.bene});
   }
   std::set<int> frontier = {bene}, seen = {bene};
   for (int hops = 1; hops <= 3; ++hops) {
@@ -259,7 +323,8 @@ TEST_P(FeatureExtractorProperty, MatchesBruteForce) {
   for (int i = 0; i < 1500; ++i) {
     // Mostly small steps (ties included), sometimes hours, rarely more than a week.
     const uint64_t k = rng() % 100;
-    now += k < 20 ? 0 : k < 85 ? static_cast<int64_t>(rng() % 30) * kMinute
+    now += k < 20   ? 0
+           : k < 85 ? static_cast<int64_t>(rng() % 30) * kMinute
            : k < 98 ? static_cast<int64_t>(rng() % 20) * 60 * kMinute
                     : static_cast<int64_t>(8 * 24 * 60) * kMinute;
     int64_t t = now;
