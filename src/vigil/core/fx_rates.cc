@@ -5,8 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/numeric/int128.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -53,14 +53,16 @@ absl::StatusOr<FxRates> FxRates::Parse(absl::string_view text, absl::string_view
     }
     if (key == "currency") {
       if (value != "per_reporting_unit") {
-        return LineError(source_name, line_no, "column header must be 'currency,per_reporting_unit'");
+        return LineError(source_name, line_no,
+                         "column header must be 'currency,per_reporting_unit'");
       }
       have_columns = true;
       continue;
     }
     if (fx.reporting_.empty() || !have_columns) {
-      return LineError(source_name, line_no,
-                       "rates must follow 'reporting_currency,XXX' and 'currency,per_reporting_unit'");
+      return LineError(
+          source_name, line_no,
+          "rates must follow 'reporting_currency,XXX' and 'currency,per_reporting_unit'");
     }
     auto c = Currency::FromCode(key);
     if (!c.ok()) return LineError(source_name, line_no, c.status().message());
@@ -94,7 +96,14 @@ absl::StatusOr<FxRates> FxRates::LoadFile(const std::string& path) {
 }
 
 absl::StatusOr<int64_t> FxRates::ToReportingMicros(const Money& m) const {
-  // micros = units × 10^-scale / rate × 10^6 = units × 10^(6 + rate.scale) / (rate.units × 10^scale)
+  // micros = units × 10^-scale / rate × 10^6 = units × 10^(6 + rate.scale) / (rate.units ×
+  // 10^scale)
+  if (m.currency() == reporting_ && m.scale() >= 0 && m.scale() <= 6) {
+    // The common case, exact in 64 bits unless the product overflows.
+    static constexpr int64_t kScale[7] = {1'000'000, 100'000, 10'000, 1'000, 100, 10, 1};
+    int64_t micros;
+    if (!__builtin_mul_overflow(m.units(), kScale[m.scale()], &micros)) return micros;
+  }
   absl::int128 num;
   absl::int128 den;
   if (m.currency() == reporting_) {

@@ -62,6 +62,7 @@ TEST_F(FxRatesTest, ExactConversionsWorkedByHand) {
       {"1", "JPY", 9'488, "1e6 / 105.4 = 9487.666 rounds up to 9488"},
       {"-1", "JPY", -9'488, "the magnitude rounds, then the sign comes back"},
       {"51.43", "USD", 51'430'000, "the reporting currency converts at 1"},
+      {"-12.5", "USD", -12'500'000, "negative, in the reporting currency"},
       {"0.0000005", "USD", 1, "0.5 micros: a half rounds away from zero"},
       {"-0.0000005", "USD", -1, "-0.5 micros: away from zero, to -1 (not toward +inf to 0)"},
       {"0.0000025", "USD", 3, "2.5 micros: away from zero gives 3 (banker's would give 2)"},

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/common/huge_page_pool.h"
 #include "vigil/features/counterparty_counts.h"
 
 namespace vigil {
@@ -160,7 +161,7 @@ class AccountState {
   };
   // Only for accounts with many events in their 7-day window (see the file comment).
   struct CounterpartyIndex {
-    CounterpartyCounts counts;  // 24h and 7d windows at the frontier
+    CounterpartyCounts counts;                     // 24h and 7d windows at the frontier
     std::vector<RecentReceiver> recent_receivers;  // oldest first, at most the cap
     int cap = 0;
   };
@@ -177,7 +178,9 @@ class AccountState {
   void SnapshotByScan(int64_t t, AccountSnapshot* s) const;
   void RebuildDerived();
 
-  std::vector<PackedEvent> events_;  // sorted by time, ties in arrival order
+  // Sorted by time, ties in arrival order. Pooled on huge pages: a million accounts' events
+  // are read at random (see HugePagePool).
+  std::vector<PackedEvent, HugePageAllocator<PackedEvent>> events_;
   std::unique_ptr<CounterpartyIndex> index_;
   int64_t frontier_ = INT64_MIN;
   int64_t last_dropped_ = INT64_MIN;  // time of the newest event dropped from events_
