@@ -1,0 +1,78 @@
+// CpuPredictor: scores feature rows with a tree ensemble on the CPU, exactly as the library
+// that trained it would (see TreeEnsemble for the decision and summation rules).
+//
+// Create() binds the model's features to a schema once: the compiled nodes index the caller's
+// row directly, so scoring has no lookup and no error path. The single-row path allocates
+// nothing and takes no lock.
+//
+// Thread safety: immutable after Create; any number of threads may score concurrently.
+#ifndef VIGIL_MODEL_CPU_PREDICTOR_H_
+#define VIGIL_MODEL_CPU_PREDICTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "vigil/core/feature_schema.h"
+#include "vigil/model/tree_ensemble.h"
+
+namespace vigil {
+
+class CpuPredictor {
+ public:
+  static absl::StatusOr<CpuPredictor> Create(std::shared_ptr<const TreeEnsemble> model,
+                                             const FeatureSchema& schema);
+
+  const TreeEnsemble& model() const { return *model_; }
+  int num_groups() const { return model_->num_groups; }
+  // Row width the predictor was bound to (the schema's size).
+  size_t row_width() const { return row_width_; }
+
+  // The margins (raw scores, one per output group) of one row.
+  // REQUIRES: row.size() == row_width(), margins.size() == num_groups().
+  void Margins(absl::Span<const double> row, absl::Span<double> margins) const;
+  // Single-group models: the margin of one row.
+  double Margin(absl::Span<const double> row) const;
+
+  // Margins of n rows laid out one after another (row i at rows[i * row_width()]) into
+  // margins[i * num_groups() + g]. Trees are walked for a block of rows at a time, so each
+  // tree's nodes are read from cache for the whole block.
+  void MarginsBatch(absl::Span<const double> rows, size_t n, absl::Span<double> margins) const;
+
+  // The model's output for margins of one row: a probability (sigmoid) for binary models,
+  // class probabilities (softmax) for multi-class ones, the margin itself for regression,
+  // computed in the training library's precision. REQUIRES: out.size() == margins.size().
+  void Transform(absl::Span<const double> margins, absl::Span<double> out) const;
+
+ private:
+  // 24 bytes; a leaf has column == kLeaf and its output in "threshold".
+  struct Node {
+    double threshold;
+    uint32_t column;
+    int32_t left;
+    int32_t right;
+    uint8_t default_left;
+    MissingType missing;
+  };
+  static constexpr uint32_t kLeaf = UINT32_MAX;
+
+  CpuPredictor() = default;
+  template <ModelFormat kFormat>
+  int32_t Leaf(int32_t node, const double* row) const;
+  template <ModelFormat kFormat>
+  void MarginsImpl(const double* row, double* margins) const;
+  template <ModelFormat kFormat>
+  void BatchImpl(const double* rows, size_t n, double* margins) const;
+
+  std::shared_ptr<const TreeEnsemble> model_;
+  size_t row_width_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<int32_t> roots_;
+  std::vector<int32_t> groups_;
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_MODEL_CPU_PREDICTOR_H_
