@@ -16,6 +16,7 @@
 #ifndef VIGIL_MODEL_TREE_ENSEMBLE_H_
 #define VIGIL_MODEL_TREE_ENSEMBLE_H_
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,6 +68,21 @@ struct TreeEnsemble {
   bool is_leaf(size_t node) const { return feature[node] < 0; }
   // Longest root-to-leaf path, in edges, of tree t.
   int Depth(size_t tree) const;
+
+  // The child of internal node "node" that input x (the split feature's value, NaN when
+  // missing) goes to, by the training library's rule (see the file comment).
+  int32_t Next(size_t node, double x) const {
+    if (format == ModelFormat::kXgboost) {
+      if (std::isnan(x)) return default_left[node] ? left[node] : right[node];
+      return static_cast<float>(x) < static_cast<float>(threshold[node]) ? left[node] : right[node];
+    }
+    if (std::isnan(x) && missing[node] != MissingType::kNaN) x = 0.0;
+    constexpr double kZero = static_cast<double>(1e-35f);  // LightGBM's kZeroThreshold
+    const bool to_default = (missing[node] == MissingType::kZero && x >= -kZero && x <= kZero) ||
+                            (missing[node] == MissingType::kNaN && std::isnan(x));
+    if (to_default) return default_left[node] ? left[node] : right[node];
+    return x <= threshold[node] ? left[node] : right[node];
+  }
 
   // Checks the structure: every child index inside its own tree, every node reached exactly
   // once from its root (no cycles, no sharing), feature indices in range, group indices in

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "vigil/model/lightgbm_text.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
+#include "vigil/model/tree_shap.h"
 #include "vigil/model/xgboost_json.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/subprocess.h"
@@ -140,6 +142,7 @@ TEST_P(XgboostOracle, MarginsEqualXgboostBitForBit) {
   const Csv rows = ReadCsv(absl::StrCat(dir, "/rows.csv"), true);
   const Csv margins = ReadCsv(absl::StrCat(dir, "/margins.csv"), false);
   const Csv probs = ReadCsv(absl::StrCat(dir, "/probs.csv"), false);
+  const Csv contribs = ReadCsv(absl::StrCat(dir, "/contribs.csv"), false);
   ASSERT_EQ(rows.rows.size(), margins.rows.size());
   auto schema = Schema(rows.header);
   auto p = CpuPredictor::Create(*model, *schema);
@@ -149,6 +152,11 @@ TEST_P(XgboostOracle, MarginsEqualXgboostBitForBit) {
   for (const auto& r : rows.rows) flat.insert(flat.end(), r.begin(), r.end());
   std::vector<double> batch(rows.rows.size() * groups);
   p->MarginsBatch(flat, rows.rows.size(), absl::MakeSpan(batch));
+  auto shap = TreeShapExplainer::Create(*model, *schema);
+  ASSERT_OK(shap);
+  const size_t per_group = (*model)->feature_names.size() + 1;
+  ASSERT_EQ(contribs.rows[0].size(), shap->output_size());
+  double worst_shap = 0, worst_sum = 0;
   int max_depth = 0;
   for (size_t t = 0; t < (*model)->num_trees(); ++t)
     max_depth = std::max(max_depth, (*model)->Depth(t));
@@ -164,7 +172,27 @@ TEST_P(XgboostOracle, MarginsEqualXgboostBitForBit) {
       ASSERT_EQ(batch[i * groups + g], m[g]) << "row " << i << ": batch and single row differ";
       ASSERT_NEAR(prob[g], probs.rows[i][g], 1e-6) << "row " << i << " group " << g;
     }
+    std::vector<double> phi(shap->output_size());
+    shap->Explain(rows.rows[i], absl::MakeSpan(phi));
+    for (size_t g = 0; g < groups; ++g) {
+      double sum = 0;
+      for (size_t k = 0; k < per_group; ++k) {
+        sum += phi[g * per_group + k];
+        worst_shap = std::max(
+            worst_shap, std::abs(phi[g * per_group + k] - contribs.rows[i][g * per_group + k]));
+        // XGBoost 1.7 computes SHAP values in float32.
+        ASSERT_NEAR(phi[g * per_group + k], contribs.rows[i][g * per_group + k], 1e-4)
+            << "row " << i << " group " << g << " feature " << k;
+      }
+      // Local accuracy: the contributions add up to the margin (ours is float32, the sum double).
+      worst_sum = std::max(worst_sum, std::abs(sum - m[g]));
+      ASSERT_NEAR(sum, m[g], 1e-5 * std::max(1.0, std::abs(m[g]))) << "row " << i;
+    }
   }
+  RecordProperty("max_shap_difference", std::to_string(worst_shap));
+  RecordProperty("max_sum_difference", std::to_string(worst_sum));
+  std::cout << "max |shap - xgboost| = " << worst_shap << ", max |sum - margin| = " << worst_sum
+            << "\n";
   std::filesystem::remove_all(dir);
 }
 
