@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -78,31 +80,39 @@ absl::Status TreeEnsemble::Validate() const {
 }
 
 absl::StatusOr<std::vector<uint32_t>> BindFeatures(const TreeEnsemble& model,
-                                                   const FeatureSchema& schema) {
+                                                   const std::vector<std::string>& columns,
+                                                   std::string_view what) {
+  absl::flat_hash_map<std::string, uint32_t> index;
+  for (size_t i = 0; i < columns.size(); ++i) index.emplace(columns[i], static_cast<uint32_t>(i));
   std::vector<uint32_t> column;
   std::vector<std::string> missing;
   for (const std::string& name : model.feature_names) {
-    const auto i = schema.IndexOf(name);
-    if (!i.has_value()) {
+    auto it = index.find(name);
+    if (it == index.end()) {
       missing.push_back(name);
-      continue;
+    } else {
+      column.push_back(it->second);
     }
-    column.push_back(static_cast<uint32_t>(*i));
   }
   if (!missing.empty()) {
+    const absl::flat_hash_set<std::string> used(model.feature_names.begin(),
+                                                model.feature_names.end());
     std::vector<std::string> unused;
-    for (const std::string& name : schema.names()) {
-      if (std::find(model.feature_names.begin(), model.feature_names.end(), name) ==
-          model.feature_names.end()) {
-        unused.push_back(name);
-      }
+    for (const std::string& name : columns) {
+      if (!used.contains(name)) unused.push_back(name);
     }
     return absl::FailedPreconditionError(absl::StrCat(
-        "model features missing from feature schema ", schema.version(), " (", missing.size(),
-        "): ", absl::StrJoin(missing, ", "), "; schema features the model does not use (",
+        "model features missing from ", absl::string_view(what.data(), what.size()), " (",
+        missing.size(), "): ", absl::StrJoin(missing, ", "), "; ",
+        absl::string_view(what.data(), what.size()), " features the model does not use (",
         unused.size(), "): ", unused.empty() ? "none" : absl::StrJoin(unused, ", ")));
   }
   return column;
+}
+
+absl::StatusOr<std::vector<uint32_t>> BindFeatures(const TreeEnsemble& model,
+                                                   const FeatureSchema& schema) {
+  return BindFeatures(model, schema.names(), absl::StrCat("feature schema ", schema.version()));
 }
 
 }  // namespace vigil

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -95,6 +96,10 @@ struct TreeEnsemble {
 // features the schema lacks are an error listing each of them (and the schema's version).
 absl::StatusOr<std::vector<uint32_t>> BindFeatures(const TreeEnsemble& model,
                                                    const FeatureSchema& schema);
+// The same against plain column names (a CSV header, say); "what" names them in the error.
+absl::StatusOr<std::vector<uint32_t>> BindFeatures(const TreeEnsemble& model,
+                                                   const std::vector<std::string>& columns,
+                                                   std::string_view what);
 
 }  // namespace vigil
 

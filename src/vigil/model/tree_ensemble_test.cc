@@ -27,10 +27,12 @@ TEST(BindFeatures, MismatchListsMissingAndUnusedFeatures) {
   ASSERT_OK(m);
   auto schema = FeatureSchema::Create("s.v2", {"a", "c", "d"});
   ASSERT_OK(schema);
-  EXPECT_THAT(BindFeatures(*m, **schema),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("model features missing from feature schema s.v2 (1): b; schema "
-                                 "features the model does not use (2): c, d")));
+  EXPECT_THAT(
+      BindFeatures(*m, **schema),
+      StatusIs(
+          absl::StatusCode::kFailedPrecondition,
+          HasSubstr("model features missing from feature schema s.v2 (1): b; feature schema s.v2 "
+                    "features the model does not use (2): c, d")));
 }
 
 TEST(TreeEnsembleValidate, RejectsBrokenStructure) {

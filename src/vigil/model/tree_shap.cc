@@ -2,15 +2,23 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 #include "vigil/common/status_macros.h"
 
 namespace vigil {
 absl::StatusOr<TreeShapExplainer> TreeShapExplainer::Create(
     std::shared_ptr<const TreeEnsemble> model, const FeatureSchema& schema) {
+  return Create(std::move(model), schema.names(),
+                absl::StrCat("feature schema ", schema.version()));
+}
+
+absl::StatusOr<TreeShapExplainer> TreeShapExplainer::Create(
+    std::shared_ptr<const TreeEnsemble> model, const std::vector<std::string>& columns,
+    std::string_view what) {
   VIGIL_RETURN_IF_ERROR(model->Validate());
   TreeShapExplainer e;
-  VIGIL_ASSIGN_OR_RETURN(e.column_, BindFeatures(*model, schema));
+  VIGIL_ASSIGN_OR_RETURN(e.column_, BindFeatures(*model, columns, what));
   const TreeEnsemble& m = *model;
   e.mean_value_.assign(m.num_nodes(), 0.0);
   e.bias_ = m.base_margin;

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,12 +28,20 @@ class TreeShapExplainer {
  public:
   static absl::StatusOr<TreeShapExplainer> Create(std::shared_ptr<const TreeEnsemble> model,
                                                   const FeatureSchema& schema);
+  // The same for rows whose columns are "columns" (a CSV header, say); "what" names them in
+  // the binding error.
+  static absl::StatusOr<TreeShapExplainer> Create(std::shared_ptr<const TreeEnsemble> model,
+                                                  const std::vector<std::string>& columns,
+                                                  std::string_view what);
 
   const TreeEnsemble& model() const { return *model_; }
   // Values per row: (number of model features + 1) per output group, the bias last in each.
   size_t output_size() const {
     return (model_->feature_names.size() + 1) * static_cast<size_t>(model_->num_groups);
   }
+
+  // Row column of model feature i.
+  uint32_t column(size_t feature) const { return column_[feature]; }
 
   // REQUIRES: row.size() == the schema's size, out.size() == output_size().
   void Explain(absl::Span<const double> row, absl::Span<double> out) const;

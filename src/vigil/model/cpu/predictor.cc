@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 #include "vigil/common/status_macros.h"
 
@@ -16,10 +17,17 @@ constexpr double kLightGbmZero = static_cast<double>(1e-35f);
 
 absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnsemble> model,
                                                   const FeatureSchema& schema) {
+  return Create(std::move(model), schema.names(),
+                absl::StrCat("feature schema ", schema.version()));
+}
+
+absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnsemble> model,
+                                                  const std::vector<std::string>& columns,
+                                                  std::string_view what) {
   VIGIL_RETURN_IF_ERROR(model->Validate());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<uint32_t> column, BindFeatures(*model, schema));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<uint32_t> column, BindFeatures(*model, columns, what));
   CpuPredictor p;
-  p.row_width_ = schema.size();
+  p.row_width_ = columns.size();
   p.nodes_.resize(model->num_nodes());
   for (size_t i = 0; i < model->num_nodes(); ++i) {
     Node& n = p.nodes_[i];

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,6 +26,11 @@ class CpuPredictor {
  public:
   static absl::StatusOr<CpuPredictor> Create(std::shared_ptr<const TreeEnsemble> model,
                                              const FeatureSchema& schema);
+  // The same for rows whose columns are "columns" (a CSV header, say); "what" names them in
+  // the binding error.
+  static absl::StatusOr<CpuPredictor> Create(std::shared_ptr<const TreeEnsemble> model,
+                                             const std::vector<std::string>& columns,
+                                             std::string_view what);
 
   const TreeEnsemble& model() const { return *model_; }
   int num_groups() const { return model_->num_groups; }
