@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "vigil/cli/command.h"
 #include "vigil/cli/gen_command.h"
+#include "vigil/cli/model_command.h"
 #include "vigil/cli/replay_command.h"
 
 int main(int argc, char** argv) {
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   vigil.footer(
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
-  std::vector<Command> commands = {AddGenCommand(vigil), AddReplayCommand(vigil)};
+  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil),
+                                   AddReplayCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

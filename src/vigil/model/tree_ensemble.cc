@@ -98,14 +98,22 @@ absl::StatusOr<std::vector<uint32_t>> BindFeatures(const TreeEnsemble& model,
     const absl::flat_hash_set<std::string> used(model.feature_names.begin(),
                                                 model.feature_names.end());
     std::vector<std::string> unused;
+    size_t more = 0;
     for (const std::string& name : columns) {
-      if (!used.contains(name)) unused.push_back(name);
+      if (used.contains(name)) continue;
+      // The unused list helps spot a renamed column; past 20 names it only hides the message.
+      if (unused.size() < 20) {
+        unused.push_back(name);
+      } else {
+        ++more;
+      }
     }
+    if (more > 0) unused.push_back(absl::StrCat("and ", more, " more"));
     return absl::FailedPreconditionError(absl::StrCat(
         "model features missing from ", absl::string_view(what.data(), what.size()), " (",
         missing.size(), "): ", absl::StrJoin(missing, ", "), "; ",
-        absl::string_view(what.data(), what.size()), " features the model does not use (",
-        unused.size(), "): ", unused.empty() ? "none" : absl::StrJoin(unused, ", ")));
+        absl::string_view(what.data(), what.size()), " features the model does not use: ",
+        unused.empty() ? "none" : absl::StrJoin(unused, ", ")));
   }
   return column;
 }

@@ -32,7 +32,7 @@ TEST(BindFeatures, MismatchListsMissingAndUnusedFeatures) {
       StatusIs(
           absl::StatusCode::kFailedPrecondition,
           HasSubstr("model features missing from feature schema s.v2 (1): b; feature schema s.v2 "
-                    "features the model does not use (2): c, d")));
+                    "features the model does not use: c, d")));
 }
 
 TEST(TreeEnsembleValidate, RejectsBrokenStructure) {
