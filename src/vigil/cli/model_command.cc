@@ -151,7 +151,12 @@ int RunPredict(const ModelFlags& flags) {
   }
   *out << absl::StrJoin(columns, ",") << "\n";
 
-  std::vector<double> row(header.size()), margins(groups), probs(groups);
+  // Only the columns the model reads are parsed; others (ids, labels) may hold anything.
+  std::vector<uint8_t> used(header.size(), 0);
+  const absl::StatusOr<std::vector<uint32_t>> bound = BindFeatures(m, header, what);
+  if (!bound.ok()) return fail(std::string(bound.status().message()), kExitInputRejected);
+  for (uint32_t c : *bound) used[c] = 1;
+  std::vector<double> row(header.size(), std::nan("")), margins(groups), probs(groups);
   std::vector<double> phi(shap ? shap->output_size() : 0);
   std::string text;
   int64_t line_no = 1, rows = 0;
@@ -167,7 +172,7 @@ int RunPredict(const ModelFlags& flags) {
                     kExitInputRejected);
       }
       double v = std::nan("");
-      if (!cell.empty() && cell != "nan" && cell != "NaN" && !absl::SimpleAtod(cell, &v)) {
+      if (used[c] && !cell.empty() && cell != "nan" && cell != "NaN" && !absl::SimpleAtod(cell, &v)) {
         return fail(absl::StrCat(flags.input, ":", line_no, ": column '", header[c], "': '", cell,
                                  "' is not a number (leave the cell empty for a missing value)"),
                     kExitInputRejected);

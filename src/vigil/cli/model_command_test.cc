@@ -54,8 +54,9 @@ TEST_F(ModelCommandTest, InspectDescribesTheModel) {
 }
 
 TEST_F(ModelCommandTest, PredictBindsToTheHeaderAndWritesMarginsProbabilitiesAndShap) {
-  // Columns in another order plus one the model does not use; an empty cell is missing.
-  Write("rows.csv", "b,id,a\n0,7,1\n-1,8,2\n0,9,\n");
+  // Columns in another order plus one the model does not use (not parsed); an empty cell is
+  // missing.
+  Write("rows.csv", "b,id,a\n0,tx-7,1\n-1,tx-8,2\n0,tx-9,\n");
   ASSERT_EQ(Vigil({"model", "predict", Path("m.json"), Path("rows.csv"), "--shap", "--out",
                    Path("out.csv")}),
             0)
