@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
@@ -147,6 +149,31 @@ void CpuPredictor::MarginsBatch(absl::Span<const double> rows, size_t n,
   } else {
     BatchImpl<ModelFormat::kLightGbm>(rows.data(), n, margins.data());
   }
+}
+
+void CpuPredictor::MarginsBatchParallel(absl::Span<const double> rows, size_t n,
+                                        absl::Span<double> margins, int threads) const {
+  constexpr size_t kMinRowsPerThread = 64;
+  const size_t workers = std::min(static_cast<size_t>(std::max(threads, 1)),
+                                  (n + kMinRowsPerThread - 1) / kMinRowsPerThread);
+  if (workers <= 1) {
+    MarginsBatch(rows, n, margins);
+    return;
+  }
+  const auto groups = static_cast<size_t>(num_groups());
+  // Contiguous slices, rounded to whole 64-row blocks so each thread walks full blocks.
+  const size_t per = (n / workers + kMinRowsPerThread - 1) / kMinRowsPerThread * kMinRowsPerThread;
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < workers; ++w) {
+    const size_t begin = std::min(n, w * per),
+                 end = w + 1 == workers ? n : std::min(n, begin + per);
+    if (begin >= end) break;
+    pool.emplace_back([=, this] {
+      MarginsBatch(rows.subspan(begin * row_width_, (end - begin) * row_width_), end - begin,
+                   margins.subspan(begin * groups, (end - begin) * groups));
+    });
+  }
+  for (std::thread& t : pool) t.join();
 }
 
 void CpuPredictor::Transform(absl::Span<const double> margins, absl::Span<double> out) const {

@@ -47,6 +47,12 @@ class CpuPredictor {
   // margins[i * num_groups() + g]. Trees are walked for a block of rows at a time, so each
   // tree's nodes are read from cache for the whole block.
   void MarginsBatch(absl::Span<const double> rows, size_t n, absl::Span<double> margins) const;
+  // The same on up to "threads" threads, each taking whole blocks of rows (results identical
+  // to MarginsBatch). Threads are started per call: worth it for batches of hundreds of rows
+  // and more; a caller with a steady stream of batches (the batcher) brings its own pool and
+  // calls MarginsBatch on slices.
+  void MarginsBatchParallel(absl::Span<const double> rows, size_t n, absl::Span<double> margins,
+                            int threads) const;
 
   // The model's output for margins of one row: a probability (sigmoid) for binary models,
   // class probabilities (softmax) for multi-class ones, the margin itself for regression,

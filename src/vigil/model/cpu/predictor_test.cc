@@ -152,6 +152,8 @@ TEST_P(XgboostOracle, MarginsEqualXgboostBitForBit) {
   for (const auto& r : rows.rows) flat.insert(flat.end(), r.begin(), r.end());
   std::vector<double> batch(rows.rows.size() * groups);
   p->MarginsBatch(flat, rows.rows.size(), absl::MakeSpan(batch));
+  std::vector<double> parallel(batch.size(), -1);
+  p->MarginsBatchParallel(flat, rows.rows.size(), absl::MakeSpan(parallel), 3);
   auto shap = TreeShapExplainer::Create(*model, *schema);
   ASSERT_OK(shap);
   const size_t per_group = (*model)->feature_names.size() + 1;
@@ -170,6 +172,7 @@ TEST_P(XgboostOracle, MarginsEqualXgboostBitForBit) {
       // float32 sums in XGBoost's order: equal, not merely close.
       ASSERT_EQ(m[g], margins.rows[i][g]) << "row " << i << " group " << g;
       ASSERT_EQ(batch[i * groups + g], m[g]) << "row " << i << ": batch and single row differ";
+      ASSERT_EQ(parallel[i * groups + g], m[g]) << "row " << i << ": parallel batch differs";
       ASSERT_NEAR(prob[g], probs.rows[i][g], 1e-6) << "row " << i << " group " << g;
     }
     std::vector<double> phi(shap->output_size());
