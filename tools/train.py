@@ -12,8 +12,10 @@ Writes into DIR:
   thresholds.json         suggested review/block thresholds on the probability (the policy decides)
   model_card.json         schema version, training-data SHA-256, sizes, parameters, metrics
   test_margins.csv        the model's margins on TEST.csv (XGBoost's own), to check vigil against
-  reference_profile.json  per feature: quantile bin edges and counts, missing count, and a bounded
-                          sorted sample, for the drift monitor
+  reference_profile.json  per feature: quantile bin edges (deciles; numpy.histogram bins, the
+                          last one closed) and counts, missing count, mean and standard deviation,
+                          and a bounded sorted sample (evenly spaced order statistics), for the
+                          drift monitor
 Prints PR-AUC and illicit-class F1 at the review threshold, overall and per typology.
 Run with /usr/bin/python3 (Debian's python3-xgboost, -sklearn, -pandas).
 """
@@ -95,7 +97,10 @@ def profile(df, features):
         entry = {"count": int(len(v)), "missing": int(np.isnan(v).sum())}
         if len(present):
             edges = np.unique(np.quantile(present, np.linspace(0, 1, BINS + 1)))
-            counts, _ = np.histogram(present, bins=edges) if len(edges) > 1 else (np.array([len(present)]), None)
+            if len(edges) > 1:
+                counts, _ = np.histogram(present, bins=edges)
+            else:  # a constant feature: one bin [v, v]
+                edges, counts = np.array([edges[0], edges[0]]), np.array([len(present)])
             entry.update({
                 "bin_edges": [float(e) for e in edges],
                 "bin_counts": [int(c) for c in counts],

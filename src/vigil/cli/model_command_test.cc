@@ -1,17 +1,25 @@
 // End-to-end tests of `vigil model inspect` and `vigil model predict` through the binary.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/model/cpu/predictor.h"
+#include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/subprocess.h"
+#include "vigil/testing/testdata.h"
 
 namespace vigil {
 namespace {
@@ -96,6 +104,65 @@ TEST_F(ModelCommandTest, BadInputGetsAnErrorNamingLineAndColumn) {
   EXPECT_EQ(Vigil({"model", "inspect", Path("rows.csv")}), 1);
   EXPECT_THAT(ReadFile(Path("log")), HasSubstr("not a model file"));
   EXPECT_EQ(Vigil({"model", "predict", Path("m.json"), Path("missing.csv")}), 2);
+}
+
+// tools/train.py end to end on a small stream: the model it writes loads in vigil and binds to
+// the engine's schema, the thresholds are probabilities, the drift reference covers every
+// feature with sorted samples, and XGBoost's test margins equal vigil's.
+TEST_F(ModelCommandTest, TrainPyWritesAModelVigilScoresIdentically) {
+  for (const char* seed : {"5", "6"}) {
+    ASSERT_EQ(Vigil({"gen", "--accounts", "3000", "--days", "14", "--seed", seed,
+                     "--laundering-rate", "0.01", "--out", Path(std::string("s") + seed + ".csv")}),
+              0)
+        << ReadFile(Path("log"));
+    ASSERT_EQ(Vigil({"replay", Path(std::string("s") + seed + ".csv"), "--quiet", "--features-out",
+                     Path(std::string("f") + seed + ".csv")}),
+              0)
+        << ReadFile(Path("log"));
+  }
+  ASSERT_EQ(
+      RunProcess("/usr/bin/python3",
+                 {testing::SourceDir() + "/tools/train.py", "--train", Path("f5.csv"), "--test",
+                  Path("f6.csv"), "--out-dir", Path("model"), "--rounds", "20", "--threads", "2"},
+                 Path("train.log")),
+      0)
+      << ReadFile(Path("train.log"));
+  EXPECT_THAT(ReadFile(Path("train.log")), HasSubstr("test (another stream):"));
+  auto model = LoadModelFile(Path("model/model.json"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(CpuPredictor::Create(*model, *FeatureExtractor::Schema()).ok());
+  const auto thresholds = nlohmann::json::parse(ReadFile(Path("model/thresholds.json")));
+  const double review = thresholds["review"], block = thresholds["block"];
+  EXPECT_GE(review, 0.0);
+  EXPECT_LE(review, block);
+  EXPECT_LE(block, 1.0);
+  const auto card = nlohmann::json::parse(ReadFile(Path("model/model_card.json")));
+  EXPECT_EQ(card["feature_schema_version"], FeatureExtractor::Schema()->version());
+  EXPECT_EQ(card["training_data"]["sha256"].get<std::string>().size(), 64u);
+  const auto profile = nlohmann::json::parse(ReadFile(Path("model/reference_profile.json")));
+  for (const std::string& name : FeatureExtractor::Schema()->names()) {
+    ASSERT_TRUE(profile["features"].contains(name)) << name;
+    const auto& f = profile["features"][name];
+    if (!f.contains("sample")) continue;
+    const std::vector<double> sample = f["sample"];
+    EXPECT_TRUE(std::is_sorted(sample.begin(), sample.end())) << name;
+    EXPECT_EQ(f["bin_counts"].size() + 1, f["bin_edges"].size()) << name;
+  }
+  // vigil's margins on the test stream equal XGBoost's.
+  ASSERT_EQ(Vigil({"model", "predict", Path("model/model.json"), Path("f6.csv"), "--out",
+                   Path("scores.csv")}),
+            0);
+  const std::vector<std::string> ours =
+      absl::StrSplit(ReadFile(Path("scores.csv")), '\n', absl::SkipEmpty());
+  const std::vector<std::string> theirs =
+      absl::StrSplit(ReadFile(Path("model/test_margins.csv")), '\n', absl::SkipEmpty());
+  ASSERT_EQ(ours.size(), theirs.size() + 1);
+  for (size_t i = 0; i < theirs.size(); ++i) {
+    const std::string margin = ours[i + 1].substr(0, ours[i + 1].find(','));
+    double a = 0, b = 0;
+    ASSERT_TRUE(absl::SimpleAtod(margin, &a) && absl::SimpleAtod(theirs[i], &b));
+    ASSERT_EQ(a, b) << "row " << i;
+  }
 }
 
 }  // namespace
