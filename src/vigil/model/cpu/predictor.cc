@@ -45,65 +45,166 @@ absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnse
     p.roots_.push_back(static_cast<int32_t>(model->tree_begin[t]));
     p.groups_.push_back(model->tree_group[t]);
   }
+  p.inputs_ = std::move(column);
   p.model_ = std::move(model);
+  if (p.model_->format == ModelFormat::kXgboost) p.CompileFloat();
   return p;
 }
 
-template <ModelFormat kFormat>
+void CpuPredictor::CompileFloat() {
+  const TreeEnsemble& m = *model_;
+  float_nodes_.clear();
+  float_nodes_.reserve(m.num_nodes());
+  for (size_t t = 0; t < m.num_trees(); ++t) {
+    const auto root = static_cast<uint32_t>(float_nodes_.size());
+    float_roots_.push_back(root);
+    // Breadth-first: node at new index i came from model node order[i - root]; an internal
+    // node's children get two consecutive new slots.
+    std::vector<int32_t> order = {static_cast<int32_t>(m.tree_begin[t])};
+    float_nodes_.push_back({});
+    int depth = 0;
+    std::vector<int> level = {0};
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto n = static_cast<size_t>(order[i]);
+      FloatNode& f = float_nodes_[root + i];
+      const auto self = static_cast<uint32_t>(root + i);
+      depth = std::max(depth, level[i]);
+      if (m.is_leaf(n)) {
+        f = {static_cast<float>(m.value[n]), 0, self, 0};
+        continue;
+      }
+      const auto left = static_cast<uint32_t>(float_nodes_.size());
+      f = {static_cast<float>(m.threshold[n]), static_cast<uint32_t>(m.feature[n]), left,
+           (m.default_left[n] ? 1u : 0u) | 2u};
+      order.push_back(m.left[n]);
+      order.push_back(m.right[n]);
+      level.push_back(level[i] + 1);
+      level.push_back(level[i] + 1);
+      float_nodes_.push_back({});
+      float_nodes_.push_back({});
+    }
+    tree_depth_.push_back(static_cast<uint8_t>(std::min(depth, 255)));
+  }
+  for (size_t t = 0; t < tree_depth_.size(); t += kInterleave) {
+    const size_t end = std::min(tree_depth_.size(), t + kInterleave);
+    block_depth_.push_back(
+        *std::max_element(tree_depth_.begin() + static_cast<std::ptrdiff_t>(t),
+                          tree_depth_.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+}
+
+// One step down: right when not (x < threshold), except that a missing x goes to the default
+// side; a leaf (flags bit 1 clear) stays where it is.
+inline uint32_t CpuPredictor::Step(const FloatNode& n, const float* x) {
+  const float v = x[n.input];
+  const uint32_t right =
+      static_cast<uint32_t>(!(v < n.value)) & ~(static_cast<uint32_t>(v != v) & n.flags);
+  return n.left + (right & (n.flags >> 1));
+}
+
+void CpuPredictor::FloatMargins(const double* row, double* margins) const {
+  const size_t features = inputs_.size();
+  constexpr size_t kStackFeatures = 1024;
+  float stack_x[kStackFeatures];
+  std::vector<float> heap_x;  // only for models with more features than kStackFeatures
+  float* x = stack_x;
+  if (features > kStackFeatures) {
+    heap_x.resize(features);
+    x = heap_x.data();
+  }
+  for (size_t i = 0; i < features; ++i) x[i] = static_cast<float>(row[inputs_[i]]);
+  const int groups = model_->num_groups;
+  constexpr int kStackGroups = 64;
+  float acc[kStackGroups];
+  std::vector<float> heap_acc;
+  float* a = acc;
+  if (groups > kStackGroups) {
+    heap_acc.resize(static_cast<size_t>(groups));
+    a = heap_acc.data();
+  }
+  for (int g = 0; g < groups; ++g) a[g] = static_cast<float>(model_->base_margin[g]);
+  const FloatNode* nodes = float_nodes_.data();
+  const size_t trees = float_roots_.size();
+  for (size_t t = 0; t < trees; t += kInterleave) {
+    const size_t k_end = std::min(kInterleave, trees - t);
+    uint32_t idx[kInterleave];
+    for (size_t k = 0; k < kInterleave; ++k) idx[k] = float_roots_[t + (k < k_end ? k : 0)];
+    for (int d = block_depth_[t / kInterleave]; d > 0; --d) {
+      for (size_t k = 0; k < kInterleave; ++k) idx[k] = Step(nodes[idx[k]], x);
+    }
+    // In tree order: float32 sums are order-sensitive.
+    for (size_t k = 0; k < k_end; ++k) a[groups_[t + k]] += nodes[idx[k]].value;
+  }
+  for (int g = 0; g < groups; ++g) margins[g] = a[g];
+}
+
+void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) const {
+  constexpr size_t kBlock = 64;
+  const size_t features = inputs_.size();
+  const auto groups = static_cast<size_t>(model_->num_groups);
+  std::vector<float> x(kBlock * features);
+  std::vector<float> acc(kBlock * groups);
+  const FloatNode* nodes = float_nodes_.data();
+  for (size_t start = 0; start < n; start += kBlock) {
+    const size_t rows_here = std::min(kBlock, n - start);
+    for (size_t r = 0; r < rows_here; ++r) {
+      const double* row = rows + (start + r) * row_width_;
+      for (size_t i = 0; i < features; ++i)
+        x[r * features + i] = static_cast<float>(row[inputs_[i]]);
+      for (size_t g = 0; g < groups; ++g)
+        acc[r * groups + g] = static_cast<float>(model_->base_margin[g]);
+    }
+    for (size_t t = 0; t < float_roots_.size(); ++t) {
+      const uint32_t root = float_roots_[t];
+      const int depth = tree_depth_[t];
+      const auto g = static_cast<size_t>(groups_[t]);
+      for (size_t r0 = 0; r0 < rows_here; r0 += kRowInterleave) {
+        const size_t k_end = std::min(kRowInterleave, rows_here - r0);
+        uint32_t idx[kRowInterleave];
+        for (size_t k = 0; k < kRowInterleave; ++k) idx[k] = root;
+        for (int d = depth; d > 0; --d) {
+          for (size_t k = 0; k < kRowInterleave; ++k) {
+            const size_t r = r0 + (k < k_end ? k : 0);
+            idx[k] = Step(nodes[idx[k]], &x[r * features]);
+          }
+        }
+        for (size_t k = 0; k < k_end; ++k) acc[(r0 + k) * groups + g] += nodes[idx[k]].value;
+      }
+    }
+    for (size_t r = 0; r < rows_here; ++r) {
+      for (size_t g = 0; g < groups; ++g) margins[(start + r) * groups + g] = acc[r * groups + g];
+    }
+  }
+}
+
+// LightGBM: double comparisons, per-node missing types (see TreeEnsemble::Next).
 inline int32_t CpuPredictor::Leaf(int32_t node, const double* row) const {
   const Node* nodes = nodes_.data();
   for (;;) {
     const Node& n = nodes[node];
     if (n.column == kLeaf) return node;
     double x = row[n.column];
-    if constexpr (kFormat == ModelFormat::kXgboost) {
-      // XGBoost stores inputs as float32 and compares in float32.
-      node = std::isnan(x) ? (n.default_left ? n.left : n.right)
-             : static_cast<float>(x) < static_cast<float>(n.threshold) ? n.left
-                                                                       : n.right;
-    } else {
-      if (std::isnan(x) && n.missing != MissingType::kNaN) x = 0.0;
-      const bool to_default =
-          (n.missing == MissingType::kZero && x >= -kLightGbmZero && x <= kLightGbmZero) ||
-          (n.missing == MissingType::kNaN && std::isnan(x));
-      node = to_default ? (n.default_left ? n.left : n.right) : x <= n.threshold ? n.left : n.right;
-    }
+    if (std::isnan(x) && n.missing != MissingType::kNaN) x = 0.0;
+    const bool to_default =
+        (n.missing == MissingType::kZero && x >= -kLightGbmZero && x <= kLightGbmZero) ||
+        (n.missing == MissingType::kNaN && std::isnan(x));
+    node = to_default ? (n.default_left ? n.left : n.right) : x <= n.threshold ? n.left : n.right;
   }
 }
 
-template <ModelFormat kFormat>
-void CpuPredictor::MarginsImpl(const double* row, double* margins) const {
-  const int groups = model_->num_groups;
-  if constexpr (kFormat == ModelFormat::kXgboost) {
-    // float32 accumulation from the base margin, tree by tree, as XGBoost does.
-    float acc[1] = {static_cast<float>(model_->base_margin[0])};
-    if (groups == 1) {
-      for (int32_t root : roots_)
-        acc[0] += static_cast<float>(nodes_[Leaf<kFormat>(root, row)].threshold);
-      margins[0] = acc[0];
-      return;
-    }
-    for (int g = 0; g < groups; ++g) margins[g] = static_cast<float>(model_->base_margin[g]);
-    // Multi-group: accumulate per group in float32 (kept in the double slots as floats).
-    for (size_t t = 0; t < roots_.size(); ++t) {
-      double& m = margins[groups_[t]];
-      m = static_cast<float>(static_cast<float>(m) +
-                             static_cast<float>(nodes_[Leaf<kFormat>(roots_[t], row)].threshold));
-    }
-  } else {
-    for (int g = 0; g < groups; ++g) margins[g] = model_->base_margin[g];
-    for (size_t t = 0; t < roots_.size(); ++t) {
-      margins[groups_[t]] += nodes_[Leaf<kFormat>(roots_[t], row)].threshold;
-    }
+void CpuPredictor::DoubleMargins(const double* row, double* margins) const {
+  for (int g = 0; g < model_->num_groups; ++g) margins[g] = model_->base_margin[g];
+  for (size_t t = 0; t < roots_.size(); ++t) {
+    margins[groups_[t]] += nodes_[Leaf(roots_[t], row)].threshold;
   }
 }
 
 void CpuPredictor::Margins(absl::Span<const double> row, absl::Span<double> margins) const {
   VIGIL_DCHECK(row.size() == row_width_ && margins.size() == static_cast<size_t>(num_groups()));
   if (model_->format == ModelFormat::kXgboost) {
-    MarginsImpl<ModelFormat::kXgboost>(row.data(), margins.data());
+    FloatMargins(row.data(), margins.data());
   } else {
-    MarginsImpl<ModelFormat::kLightGbm>(row.data(), margins.data());
+    DoubleMargins(row.data(), margins.data());
   }
 }
 
@@ -114,40 +215,16 @@ double CpuPredictor::Margin(absl::Span<const double> row) const {
   return m;
 }
 
-template <ModelFormat kFormat>
-void CpuPredictor::BatchImpl(const double* rows, size_t n, double* margins) const {
-  constexpr size_t kBlock = 64;
-  const auto groups = static_cast<size_t>(model_->num_groups);
-  for (size_t start = 0; start < n; start += kBlock) {
-    const size_t end = std::min(n, start + kBlock);
-    if constexpr (kFormat == ModelFormat::kXgboost) {
-      float acc[kBlock * 1];
-      if (groups == 1) {
-        const auto base = static_cast<float>(model_->base_margin[0]);
-        for (size_t i = start; i < end; ++i) acc[i - start] = base;
-        for (int32_t root : roots_) {
-          for (size_t i = start; i < end; ++i) {
-            acc[i - start] +=
-                static_cast<float>(nodes_[Leaf<kFormat>(root, rows + i * row_width_)].threshold);
-          }
-        }
-        for (size_t i = start; i < end; ++i) margins[i] = acc[i - start];
-        continue;
-      }
-    }
-    for (size_t i = start; i < end; ++i)
-      MarginsImpl<kFormat>(rows + i * row_width_, margins + i * groups);
-  }
-}
-
 void CpuPredictor::MarginsBatch(absl::Span<const double> rows, size_t n,
                                 absl::Span<double> margins) const {
   VIGIL_CHECK(rows.size() >= n * row_width_ &&
               margins.size() >= n * static_cast<size_t>(num_groups()));
   if (model_->format == ModelFormat::kXgboost) {
-    BatchImpl<ModelFormat::kXgboost>(rows.data(), n, margins.data());
+    FloatBatch(rows.data(), n, margins.data());
   } else {
-    BatchImpl<ModelFormat::kLightGbm>(rows.data(), n, margins.data());
+    const auto groups = static_cast<size_t>(num_groups());
+    for (size_t i = 0; i < n; ++i)
+      DoubleMargins(rows.data() + i * row_width_, margins.data() + i * groups);
   }
 }
 

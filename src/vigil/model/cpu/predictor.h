@@ -44,8 +44,8 @@ class CpuPredictor {
   double Margin(absl::Span<const double> row) const;
 
   // Margins of n rows laid out one after another (row i at rows[i * row_width()]) into
-  // margins[i * num_groups() + g]. Trees are walked for a block of rows at a time, so each
-  // tree's nodes are read from cache for the whole block.
+  // margins[i * num_groups() + g]. XGBoost models walk each tree for a block of 64 rows at a
+  // time, 8 rows interleaved, so the tree's nodes stay in cache and the walks overlap.
   void MarginsBatch(absl::Span<const double> rows, size_t n, absl::Span<double> margins) const;
   // The same on up to "threads" threads, each taking whole blocks of rows (results identical
   // to MarginsBatch). Threads are started per call: worth it for batches of hundreds of rows
@@ -60,7 +60,8 @@ class CpuPredictor {
   void Transform(absl::Span<const double> margins, absl::Span<double> out) const;
 
  private:
-  // 24 bytes; a leaf has column == kLeaf and its output in "threshold".
+  // LightGBM models: 24 bytes, double thresholds; a leaf has column == kLeaf and its output in
+  // "threshold".
   struct Node {
     double threshold;
     uint32_t column;
@@ -71,19 +72,39 @@ class CpuPredictor {
   };
   static constexpr uint32_t kLeaf = UINT32_MAX;
 
+  // XGBoost models are also compiled to a float32 layout built for speed: each tree's nodes in
+  // breadth-first order with siblings adjacent (right child = left + 1), 16 bytes a node, so a
+  // step down is branch-free arithmetic; a leaf points to itself, so walking past it is
+  // harmless. Several independent walks (trees of one row, rows of one tree) are interleaved,
+  // so their dependent loads overlap. Same comparisons and summation order as Node: identical
+  // results.
+  struct FloatNode {
+    float value;     // threshold; a leaf: its output
+    uint32_t input;  // index into the row's model features, read as float32
+    uint32_t left;   // absolute index of the left child; a leaf: its own index
+    uint32_t flags;  // bit 0: a missing value goes left; bit 1: an internal node
+  };
+  static constexpr size_t kInterleave = 16;    // trees walked together for one row
+  static constexpr size_t kRowInterleave = 8;  // rows walked together through one tree
+  static uint32_t Step(const FloatNode& n, const float* x);
+  void CompileFloat();
+  void FloatMargins(const double* row, double* margins) const;
+  void FloatBatch(const double* rows, size_t n, double* margins) const;
+
   CpuPredictor() = default;
-  template <ModelFormat kFormat>
   int32_t Leaf(int32_t node, const double* row) const;
-  template <ModelFormat kFormat>
-  void MarginsImpl(const double* row, double* margins) const;
-  template <ModelFormat kFormat>
-  void BatchImpl(const double* rows, size_t n, double* margins) const;
+  void DoubleMargins(const double* row, double* margins) const;
 
   std::shared_ptr<const TreeEnsemble> model_;
   size_t row_width_ = 0;
   std::vector<Node> nodes_;
   std::vector<int32_t> roots_;
   std::vector<int32_t> groups_;
+  std::vector<uint32_t> inputs_;  // row column of each model feature
+  std::vector<FloatNode> float_nodes_;
+  std::vector<uint32_t> float_roots_;
+  std::vector<uint8_t> tree_depth_;   // per tree
+  std::vector<uint8_t> block_depth_;  // per kInterleave consecutive trees: the deepest
 };
 
 }  // namespace vigil
