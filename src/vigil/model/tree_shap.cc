@@ -109,6 +109,57 @@ double UnwoundSum(const PathElement* path, int depth, int index) {
 
 }  // namespace
 
+// For every element i >= 1 of the path, UnwoundSum(path, depth, i) times
+// (one - zero) times the leaf value, added to phi[feature]. Same sums as calling UnwoundSum per
+// element (O(depth²) divisions), reorganized: an element with one_fraction 0 contributes
+// (sum_j weight[j] (depth + 1) / (depth - j)) / zero, the sum shared by all such elements; the
+// others run UnwoundSum's recurrence side by side, one lane per element, without divisions in
+// the loop, which the compiler vectorizes.
+void TreeShapExplainer::LeafContributions(const PathElement* path, int depth, double leaf,
+                                          double* phi) {
+  constexpr int kMaxLanes = 64;
+  double cold_sum = 0;
+  for (int j = 0; j < depth; ++j) {
+    cold_sum += path[j].weight * (depth + 1) / static_cast<double>(depth - j);
+  }
+  int lanes = 0;
+  double next[kMaxLanes], total[kMaxLanes], zero[kMaxLanes], inv_one[kMaxLanes];
+  int element[kMaxLanes];
+  for (int i = 1; i <= depth; ++i) {
+    const PathElement& e = path[i];
+    if (e.one_fraction == 0) {
+      if (e.zero_fraction != 0) {
+        phi[e.feature] += cold_sum / e.zero_fraction * (0 - e.zero_fraction) * leaf;
+      }
+      continue;
+    }
+    if (lanes == kMaxLanes) {  // deeper than any real tree: the plain formula
+      phi[e.feature] += UnwoundSum(path, depth, i) * (e.one_fraction - e.zero_fraction) * leaf;
+      continue;
+    }
+    element[lanes] = i;
+    zero[lanes] = e.zero_fraction;
+    inv_one[lanes] = 1.0 / e.one_fraction;
+    next[lanes] = path[depth].weight;
+    total[lanes] = 0;
+    ++lanes;
+  }
+  for (int j = depth - 1; j >= 0; --j) {
+    const double a = (depth + 1) / static_cast<double>(j + 1);
+    const double b = (depth - j) / static_cast<double>(depth + 1);
+    const double w = path[j].weight;
+    for (int k = 0; k < lanes; ++k) {
+      const double tmp = next[k] * a * inv_one[k];
+      total[k] += tmp;
+      next[k] = w - tmp * zero[k] * b;
+    }
+  }
+  for (int k = 0; k < lanes; ++k) {
+    const PathElement& e = path[element[k]];
+    phi[e.feature] += total[k] * (e.one_fraction - e.zero_fraction) * leaf;
+  }
+}
+
 void TreeShapExplainer::Recurse(const double* row, double* phi, int32_t node, int depth,
                                 PathElement* parent_path, double parent_zero, double parent_one,
                                 int32_t parent_feature) const {
@@ -118,10 +169,7 @@ void TreeShapExplainer::Recurse(const double* row, double* phi, int32_t node, in
   std::copy(parent_path, parent_path + depth + 1, path);
   Extend(path, depth, parent_zero, parent_one, parent_feature);
   if (m.is_leaf(n)) {
-    for (int i = 1; i <= depth; ++i) {
-      const double w = UnwoundSum(path, depth, i);
-      phi[path[i].feature] += w * (path[i].one_fraction - path[i].zero_fraction) * m.value[n];
-    }
+    LeafContributions(path, depth, m.value[n], phi);
     return;
   }
   const int32_t feature = m.feature[n];

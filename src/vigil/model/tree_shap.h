@@ -55,6 +55,7 @@ class TreeShapExplainer {
   };
 
   TreeShapExplainer() = default;
+  static void LeafContributions(const PathElement* path, int depth, double leaf, double* phi);
   void Recurse(const double* row, double* phi, int32_t node, int depth, PathElement* parent_path,
                double parent_zero, double parent_one, int32_t parent_feature) const;
 
