@@ -216,6 +216,15 @@ Fixture& Get(const ModelSpec& spec) {
   auto [it, inserted] = fixtures->try_emplace(&spec);
   Fixture& f = it->second;
   if (!inserted) return f;
+  // VIGIL_BENCH_MODELS=DIR: models trained elsewhere, in DIR/seed<S>_depth<D>_trees<T>/ (as
+  // tools/xgboost_oracle.py writes them), for machines without python3-xgboost.
+  if (const char* models = std::getenv("VIGIL_BENCH_MODELS"); models != nullptr && !Smoke()) {
+    const std::string dir = absl::StrCat(models, "/seed", spec.seed, "_depth", spec.depth,
+                                         "_trees", spec.trees);
+    f.error = Load(dir, f);
+    if (f.error.empty()) f.error = Prepare(f);
+    return f;
+  }
   char dir_template[] = "/tmp/vigil_predictor_bench_XXXXXX";
   const char* dir = mkdtemp(dir_template);
   if (dir == nullptr) {
