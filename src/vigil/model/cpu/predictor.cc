@@ -30,8 +30,9 @@ absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnse
   VIGIL_ASSIGN_OR_RETURN(std::vector<uint32_t> column, BindFeatures(*model, columns, what));
   CpuPredictor p;
   p.row_width_ = columns.size();
-  p.nodes_.resize(model->num_nodes());
-  for (size_t i = 0; i < model->num_nodes(); ++i) {
+  // XGBoost models are scored from their float32 layout (CompileFloat), LightGBM ones from this.
+  if (model->format == ModelFormat::kLightGbm) p.nodes_.resize(model->num_nodes());
+  for (size_t i = 0; i < p.nodes_.size(); ++i) {
     Node& n = p.nodes_[i];
     const bool leaf = model->is_leaf(i);
     n.threshold = leaf ? model->value[i] : model->threshold[i];
