@@ -153,9 +153,7 @@ int RunPredict(const ModelFlags& flags) {
 
   // Only the columns the model reads are parsed; others (ids, labels) may hold anything.
   std::vector<uint8_t> used(header.size(), 0);
-  const absl::StatusOr<std::vector<uint32_t>> bound = BindFeatures(m, header, what);
-  if (!bound.ok()) return fail(std::string(bound.status().message()), kExitInputRejected);
-  for (uint32_t c : *bound) used[c] = 1;
+  for (uint32_t c : predictor->column_of_feature()) used[c] = 1;
   std::vector<double> row(header.size(), std::nan("")), margins(groups), probs(groups);
   std::vector<double> phi(shap ? shap->output_size() : 0);
   std::string text;
@@ -172,7 +170,8 @@ int RunPredict(const ModelFlags& flags) {
                     kExitInputRejected);
       }
       double v = std::nan("");
-      if (used[c] && !cell.empty() && cell != "nan" && cell != "NaN" && !absl::SimpleAtod(cell, &v)) {
+      if (used[c] && !cell.empty() && cell != "nan" && cell != "NaN" &&
+          !absl::SimpleAtod(cell, &v)) {
         return fail(absl::StrCat(flags.input, ":", line_no, ": column '", header[c], "': '", cell,
                                  "' is not a number (leave the cell empty for a missing value)"),
                     kExitInputRejected);

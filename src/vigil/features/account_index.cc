@@ -29,10 +29,14 @@ inline uint64_t Mix(uint64_t x) {  // murmur3 finalizer
 std::string AccountKey(std::string_view bank_id, std::string_view account_id) {
   std::string key;
   key.reserve(bank_id.size() + 1 + account_id.size());
-  key.append(bank_id);
-  key.push_back('\x1f');
-  key.append(account_id);
+  AssignAccountKey(bank_id, account_id, &key);
   return key;
+}
+
+void AssignAccountKey(std::string_view bank_id, std::string_view account_id, std::string* key) {
+  key->assign(bank_id);
+  key->push_back('\x1f');
+  key->append(account_id);
 }
 
 // A per-process random seed: account ids come from outside, and a fixed hash would let a

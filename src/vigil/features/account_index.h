@@ -75,6 +75,8 @@ class AccountIndex {
 // The account key of a party: "<bank_id>\x1f<account_id>". The unit separator cannot occur in
 // either id (ingest rejects control characters), so distinct parties never share a key.
 std::string AccountKey(std::string_view bank_id, std::string_view account_id);
+// The same, written into *key (replacing its contents, reusing its capacity).
+void AssignAccountKey(std::string_view bank_id, std::string_view account_id, std::string* key);
 
 }  // namespace vigil
 

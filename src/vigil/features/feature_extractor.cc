@@ -133,13 +133,8 @@ uint32_t FeatureExtractor::Touch(std::string_view key, uint64_t hash) {
 }
 
 void FeatureExtractor::PrepareKeys(const Transaction& tx, Lookahead* la) {
-  const Party* parties[2] = {&tx.originator, &tx.beneficiary};
-  for (int k = 0; k < 2; ++k) {
-    std::string& key = la->key[k];
-    key.assign(parties[k]->bank_id);
-    key.push_back('\x1f');
-    key.append(parties[k]->account_id);
-  }
+  AssignAccountKey(tx.originator.bank_id, tx.originator.account_id, &la->key[0]);
+  AssignAccountKey(tx.beneficiary.bank_id, tx.beneficiary.account_id, &la->key[1]);
 }
 
 absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row) {

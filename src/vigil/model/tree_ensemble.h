@@ -77,12 +77,20 @@ struct TreeEnsemble {
       if (std::isnan(x)) return default_left[node] ? left[node] : right[node];
       return static_cast<float>(x) < static_cast<float>(threshold[node]) ? left[node] : right[node];
     }
-    if (std::isnan(x) && missing[node] != MissingType::kNaN) x = 0.0;
+    return LightGbmGoesLeft(x, threshold[node], missing[node], default_left[node] != 0)
+               ? left[node]
+               : right[node];
+  }
+
+  // LightGBM's numerical decision (include/LightGBM/tree.h, NumericalDecision): missing type
+  // None reads NaN as 0; Zero sends |x| <= 1e-35f (and NaN, read as 0) to the default side; NaN
+  // sends NaN there; otherwise left when x <= threshold.
+  static bool LightGbmGoesLeft(double x, double threshold, MissingType missing, bool default_left) {
     constexpr double kZero = static_cast<double>(1e-35f);  // LightGBM's kZeroThreshold
-    const bool to_default = (missing[node] == MissingType::kZero && x >= -kZero && x <= kZero) ||
-                            (missing[node] == MissingType::kNaN && std::isnan(x));
-    if (to_default) return default_left[node] ? left[node] : right[node];
-    return x <= threshold[node] ? left[node] : right[node];
+    if (std::isnan(x) && missing != MissingType::kNaN) x = 0.0;
+    const bool to_default = (missing == MissingType::kZero && x >= -kZero && x <= kZero) ||
+                            (missing == MissingType::kNaN && std::isnan(x));
+    return to_default ? default_left : x <= threshold;
   }
 
   // Checks the structure: every child index inside its own tree, every node reached exactly

@@ -10,13 +10,6 @@
 #include "vigil/common/status_macros.h"
 
 namespace vigil {
-namespace {
-
-// LightGBM's kZeroThreshold: |x| at or below it counts as zero for missing type Zero.
-constexpr double kLightGbmZero = static_cast<double>(1e-35f);
-
-}  // namespace
-
 absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnsemble> model,
                                                   const FeatureSchema& schema) {
   return Create(std::move(model), schema.names(),
@@ -94,8 +87,9 @@ void CpuPredictor::CompileFloat() {
   }
 }
 
-// One step down: right when not (x < threshold), except that a missing x goes to the default
-// side; a leaf (flags bit 1 clear) stays where it is.
+// One step down by XGBoost's rule (TreeEnsemble::Next), branch-free: right when not
+// (x < threshold), except that a missing x goes to the default side; a leaf (flags bit 1 clear)
+// stays where it is.
 inline uint32_t CpuPredictor::Step(const FloatNode& n, const float* x) {
   const float v = x[n.input];
   const uint32_t right =
@@ -178,18 +172,16 @@ void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) con
   }
 }
 
-// LightGBM: double comparisons, per-node missing types (see TreeEnsemble::Next).
+// LightGBM: double comparisons, per-node missing types (TreeEnsemble::LightGbmGoesLeft).
 inline int32_t CpuPredictor::Leaf(int32_t node, const double* row) const {
   const Node* nodes = nodes_.data();
   for (;;) {
     const Node& n = nodes[node];
     if (n.column == kLeaf) return node;
-    double x = row[n.column];
-    if (std::isnan(x) && n.missing != MissingType::kNaN) x = 0.0;
-    const bool to_default =
-        (n.missing == MissingType::kZero && x >= -kLightGbmZero && x <= kLightGbmZero) ||
-        (n.missing == MissingType::kNaN && std::isnan(x));
-    node = to_default ? (n.default_left ? n.left : n.right) : x <= n.threshold ? n.left : n.right;
+    node =
+        TreeEnsemble::LightGbmGoesLeft(row[n.column], n.threshold, n.missing, n.default_left != 0)
+            ? n.left
+            : n.right;
   }
 }
 

@@ -36,6 +36,8 @@ class CpuPredictor {
   int num_groups() const { return model_->num_groups; }
   // Row width the predictor was bound to (the schema's size).
   size_t row_width() const { return row_width_; }
+  // The row columns the model reads: column_of_feature()[i] feeds model feature i.
+  const std::vector<uint32_t>& column_of_feature() const { return inputs_; }
 
   // The margins (raw scores, one per output group) of one row.
   // REQUIRES: row.size() == row_width(), margins.size() == num_groups().
