@@ -73,13 +73,16 @@ struct TreeEnsemble {
   // The child of internal node "node" that input x (the split feature's value, NaN when
   // missing) goes to, by the training library's rule (see the file comment).
   int32_t Next(size_t node, double x) const {
-    if (format == ModelFormat::kXgboost) {
-      if (std::isnan(x)) return default_left[node] ? left[node] : right[node];
-      return static_cast<float>(x) < static_cast<float>(threshold[node]) ? left[node] : right[node];
-    }
-    return LightGbmGoesLeft(x, threshold[node], missing[node], default_left[node] != 0)
-               ? left[node]
-               : right[node];
+    const bool goes_left =
+        format == ModelFormat::kXgboost
+            ? XgboostGoesLeft(x, threshold[node], default_left[node] != 0)
+            : LightGbmGoesLeft(x, threshold[node], missing[node], default_left[node] != 0);
+    return goes_left ? left[node] : right[node];
+  }
+
+  // XGBoost's numerical decision: NaN to the default side, else left when float(x) < threshold.
+  static bool XgboostGoesLeft(double x, double threshold, bool default_left) {
+    return std::isnan(x) ? default_left : static_cast<float>(x) < static_cast<float>(threshold);
   }
 
   // LightGBM's numerical decision (include/LightGBM/tree.h, NumericalDecision): missing type
