@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <memory>
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "vigil/model/lightgbm_text.h"
 #include "vigil/model/testing_models.h"
 #include "vigil/model/xgboost_json.h"
@@ -32,12 +34,15 @@ double ExpectedValue(const TreeEnsemble& m, size_t node, const std::vector<doubl
          m.cover[node];
 }
 
-std::vector<double> BruteForceShapley(const TreeEnsemble& m, const std::vector<double>& x) {
+std::vector<double> BruteForceShapley(const TreeEnsemble& m, const std::vector<double>& x,
+                                      int group = 0) {
   const size_t n = m.feature_names.size();
   std::vector<double> phi(n + 1, 0.0);
   const auto value = [&](uint32_t subset) {
-    double v = m.base_margin[0];
-    for (size_t t = 0; t < m.num_trees(); ++t) v += ExpectedValue(m, m.tree_begin[t], x, subset);
+    double v = m.base_margin[static_cast<size_t>(group)];
+    for (size_t t = 0; t < m.num_trees(); ++t) {
+      if (m.tree_group[t] == group) v += ExpectedValue(m, m.tree_begin[t], x, subset);
+    }
     return v;
   };
   std::vector<double> factorial(n + 1, 1.0);
@@ -129,6 +134,122 @@ TEST(TreeShap, RandomTreesWithRepeatedFeaturesMatchTheDefinition) {
     for (size_t i = 0; i < want.size(); ++i)
       ASSERT_NEAR(got[i], want[i], 1e-12) << "row " << r << " " << i;
   }
+}
+
+// A "caterpillar" tree: a chain of splits on the given features in order, each with a leaf on
+// one side, so one path runs through every feature (and brute force stays cheap).
+void AddCaterpillar(TreeEnsemble& m, const std::vector<int32_t>& features, int group,
+                    std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  const auto base = static_cast<int32_t>(m.num_nodes());
+  const auto splits = static_cast<int32_t>(features.size());
+  // Node 2k is the k-th split (k < splits); 2k + 1 its leaf; 2 * splits the last leaf.
+  for (int32_t k = 0; k <= splits; ++k) {
+    const bool last = k == splits;
+    const bool chain_left = rng() % 2 == 0;
+    m.feature.push_back(last ? -1 : features[static_cast<size_t>(k)]);
+    m.threshold.push_back(last ? 0 : u(rng));
+    m.left.push_back(last ? -1 : base + (chain_left ? 2 * k + 2 : 2 * k + 1));
+    m.right.push_back(last ? -1 : base + (chain_left ? 2 * k + 1 : 2 * k + 2));
+    m.default_left.push_back(static_cast<uint8_t>(rng() % 2));
+    m.missing.push_back(MissingType::kNaN);
+    m.value.push_back(last ? u(rng) : 0);
+    m.cover.push_back(0);
+    if (last) break;
+    m.feature.push_back(-1);  // the side leaf
+    m.threshold.push_back(0);
+    m.left.push_back(-1);
+    m.right.push_back(-1);
+    m.default_left.push_back(0);
+    m.missing.push_back(MissingType::kNaN);
+    m.value.push_back(u(rng));
+    m.cover.push_back(static_cast<double>(1 + rng() % 50));
+  }
+  for (int32_t k = splits - 1; k >= 0; --k) {
+    const auto n = static_cast<size_t>(base + 2 * k);
+    if (k == splits - 1) m.cover[n + 2] = static_cast<double>(1 + rng() % 50);
+    m.cover[n] = m.cover[n + 1] + m.cover[n + 2];
+  }
+  m.tree_begin.push_back(static_cast<uint32_t>(m.num_nodes()));
+  m.tree_group.push_back(group);
+}
+
+TreeEnsemble EmptyModel(size_t features, int groups) {
+  TreeEnsemble m;
+  m.format = ModelFormat::kLightGbm;
+  for (size_t f = 0; f < features; ++f) m.feature_names.push_back(absl::StrCat("f", f));
+  m.num_groups = groups;
+  m.base_margin.assign(static_cast<size_t>(groups), 0.5);
+  m.tree_begin = {0};
+  return m;
+}
+
+// Paths through 16 distinct features need 8 quadrature nodes; repeated features on them too.
+TEST(TreeShap, LongPathsMatchTheDefinition) {
+  std::mt19937_64 rng(11);
+  TreeEnsemble m = EmptyModel(16, 1);
+  std::vector<int32_t> all(16);
+  for (int32_t f = 0; f < 16; ++f) all[static_cast<size_t>(f)] = f;
+  for (int t = 0; t < 3; ++t) {
+    std::shuffle(all.begin(), all.end(), rng);
+    std::vector<int32_t> features = all;
+    features.insert(features.begin() + 5, features[2]);  // a repeat deep in the chain
+    AddCaterpillar(m, features, 0, rng);
+  }
+  ASSERT_OK(m.Validate());
+  auto model = std::make_shared<const TreeEnsemble>(m);
+  auto e = TreeShapExplainer::Create(model, m.feature_names, "columns");
+  ASSERT_OK(e);
+  EXPECT_EQ(e->quadrature_points(), 8);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<double> x(16);
+    for (double& v : x) v = rng() % 8 == 0 ? kNaN : u(rng);
+    const std::vector<double> want = BruteForceShapley(*model, x);
+    const std::vector<double> got = Explain(*e, x);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-12) << "row " << r << " " << i;
+  }
+}
+
+// Several output groups, and a tree that is a single leaf (all of it bias).
+TEST(TreeShap, GroupsAndSingleLeafTreesMatchTheDefinition) {
+  std::mt19937_64 rng(5);
+  TreeEnsemble m = EmptyModel(5, 2);
+  AddCaterpillar(m, {0, 1, 2}, 0, rng);
+  AddCaterpillar(m, {3, 4, 3}, 1, rng);
+  AddCaterpillar(m, {}, 1, rng);  // one leaf
+  AddCaterpillar(m, {4, 0, 1, 2}, 1, rng);
+  ASSERT_OK(m.Validate());
+  auto model = std::make_shared<const TreeEnsemble>(m);
+  auto e = TreeShapExplainer::Create(model, m.feature_names, "columns");
+  ASSERT_OK(e);
+  ASSERT_EQ(e->output_size(), 12u);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int r = 0; r < 20; ++r) {
+    std::vector<double> x(5);
+    for (double& v : x) v = u(rng);
+    const std::vector<double> got = Explain(*e, x);
+    for (int g = 0; g < 2; ++g) {
+      const std::vector<double> want = BruteForceShapley(*model, x, g);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[static_cast<size_t>(g) * 6 + i], want[i], 1e-12)
+            << "row " << r << " group " << g << " " << i;
+    }
+  }
+}
+
+TEST(TreeShap, RefusesPathsThroughMoreDistinctFeaturesThanSupported) {
+  std::mt19937_64 rng(3);
+  TreeEnsemble m = EmptyModel(70, 1);
+  std::vector<int32_t> features(65);
+  for (int32_t f = 0; f < 65; ++f) features[static_cast<size_t>(f)] = f;
+  AddCaterpillar(m, features, 0, rng);
+  ASSERT_OK(m.Validate());
+  auto e = TreeShapExplainer::Create(std::make_shared<const TreeEnsemble>(m), m.feature_names,
+                                     "columns");
+  EXPECT_THAT(e.status(), testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                            ::testing::HasSubstr("65 distinct features")));
 }
 
 }  // namespace
