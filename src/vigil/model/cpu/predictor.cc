@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -63,13 +64,24 @@ void CpuPredictor::CompileFloat() {
       FloatNode& f = float_nodes_[root + i];
       const auto self = static_cast<uint32_t>(root + i);
       depth = std::max(depth, level[i]);
+      const auto features = static_cast<uint32_t>(inputs_.size());
       if (m.is_leaf(n)) {
-        f = {static_cast<float>(m.value[n]), 0, self, 0};
+        f = {static_cast<float>(m.value[n]), 3 * features, self, 0};
         continue;
       }
       const auto left = static_cast<uint32_t>(float_nodes_.size());
-      f = {static_cast<float>(m.threshold[n]), static_cast<uint32_t>(m.feature[n]), left,
-           (m.default_left[n] ? 1u : 0u) | 2u};
+      const auto feature = static_cast<uint32_t>(m.feature[n]);
+      const auto threshold = static_cast<float>(m.threshold[n]);
+      // Which copy of the feature: NaN as -inf goes left, as +inf right. With threshold -inf
+      // nothing is below it, so a missing-left split reads the indicator (1 present, 0 missing)
+      // against 0.5 instead; a present value then goes right, as it does against -inf.
+      uint32_t input = m.default_left[n] ? feature : features + feature;
+      float value = threshold;
+      if (m.default_left[n] && threshold == -std::numeric_limits<float>::infinity()) {
+        input = 2 * features + feature;
+        value = 0.5f;
+      }
+      f = {value, input, left, 0};
       order.push_back(m.left[n]);
       order.push_back(m.right[n]);
       level.push_back(level[i] + 1);
@@ -87,27 +99,30 @@ void CpuPredictor::CompileFloat() {
   }
 }
 
-// One step down by XGBoost's rule (TreeEnsemble::Next), branch-free: right when not
-// (x < threshold), except that a missing x goes to the default side; a leaf (flags bit 1 clear)
-// stays where it is.
-inline uint32_t CpuPredictor::Step(const FloatNode& n, const float* x) {
-  const float v = x[n.input];
-  const uint32_t right =
-      static_cast<uint32_t>(!(v < n.value)) & ~(static_cast<uint32_t>(v != v) & n.flags);
-  return n.left + (right & (n.flags >> 1));
+void CpuPredictor::ExpandRow(const double* row, float* x) const {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const size_t features = inputs_.size();
+  for (size_t i = 0; i < features; ++i) {
+    const double v = row[inputs_[i]];
+    const bool missing = std::isnan(v);
+    const auto f = static_cast<float>(v);
+    x[i] = missing ? -kInf : f;
+    x[features + i] = missing ? kInf : f;
+    x[2 * features + i] = missing ? 0.0f : 1.0f;
+  }
+  x[3 * features] = -kInf;
 }
 
 void CpuPredictor::FloatMargins(const double* row, double* margins) const {
-  const size_t features = inputs_.size();
-  constexpr size_t kStackFeatures = 1024;
-  float stack_x[kStackFeatures];
-  std::vector<float> heap_x;  // only for models with more features than kStackFeatures
+  constexpr size_t kStackWidth = 3 * 1024 + 1;
+  float stack_x[kStackWidth];
+  std::vector<float> heap_x;  // only for models with more than 1024 features
   float* x = stack_x;
-  if (features > kStackFeatures) {
-    heap_x.resize(features);
+  if (expanded_width() > kStackWidth) {
+    heap_x.resize(expanded_width());
     x = heap_x.data();
   }
-  for (size_t i = 0; i < features; ++i) x[i] = static_cast<float>(row[inputs_[i]]);
+  ExpandRow(row, x);
   const int groups = model_->num_groups;
   constexpr int kStackGroups = 64;
   float acc[kStackGroups];
@@ -125,6 +140,7 @@ void CpuPredictor::FloatMargins(const double* row, double* margins) const {
     uint32_t idx[kInterleave];
     for (size_t k = 0; k < kInterleave; ++k) idx[k] = float_roots_[t + (k < k_end ? k : 0)];
     for (int d = block_depth_[t / kInterleave]; d > 0; --d) {
+#pragma GCC unroll 16
       for (size_t k = 0; k < kInterleave; ++k) idx[k] = Step(nodes[idx[k]], x);
     }
     // In tree order: float32 sums are order-sensitive.
@@ -135,17 +151,15 @@ void CpuPredictor::FloatMargins(const double* row, double* margins) const {
 
 void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) const {
   constexpr size_t kBlock = 64;
-  const size_t features = inputs_.size();
+  const size_t width = expanded_width();
   const auto groups = static_cast<size_t>(model_->num_groups);
-  std::vector<float> x(kBlock * features);
+  std::vector<float> x(kBlock * width);
   std::vector<float> acc(kBlock * groups);
   const FloatNode* nodes = float_nodes_.data();
   for (size_t start = 0; start < n; start += kBlock) {
     const size_t rows_here = std::min(kBlock, n - start);
     for (size_t r = 0; r < rows_here; ++r) {
-      const double* row = rows + (start + r) * row_width_;
-      for (size_t i = 0; i < features; ++i)
-        x[r * features + i] = static_cast<float>(row[inputs_[i]]);
+      ExpandRow(rows + (start + r) * row_width_, &x[r * width]);
       for (size_t g = 0; g < groups; ++g)
         acc[r * groups + g] = static_cast<float>(model_->base_margin[g]);
     }
@@ -160,7 +174,7 @@ void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) con
         for (int d = depth; d > 0; --d) {
           for (size_t k = 0; k < kRowInterleave; ++k) {
             const size_t r = r0 + (k < k_end ? k : 0);
-            idx[k] = Step(nodes[idx[k]], &x[r * features]);
+            idx[k] = Step(nodes[idx[k]], &x[r * width]);
           }
         }
         for (size_t k = 0; k < k_end; ++k) acc[(r0 + k) * groups + g] += nodes[idx[k]].value;

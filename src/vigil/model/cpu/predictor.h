@@ -76,19 +76,27 @@ class CpuPredictor {
 
   // XGBoost models are also compiled to a float32 layout built for speed: each tree's nodes in
   // breadth-first order with siblings adjacent (right child = left + 1), 16 bytes a node, so a
-  // step down is branch-free arithmetic; a leaf points to itself, so walking past it is
-  // harmless. Several independent walks (trees of one row, rows of one tree) are interleaved,
-  // so their dependent loads overlap. Same comparisons and summation order as Node: identical
-  // results.
+  // step down is one comparison and an add: right when not (v < threshold). Missing values
+  // need no test in the walk: the row is expanded once (ExpandRow) into copies of its model
+  // features where NaN reads -inf (for nodes whose missing side is left) or +inf (right), a
+  // missing-value indicator (for the one split the copies cannot express: threshold -inf with
+  // missing left), and a -inf constant that a leaf reads, so that a leaf steps to itself and
+  // walking past it is harmless. Several independent walks (trees of one row, rows of one tree)
+  // are interleaved, so their dependent loads overlap. Same comparisons and summation order as
+  // Node: identical results.
   struct FloatNode {
     float value;     // threshold; a leaf: its output
-    uint32_t input;  // index into the row's model features, read as float32
+    uint32_t input;  // index into the expanded row
     uint32_t left;   // absolute index of the left child; a leaf: its own index
-    uint32_t flags;  // bit 0: a missing value goes left; bit 1: an internal node
+    uint32_t reserved;
   };
   static constexpr size_t kInterleave = 16;    // trees walked together for one row
   static constexpr size_t kRowInterleave = 8;  // rows walked together through one tree
-  static uint32_t Step(const FloatNode& n, const float* x);
+  static uint32_t Step(const FloatNode& n, const float* x) {
+    return n.left + static_cast<uint32_t>(!(x[n.input] < n.value));
+  }
+  size_t expanded_width() const { return 3 * inputs_.size() + 1; }
+  void ExpandRow(const double* row, float* x) const;
   void CompileFloat();
   void FloatMargins(const double* row, double* margins) const;
   void FloatBatch(const double* rows, size_t n, double* margins) const;

@@ -62,6 +62,49 @@ TEST(CpuPredictor, XgboostHandModelFollowsFloat32LessThan) {
   EXPECT_EQ(prob, 1.0f / (1.0f + std::exp(-0.3125f)));
 }
 
+// Infinite thresholds and inputs, missing values on both default sides: the compiled float32
+// walk (which reads missing values as ±inf or an indicator) against the IR's own rule.
+TEST(CpuPredictor, XgboostInfiniteThresholdsAndInputsFollowTheIrRule) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  TreeEnsemble m;
+  m.format = ModelFormat::kXgboost;
+  m.feature_names = {"a"};
+  m.base_margin = {0};
+  m.tree_begin = {0};
+  int tree = 0;
+  for (double threshold : {-kInf, kInf, 0.0}) {
+    for (uint8_t default_left : {0, 1}) {
+      const auto base = static_cast<int32_t>(m.num_nodes());
+      m.feature.insert(m.feature.end(), {0, -1, -1});
+      m.threshold.insert(m.threshold.end(), {threshold, 0, 0});
+      m.left.insert(m.left.end(), {base + 1, -1, -1});
+      m.right.insert(m.right.end(), {base + 2, -1, -1});
+      m.default_left.insert(m.default_left.end(), {default_left, 0, 0});
+      m.missing.insert(m.missing.end(), 3, MissingType::kNaN);
+      // Leaf values are powers of two, so the margin spells out every tree's side.
+      m.value.insert(m.value.end(), {0, 0, std::ldexp(1.0, tree++)});
+      m.cover.insert(m.cover.end(), {2, 1, 1});
+      m.tree_begin.push_back(static_cast<uint32_t>(m.num_nodes()));
+      m.tree_group.push_back(0);
+    }
+  }
+  ASSERT_OK(m.Validate());
+  auto model = std::make_shared<const TreeEnsemble>(m);
+  auto p = CpuPredictor::Create(model, *Schema({"a"}));
+  ASSERT_OK(p);
+  const std::vector<double> inputs = {kNaN, -kInf, kInf, 0, -1, 1, 1e39, -1e39};
+  std::vector<double> batch(inputs.size());
+  p->MarginsBatch(inputs, inputs.size(), absl::MakeSpan(batch));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    double want = 0;
+    for (size_t t = 0; t < m.num_trees(); ++t) {
+      want += m.value[static_cast<size_t>(m.Next(m.tree_begin[t], inputs[i]))];
+    }
+    EXPECT_EQ(p->Margin({inputs[i]}), want) << "a = " << inputs[i];
+    EXPECT_EQ(batch[i], want) << "a = " << inputs[i];
+  }
+}
+
 TEST(CpuPredictor, LightGbmHandModelFollowsDoubleLessEqualAndMissingTypes) {
   auto schema = Schema({"a", "b"});
   CpuPredictor p = Make(LoadLightGbmText(testing::kLightGbmThreeTrees, "model.txt"), *schema);
