@@ -6,7 +6,7 @@
 // Each model is trained on first use by tools/xgboost_oracle.py (python3-xgboost): "depth6" is
 // shaped like the demo model (depth 6, 300 trees), "depth8" is the 500-tree depth-8 model. The
 // rows are the oracle's held-out rows (10% missing), cycled. Both sides run on one thread
-// (XGBoost's nthread = 1).
+// (XGBoost's nthread = 1), except the *Threads benchmarks, which give both the same number.
 //
 // Before anything is timed, our margins are checked to equal XGBoost's bit for bit on every row,
 // single-row and batch paths alike (and our SHAP values to be within 1e-4 of pred_contribs), so
@@ -372,6 +372,44 @@ void BM_Xgboost_Batch1024(benchmark::State& state, const ModelSpec& spec) {
   ReportRows(state, *f, kBatch, true);
 }
 
+// kBatch rows per call on state.range(0) threads, both sides: vigil splits the batch into
+// whole 64-row blocks, one thread each (MarginsBatchParallel starts its threads per call);
+// XGBoost runs its OpenMP pool with nthread set to the same number.
+void BM_Vigil_Batch1024Threads(benchmark::State& state, const ModelSpec& spec) {
+  Fixture* f = Setup(state, spec);
+  if (f == nullptr) return;
+  const auto threads = static_cast<int>(state.range(0));
+  std::vector<double> margins(kBatch);
+  for (auto _ : state) {
+    f->predictor->MarginsBatchParallel(f->batch, kBatch, absl::MakeSpan(margins), threads);
+    benchmark::ClobberMemory();
+  }
+  ReportRows(state, *f, kBatch, true);
+}
+
+void BM_Xgboost_Batch1024Threads(benchmark::State& state, const ModelSpec& spec) {
+  Fixture* f = Setup(state, spec);
+  if (f == nullptr) return;
+  const std::string threads = absl::StrCat(state.range(0));
+  if (XGBoosterSetParam(f->booster, "nthread", threads.c_str()) != 0) {
+    state.SkipWithError(XgbError("XGBoosterSetParam").c_str());
+    return;
+  }
+  const bst_ulong* shape = nullptr;
+  bst_ulong dim = 0;
+  const float* out = nullptr;
+  for (auto _ : state) {
+    if (XGBoosterPredictFromDense(f->booster, f->batch_interface.c_str(), kMarginConfig, nullptr,
+                                  &shape, &dim, &out) != 0) {
+      state.SkipWithError(XgbError("XGBoosterPredictFromDense").c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(*out);
+  }
+  XGBoosterSetParam(f->booster, "nthread", "1");  // the other benchmarks run one thread
+  ReportRows(state, *f, kBatch, true);
+}
+
 // SHAP values of one row per call (the explainer has no batch path).
 void BM_Vigil_TreeShap(benchmark::State& state, const ModelSpec& spec) {
   Fixture* f = Setup(state, spec);
@@ -418,6 +456,14 @@ BENCHMARK_CAPTURE(BM_Vigil_SingleRow, depth6_trees300, kDepth6);
 BENCHMARK_CAPTURE(BM_Xgboost_SingleRow, depth6_trees300, kDepth6);
 BENCHMARK_CAPTURE(BM_Vigil_Batch1024, depth6_trees300, kDepth6)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Xgboost_Batch1024, depth6_trees300, kDepth6)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Vigil_Batch1024Threads, depth6_trees300, kDepth6)
+    ->Arg(4)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Xgboost_Batch1024Threads, depth6_trees300, kDepth6)
+    ->Arg(4)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Vigil_TreeShap, depth6_trees300, kDepth6)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Xgboost_PredContribs, depth6_trees300, kDepth6)->Unit(benchmark::kMicrosecond);
 
@@ -425,6 +471,14 @@ BENCHMARK_CAPTURE(BM_Vigil_SingleRow, depth8_trees500, kDepth8);
 BENCHMARK_CAPTURE(BM_Xgboost_SingleRow, depth8_trees500, kDepth8);
 BENCHMARK_CAPTURE(BM_Vigil_Batch1024, depth8_trees500, kDepth8)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Xgboost_Batch1024, depth8_trees500, kDepth8)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Vigil_Batch1024Threads, depth8_trees500, kDepth8)
+    ->Arg(4)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Xgboost_Batch1024Threads, depth8_trees500, kDepth8)
+    ->Arg(4)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Vigil_TreeShap, depth8_trees500, kDepth8)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Xgboost_PredContribs, depth8_trees500, kDepth8)->Unit(benchmark::kMicrosecond);
 
