@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -46,30 +47,39 @@ absl::StatusOr<CpuPredictor> CpuPredictor::Create(std::shared_ptr<const TreeEnse
   return p;
 }
 
+uint32_t CpuPredictor::OrderedKey(float f) {
+  f += 0.0f;  // -0 becomes +0: they compare equal as floats, so they must share a key
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  // Negative floats order in reverse of their bits: flip them all; positive ones come after.
+  return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+}
+
 void CpuPredictor::CompileFloat() {
   const TreeEnsemble& m = *model_;
-  float_nodes_.clear();
-  float_nodes_.reserve(m.num_nodes());
+  const auto features = static_cast<uint32_t>(inputs_.size());
+  float_nodes_.assign(m.num_nodes(), {});
+  float_left_.assign(m.num_nodes(), 0);
+  float_value_.assign(m.num_nodes(), 0.0f);
+  uint32_t next = 0;  // next free slot
   for (size_t t = 0; t < m.num_trees(); ++t) {
-    const auto root = static_cast<uint32_t>(float_nodes_.size());
+    const uint32_t root = next++;
     float_roots_.push_back(root);
-    // Breadth-first: node at new index i came from model node order[i - root]; an internal
-    // node's children get two consecutive new slots.
+    // Breadth-first: slot root + i holds model node order[i]; an internal node's children get
+    // two consecutive new slots.
     std::vector<int32_t> order = {static_cast<int32_t>(m.tree_begin[t])};
-    float_nodes_.push_back({});
     int depth = 0;
     std::vector<int> level = {0};
     for (size_t i = 0; i < order.size(); ++i) {
       const auto n = static_cast<size_t>(order[i]);
-      FloatNode& f = float_nodes_[root + i];
-      const auto self = static_cast<uint32_t>(root + i);
+      const size_t self = root + i;
       depth = std::max(depth, level[i]);
-      const auto features = static_cast<uint32_t>(inputs_.size());
       if (m.is_leaf(n)) {
-        f = {static_cast<float>(m.value[n]), 3 * features, self, 0};
+        float_nodes_[self] = {UINT32_MAX, 3 * features};
+        float_left_[self] = static_cast<uint32_t>(self);
+        float_value_[self] = static_cast<float>(m.value[n]);
         continue;
       }
-      const auto left = static_cast<uint32_t>(float_nodes_.size());
       const auto feature = static_cast<uint32_t>(m.feature[n]);
       const auto threshold = static_cast<float>(m.threshold[n]);
       // Which copy of the feature: NaN as -inf goes left, as +inf right. With threshold -inf
@@ -81,13 +91,13 @@ void CpuPredictor::CompileFloat() {
         input = 2 * features + feature;
         value = 0.5f;
       }
-      f = {value, input, left, 0};
+      float_nodes_[self] = {OrderedKey(value), input};
+      float_left_[self] = next;
+      next += 2;
       order.push_back(m.left[n]);
       order.push_back(m.right[n]);
       level.push_back(level[i] + 1);
       level.push_back(level[i] + 1);
-      float_nodes_.push_back({});
-      float_nodes_.push_back({});
     }
     tree_depth_.push_back(static_cast<uint8_t>(std::min(depth, 255)));
   }
@@ -99,25 +109,27 @@ void CpuPredictor::CompileFloat() {
   }
 }
 
-void CpuPredictor::ExpandRow(const double* row, float* x) const {
+void CpuPredictor::ExpandRow(const double* row, uint32_t* x) const {
   constexpr float kInf = std::numeric_limits<float>::infinity();
+  static const uint32_t kMinus = OrderedKey(-kInf), kPlus = OrderedKey(kInf),
+                        kPresent = OrderedKey(1.0f), kMissing = OrderedKey(0.0f);
   const size_t features = inputs_.size();
   for (size_t i = 0; i < features; ++i) {
     const double v = row[inputs_[i]];
     const bool missing = std::isnan(v);
-    const auto f = static_cast<float>(v);
-    x[i] = missing ? -kInf : f;
-    x[features + i] = missing ? kInf : f;
-    x[2 * features + i] = missing ? 0.0f : 1.0f;
+    const uint32_t key = OrderedKey(static_cast<float>(v));
+    x[i] = missing ? kMinus : key;
+    x[features + i] = missing ? kPlus : key;
+    x[2 * features + i] = missing ? kMissing : kPresent;
   }
-  x[3 * features] = -kInf;
+  x[3 * features] = 0;  // below every key: a leaf (threshold UINT32_MAX) stays put
 }
 
 void CpuPredictor::FloatMargins(const double* row, double* margins) const {
   constexpr size_t kStackWidth = 3 * 1024 + 1;
-  float stack_x[kStackWidth];
-  std::vector<float> heap_x;  // only for models with more than 1024 features
-  float* x = stack_x;
+  uint32_t stack_x[kStackWidth];
+  std::vector<uint32_t> heap_x;  // only for models with more than 1024 features
+  uint32_t* x = stack_x;
   if (expanded_width() > kStackWidth) {
     heap_x.resize(expanded_width());
     x = heap_x.data();
@@ -133,7 +145,6 @@ void CpuPredictor::FloatMargins(const double* row, double* margins) const {
     a = heap_acc.data();
   }
   for (int g = 0; g < groups; ++g) a[g] = static_cast<float>(model_->base_margin[g]);
-  const FloatNode* nodes = float_nodes_.data();
   const size_t trees = float_roots_.size();
   for (size_t t = 0; t < trees; t += kInterleave) {
     const size_t k_end = std::min(kInterleave, trees - t);
@@ -141,10 +152,10 @@ void CpuPredictor::FloatMargins(const double* row, double* margins) const {
     for (size_t k = 0; k < kInterleave; ++k) idx[k] = float_roots_[t + (k < k_end ? k : 0)];
     for (int d = block_depth_[t / kInterleave]; d > 0; --d) {
 #pragma GCC unroll 16
-      for (size_t k = 0; k < kInterleave; ++k) idx[k] = Step(nodes[idx[k]], x);
+      for (size_t k = 0; k < kInterleave; ++k) idx[k] = Step(idx[k], x);
     }
     // In tree order: float32 sums are order-sensitive.
-    for (size_t k = 0; k < k_end; ++k) a[groups_[t + k]] += nodes[idx[k]].value;
+    for (size_t k = 0; k < k_end; ++k) a[groups_[t + k]] += float_value_[idx[k]];
   }
   for (int g = 0; g < groups; ++g) margins[g] = a[g];
 }
@@ -153,9 +164,8 @@ void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) con
   constexpr size_t kBlock = 64;
   const size_t width = expanded_width();
   const auto groups = static_cast<size_t>(model_->num_groups);
-  std::vector<float> x(kBlock * width);
+  std::vector<uint32_t> x(kBlock * width);
   std::vector<float> acc(kBlock * groups);
-  const FloatNode* nodes = float_nodes_.data();
   for (size_t start = 0; start < n; start += kBlock) {
     const size_t rows_here = std::min(kBlock, n - start);
     for (size_t r = 0; r < rows_here; ++r) {
@@ -174,10 +184,10 @@ void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) con
         for (int d = depth; d > 0; --d) {
           for (size_t k = 0; k < kRowInterleave; ++k) {
             const size_t r = r0 + (k < k_end ? k : 0);
-            idx[k] = Step(nodes[idx[k]], &x[r * width]);
+            idx[k] = Step(idx[k], &x[r * width]);
           }
         }
-        for (size_t k = 0; k < k_end; ++k) acc[(r0 + k) * groups + g] += nodes[idx[k]].value;
+        for (size_t k = 0; k < k_end; ++k) acc[(r0 + k) * groups + g] += float_value_[idx[k]];
       }
     }
     for (size_t r = 0; r < rows_here; ++r) {

@@ -74,29 +74,31 @@ class CpuPredictor {
   };
   static constexpr uint32_t kLeaf = UINT32_MAX;
 
-  // XGBoost models are also compiled to a float32 layout built for speed: each tree's nodes in
-  // breadth-first order with siblings adjacent (right child = left + 1), 16 bytes a node, so a
-  // step down is one comparison and an add: right when not (v < threshold). Missing values
-  // need no test in the walk: the row is expanded once (ExpandRow) into copies of its model
-  // features where NaN reads -inf (for nodes whose missing side is left) or +inf (right), a
-  // missing-value indicator (for the one split the copies cannot express: threshold -inf with
-  // missing left), and a -inf constant that a leaf reads, so that a leaf steps to itself and
-  // walking past it is harmless. Several independent walks (trees of one row, rows of one tree)
-  // are interleaved, so their dependent loads overlap. Same comparisons and summation order as
-  // Node: identical results.
+  // XGBoost models are also compiled to a layout built for speed: each tree's nodes in
+  // breadth-first order with siblings adjacent (right child = left + 1). Float32 values are
+  // compared as 32-bit keys that order like the floats (OrderedKey), so a step down is an
+  // integer comparison whose carry is added to the left child's index. Missing values need no
+  // test in the walk: the row is expanded once (ExpandRow) into keys of its model features where
+  // NaN reads -inf (for nodes whose missing side is left) or +inf (right), a missing-value
+  // indicator (for the one split the copies cannot express: threshold -inf with missing left),
+  // and a key below every threshold that a leaf reads against the largest key, so that a leaf
+  // steps to itself and walking past it is harmless. Several independent walks (trees of one
+  // row, rows of one tree) are interleaved, so their dependent loads overlap. The same
+  // comparisons and summation order as XGBoost: identical results.
   struct FloatNode {
-    float value;     // threshold; a leaf: its output
-    uint32_t input;  // index into the expanded row
-    uint32_t left;   // absolute index of the left child; a leaf: its own index
-    uint32_t reserved;
+    uint32_t threshold;  // OrderedKey of the float32 threshold; a leaf: UINT32_MAX
+    uint32_t input;      // index into the expanded row
   };
   static constexpr size_t kInterleave = 16;    // trees walked together for one row
   static constexpr size_t kRowInterleave = 8;  // rows walked together through one tree
-  static uint32_t Step(const FloatNode& n, const float* x) {
-    return n.left + static_cast<uint32_t>(!(x[n.input] < n.value));
+  // Keys that order as the floats do (-0 is first made +0, which compares equal to it).
+  static uint32_t OrderedKey(float f);
+  // One step down from node i: right when not (x < threshold), i.e. key(x) >= key(threshold).
+  uint32_t Step(size_t i, const uint32_t* x) const {
+    return float_left_[i] + static_cast<uint32_t>(x[float_nodes_[i].input] >= float_nodes_[i].threshold);
   }
   size_t expanded_width() const { return 3 * inputs_.size() + 1; }
-  void ExpandRow(const double* row, float* x) const;
+  void ExpandRow(const double* row, uint32_t* x) const;
   void CompileFloat();
   void FloatMargins(const double* row, double* margins) const;
   void FloatBatch(const double* rows, size_t n, double* margins) const;
@@ -112,6 +114,8 @@ class CpuPredictor {
   std::vector<int32_t> groups_;
   std::vector<uint32_t> inputs_;  // row column of each model feature
   std::vector<FloatNode> float_nodes_;
+  std::vector<uint32_t> float_left_;  // per node: its left child; a leaf: itself
+  std::vector<float> float_value_;    // per node: a leaf's output
   std::vector<uint32_t> float_roots_;
   std::vector<uint8_t> tree_depth_;   // per tree
   std::vector<uint8_t> block_depth_;  // per kInterleave consecutive trees: the deepest
