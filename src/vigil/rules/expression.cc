@@ -1,0 +1,773 @@
+#include "vigil/rules/expression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+
+namespace vigil {
+
+enum class Expression::Op : uint8_t {
+  kNumber,       // push numbers_[arg]
+  kInputNumber,  // push inputs.numbers[arg]
+  kString,       // push strings_[arg]
+  kInputString,  // push inputs.strings[arg]
+  kNeg,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,  // numbers and booleans
+  kNe,
+  kStrEq,
+  kStrNe,
+  kNot,
+  kJumpIfFalseOrPop,  // and: a false left side is the result
+  kJumpIfTrueOrPop,   // or: a true left side is the result
+  kInStrings,         // string in string_sets_[arg]
+  kInNumbers,         // number in number_sets_[arg]
+  kAbs,
+  kLog1p,
+  kMin,
+  kMax,
+  kContains,
+  kStartsWith,
+  kBetween,
+};
+
+std::string_view ExprTypeName(ExprType type) {
+  switch (type) {
+    case ExprType::kNumber: return "number";
+    case ExprType::kBool: return "boolean";
+    case ExprType::kString: return "string";
+    case ExprType::kNumberList: return "list of numbers";
+    case ExprType::kStringList: return "list of strings";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr absl::string_view kKeywords[] = {"and", "or", "not", "in", "true", "false"};
+constexpr absl::string_view kFunctions[] = {"abs",      "log1p",       "min",    "max",
+                                           "contains", "starts_with", "between"};
+
+absl::string_view TypeName(ExprType type) {
+  const std::string_view name = ExprTypeName(type);
+  return absl::string_view(name.data(), name.size());
+}
+
+bool IsIdentifier(absl::string_view name) {
+  if (name.empty() || !(absl::ascii_islower(name[0]) || name[0] == '_')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_';
+  });
+}
+
+bool IsReserved(absl::string_view name) {
+  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords) ||
+         std::find(std::begin(kFunctions), std::end(kFunctions), name) != std::end(kFunctions);
+}
+
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+absl::Status ExpressionScope::Add(std::string name, Entry entry) {
+  if (!IsIdentifier(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name '", name, "' is not an identifier ([a-z_][a-z0-9_]*)"));
+  }
+  if (IsReserved(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name '", name, "' is reserved (a keyword or function)"));
+  }
+  if (!entries_.emplace(name, std::move(entry)).second) {
+    return absl::AlreadyExistsError(absl::StrCat("name '", name, "' is defined twice"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExpressionScope::AddNumber(std::string name, uint32_t slot) {
+  return Add(std::move(name), {ExprType::kNumber, slot, {}, {}});
+}
+absl::Status ExpressionScope::AddString(std::string name, uint32_t slot) {
+  return Add(std::move(name), {ExprType::kString, slot, {}, {}});
+}
+absl::Status ExpressionScope::AddStringList(std::string name, std::vector<std::string> values) {
+  return Add(std::move(name), {ExprType::kStringList, 0, std::move(values), {}});
+}
+absl::Status ExpressionScope::AddNumberList(std::string name, std::vector<double> values) {
+  return Add(std::move(name), {ExprType::kNumberList, 0, {}, std::move(values)});
+}
+
+const ExpressionScope::Entry* ExpressionScope::Find(std::string_view name) const {
+  auto it = entries_.find(absl::string_view(name.data(), name.size()));
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ExpressionScope::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Recursive descent over the grammar in docs/policy.md, emitting postfix code as it goes and
+// tracking each subexpression's type and the operand stack depth.
+class ExpressionCompiler {
+ public:
+  ExpressionCompiler(absl::string_view text, const ExpressionScope& scope,
+                     const SourceLocation& where)
+      : text_(text), scope_(scope), where_(where) {}
+
+  absl::StatusOr<Expression> Compile() {
+    if (absl::Status s = Next(); !s.ok()) return s;
+    auto type = ParseOr();
+    if (!type.ok()) return type.status();
+    if (token_.kind != Kind::kEnd) return Error(token_.begin, "unexpected text after the end");
+    if (*type == ExprType::kNumberList || *type == ExprType::kStringList) {
+      return Error(0, "a list on its own is not a value; use it after 'in'");
+    }
+    out_.type_ = *type;
+    return std::move(out_);
+  }
+
+ private:
+  enum class Kind { kEnd, kNumber, kString, kName, kSymbol };
+  struct Token {
+    Kind kind = Kind::kEnd;
+    size_t begin = 0;
+    absl::string_view text;  // a name or symbol as written
+    double number = 0;
+    std::string string;  // a string literal's value
+  };
+  using Op = Expression::Op;
+
+  // --- errors
+
+  absl::Status Error(size_t pos, absl::string_view message, absl::string_view hint = {}) const {
+    int line = where_.line, column = where_.column;
+    size_t line_start = 0;
+    for (size_t i = 0; i < pos && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+        line_start = i + 1;
+      } else {
+        ++column;
+      }
+    }
+    size_t line_end = text_.find('\n', line_start);
+    if (line_end == absl::string_view::npos) line_end = text_.size();
+    std::string out = absl::StrCat(where_.file, ":", line, ":", column, ": ", message, "\n  ",
+                                   text_.substr(line_start, line_end - line_start), "\n  ",
+                                   std::string(std::min(pos, text_.size()) - line_start, ' '), "^");
+    if (!hint.empty()) absl::StrAppend(&out, "\n  hint: ", hint);
+    return absl::InvalidArgumentError(out);
+  }
+
+  // --- lexer
+
+  absl::Status Next() {
+    size_t i = position_;
+    while (i < text_.size() && absl::ascii_isspace(text_[i])) ++i;
+    token_ = Token{};
+    token_.begin = i;
+    if (i == text_.size()) {
+      token_.kind = Kind::kEnd;
+      position_ = i;
+      return absl::OkStatus();
+    }
+    const char c = text_[i];
+    if (absl::ascii_isdigit(c) || (c == '.' && i + 1 < text_.size() &&
+                                   absl::ascii_isdigit(text_[i + 1]))) {
+      size_t j = i;
+      while (j < text_.size() && (absl::ascii_isdigit(text_[j]) || text_[j] == '.')) ++j;
+      if (j < text_.size() && (text_[j] == 'e' || text_[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < text_.size() && (text_[k] == '+' || text_[k] == '-')) ++k;
+        if (k < text_.size() && absl::ascii_isdigit(text_[k])) {
+          while (k < text_.size() && absl::ascii_isdigit(text_[k])) ++k;
+          j = k;
+        }
+      }
+      const absl::string_view digits = text_.substr(i, j - i);
+      if (!absl::SimpleAtod(absl::string_view(digits.data(), digits.size()), &token_.number) ||
+          !std::isfinite(token_.number)) {
+        return Error(i, absl::StrCat("'", digits, "' is not a number"));
+      }
+      if (j < text_.size() && (absl::ascii_isalpha(text_[j]) || text_[j] == '_')) {
+        return Error(j, "a number runs into a name; put a space or an operator between them");
+      }
+      token_.kind = Kind::kNumber;
+      token_.text = digits;
+      position_ = j;
+      return absl::OkStatus();
+    }
+    if (absl::ascii_isalpha(c) || c == '_') {
+      size_t j = i;
+      while (j < text_.size() && (absl::ascii_isalnum(text_[j]) || text_[j] == '_')) ++j;
+      token_.kind = Kind::kName;
+      token_.text = text_.substr(i, j - i);
+      position_ = j;
+      return absl::OkStatus();
+    }
+    if (c == '\'' || c == '"') {
+      size_t j = i + 1;
+      while (j < text_.size() && text_[j] != c) {
+        if (text_[j] == '\n') break;
+        if (text_[j] == '\\' && j + 1 < text_.size()) {
+          const char e = text_[j + 1];
+          if (e != '\\' && e != '\'' && e != '"') {
+            return Error(j, "unknown escape; only \\\\, \\' and \\\" are known");
+          }
+          token_.string.push_back(e);
+          j += 2;
+          continue;
+        }
+        token_.string.push_back(text_[j++]);
+      }
+      if (j >= text_.size() || text_[j] != c) return Error(i, "string is not closed");
+      token_.kind = Kind::kString;
+      token_.text = text_.substr(i, j + 1 - i);
+      position_ = j + 1;
+      return absl::OkStatus();
+    }
+    for (absl::string_view symbol : {"<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%",
+                                    "(", ")", "[", "]", ","}) {
+      if (text_.substr(i, symbol.size()) == symbol) {
+        token_.kind = Kind::kSymbol;
+        token_.text = symbol;
+        position_ = i + symbol.size();
+        return absl::OkStatus();
+      }
+    }
+    if (c == '=') return Error(i, "'=' is not an operator", "compare with '=='");
+    if (c == '&' || c == '|' || c == '!') {
+      return Error(i, absl::StrCat("'", absl::string_view(&c, 1), "' is not an operator"),
+                   "write 'and', 'or', 'not'");
+    }
+    return Error(i, absl::StrCat("unexpected character '", absl::string_view(&c, 1), "'"));
+  }
+
+  bool IsSymbol(absl::string_view s) const { return token_.kind == Kind::kSymbol && token_.text == s; }
+  bool IsWord(absl::string_view s) const { return token_.kind == Kind::kName && token_.text == s; }
+
+  absl::Status Expect(absl::string_view symbol) {
+    if (!IsSymbol(symbol)) {
+      return Error(token_.begin, absl::StrCat("expected '", symbol, "'"));
+    }
+    return Next();
+  }
+
+  // --- code
+
+  void Emit(Op op, uint32_t arg = 0) { out_.code_.push_back({op, arg}); }
+
+  absl::Status Push(size_t pos) {
+    if (++depth_ > Expression::kMaxStack) {
+      return Error(pos, absl::StrCat("expression nests deeper than ", Expression::kMaxStack));
+    }
+    return absl::OkStatus();
+  }
+  void Pop(int n = 1) { depth_ -= n; }
+
+  absl::Status WantType(size_t pos, ExprType got, ExprType want, absl::string_view what) const {
+    if (got == want) return absl::OkStatus();
+    return Error(pos, absl::StrCat(what, " needs a ", TypeName(want), ", not a ",
+                                   TypeName(got)));
+  }
+
+  // --- grammar
+
+  absl::StatusOr<ExprType> ParseOr() { return ParseLogical("or", &ExpressionCompiler::ParseAnd, Op::kJumpIfTrueOrPop); }
+  absl::StatusOr<ExprType> ParseAnd() { return ParseLogical("and", &ExpressionCompiler::ParseNot, Op::kJumpIfFalseOrPop); }
+
+  absl::StatusOr<ExprType> ParseLogical(absl::string_view word,
+                                        absl::StatusOr<ExprType> (ExpressionCompiler::*operand)(),
+                                        Op jump) {
+    const size_t left_pos = token_.begin;
+    auto left = (this->*operand)();
+    if (!left.ok()) return left;
+    if (!IsWord(word)) return left;
+    if (absl::Status s = WantType(left_pos, *left, ExprType::kBool, absl::StrCat("'", word, "'"));
+        !s.ok()) {
+      return s;
+    }
+    std::vector<size_t> jumps;
+    while (IsWord(word)) {
+      if (absl::Status s = Next(); !s.ok()) return s;
+      jumps.push_back(out_.code_.size());
+      Emit(jump);
+      Pop();
+      const size_t pos = token_.begin;
+      auto right = (this->*operand)();
+      if (!right.ok()) return right;
+      if (absl::Status s = WantType(pos, *right, ExprType::kBool, absl::StrCat("'", word, "'"));
+          !s.ok()) {
+        return s;
+      }
+    }
+    for (size_t j : jumps) out_.code_[j].arg = static_cast<uint32_t>(out_.code_.size());
+    return ExprType::kBool;
+  }
+
+  absl::StatusOr<ExprType> ParseNot() {
+    if (!IsWord("not")) return ParseComparison();
+    if (absl::Status s = Next(); !s.ok()) return s;
+    const size_t pos = token_.begin;
+    auto operand = ParseNot();
+    if (!operand.ok()) return operand;
+    if (absl::Status s = WantType(pos, *operand, ExprType::kBool, "'not'"); !s.ok()) return s;
+    Emit(Op::kNot);
+    return ExprType::kBool;
+  }
+
+  absl::StatusOr<ExprType> ParseComparison() {
+    const size_t left_pos = token_.begin;
+    auto left = ParseSum();
+    if (!left.ok()) return left;
+    // `in` / `not in`
+    if (IsWord("in") || IsWord("not")) {
+      const bool negate = IsWord("not");
+      const size_t op_pos = token_.begin;
+      if (absl::Status s = Next(); !s.ok()) return s;
+      if (negate) {
+        if (!IsWord("in")) return Error(op_pos, "'not' here must be followed by 'in'");
+        if (absl::Status s = Next(); !s.ok()) return s;
+      }
+      if (absl::Status s = ParseListOperand(*left, left_pos); !s.ok()) return s;
+      if (negate) Emit(Op::kNot);
+      return ExprType::kBool;
+    }
+    if (token_.kind != Kind::kSymbol) return left;
+    static constexpr std::pair<absl::string_view, Op> kComparisons[] = {
+        {"<", Op::kLt}, {"<=", Op::kLe}, {">", Op::kGt},
+        {">=", Op::kGe}, {"==", Op::kEq}, {"!=", Op::kNe}};
+    const auto* found = std::find_if(std::begin(kComparisons), std::end(kComparisons),
+                                     [&](const auto& c) { return c.first == token_.text; });
+    if (found == std::end(kComparisons)) return left;
+    const absl::string_view symbol = token_.text;
+    const size_t op_pos = token_.begin;
+    if (absl::Status s = Next(); !s.ok()) return s;
+    const size_t right_pos = token_.begin;
+    auto right = ParseSum();
+    if (!right.ok()) return right;
+    const bool equality = found->second == Op::kEq || found->second == Op::kNe;
+    if (*left != *right) {
+      return Error(right_pos, absl::StrCat("'", symbol, "' compares a ", TypeName(*left),
+                                           " with a ", TypeName(*right)));
+    }
+    Op op = found->second;
+    if (*left == ExprType::kString) {
+      if (!equality) {
+        return Error(op_pos, absl::StrCat("strings compare only with == and !=, not '", symbol,
+                                          "'"));
+      }
+      op = op == Op::kEq ? Op::kStrEq : Op::kStrNe;
+    } else if (*left == ExprType::kBool && !equality) {
+      return Error(op_pos, absl::StrCat("booleans compare only with == and !=, not '", symbol, "'"));
+    } else if (*left != ExprType::kNumber && *left != ExprType::kBool) {
+      return Error(left_pos, absl::StrCat("a ", TypeName(*left), " cannot be compared"));
+    }
+    Emit(op);
+    Pop();
+    if (IsSymbol("<") || IsSymbol("<=") || IsSymbol(">") || IsSymbol(">=") || IsSymbol("==") ||
+        IsSymbol("!=")) {
+      return Error(token_.begin, "comparisons do not chain",
+                   "write 'a < b and b < c', or between(b, a, c)");
+    }
+    return ExprType::kBool;
+  }
+
+  // The right side of `in`: a literal list of constants or a named list.
+  absl::Status ParseListOperand(ExprType element, size_t element_pos) {
+    if (element != ExprType::kNumber && element != ExprType::kString) {
+      return Error(element_pos, absl::StrCat("'in' looks up a number or a string, not a ",
+                                             TypeName(element)));
+    }
+    const size_t pos = token_.begin;
+    absl::flat_hash_set<std::string> strings;
+    absl::flat_hash_set<double> numbers;
+    ExprType list_type;
+    if (IsSymbol("[")) {
+      if (absl::Status s = Next(); !s.ok()) return s;
+      list_type = element == ExprType::kNumber ? ExprType::kNumberList : ExprType::kStringList;
+      while (!IsSymbol("]")) {
+        const size_t item_pos = token_.begin;
+        bool negative = false;
+        if (IsSymbol("-")) {
+          negative = true;
+          if (absl::Status s = Next(); !s.ok()) return s;
+        }
+        if (token_.kind == Kind::kNumber && element == ExprType::kNumber) {
+          numbers.insert(negative ? -token_.number : token_.number);
+        } else if (token_.kind == Kind::kString && element == ExprType::kString && !negative) {
+          strings.insert(token_.string);
+        } else {
+          return Error(item_pos, absl::StrCat("a list after 'in' holds constant ",
+                                              TypeName(element), "s here"));
+        }
+        if (absl::Status s = Next(); !s.ok()) return s;
+        if (IsSymbol(",")) {
+          if (absl::Status s = Next(); !s.ok()) return s;
+        } else if (!IsSymbol("]")) {
+          return Error(token_.begin, "expected ',' or ']'");
+        }
+      }
+      if (absl::Status s = Next(); !s.ok()) return s;
+    } else if (token_.kind == Kind::kName) {
+      const ExpressionScope::Entry* entry = scope_.Find(std::string_view(token_.text.data(), token_.text.size()));
+      if (entry == nullptr) return UnknownName();
+      list_type = entry->type;
+      if (list_type == ExprType::kStringList) {
+        strings.insert(entry->strings.begin(), entry->strings.end());
+      } else if (list_type == ExprType::kNumberList) {
+        numbers.insert(entry->numbers.begin(), entry->numbers.end());
+      } else {
+        return Error(pos, absl::StrCat("'in' needs a list; '", token_.text, "' is a ",
+                                       TypeName(list_type)));
+      }
+      if (absl::Status s = Next(); !s.ok()) return s;
+    } else {
+      return Error(pos, "'in' needs a list: [..] or the name of a list");
+    }
+    const ExprType want =
+        element == ExprType::kNumber ? ExprType::kNumberList : ExprType::kStringList;
+    if (list_type != want) {
+      return Error(pos, absl::StrCat("'in' looks up a ", TypeName(element), " in a ",
+                                     TypeName(list_type)));
+    }
+    if (element == ExprType::kString) {
+      Emit(Op::kInStrings, static_cast<uint32_t>(out_.string_sets_.size()));
+      out_.string_sets_.push_back(std::move(strings));
+    } else {
+      Emit(Op::kInNumbers, static_cast<uint32_t>(out_.number_sets_.size()));
+      out_.number_sets_.push_back(std::move(numbers));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<ExprType> ParseSum() {
+    return ParseArithmetic({{"+", Op::kAdd}, {"-", Op::kSub}}, &ExpressionCompiler::ParseProduct);
+  }
+  absl::StatusOr<ExprType> ParseProduct() {
+    return ParseArithmetic({{"*", Op::kMul}, {"/", Op::kDiv}, {"%", Op::kMod}},
+                           &ExpressionCompiler::ParseUnary);
+  }
+
+  absl::StatusOr<ExprType> ParseArithmetic(
+      std::initializer_list<std::pair<absl::string_view, Op>> ops,
+      absl::StatusOr<ExprType> (ExpressionCompiler::*operand)()) {
+    const size_t left_pos = token_.begin;
+    auto left = (this->*operand)();
+    if (!left.ok()) return left;
+    for (;;) {
+      const auto* found = std::find_if(ops.begin(), ops.end(), [&](const auto& o) {
+        return token_.kind == Kind::kSymbol && o.first == token_.text;
+      });
+      if (found == ops.end()) return left;
+      const absl::string_view symbol = token_.text;
+      if (absl::Status s = WantType(left_pos, *left, ExprType::kNumber,
+                                    absl::StrCat("'", symbol, "'"));
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = Next(); !s.ok()) return s;
+      const size_t right_pos = token_.begin;
+      auto right = (this->*operand)();
+      if (!right.ok()) return right;
+      if (absl::Status s = WantType(right_pos, *right, ExprType::kNumber,
+                                    absl::StrCat("'", symbol, "'"));
+          !s.ok()) {
+        return s;
+      }
+      Emit(found->second);
+      Pop();
+    }
+  }
+
+  absl::StatusOr<ExprType> ParseUnary() {
+    if (!IsSymbol("-")) return ParsePrimary();
+    if (absl::Status s = Next(); !s.ok()) return s;
+    const size_t pos = token_.begin;
+    auto operand = ParseUnary();
+    if (!operand.ok()) return operand;
+    if (absl::Status s = WantType(pos, *operand, ExprType::kNumber, "'-'"); !s.ok()) return s;
+    Emit(Op::kNeg);
+    return ExprType::kNumber;
+  }
+
+  absl::Status UnknownName() const {
+    const absl::string_view name = token_.text;
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+    std::vector<std::string> candidates = scope_.Names();
+    for (absl::string_view f : kFunctions) candidates.emplace_back(f);
+    for (const std::string& candidate : candidates) {
+      const size_t d = EditDistance(name, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    }
+    return Error(token_.begin, absl::StrCat("unknown name '", name, "'"),
+                 best.empty() ? "" : absl::StrCat("did you mean '", best, "'?"));
+  }
+
+  absl::StatusOr<ExprType> ParsePrimary() {
+    const size_t pos = token_.begin;
+    switch (token_.kind) {
+      case Kind::kEnd:
+        return Error(pos, "expression ends too early");
+      case Kind::kNumber: {
+        if (absl::Status s = Push(pos); !s.ok()) return s;
+        Emit(Op::kNumber, static_cast<uint32_t>(out_.numbers_.size()));
+        out_.numbers_.push_back(token_.number);
+        if (absl::Status s = Next(); !s.ok()) return s;
+        return ExprType::kNumber;
+      }
+      case Kind::kString: {
+        if (absl::Status s = Push(pos); !s.ok()) return s;
+        Emit(Op::kString, static_cast<uint32_t>(out_.strings_.size()));
+        out_.strings_.push_back(token_.string);
+        if (absl::Status s = Next(); !s.ok()) return s;
+        return ExprType::kString;
+      }
+      case Kind::kSymbol: {
+        if (IsSymbol("(")) {
+          if (absl::Status s = Next(); !s.ok()) return s;
+          auto inner = ParseOr();
+          if (!inner.ok()) return inner;
+          if (absl::Status s = Expect(")"); !s.ok()) return s;
+          return inner;
+        }
+        if (IsSymbol("[")) return Error(pos, "a list is only allowed after 'in'");
+        return Error(pos, absl::StrCat("unexpected '", token_.text, "'"));
+      }
+      case Kind::kName:
+        break;
+    }
+    const absl::string_view name = token_.text;
+    if (name == "true" || name == "false") {
+      if (absl::Status s = Push(pos); !s.ok()) return s;
+      Emit(Op::kNumber, static_cast<uint32_t>(out_.numbers_.size()));
+      out_.numbers_.push_back(name == "true" ? 1.0 : 0.0);
+      if (absl::Status s = Next(); !s.ok()) return s;
+      return ExprType::kBool;
+    }
+    if (std::find(std::begin(kFunctions), std::end(kFunctions), name) != std::end(kFunctions)) {
+      return ParseCall(name);
+    }
+    if (IsReserved(name)) return Error(pos, absl::StrCat("'", name, "' cannot start a value"));
+    const ExpressionScope::Entry* entry = scope_.Find(std::string_view(name.data(), name.size()));
+    if (entry == nullptr) return UnknownName();
+    if (entry->type == ExprType::kNumberList || entry->type == ExprType::kStringList) {
+      return Error(pos, absl::StrCat("'", name, "' is a list; use it after 'in'"));
+    }
+    if (absl::Status s = Push(pos); !s.ok()) return s;
+    if (std::find(out_.names_.begin(), out_.names_.end(), name) == out_.names_.end()) {
+      out_.names_.emplace_back(name);
+    }
+    if (entry->type == ExprType::kNumber) {
+      Emit(Op::kInputNumber, entry->slot);
+      out_.number_slots_ = std::max(out_.number_slots_, entry->slot + 1);
+    } else {
+      Emit(Op::kInputString, entry->slot);
+      out_.string_slots_ = std::max(out_.string_slots_, entry->slot + 1);
+    }
+    if (absl::Status s = Next(); !s.ok()) return s;
+    return entry->type;
+  }
+
+  absl::StatusOr<ExprType> ParseCall(absl::string_view name) {
+    if (absl::Status s = Next(); !s.ok()) return s;
+    if (!IsSymbol("(")) return Error(token_.begin, absl::StrCat("'", name, "' is a function: expected '('"));
+    if (absl::Status s = Next(); !s.ok()) return s;
+    std::vector<std::pair<ExprType, size_t>> args;
+    while (!IsSymbol(")")) {
+      const size_t arg_pos = token_.begin;
+      auto arg = ParseOr();
+      if (!arg.ok()) return arg;
+      args.push_back({*arg, arg_pos});
+      // min and max fold as they go, so any number of arguments needs one extra slot.
+      if ((name == "min" || name == "max") && args.size() >= 2) {
+        if (absl::Status s = WantType(args[0].second, args[0].first, ExprType::kNumber,
+                                      absl::StrCat(name, "()"));
+            !s.ok()) {
+          return s;
+        }
+        if (absl::Status s = WantType(arg_pos, *arg, ExprType::kNumber, absl::StrCat(name, "()"));
+            !s.ok()) {
+          return s;
+        }
+        Emit(name == "min" ? Op::kMin : Op::kMax);
+        Pop();
+      }
+      if (IsSymbol(",")) {
+        if (absl::Status s = Next(); !s.ok()) return s;
+      } else if (!IsSymbol(")")) {
+        return Error(token_.begin, "expected ',' or ')'");
+      }
+    }
+    const size_t close = token_.begin;
+    if (absl::Status s = Next(); !s.ok()) return s;
+    const auto arity = [&](size_t n, absl::string_view shape) -> absl::Status {
+      if (args.size() == n) return absl::OkStatus();
+      return Error(args.size() < n ? close : args[n].second,
+                   absl::StrCat(name, " takes ", n, " argument", n == 1 ? "" : "s", ": ", shape));
+    };
+    const auto want = [&](size_t i, ExprType type) {
+      return WantType(args[i].second, args[i].first, type,
+                      absl::StrCat("argument ", i + 1, " of ", name, "()"));
+    };
+    absl::Status s;
+    if (name == "abs" || name == "log1p") {
+      if (s = arity(1, absl::StrCat(name, "(number)")); !s.ok()) return s;
+      if (s = want(0, ExprType::kNumber); !s.ok()) return s;
+      Emit(name == "abs" ? Op::kAbs : Op::kLog1p);
+      return ExprType::kNumber;
+    }
+    if (name == "min" || name == "max") {
+      if (args.size() < 2) {
+        return Error(args.empty() ? close : args[0].second,
+                     absl::StrCat(name, " takes two or more numbers"));
+      }
+      return ExprType::kNumber;
+    }
+    if (name == "contains" || name == "starts_with") {
+      if (s = arity(2, absl::StrCat(name, "(string, string)")); !s.ok()) return s;
+      if (s = want(0, ExprType::kString); !s.ok()) return s;
+      if (s = want(1, ExprType::kString); !s.ok()) return s;
+      Emit(name == "contains" ? Op::kContains : Op::kStartsWith);
+      Pop();
+      return ExprType::kBool;
+    }
+    // between(x, low, high): low <= x <= high.
+    if (s = arity(3, "between(number, low, high)"); !s.ok()) return s;
+    for (size_t i = 0; i < 3; ++i) {
+      if (s = want(i, ExprType::kNumber); !s.ok()) return s;
+    }
+    Emit(Op::kBetween);
+    Pop(2);
+    return ExprType::kBool;
+  }
+
+  absl::string_view text_;
+  const ExpressionScope& scope_;
+  const SourceLocation& where_;
+  size_t position_ = 0;
+  Token token_;
+  int depth_ = 0;
+  Expression out_;
+};
+
+absl::StatusOr<Expression> Expression::Compile(std::string_view text,
+                                               const ExpressionScope& scope,
+                                               const SourceLocation& where) {
+  return ExpressionCompiler(absl::string_view(text.data(), text.size()), scope, where).Compile();
+}
+
+double Expression::Run(const EvalInputs& inputs) const {
+  // Numbers and booleans (0 or 1) share one stack, strings have their own; the compiler bounds
+  // both by kMaxStack.
+  double n[kMaxStack];
+  std::string_view s[kMaxStack];
+  int top = -1, stop = -1;
+  const size_t size = code_.size();
+  for (size_t pc = 0; pc < size; ++pc) {
+    const Instruction& in = code_[pc];
+    switch (in.op) {
+      case Op::kNumber: n[++top] = numbers_[in.arg]; break;
+      case Op::kInputNumber: n[++top] = inputs.numbers[in.arg]; break;
+      case Op::kString: s[++stop] = strings_[in.arg]; break;
+      case Op::kInputString: s[++stop] = inputs.strings[in.arg]; break;
+      case Op::kNeg: n[top] = -n[top]; break;
+      case Op::kAdd: --top; n[top] += n[top + 1]; break;
+      case Op::kSub: --top; n[top] -= n[top + 1]; break;
+      case Op::kMul: --top; n[top] *= n[top + 1]; break;
+      case Op::kDiv: --top; n[top] /= n[top + 1]; break;
+      case Op::kMod: --top; n[top] = std::fmod(n[top], n[top + 1]); break;
+      case Op::kLt: --top; n[top] = n[top] < n[top + 1]; break;
+      case Op::kLe: --top; n[top] = n[top] <= n[top + 1]; break;
+      case Op::kGt: --top; n[top] = n[top] > n[top + 1]; break;
+      case Op::kGe: --top; n[top] = n[top] >= n[top + 1]; break;
+      case Op::kEq: --top; n[top] = n[top] == n[top + 1]; break;
+      case Op::kNe: --top; n[top] = n[top] != n[top + 1]; break;
+      case Op::kStrEq: stop -= 2; n[++top] = s[stop + 1] == s[stop + 2]; break;
+      case Op::kStrNe: stop -= 2; n[++top] = s[stop + 1] != s[stop + 2]; break;
+      case Op::kNot: n[top] = n[top] == 0; break;
+      case Op::kJumpIfFalseOrPop:
+        if (n[top] == 0) {
+          pc = in.arg - 1;
+        } else {
+          --top;
+        }
+        break;
+      case Op::kJumpIfTrueOrPop:
+        if (n[top] != 0) {
+          pc = in.arg - 1;
+        } else {
+          --top;
+        }
+        break;
+      case Op::kInStrings: {
+        const std::string_view v = s[stop--];
+        n[++top] = string_sets_[in.arg].contains(absl::string_view(v.data(), v.size()));
+        break;
+      }
+      case Op::kInNumbers: n[top] = number_sets_[in.arg].contains(n[top]); break;
+      case Op::kAbs: n[top] = std::abs(n[top]); break;
+      case Op::kLog1p: n[top] = std::log1p(n[top]); break;
+      // A missing (NaN) argument makes the result missing, as in arithmetic.
+      case Op::kMin:
+        --top;
+        if (n[top + 1] < n[top] || std::isnan(n[top + 1])) n[top] = n[top + 1];
+        break;
+      case Op::kMax:
+        --top;
+        if (n[top + 1] > n[top] || std::isnan(n[top + 1])) n[top] = n[top + 1];
+        break;
+      case Op::kContains:
+        stop -= 2;
+        n[++top] = s[stop + 1].find(s[stop + 2]) != std::string_view::npos;
+        break;
+      case Op::kStartsWith:
+        stop -= 2;
+        n[++top] = s[stop + 1].starts_with(s[stop + 2]);
+        break;
+      case Op::kBetween:
+        top -= 2;
+        n[top] = n[top + 1] <= n[top] && n[top] <= n[top + 2];
+        break;
+    }
+  }
+  return n[0];
+}
+
+}  // namespace vigil
