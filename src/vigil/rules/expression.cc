@@ -44,6 +44,14 @@ enum class Expression::Op : uint8_t {
   kContains,
   kStartsWith,
   kBetween,
+  // Fused forms of the commonest shapes: "input <op> constant" and "input in list".
+  kInputLt,
+  kInputLe,
+  kInputGt,
+  kInputGe,
+  kInputEq,
+  kInputNe,
+  kInputInStrings,  // inputs.strings[arg] in string_sets_[constant]
 };
 
 std::string_view ExprTypeName(ExprType type) {
@@ -303,6 +311,59 @@ class ExpressionCompiler {
                                    TypeName(got)));
   }
 
+  // Rewrites [input][constant][compare] (either order) as one instruction. Only when each
+  // operand is exactly that one instruction, so no jump can point inside the rewritten code.
+  void FuseInputComparison(size_t left_code, size_t right_code) {
+    std::vector<Expression::Instruction>& code = out_.code_;
+    if (right_code != left_code + 1 || code.size() != left_code + 3) return;
+    static constexpr std::pair<Op, Op> kFused[] = {
+        {Op::kLt, Op::kInputLt}, {Op::kLe, Op::kInputLe}, {Op::kGt, Op::kInputGt},
+        {Op::kGe, Op::kInputGe}, {Op::kEq, Op::kInputEq}, {Op::kNe, Op::kInputNe}};
+    // constant <op> input is input <mirrored op> constant.
+    static constexpr std::pair<Op, Op> kMirror[] = {
+        {Op::kLt, Op::kGt}, {Op::kLe, Op::kGe}, {Op::kGt, Op::kLt},
+        {Op::kGe, Op::kLe}, {Op::kEq, Op::kEq}, {Op::kNe, Op::kNe}};
+    const Expression::Instruction a = code[left_code], b = code[right_code];
+    Op compare = code[left_code + 2].op;
+    const Expression::Instruction* input = nullptr;
+    const Expression::Instruction* constant = nullptr;
+    if (a.op == Op::kInputNumber && b.op == Op::kNumber) {
+      input = &a;
+      constant = &b;
+    } else if (a.op == Op::kNumber && b.op == Op::kInputNumber) {
+      input = &b;
+      constant = &a;
+      for (const auto& [from, to] : kMirror) {
+        if (from == compare) {
+          compare = to;
+          break;
+        }
+      }
+    } else {
+      return;
+    }
+    for (const auto& [from, to] : kFused) {
+      if (from != compare) continue;
+      const Expression::Instruction fused{to, input->arg, out_.numbers_[constant->arg]};
+      code.resize(left_code);
+      code.push_back(fused);
+      return;
+    }
+  }
+
+  // Rewrites [input string][in strings] as one instruction.
+  void FuseInputIn(size_t left_code) {
+    std::vector<Expression::Instruction>& code = out_.code_;
+    if (code.size() != left_code + 2 || code[left_code].op != Op::kInputString ||
+        code[left_code + 1].op != Op::kInStrings) {
+      return;
+    }
+    const Expression::Instruction fused{Op::kInputInStrings, code[left_code].arg,
+                                        static_cast<double>(code[left_code + 1].arg)};
+    code.resize(left_code);
+    code.push_back(fused);
+  }
+
   // --- grammar
 
   absl::StatusOr<ExprType> ParseOr() { return ParseLogical("or", &ExpressionCompiler::ParseAnd, Op::kJumpIfTrueOrPop); }
@@ -350,6 +411,7 @@ class ExpressionCompiler {
 
   absl::StatusOr<ExprType> ParseComparison() {
     const size_t left_pos = token_.begin;
+    const size_t left_code = out_.code_.size();
     auto left = ParseSum();
     if (!left.ok()) return left;
     // `in` / `not in`
@@ -362,6 +424,7 @@ class ExpressionCompiler {
         if (absl::Status s = Next(); !s.ok()) return s;
       }
       if (absl::Status s = ParseListOperand(*left, left_pos); !s.ok()) return s;
+      FuseInputIn(left_code);
       if (negate) Emit(Op::kNot);
       return ExprType::kBool;
     }
@@ -376,6 +439,7 @@ class ExpressionCompiler {
     const size_t op_pos = token_.begin;
     if (absl::Status s = Next(); !s.ok()) return s;
     const size_t right_pos = token_.begin;
+    const size_t right_code = out_.code_.size();
     auto right = ParseSum();
     if (!right.ok()) return right;
     const bool equality = found->second == Op::kEq || found->second == Op::kNe;
@@ -397,6 +461,7 @@ class ExpressionCompiler {
     }
     Emit(op);
     Pop();
+    FuseInputComparison(left_code, right_code);
     if (IsSymbol("<") || IsSymbol("<=") || IsSymbol(">") || IsSymbol(">=") || IsSymbol("==") ||
         IsSymbol("!=")) {
       return Error(token_.begin, "comparisons do not chain",
@@ -696,8 +761,19 @@ absl::StatusOr<Expression> Expression::Compile(std::string_view text,
 double Expression::Run(const EvalInputs& inputs) const {
   // Numbers and booleans (0 or 1) share one stack, strings have their own; the compiler bounds
   // both by kMaxStack.
+  // Left uninitialized: std::string_view's constructor would clear the whole stack per call.
+  struct Text {
+    const char* data;
+    size_t size;
+    Text& operator=(std::string_view v) {
+      data = v.data();
+      size = v.size();
+      return *this;
+    }
+    operator std::string_view() const { return {data, size}; }
+  };
   double n[kMaxStack];
-  std::string_view s[kMaxStack];
+  Text s[kMaxStack];
   int top = -1, stop = -1;
   const size_t size = code_.size();
   for (size_t pc = 0; pc < size; ++pc) {
@@ -719,8 +795,14 @@ double Expression::Run(const EvalInputs& inputs) const {
       case Op::kGe: --top; n[top] = n[top] >= n[top + 1]; break;
       case Op::kEq: --top; n[top] = n[top] == n[top + 1]; break;
       case Op::kNe: --top; n[top] = n[top] != n[top + 1]; break;
-      case Op::kStrEq: stop -= 2; n[++top] = s[stop + 1] == s[stop + 2]; break;
-      case Op::kStrNe: stop -= 2; n[++top] = s[stop + 1] != s[stop + 2]; break;
+      case Op::kStrEq:
+        stop -= 2;
+        n[++top] = std::string_view(s[stop + 1]) == std::string_view(s[stop + 2]);
+        break;
+      case Op::kStrNe:
+        stop -= 2;
+        n[++top] = std::string_view(s[stop + 1]) != std::string_view(s[stop + 2]);
+        break;
       case Op::kNot: n[top] = n[top] == 0; break;
       case Op::kJumpIfFalseOrPop:
         if (n[top] == 0) {
@@ -755,16 +837,29 @@ double Expression::Run(const EvalInputs& inputs) const {
         break;
       case Op::kContains:
         stop -= 2;
-        n[++top] = s[stop + 1].find(s[stop + 2]) != std::string_view::npos;
+        n[++top] = std::string_view(s[stop + 1]).find(std::string_view(s[stop + 2])) !=
+                   std::string_view::npos;
         break;
       case Op::kStartsWith:
         stop -= 2;
-        n[++top] = s[stop + 1].starts_with(s[stop + 2]);
+        n[++top] = std::string_view(s[stop + 1]).starts_with(std::string_view(s[stop + 2]));
         break;
       case Op::kBetween:
         top -= 2;
         n[top] = n[top + 1] <= n[top] && n[top] <= n[top + 2];
         break;
+      case Op::kInputLt: n[++top] = inputs.numbers[in.arg] < in.constant; break;
+      case Op::kInputLe: n[++top] = inputs.numbers[in.arg] <= in.constant; break;
+      case Op::kInputGt: n[++top] = inputs.numbers[in.arg] > in.constant; break;
+      case Op::kInputGe: n[++top] = inputs.numbers[in.arg] >= in.constant; break;
+      case Op::kInputEq: n[++top] = inputs.numbers[in.arg] == in.constant; break;
+      case Op::kInputNe: n[++top] = inputs.numbers[in.arg] != in.constant; break;
+      case Op::kInputInStrings: {
+        const std::string_view v = inputs.strings[in.arg];
+        n[++top] = string_sets_[static_cast<size_t>(in.constant)].contains(
+            absl::string_view(v.data(), v.size()));
+        break;
+      }
     }
   }
   return n[0];

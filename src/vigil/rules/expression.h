@@ -98,7 +98,8 @@ class Expression {
   enum class Op : uint8_t;
   struct Instruction {
     Op op;
-    uint32_t arg = 0;  // slot, constant index, set index or jump target
+    uint32_t arg = 0;     // slot, constant index, set index or jump target
+    double constant = 0;  // the constant of a fused "input <op> constant" comparison
   };
 
  private:
