@@ -6,6 +6,7 @@
 #include "vigil/cli/command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
+#include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
 
 int main(int argc, char** argv) {
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   vigil.footer(
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
-  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil),
+  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil)};
   try {
     vigil.parse(argc, argv);

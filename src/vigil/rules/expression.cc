@@ -121,16 +121,19 @@ absl::Status ExpressionScope::Add(std::string name, Entry entry) {
 }
 
 absl::Status ExpressionScope::AddNumber(std::string name, uint32_t slot) {
-  return Add(std::move(name), {ExprType::kNumber, slot, {}, {}});
+  return Add(std::move(name), {ExprType::kNumber, slot, false, {}, {}});
 }
 absl::Status ExpressionScope::AddString(std::string name, uint32_t slot) {
-  return Add(std::move(name), {ExprType::kString, slot, {}, {}});
+  return Add(std::move(name), {ExprType::kString, slot, false, {}, {}});
 }
 absl::Status ExpressionScope::AddStringList(std::string name, std::vector<std::string> values) {
-  return Add(std::move(name), {ExprType::kStringList, 0, std::move(values), {}});
+  return Add(std::move(name), {ExprType::kStringList, 0, false, std::move(values), {}});
 }
 absl::Status ExpressionScope::AddNumberList(std::string name, std::vector<double> values) {
-  return Add(std::move(name), {ExprType::kNumberList, 0, {}, std::move(values)});
+  return Add(std::move(name), {ExprType::kNumberList, 0, false, {}, std::move(values)});
+}
+absl::Status ExpressionScope::AddConstant(std::string name, double value) {
+  return Add(std::move(name), {ExprType::kNumber, 0, true, {}, {value}});
 }
 
 const ExpressionScope::Entry* ExpressionScope::Find(std::string_view name) const {
@@ -184,7 +187,7 @@ class ExpressionCompiler {
     for (size_t i = 0; i < pos && i < text_.size(); ++i) {
       if (text_[i] == '\n') {
         ++line;
-        column = 1;
+        column = where_.indent + 1;
         line_start = i + 1;
       } else {
         ++column;
@@ -656,8 +659,15 @@ class ExpressionCompiler {
       return Error(pos, absl::StrCat("'", name, "' is a list; use it after 'in'"));
     }
     if (absl::Status s = Push(pos); !s.ok()) return s;
+    if (entry->constant) {
+      Emit(Op::kNumber, static_cast<uint32_t>(out_.numbers_.size()));
+      out_.numbers_.push_back(entry->numbers[0]);
+      if (absl::Status s = Next(); !s.ok()) return s;
+      return ExprType::kNumber;
+    }
     if (std::find(out_.names_.begin(), out_.names_.end(), name) == out_.names_.end()) {
       out_.names_.emplace_back(name);
+      if (entry->type == ExprType::kNumber) out_.number_names_.push_back({entry->slot, std::string(name)});
     }
     if (entry->type == ExprType::kNumber) {
       Emit(Op::kInputNumber, entry->slot);
@@ -758,6 +768,66 @@ absl::StatusOr<Expression> Expression::Compile(std::string_view text,
   return ExpressionCompiler(absl::string_view(text.data(), text.size()), scope, where).Compile();
 }
 
+std::string Expression::NeverTrue() const {
+  if (type_ != ExprType::kBool) return "";
+  // The top-level conjunction: segments between jumps-if-false that leave the expression.
+  const auto end = static_cast<uint32_t>(code_.size());
+  struct Bound {
+    double low = -INFINITY, high = INFINITY;
+    bool low_open = false, high_open = false;
+  };
+  absl::flat_hash_map<uint32_t, Bound> bounds;
+  size_t begin = 0;
+  for (size_t i = 0; i <= code_.size(); ++i) {
+    if (i < code_.size() &&
+        !(code_[i].op == Op::kJumpIfFalseOrPop && code_[i].arg == end)) {
+      if (code_[i].op == Op::kJumpIfTrueOrPop && code_[i].arg == end) return "";  // an "or"
+      continue;
+    }
+    const absl::Span<const Instruction> part(code_.data() + begin, i - begin);
+    begin = i + 1;
+    if (part.size() == 1 && part[0].op == Op::kNumber && numbers_[part[0].arg] == 0) {
+      return "it contains the constant false";
+    }
+    std::optional<uint32_t> slot;
+    double low = -INFINITY, high = INFINITY;
+    bool low_open = false, high_open = false;
+    if (part.size() == 1) {
+      const double c = part[0].constant;
+      switch (part[0].op) {
+        case Op::kInputLt: high = c, high_open = true; break;
+        case Op::kInputLe: high = c; break;
+        case Op::kInputGt: low = c, low_open = true; break;
+        case Op::kInputGe: low = c; break;
+        case Op::kInputEq: low = high = c; break;
+        default: continue;
+      }
+      slot = part[0].arg;
+    } else if (part.size() == 4 && part[0].op == Op::kInputNumber &&
+               part[1].op == Op::kNumber && part[2].op == Op::kNumber &&
+               part[3].op == Op::kBetween) {
+      slot = part[0].arg;
+      low = numbers_[part[1].arg];
+      high = numbers_[part[2].arg];
+    } else {
+      continue;
+    }
+    Bound& b = bounds[*slot];
+    if (low > b.low || (low == b.low && low_open)) b.low = low, b.low_open = low_open;
+    if (high < b.high || (high == b.high && high_open)) b.high = high, b.high_open = high_open;
+    if (b.low > b.high || (b.low == b.high && (b.low_open || b.high_open))) {
+      std::string name = "an input";
+      for (const auto& [s, n] : number_names_) {
+        if (s == *slot) name = n;
+      }
+      return absl::StrCat("no value of ", name, " satisfies its comparisons (",
+                          b.low_open ? "> " : ">= ", b.low, " and ", b.high_open ? "< " : "<= ",
+                          b.high, ")");
+    }
+  }
+  return "";
+}
+
 double Expression::Run(const EvalInputs& inputs) const {
   // Numbers and booleans (0 or 1) share one stack, strings have their own; the compiler bounds
   // both by kMaxStack.
@@ -774,6 +844,7 @@ double Expression::Run(const EvalInputs& inputs) const {
   };
   double n[kMaxStack];
   Text s[kMaxStack];
+  if (code_.empty()) return 0;  // default-constructed: false
   int top = -1, stop = -1;
   const size_t size = code_.size();
   for (size_t pc = 0; pc < size; ++pc) {

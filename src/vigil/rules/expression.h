@@ -37,6 +37,8 @@ struct SourceLocation {
   std::string file;  // e.g. "policies/default.yaml"
   int line = 1;      // 1-based
   int column = 1;    // 1-based
+  // Columns before the text on its later lines (a YAML block scalar's indentation).
+  int indent = 0;
 };
 
 // The names an expression may use. Inputs are read at evaluation from EvalInputs by slot;
@@ -48,10 +50,13 @@ class ExpressionScope {
   absl::Status AddString(std::string name, uint32_t slot);
   absl::Status AddStringList(std::string name, std::vector<std::string> values);
   absl::Status AddNumberList(std::string name, std::vector<double> values);
+  // A named number fixed by the policy (e.g. reporting_threshold): compiled in as a constant.
+  absl::Status AddConstant(std::string name, double value);
 
   struct Entry {
     ExprType type;
     uint32_t slot = 0;                 // inputs
+    bool constant = false;             // a number constant: its value is numbers[0]
     std::vector<std::string> strings;  // string lists
     std::vector<double> numbers;       // number lists
   };
@@ -73,6 +78,9 @@ struct EvalInputs {
 
 class Expression {
  public:
+  // The constant false (a placeholder until a compiled expression is assigned).
+  Expression() = default;
+
   // Parses and type-checks "text" against "scope". "where" is the position of text's first
   // character in its file. The error (kInvalidArgument) is the formatted message described in
   // the file comment.
@@ -86,6 +94,11 @@ class Expression {
   uint32_t string_slots() const { return string_slots_; }
   // Input names the expression reads, in order of first use.
   const std::vector<std::string>& names() const { return names_; }
+
+  // A reason the expression can never be true, when a simple analysis finds one: a constant
+  // false, or a conjunction whose comparisons of one input with constants leave no value
+  // (e.g. "amount > 10 and amount < 5"). Empty when none is found (which proves nothing).
+  std::string NeverTrue() const;
 
   // REQUIRES: type() == kBool, and inputs as large as the slots above.
   bool EvaluateBool(const EvalInputs& inputs) const { return Run(inputs) != 0; }
@@ -104,7 +117,6 @@ class Expression {
 
  private:
   friend class ExpressionCompiler;
-  Expression() = default;
   double Run(const EvalInputs& inputs) const;
 
   ExprType type_ = ExprType::kBool;
@@ -114,6 +126,7 @@ class Expression {
   std::vector<absl::flat_hash_set<std::string>> string_sets_;
   std::vector<absl::flat_hash_set<double>> number_sets_;
   std::vector<std::string> names_;
+  std::vector<std::pair<uint32_t, std::string>> number_names_;  // slot → name, as read
   uint32_t number_slots_ = 0;
   uint32_t string_slots_ = 0;
 };

@@ -1,0 +1,125 @@
+// End-to-end tests of `vigil policy check` and `vigil policy diff` through the binary, and of the
+// shipped default policy against the engine's real feature schema.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/testing/files.h"
+#include "vigil/testing/subprocess.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+using ::vigil::testing::ReadFile;
+using ::vigil::testing::RunProcess;
+
+class PolicyCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/vigil_policy_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  void Write(const std::string& name, const std::string& content) const {
+    std::ofstream(Path(name), std::ios::binary) << content;
+  }
+  int Vigil(std::vector<std::string> args) const {
+    return RunProcess(VIGIL_BINARY, std::move(args), Path("log"));
+  }
+  static std::string Shipped(const std::string& relative) {
+    return testing::SourceDir() + "/" + relative;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(PolicyCommandTest, ShippedDefaultPolicyIsValid) {
+  ASSERT_EQ(Vigil({"policy", "check", Shipped("policies/default.yaml")}), 0)
+      << ReadFile(Path("log"));
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("policies/default.yaml: valid"));
+  EXPECT_THAT(out, HasSubstr("version default-2026.11.1, sha256 "));
+  EXPECT_THAT(out, HasSubstr("10 rules (9 active, 1 shadow)"));
+}
+
+TEST_F(PolicyCommandTest, CheckRejectsABadPolicyWithEveryError) {
+  Write("bad.yaml", R"(version: "2"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: typo
+    when: orig_out_cnt_24h >= 3
+    action: review
+    reason: r
+  - id: country
+    when: bene_country in fatf_black_list
+    action: block
+    reason: r
+)");
+  // The shipped lists, by flag (the temporary directory has none beside the policy).
+  EXPECT_EQ(Vigil({"policy", "check", Path("bad.yaml"), "--lists", Shipped("policies/lists")}),
+            1);
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("bad.yaml:5:11: unknown name 'orig_out_cnt_24h'"));
+  EXPECT_THAT(out, HasSubstr("did you mean 'orig_out_count_24h'?"));
+  EXPECT_THAT(out, HasSubstr("bad.yaml:9:27: unknown name 'fatf_black_list'"));
+  EXPECT_THAT(out, HasSubstr("2 errors in"));
+}
+
+TEST_F(PolicyCommandTest, DiffListsRuleAndThresholdChanges) {
+  Write("a.yaml", R"(version: "1"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: kept
+    when: amount_reporting > 100
+    action: review
+    reason: r
+  - id: changed
+    when: orig_out_count_24h >= 3
+    action: review
+    reason: r
+  - id: removed
+    when: amount_reporting > 5
+    action: tag
+    reason: r
+)");
+  Write("b.yaml", R"(version: "2"
+thresholds: {review: 0.4, block: 0.9}
+rules:
+  - id: kept
+    when: amount_reporting > 100
+    action: review
+    reason: r
+  - id: changed
+    when: orig_out_count_24h >= 5
+    action: block
+    mode: shadow
+    reason: r
+  - id: added
+    when: amount_reporting > 1000000
+    action: block
+    reason: r
+)");
+  ASSERT_EQ(Vigil({"policy", "diff", Path("a.yaml"), Path("b.yaml")}), 0)
+      << ReadFile(Path("log"));
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("~ thresholds: review 0.5 → 0.4, block 0.9 → 0.9"));
+  EXPECT_THAT(out, HasSubstr("- removed: tag, severity 50\n      when: amount_reporting > 5"));
+  EXPECT_THAT(out, HasSubstr("+ added: block, severity 50"));
+  EXPECT_THAT(out, HasSubstr("~ changed:\n    when: orig_out_count_24h >= 3\n"
+                             "       → orig_out_count_24h >= 5\n    action: review → block\n"
+                             "    mode: active → shadow"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("kept")));
+  EXPECT_THAT(out, HasSubstr("4 changes"));
+}
+
+}  // namespace
+}  // namespace vigil

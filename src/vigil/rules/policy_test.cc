@@ -1,0 +1,199 @@
+#include "vigil/rules/policy.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::StatusIs;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  PolicyTest()
+      : layout_(*FeatureSchema::Create("test.v1", {"amount_reporting", "orig_out_count_24h",
+                                                   "orig_near_threshold_count_24h"})) {
+    library_.lists["fatf_call_for_action"] = {{"KP", "IR", "MM"}, "FATF, February 2025"};
+  }
+
+  absl::StatusOr<std::shared_ptr<const Policy>> Parse(const std::string& yaml) {
+    return Policy::Parse(yaml, "p.yaml", layout_, library_);
+  }
+
+  // Numbers: amount, out count, near-threshold count, score. Strings in PolicyString order.
+  EvalInputs Inputs() { return {numbers_, strings_}; }
+
+  PolicyInputLayout layout_;
+  ListLibrary library_;
+  std::vector<double> numbers_ = {9500, 6, 3, 0.4};
+  std::vector<std::string_view> strings_ = {"USD", "USD", "US", "IR", "BANKUS33",
+                                            "BANKIR00", "wire", "online", "consulting"};
+};
+
+constexpr char kGood[] = R"(version: "2026.1"
+thresholds: {review: 0.5, block: 0.9}
+constants:
+  reporting_threshold: 10000
+lists:
+  watched_channels: [branch, online]
+rules:
+  - id: structuring
+    when: orig_near_threshold_count_24h >= 3 and amount_reporting < reporting_threshold
+    action: review
+    severity: 70
+    reason: "{orig_near_threshold_count_24h} payments below {reporting_threshold}, this one {amount_reporting}"
+  - id: high_risk
+    when: bene_country in fatf_call_for_action
+    action: block
+    reason: "beneficiary in {bene_country}"
+  - id: channel_watch
+    when: channel in watched_channels and score > 0.9
+    action: tag
+    mode: shadow
+    reason: "{{watched}} channel {channel}"
+)";
+
+TEST_F(PolicyTest, LoadsEvaluatesAndRendersReasons) {
+  auto policy = Parse(kGood);
+  ASSERT_OK(policy);
+  const Policy& p = **policy;
+  EXPECT_EQ(p.version(), "2026.1");
+  EXPECT_EQ(p.content_hash().size(), 64u);
+  EXPECT_DOUBLE_EQ(p.review_threshold(), 0.5);
+  EXPECT_DOUBLE_EQ(p.block_threshold(), 0.9);
+  ASSERT_EQ(p.rules().size(), 3u);
+  EXPECT_EQ(p.rules()[0].severity, 70);
+  EXPECT_EQ(p.rules()[1].severity, 50);  // the default
+  EXPECT_EQ(p.rules()[1].action, RuleAction::kBlock);
+  EXPECT_EQ(p.rules()[2].mode, RuleMode::kShadow);
+  EXPECT_EQ(p.rules()[0].where.line, 8);
+
+  std::vector<uint32_t> fired(p.rules().size());
+  ASSERT_EQ(p.Evaluate(Inputs(), absl::MakeSpan(fired)), 2u);
+  EXPECT_EQ(fired[0], 0u);
+  EXPECT_EQ(fired[1], 1u);
+  EXPECT_EQ(p.RenderReason(p.rules()[0], Inputs()), "3 payments below 10000, this one 9500");
+  EXPECT_EQ(p.RenderReason(p.rules()[1], Inputs()), "beneficiary in IR");
+  EXPECT_EQ(p.RenderReason(p.rules()[2], Inputs()), "{watched} channel online");
+
+  numbers_[3] = 0.95;  // score: now the shadow rule fires too
+  numbers_[0] = kNaN;  // a missing amount: the structuring comparison is false
+  ASSERT_EQ(p.Evaluate(Inputs(), absl::MakeSpan(fired)), 2u);
+  EXPECT_EQ(fired[0], 1u);
+  EXPECT_EQ(fired[1], 2u);
+  numbers_[1] = 2.125;
+  EXPECT_THAT(p.RenderReason(p.rules()[0], Inputs()), HasSubstr("this one missing"));
+}
+
+TEST_F(PolicyTest, ContentHashNamesTheBytes) {
+  auto a = Parse(kGood);
+  auto b = Parse(std::string(kGood) + "# a comment\n");
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  EXPECT_NE((*a)->content_hash(), (*b)->content_hash());
+  // SHA-256 of the text, as `sha256sum` prints it.
+  auto empty_rules = Parse("version: x\nthresholds: {review: 0, block: 1}\nrules: []\n");
+  ASSERT_OK(empty_rules);
+  EXPECT_EQ((*empty_rules)->content_hash(),
+            "11954847d9c1b20b8f46749de0e7ab64edb10567525543568647f8db2604254d");
+}
+
+TEST_F(PolicyTest, ReportsEveryErrorWithLocationCaretAndHint) {
+  const std::string yaml = R"(version: "2"
+thresholds: {review: 0.9, block: 0.5}
+rules:
+  - id: a
+    when: amount_reporting > 10 and orig_out_cnt_24h >= 3
+    action: review
+    reason: "x"
+  - id: a
+    when: amount_reporting > 10
+    action: hold
+    reason: "{amount_reportin}"
+  - id: never
+    when: amount_reporting > 100 and amount_reporting < 50
+    action: review
+    reason: "x"
+  - id: number
+    whn: amount_reporting
+    action: review
+    reason: "x"
+)";
+  auto policy = Parse(yaml);
+  ASSERT_THAT(policy.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  const std::string message(policy.status().message());
+  // The unknown feature, pointed at inside the expression, with the nearest name.
+  EXPECT_THAT(message, HasSubstr("p.yaml:5:37: unknown name 'orig_out_cnt_24h'\n"
+                                 "  amount_reporting > 10 and orig_out_cnt_24h >= 3\n"
+                                 "                            ^\n"
+                                 "  hint: did you mean 'orig_out_count_24h'?"));
+  EXPECT_THAT(message, HasSubstr("p.yaml:2:22: the review threshold is above the block threshold"));
+  EXPECT_THAT(message, HasSubstr("p.yaml:8:9: rule id 'a' is already used on line 4"));
+  EXPECT_THAT(message, HasSubstr("p.yaml:10:13: unknown action 'hold'"));
+  EXPECT_THAT(message, HasSubstr("unknown name 'amount_reportin' in reason"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'amount_reporting'?"));
+  EXPECT_THAT(message, HasSubstr("p.yaml:13:11: rule 'never' can never fire: no value of "
+                                 "amount_reporting satisfies its comparisons"));
+  EXPECT_THAT(message, HasSubstr("p.yaml:17:5: unknown field 'whn' in rule\n"));
+  EXPECT_THAT(message, HasSubstr("hint: did you mean 'when'?"));
+  EXPECT_THAT(message, HasSubstr("rule: 'when' is missing"));
+  EXPECT_THAT(message, HasSubstr("errors in p.yaml"));
+}
+
+TEST_F(PolicyTest, RejectsNonBooleanConditionsAndBadFields) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"rules:\n  - id: x\n    when: amount_reporting + 1\n    action: review\n    reason: r\n",
+       "'when' must be true or false; this is a number"},
+      {"rules:\n  - id: x\n    when: 'true'\n    action: review\n    severity: 101\n"
+       "    reason: r\n",
+       "'severity' is a whole number from 0 to 100"},
+      {"rules:\n  - id: x\n    when: 'false'\n    action: review\n    reason: r\n",
+       "can never fire: it contains the constant false"},
+      {"rules:\n  - id: X Y\n    when: 'true'\n    action: review\n    reason: r\n",
+       "rule id 'X Y' may use only"},
+      {"rules:\n  - id: x\n    when: 'true'\n    action: review\n    mode: dry\n    reason: r\n",
+       "unknown mode 'dry'"},
+      {"rules:\n  - id: x\n    when: 'true'\n    action: review\n    reason: 'a {b'\n",
+       "'{' in reason is not closed"},
+      {"rules: [\n", "not valid YAML"},
+  };
+  for (const auto& [rules, message] : cases) {
+    const std::string yaml = absl::StrCat("version: v\nthresholds: {review: 0.5, block: 0.9}\n",
+                                          rules);
+    EXPECT_THAT(Parse(yaml).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << rules;
+  }
+  EXPECT_THAT(Parse("version: v\nrules: []\n").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("policy: 'thresholds' is missing")));
+}
+
+TEST_F(PolicyTest, BlockScalarConditionsPointAtTheRightLine) {
+  const std::string yaml = R"(version: v
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: multi
+    when: |
+      amount_reporting > 10 and
+        nope > 1
+    action: review
+    reason: r
+)";
+  EXPECT_THAT(Parse(yaml).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("p.yaml:7:9: unknown name 'nope'")));
+}
+
+}  // namespace
+}  // namespace vigil
