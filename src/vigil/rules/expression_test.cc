@@ -186,6 +186,34 @@ TEST_F(ExpressionTest, NestingBeyondTheStackIsACompileError) {
   EXPECT_TRUE(Eval(wide));
 }
 
+TEST_F(ExpressionTest, ConstantsCompileIn) {
+  ASSERT_OK(scope_.AddConstant("reporting_threshold", 10000));
+  EXPECT_TRUE(Eval("amount < reporting_threshold and amount >= 0.9 * reporting_threshold"));
+  auto e = Compile("amount < reporting_threshold");
+  ASSERT_OK(e);
+  EXPECT_THAT(e->names(), ::testing::ElementsAre("amount"));  // constants are not inputs
+}
+
+TEST_F(ExpressionTest, NeverTrueFindsContradictionsInConjunctions) {
+  const auto never = [&](std::string_view text) {
+    auto e = Compile(text);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? e->NeverTrue() : std::string("compile error");
+  };
+  EXPECT_THAT(never("amount > 100 and count_24h > 1 and amount < 50"),
+              HasSubstr("no value of amount satisfies its comparisons (> 100 and < 50)"));
+  EXPECT_THAT(never("amount >= 10 and amount < 10"), HasSubstr("no value of amount"));
+  EXPECT_THAT(never("100 < amount and amount <= 100"), HasSubstr("no value of amount"));
+  EXPECT_THAT(never("amount == 5 and amount > 5"), HasSubstr("no value of amount"));
+  EXPECT_THAT(never("between(amount, 10, 20) and amount > 20"), HasSubstr("no value of amount"));
+  EXPECT_THAT(never("amount > 1 and false"), HasSubstr("constant false"));
+  // Satisfiable, or beyond the analysis: nothing claimed.
+  EXPECT_EQ(never("amount >= 10 and amount <= 10"), "");
+  EXPECT_EQ(never("amount > 100 or amount < 50"), "");
+  EXPECT_EQ(never("(amount > 100 or count_24h > 1) and amount < 50"), "");
+  EXPECT_EQ(never("amount > 100 and count_24h < 50"), "");
+}
+
 TEST(ExpressionScope, RejectsBadAndDuplicateNames) {
   ExpressionScope scope;
   EXPECT_OK(scope.AddNumber("amount", 0));
