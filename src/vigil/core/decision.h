@@ -26,6 +26,7 @@ struct Reason {
   std::string code;         // rule id, feature name, or watchlist entry
   std::string text;         // rendered for analysts
   double contribution = 0;  // SHAP value for model reasons; 0 for rules
+  bool shadow = false;      // a shadow rule's hit: recorded, did not decide
 };
 
 // Time spent in one pipeline stage, for the per-stage latency breakdown.

@@ -1,0 +1,157 @@
+#include "vigil/decision/decision_maker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "vigil/common/check.h"
+
+namespace vigil {
+namespace {
+
+std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::chrono::microseconds PerItem(SteadyClock::duration total, size_t n) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(total / static_cast<int64_t>(n));
+}
+
+Action RuleActionToDecision(RuleAction a) {
+  switch (a) {
+    case RuleAction::kBlock: return Action::kBlock;
+    case RuleAction::kReview: return Action::kReview;
+    case RuleAction::kAllow:
+    case RuleAction::kTag: return Action::kAllow;
+  }
+  return Action::kAllow;
+}
+
+}  // namespace
+
+PolicyInputs::PolicyInputs(const PolicyInputLayout& layout) : numbers_(layout.number_count()) {}
+
+void PolicyInputs::Set(const Transaction& tx, absl::Span<const double> features, double score) {
+  VIGIL_DCHECK(features.size() + 1 == numbers_.size());
+  std::copy(features.begin(), features.end(), numbers_.begin());
+  numbers_.back() = score;
+  currency_ = tx.amount.currency().code();
+  settled_currency_ = tx.settled_amount ? tx.settled_amount->currency().code() : currency_;
+  const auto at = [this](PolicyString s) -> std::string_view& {
+    return strings_[static_cast<size_t>(s)];
+  };
+  at(PolicyString::kCurrency) = currency_;
+  at(PolicyString::kSettledCurrency) = settled_currency_;
+  at(PolicyString::kOriginatorCountry) = tx.originator.country;
+  at(PolicyString::kBeneficiaryCountry) = tx.beneficiary.country;
+  at(PolicyString::kOriginatorBank) = tx.originator.bank_id;
+  at(PolicyString::kBeneficiaryBank) = tx.beneficiary.bank_id;
+  at(PolicyString::kPaymentFormat) = View(PaymentFormatJsonName(tx.payment_format));
+  at(PolicyString::kChannel) = tx.channel;
+  at(PolicyString::kRemittance) = tx.remittance;
+}
+
+DecisionMaker::DecisionMaker(std::shared_ptr<const Policy> policy,
+                             std::shared_ptr<const Scorer> scorer, PolicyInputLayout layout,
+                             DecisionOptions options)
+    : policy_(std::move(policy)),
+      scorer_(std::move(scorer)),
+      layout_(std::move(layout)),
+      options_(options),
+      policy_version_(
+          absl::StrCat(policy_->version(), "@", policy_->content_hash().substr(0, 12))) {}
+
+void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
+                                absl::Span<const double> rows, absl::Span<Decision> decisions,
+                                UuidV7Generator& ids) const {
+  const size_t n = txs.size();
+  if (n == 0) return;
+  const size_t width = layout_.schema().size();
+  VIGIL_CHECK(rows.size() >= n * width && decisions.size() >= n);
+
+  // The model, for the whole batch.
+  std::vector<double> scores(n, std::nan(""));
+  absl::Status scored = absl::OkStatus();
+  SteadyClock::duration model_time{0};
+  if (scorer_ != nullptr) {
+    const auto start = SteadyClock::now();
+    scored = scorer_->Score(rows, n, absl::MakeSpan(scores));
+    model_time = SteadyClock::now() - start;
+    if (!scored.ok()) std::fill(scores.begin(), scores.end(), std::nan(""));
+  }
+
+  PolicyInputs inputs(layout_);
+  std::vector<uint32_t> fired(policy_->rules().size());
+  for (size_t i = 0; i < n; ++i) {
+    const Transaction& tx = *txs[i];
+    const absl::Span<const double> row = rows.subspan(i * width, width);
+    Decision& d = decisions[i];
+    d = Decision{};
+    d.transaction_id = tx.id;
+    d.trace_id = ids.Next();
+    d.feature_schema_version = layout_.schema().version();
+    d.policy_version = policy_version_;
+    d.score = scores[i];
+    if (scorer_ != nullptr) {
+      d.model_version = scorer_->model_version();
+      if (!scored.ok()) {
+        d.degraded = true;
+        d.degraded_reason = absl::StrCat("rules only: the model failed: ", scored.message());
+      }
+    }
+
+    const auto rules_start = SteadyClock::now();
+    inputs.Set(tx, row, d.score);
+    const EvalInputs view = inputs.view();
+    const size_t hits = policy_->Evaluate(view, absl::MakeSpan(fired));
+    Action action = Action::kAllow;
+    for (size_t h = 0; h < hits; ++h) {
+      const PolicyRule& rule = policy_->rules()[fired[h]];
+      Reason reason;
+      reason.kind = Reason::Kind::kRule;
+      reason.code = rule.id;
+      reason.text = policy_->RenderReason(rule, view);
+      reason.shadow = rule.mode == RuleMode::kShadow;
+      if (!reason.shadow) action = std::max(action, RuleActionToDecision(rule.action));
+      d.reasons.push_back(std::move(reason));
+    }
+    if (!std::isnan(d.score)) {
+      const double threshold = d.score >= policy_->block_threshold()    ? policy_->block_threshold()
+                               : d.score >= policy_->review_threshold() ? policy_->review_threshold()
+                                                                        : -1;
+      if (threshold >= 0) {
+        const Action by_score =
+            d.score >= policy_->block_threshold() ? Action::kBlock : Action::kReview;
+        action = std::max(action, by_score);
+        d.reasons.push_back({Reason::Kind::kModel, "score",
+                             absl::StrFormat("model score %.4f >= %s threshold %g", d.score,
+                                             by_score == Action::kBlock ? "block" : "review",
+                                             threshold),
+                             0, false});
+      }
+    }
+    d.action = action;
+    const auto rules_time = SteadyClock::now() - rules_start;
+
+    SteadyClock::duration explain_time{0};
+    if (action != Action::kAllow && scorer_ != nullptr && scored.ok() &&
+        options_.reason_codes > 0) {
+      const auto start = SteadyClock::now();
+      auto reasons = scorer_->Explain(row, options_.reason_codes);
+      explain_time = SteadyClock::now() - start;
+      if (reasons.ok()) {
+        for (Reason& r : *reasons) d.reasons.push_back(std::move(r));
+      }
+    }
+    d.timings.push_back({"rules", std::chrono::duration_cast<std::chrono::microseconds>(rules_time)});
+    if (scorer_ != nullptr) d.timings.push_back({"model", PerItem(model_time, n)});
+    if (explain_time.count() > 0) {
+      d.timings.push_back(
+          {"explain", std::chrono::duration_cast<std::chrono::microseconds>(explain_time)});
+    }
+  }
+}
+
+}  // namespace vigil

@@ -1,0 +1,72 @@
+// DecisionMaker: turns a transaction and its feature row into a Decision, from the policy's
+// rules and the model score (asked of a Scorer, so a batcher or GPU can stand behind it).
+//
+// The action is the most severe of: every fired active rule's action (review, block) and the
+// score against the policy's thresholds. Shadow rules are evaluated and listed, never decide.
+// For REVIEW and BLOCK decisions the scorer's reason codes (exact TreeSHAP) are added. When the
+// scorer fails, the decision is made on rules alone and marked degraded, with the reason.
+//
+// Thread safety: immutable after construction; Decide may run concurrently.
+#ifndef VIGIL_DECISION_DECISION_MAKER_H_
+#define VIGIL_DECISION_DECISION_MAKER_H_
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "vigil/common/ids.h"
+#include "vigil/core/decision.h"
+#include "vigil/core/transaction.h"
+#include "vigil/model/scorer.h"
+#include "vigil/rules/policy.h"
+#include "vigil/rules/policy_inputs.h"
+
+namespace vigil {
+
+// The values one transaction offers a policy, laid out by a PolicyInputLayout.
+class PolicyInputs {
+ public:
+  explicit PolicyInputs(const PolicyInputLayout& layout);
+  // REQUIRES: features.size() == layout.schema().size(). The transaction must outlive view().
+  void Set(const Transaction& tx, absl::Span<const double> features, double score);
+  EvalInputs view() const { return {numbers_, strings_}; }
+
+ private:
+  std::vector<double> numbers_;
+  std::string currency_, settled_currency_;  // ISO codes (fit the small-string buffer)
+  std::array<std::string_view, kNumPolicyStrings> strings_{};
+};
+
+struct DecisionOptions {
+  int reason_codes = 5;  // model reason codes for REVIEW/BLOCK decisions; 0: none
+};
+
+class DecisionMaker {
+ public:
+  // "scorer" may be null: rules only (the decisions are then not degraded: no model was asked).
+  DecisionMaker(std::shared_ptr<const Policy> policy, std::shared_ptr<const Scorer> scorer,
+                PolicyInputLayout layout, DecisionOptions options = {});
+
+  const Policy& policy() const { return *policy_; }
+  const PolicyInputLayout& layout() const { return layout_; }
+
+  // Decides n transactions whose feature rows lie at rows[i * width], width the schema's size,
+  // scoring them in one call. decisions[i] is replaced.
+  // REQUIRES: txs.size() == n, rows.size() >= n * width, decisions.size() >= n.
+  void DecideBatch(absl::Span<const Transaction* const> txs, absl::Span<const double> rows,
+                   absl::Span<Decision> decisions, UuidV7Generator& ids) const;
+
+ private:
+  std::shared_ptr<const Policy> policy_;
+  std::shared_ptr<const Scorer> scorer_;
+  PolicyInputLayout layout_;
+  DecisionOptions options_;
+  std::string policy_version_;  // "version@sha256-prefix"
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_DECISION_DECISION_MAKER_H_

@@ -1,0 +1,169 @@
+#include "vigil/decision/decision_maker.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/testing/fake_clock.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::Field;
+using ::testing::HasSubstr;
+
+// Scores are the row's second column divided by 100; fails on demand; explains with one reason.
+class FakeScorer final : public Scorer {
+ public:
+  const std::string& model_version() const override { return version_; }
+  size_t row_width() const override { return 2; }
+  absl::Status Score(absl::Span<const double> rows, size_t n,
+                     absl::Span<double> scores) const override {
+    ++calls;
+    if (fail) return absl::DeadlineExceededError("scorer deadline passed");
+    for (size_t i = 0; i < n; ++i) scores[i] = rows[i * 2 + 1] / 100;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double>, int) const override {
+    ++explains;
+    return std::vector<Reason>{{Reason::Kind::kModel, "orig_out_count_24h", "x", 0.7, false}};
+  }
+  bool fail = false;
+  mutable int calls = 0, explains = 0;
+
+ private:
+  std::string version_ = "fake@1";
+};
+
+constexpr char kPolicy[] = R"(version: "p1"
+thresholds: {review: 0.5, block: 0.9}
+lists:
+  blocked: [KP]
+rules:
+  - id: big
+    when: amount_reporting >= 10000
+    action: review
+    reason: "amount {amount_reporting}"
+  - id: country
+    when: bene_country in blocked
+    action: block
+    reason: "beneficiary in {bene_country}"
+  - id: watch
+    when: amount_reporting > 1
+    action: block
+    mode: shadow
+    reason: "shadow"
+  - id: tagged
+    when: channel == 'api'
+    action: tag
+    reason: "api"
+)";
+
+class DecisionMakerTest : public ::testing::Test {
+ protected:
+  DecisionMakerTest()
+      : schema_(*FeatureSchema::Create("t.v1", {"amount_reporting", "orig_out_count_24h"})),
+        layout_(schema_),
+        ids_(clock_, 1) {
+    auto policy = Policy::Parse(kPolicy, "p.yaml", layout_, ListLibrary{});
+    EXPECT_TRUE(policy.ok()) << policy.status();
+    policy_ = *policy;
+  }
+
+  Transaction Tx(std::string id, std::string bene_country, std::string channel = "online") {
+    Transaction tx;
+    tx.id = std::move(id);
+    tx.amount = Money(100, 0, *Currency::FromCode("USD"));
+    tx.beneficiary.country = std::move(bene_country);
+    tx.channel = std::move(channel);
+    return tx;
+  }
+
+  std::vector<Decision> Decide(const DecisionMaker& maker, const std::vector<Transaction>& txs,
+                               const std::vector<double>& rows) {
+    std::vector<const Transaction*> pointers;
+    for (const Transaction& tx : txs) pointers.push_back(&tx);
+    std::vector<Decision> decisions(txs.size());
+    maker.DecideBatch(pointers, rows, absl::MakeSpan(decisions), ids_);
+    return decisions;
+  }
+
+  std::shared_ptr<const FeatureSchema> schema_;
+  PolicyInputLayout layout_;
+  testing::FakeClock clock_;
+  UuidV7Generator ids_;
+  std::shared_ptr<const Policy> policy_;
+};
+
+TEST_F(DecisionMakerTest, MostSevereOfActiveRulesAndScoreDecides) {
+  auto scorer = std::make_shared<FakeScorer>();
+  DecisionMaker maker(policy_, scorer, layout_);
+  const std::vector<Transaction> txs = {Tx("allow", "DE"), Tx("rule-review", "DE"),
+                                        Tx("score-review", "DE"), Tx("list-block", "KP"),
+                                        Tx("score-block", "DE", "api")};
+  // Rows: amount, score × 100.
+  const std::vector<double> rows = {1, 10, 20000, 10, 1, 60, 1, 10, 1, 95};
+  const std::vector<Decision> d = Decide(maker, txs, rows);
+  EXPECT_EQ(scorer->calls, 1);  // one call for the batch
+  EXPECT_EQ(d[0].action, Action::kAllow);
+  EXPECT_EQ(d[1].action, Action::kReview);
+  EXPECT_EQ(d[2].action, Action::kReview);
+  EXPECT_EQ(d[3].action, Action::kBlock);
+  EXPECT_EQ(d[4].action, Action::kBlock);
+  // The shadow rule fires everywhere (amount > 1 except the first) and never decides.
+  EXPECT_THAT(d[0].reasons, ::testing::IsEmpty());
+  ASSERT_GE(d[1].reasons.size(), 2u);
+  EXPECT_EQ(d[1].reasons[0].code, "big");
+  EXPECT_EQ(d[1].reasons[0].text, "amount 20000");
+  EXPECT_FALSE(d[1].reasons[0].shadow);
+  EXPECT_EQ(d[1].reasons[1].code, "watch");
+  EXPECT_TRUE(d[1].reasons[1].shadow);
+  EXPECT_EQ(d[3].reasons[0].text, "beneficiary in KP");
+  // A tag rule is listed and changes nothing; the score's threshold is a reason.
+  EXPECT_THAT(d[4].reasons, ::testing::Contains(Field(&Reason::code, "tagged")));
+  EXPECT_THAT(d[4].reasons,
+              ::testing::Contains(Field(&Reason::text, "model score 0.9500 >= block threshold 0.9")));
+  // Reason codes for REVIEW and BLOCK only.
+  EXPECT_EQ(scorer->explains, 4);
+  EXPECT_EQ(d[1].reasons.back().code, "orig_out_count_24h");
+  for (const Decision& x : d) {
+    EXPECT_EQ(x.policy_version.substr(0, 3), "p1@");
+    EXPECT_EQ(x.model_version, "fake@1");
+    EXPECT_EQ(x.feature_schema_version, "t.v1");
+    EXPECT_FALSE(x.degraded);
+  }
+  EXPECT_DOUBLE_EQ(d[2].score, 0.6);
+  EXPECT_NE(d[0].trace_id, d[1].trace_id);
+}
+
+TEST_F(DecisionMakerTest, FailingScorerFallsBackToRulesAndSaysSo) {
+  auto scorer = std::make_shared<FakeScorer>();
+  scorer->fail = true;
+  DecisionMaker maker(policy_, scorer, layout_);
+  const std::vector<Decision> d =
+      Decide(maker, {Tx("a", "DE"), Tx("b", "KP")}, {1, 99, 1, 99});
+  EXPECT_EQ(d[0].action, Action::kAllow);  // the score (0.99) is not known
+  EXPECT_EQ(d[1].action, Action::kBlock);  // the rule still decides
+  for (const Decision& x : d) {
+    EXPECT_TRUE(x.degraded);
+    EXPECT_THAT(x.degraded_reason, HasSubstr("rules only: the model failed: scorer deadline"));
+    EXPECT_TRUE(std::isnan(x.score));
+  }
+  EXPECT_EQ(scorer->explains, 0);
+}
+
+TEST_F(DecisionMakerTest, WithoutAScorerRulesDecideAndNothingIsDegraded) {
+  DecisionMaker maker(policy_, nullptr, layout_);
+  const std::vector<Decision> d = Decide(maker, {Tx("a", "DE")}, {20000, 99});
+  EXPECT_EQ(d[0].action, Action::kReview);
+  EXPECT_FALSE(d[0].degraded);
+  EXPECT_EQ(d[0].model_version, "");
+  EXPECT_TRUE(std::isnan(d[0].score));
+}
+
+}  // namespace
+}  // namespace vigil
