@@ -1,14 +1,12 @@
 #include "vigil/cli/policy_command.h"
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "vigil/engine/decision_pipeline.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/rules/policy.h"
 
@@ -21,39 +19,13 @@ struct PolicyFlags {
   std::string lists;  // empty: <policy's directory>/lists when it exists
 };
 
-absl::StatusOr<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Loads "path" against the engine's feature schema and the list library. Errors go to stderr.
 std::shared_ptr<const Policy> Load(const std::string& path, const PolicyFlags& flags,
                                    const char* command) {
-  std::string lists = flags.lists;
-  if (lists.empty()) {
-    const auto beside = std::filesystem::path(path).parent_path() / "lists";
-    if (std::filesystem::is_directory(beside)) lists = beside.string();
-  }
-  ListLibrary library;
-  if (!lists.empty()) {
-    auto loaded = ListLibrary::LoadDirectory(lists);
-    if (!loaded.ok()) {
-      std::cerr << command << ": " << loaded.status().message() << "\n";
-      return nullptr;
-    }
-    library = *std::move(loaded);
-  }
-  auto text = ReadText(path);
-  if (!text.ok()) {
-    std::cerr << command << ": " << text.status().message() << "\n";
-    return nullptr;
-  }
   const PolicyInputLayout layout(FeatureExtractor::Schema());
-  auto policy = Policy::Parse(*text, path, layout, library);
+  auto policy = LoadPolicyFile(path, flags.lists, layout);
   if (!policy.ok()) {
+    if (policy.status().code() != absl::StatusCode::kInvalidArgument) std::cerr << command << ": ";
     std::cerr << policy.status().message() << "\n";
     return nullptr;
   }

@@ -48,7 +48,7 @@ TEST_F(PolicyCommandTest, ShippedDefaultPolicyIsValid) {
   const std::string out = ReadFile(Path("log"));
   EXPECT_THAT(out, HasSubstr("policies/default.yaml: valid"));
   EXPECT_THAT(out, HasSubstr("version default-2026.11.1, sha256 "));
-  EXPECT_THAT(out, HasSubstr("10 rules (9 active, 1 shadow)"));
+  EXPECT_THAT(out, HasSubstr("10 rules (5 active, 5 shadow)"));
 }
 
 TEST_F(PolicyCommandTest, CheckRejectsABadPolicyWithEveryError) {

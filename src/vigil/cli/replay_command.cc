@@ -8,6 +8,7 @@
 #include <string>
 
 #include "vigil/cli/data_files.h"
+#include "vigil/engine/decision_pipeline.h"
 #include "vigil/engine/replay.h"
 
 namespace vigil::cli {
@@ -23,6 +24,7 @@ struct ReplayFlags {
   int64_t order_memory_mib = 256;
   bool quiet = false;
   bool fail_on_reject = false;
+  DecisionConfig decisions;  // with --policy
 };
 
 int RunReplayCommand(ReplayFlags& flags) {
@@ -42,6 +44,20 @@ int RunReplayCommand(ReplayFlags& flags) {
   o.features.allowed_lateness = std::chrono::seconds(flags.lateness_seconds);
   o.order_memory_bytes = static_cast<size_t>(flags.order_memory_mib) << 20;
   if (!flags.quiet) o.progress = &std::cerr;
+  std::unique_ptr<DecisionMaker> decider;
+  if (!flags.decisions.policy_path.empty()) {
+    auto built = BuildDecisionMaker(flags.decisions);
+    if (!built.ok()) {
+      std::cerr << "vigil replay: " << built.status().message() << "\n";
+      return built.status().code() == absl::StatusCode::kNotFound ? kExitUsage
+                                                                  : kExitInputRejected;
+    }
+    decider = *std::move(built);
+    o.decisions = decider.get();
+  } else if (!flags.decisions.model_path.empty()) {
+    std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
+    return kExitUsage;
+  }
 
   absl::StatusOr<ReplaySummary> summary = RunReplay(o, *fx, RealClock());
   if (!summary.ok()) {
@@ -103,6 +119,18 @@ Command AddReplayCommand(CLI::App& vigil) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app->add_option("--temp-dir", flags->options.temp_dir,
                   "Directory for spilled sorted runs (default: the system temp directory)");
+  app->add_option("--policy", flags->decisions.policy_path,
+                  "Decide every record with this policy and backtest the decisions against the "
+                  "labels (confusion matrix, precision/recall/F1, per typology, alerts per day, "
+                  "rules fired)");
+  app->add_option("--model", flags->decisions.model_path,
+                  "Score every record with this model (XGBoost JSON or LightGBM text) for the "
+                  "policy's thresholds");
+  app->add_option("--lists", flags->decisions.lists_dir,
+                  "Directory of named lists for the policy (default: 'lists' beside it)");
+  app->add_option("--reason-codes", flags->decisions.options.reason_codes,
+                  "Model reason codes (TreeSHAP) per REVIEW/BLOCK decision; 0: none")
+      ->capture_default_str();
   app->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
   app->add_flag("--fail-on-reject", flags->fail_on_reject,
                 "Exit with status 1 when any record was rejected");

@@ -51,6 +51,12 @@ class DecisionMaker {
                 PolicyInputLayout layout, DecisionOptions options = {});
 
   const Policy& policy() const { return *policy_; }
+  // As recorded in decisions: "version@sha256-prefix"; the model's version, "" without one.
+  const std::string& policy_version() const { return policy_version_; }
+  const std::string& model_version() const {
+    static const std::string kNone;
+    return scorer_ != nullptr ? scorer_->model_version() : kNone;
+  }
   const PolicyInputLayout& layout() const { return layout_; }
 
   // Decides n transactions whose feature rows lie at rows[i * width], width the schema's size,

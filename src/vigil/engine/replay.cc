@@ -182,7 +182,9 @@ class Replayer {
   std::unique_ptr<FeatureRowWriter> features_out_;
   int64_t resume_position_ = 0;
 
-  LatencyHistogram read_latency_, order_latency_, features_latency_, output_latency_;
+  LatencyHistogram read_latency_, order_latency_, features_latency_, decide_latency_,
+      output_latency_;
+  Backtest backtest_;
 };
 
 absl::Status Replayer::OpenState() {
@@ -264,6 +266,12 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<Transaction> txs(kBatch);
   std::vector<double> rows(static_cast<size_t>(kBatch) * width);
   std::vector<absl::Status> statuses(kBatch);
+  // Decisions (with ReplayOptions::decisions): the batch's accepted records, compacted.
+  std::vector<const Transaction*> decide_txs(kBatch);
+  std::vector<double> decide_rows(options_.decisions != nullptr ? kBatch * width : 0);
+  std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
+  std::vector<size_t> decision_of(kBatch);
+  UuidV7Generator ids(clock_, 0x5eed);
   RecordError error;
   int64_t position = 0;  // records taken from the ordered stream
   int64_t since_checkpoint = 0;
@@ -293,9 +301,25 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
                              absl::MakeSpan(rows).subspan(0, n * width),
                              absl::MakeSpan(statuses).subspan(0, n));
     const auto t2 = Steady::now();
+    // Decisions for the records whose features were computed, in one batch.
+    size_t decided = 0;
+    if (options_.decisions != nullptr) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!statuses[i].ok()) continue;
+        decide_txs[decided] = &txs[i];
+        std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(i * width), width,
+                    decide_rows.begin() + static_cast<std::ptrdiff_t>(decided * width));
+        decision_of[i] = decided++;
+      }
+      options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
+                                      decide_rows, absl::MakeSpan(decisions), ids);
+    }
+    const auto t2b = Steady::now();
     // Per-record stage latencies are the batch's time shared evenly among its records.
     const auto order_each = (t1 - t0) / static_cast<int64_t>(n);
     const auto features_each = (t2 - t1) / static_cast<int64_t>(n);
+    const auto decide_each = decided == 0 ? Steady::duration{0}
+                                          : (t2b - t2) / static_cast<int64_t>(decided);
     for (size_t i = 0; i < n; ++i) {
       const auto t3 = Steady::now();
       order_latency_.Record(order_each);
@@ -314,6 +338,10 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         if (tx.label.has_value() && tx.label->is_laundering) {
           ++summary_.labelled_laundering;
           if (!tx.label->typology.empty()) ++summary_.typologies[tx.label->typology];
+        }
+        if (options_.decisions != nullptr) {
+          decide_latency_.Record(decide_each);
+          backtest_.Add(tx, decisions[decision_of[i]]);
         }
         if (features_out_ != nullptr) {
           VIGIL_RETURN_IF_ERROR(
@@ -395,8 +423,14 @@ absl::StatusOr<ReplaySummary> Replayer::Run() {
   summary_.records_per_second =
       summary_.elapsed_seconds > 0 ? summary_.records / summary_.elapsed_seconds : 0;
   summary_.stages = {Summarize("read", read_latency_), Summarize("order", order_latency_),
-                     Summarize("features", features_latency_),
-                     Summarize("output", output_latency_)};
+                     Summarize("features", features_latency_)};
+  if (options_.decisions != nullptr) {
+    summary_.stages.push_back(Summarize("decide", decide_latency_));
+    summary_.backtest = backtest_.Summary();
+    summary_.policy_version = options_.decisions->policy_version();
+    summary_.model_version = options_.decisions->model_version();
+  }
+  summary_.stages.push_back(Summarize("output", output_latency_));
   const FeatureMemoryStats mem = extractor_->Memory(/*per_account=*/true);
   summary_.accounts = static_cast<int64_t>(mem.accounts);
   if (mem.accounts > 0) {
@@ -460,6 +494,11 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
       {"first_event_time", s.first_event_time},
       {"last_event_time", s.last_event_time},
   };
+  if (s.backtest.has_value()) {
+    j["policy_version"] = s.policy_version;
+    j["model_version"] = s.model_version;
+    j["backtest"] = BacktestToJson(*s.backtest);
+  }
   return j.dump(2) + "\n";
 }
 
@@ -498,6 +537,12 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
     out += "\n";
   }
   if (s.checkpoints > 0) absl::StrAppendFormat(&out, "  checkpoints  %d\n", s.checkpoints);
+  if (s.backtest.has_value()) {
+    absl::StrAppendFormat(&out, "backtest of policy %s%s\n", s.policy_version,
+                          s.model_version.empty() ? " (rules only)"
+                                                  : absl::StrCat(" with model ", s.model_version));
+    out += BacktestToText(*s.backtest);
+  }
   return out;
 }
 

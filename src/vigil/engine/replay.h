@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@
 #include "vigil/common/clock.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
+#include "vigil/decision/decision_maker.h"
+#include "vigil/engine/backtest.h"
 #include "vigil/features/feature_config.h"
 
 namespace vigil {
@@ -51,13 +54,17 @@ struct ReplayOptions {
   // Progress lines go here (nullptr: none), at most every progress_interval.
   std::ostream* progress = nullptr;
   std::chrono::milliseconds progress_interval{1000};
+  // Decides every record with this policy (and model) and backtests the decisions against the
+  // labels (ReplaySummary::backtest); nullptr: features only. A resumed run backtests only the
+  // records it processes itself.
+  const DecisionMaker* decisions = nullptr;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;
 };
 
 struct StageLatency {
-  std::string stage;  // "read", "order", "features", "output"
+  std::string stage;  // "read", "order", "features", "decide", "output"
   uint64_t count = 0;
   std::chrono::nanoseconds p50{0}, p90{0}, p99{0}, p999{0}, max{0};
 };
@@ -83,6 +90,8 @@ struct ReplaySummary {
   int64_t labelled_laundering = 0;                 // records labelled as laundering
   std::map<std::string, int64_t> typologies;       // labelled records per typology
   std::string first_event_time, last_event_time;   // RFC 3339, empty when no records
+  std::optional<BacktestSummary> backtest;         // with ReplayOptions::decisions
+  std::string policy_version, model_version;       // of the decisions, when made
 };
 
 // Errors: the input cannot be opened or read (kNotFound / kUnavailable), the data dir is

@@ -1,7 +1,5 @@
 #include "vigil/rules/policy.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "vigil/common/sha256.h"
 #include "yaml-cpp/yaml.h"
 
 namespace vigil {
@@ -30,17 +29,6 @@ std::string_view RuleActionName(RuleAction action) {
 namespace {
 
 absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return "";
-  }
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) absl::StrAppendFormat(&hex, "%02x", digest[i]);
-  return hex;
-}
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);

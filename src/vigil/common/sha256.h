@@ -1,0 +1,15 @@
+// SHA-256 of bytes, as lower-case hex (what `sha256sum` prints): names exactly what was loaded
+// (a policy's text, a model file).
+#ifndef VIGIL_COMMON_SHA256_H_
+#define VIGIL_COMMON_SHA256_H_
+
+#include <string>
+#include <string_view>
+
+namespace vigil {
+
+std::string Sha256Hex(std::string_view bytes);
+
+}  // namespace vigil
+
+#endif  // VIGIL_COMMON_SHA256_H_

@@ -1,0 +1,144 @@
+#include "vigil/engine/backtest.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace vigil {
+
+void Backtest::Add(const Transaction& tx, const Decision& d) {
+  ++s_.decisions;
+  const bool alert = d.action != Action::kAllow;
+  const bool labelled = tx.label.has_value();
+  const bool positive = labelled && tx.label->is_laundering;
+  const std::string label = !labelled ? "unlabelled" : positive ? "laundering" : "normal";
+  ++s_.by_action_and_label[std::string(ActionName(d.action))][label];
+  if (labelled) {
+    ++s_.labelled;
+    if (alert && positive) ++s_.true_positives;
+    if (alert && !positive) ++s_.false_positives;
+    if (!alert && positive) ++s_.false_negatives;
+    if (!alert && !positive) ++s_.true_negatives;
+    if (positive && !tx.label->typology.empty()) {
+      BacktestSummary::Typology& t = s_.by_typology[tx.label->typology];
+      ++t.positives;
+      t.alerted += alert;
+    }
+  }
+  const int64_t day = ToUnixMicros(tx.event_time) / 86'400'000'000;
+  days_[day] = true;
+  if (alert) ++alerts_by_day_[day];
+  for (const Reason& r : d.reasons) {
+    if (r.kind == Reason::Kind::kRule) {
+      BacktestSummary::RuleHits& h = s_.rules[r.code];
+      ++h.hits;
+      h.on_positives += positive;
+      h.shadow = r.shadow;
+    } else if (r.kind == Reason::Kind::kModel && r.code == "score") {
+      ++s_.score_alerts;
+    }
+  }
+  s_.degraded += d.degraded;
+}
+
+BacktestSummary Backtest::Summary() const {
+  BacktestSummary s = s_;
+  const auto ratio = [](int64_t a, int64_t b) {
+    return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+  };
+  s.precision = ratio(s.true_positives, s.true_positives + s.false_positives);
+  s.recall = ratio(s.true_positives, s.true_positives + s.false_negatives);
+  s.f1 = s.precision + s.recall == 0 ? 0 : 2 * s.precision * s.recall / (s.precision + s.recall);
+  for (auto& [name, t] : s.by_typology) t.recall = ratio(t.alerted, t.positives);
+  for (auto& [id, h] : s.rules) h.precision = ratio(h.on_positives, h.hits);
+  s.days = static_cast<int64_t>(days_.size());
+  int64_t alerts = 0;
+  for (const auto& [day, n] : alerts_by_day_) {
+    alerts += n;
+    s.max_alerts_in_a_day = std::max(s.max_alerts_in_a_day, n);
+  }
+  s.alerts_per_day = ratio(alerts, s.days);
+  return s;
+}
+
+nlohmann::json BacktestToJson(const BacktestSummary& s) {
+  nlohmann::json typologies = nlohmann::json::object();
+  for (const auto& [name, t] : s.by_typology) {
+    typologies[name] = {{"positives", t.positives}, {"alerted", t.alerted}, {"recall", t.recall}};
+  }
+  nlohmann::json rules = nlohmann::json::object();
+  for (const auto& [id, h] : s.rules) {
+    rules[id] = {{"hits", h.hits},
+                 {"on_laundering", h.on_positives},
+                 {"precision", h.precision},
+                 {"shadow", h.shadow}};
+  }
+  return {{"decisions", s.decisions},
+          {"labelled", s.labelled},
+          {"confusion",
+           {{"true_positives", s.true_positives},
+            {"false_positives", s.false_positives},
+            {"false_negatives", s.false_negatives},
+            {"true_negatives", s.true_negatives}}},
+          {"precision", s.precision},
+          {"recall", s.recall},
+          {"f1", s.f1},
+          {"by_action_and_label", s.by_action_and_label},
+          {"by_typology", typologies},
+          {"days", s.days},
+          {"alerts_per_day", s.alerts_per_day},
+          {"max_alerts_in_a_day", s.max_alerts_in_a_day},
+          {"rules", rules},
+          {"score_alerts", s.score_alerts},
+          {"degraded", s.degraded}};
+}
+
+std::string BacktestToText(const BacktestSummary& s, int top_rules) {
+  std::string out;
+  absl::StrAppendFormat(&out, "  decisions    %d (%d labelled)", s.decisions, s.labelled);
+  if (s.degraded > 0) absl::StrAppendFormat(&out, ", %d degraded (rules only)", s.degraded);
+  out += "\n";
+  out += "               action      laundering      normal  unlabelled\n";
+  for (const char* action : {"ALLOW", "REVIEW", "BLOCK"}) {
+    const auto it = s.by_action_and_label.find(action);
+    const auto get = [&](const char* label) -> int64_t {
+      if (it == s.by_action_and_label.end()) return 0;
+      const auto j = it->second.find(label);
+      return j == it->second.end() ? 0 : j->second;
+    };
+    absl::StrAppendFormat(&out, "               %-8s %13d %11d %11d\n", action, get("laundering"),
+                          get("normal"), get("unlabelled"));
+  }
+  if (s.labelled > 0) {
+    absl::StrAppendFormat(&out,
+                          "  quality      precision %.4f, recall %.4f, F1 %.4f (alert = REVIEW or "
+                          "BLOCK; TP %d, FP %d, FN %d)\n",
+                          s.precision, s.recall, s.f1, s.true_positives, s.false_positives,
+                          s.false_negatives);
+  }
+  for (const auto& [name, t] : s.by_typology) {
+    absl::StrAppendFormat(&out, "    typology   %-16s recall %.3f (%d of %d)\n", name, t.recall,
+                          t.alerted, t.positives);
+  }
+  absl::StrAppendFormat(&out, "  alerts/day   %.1f over %d days (max %d)\n", s.alerts_per_day,
+                        s.days, s.max_alerts_in_a_day);
+  std::vector<std::pair<std::string, BacktestSummary::RuleHits>> rules(s.rules.begin(),
+                                                                       s.rules.end());
+  std::stable_sort(rules.begin(), rules.end(),
+                   [](const auto& a, const auto& b) { return a.second.hits > b.second.hits; });
+  if (!rules.empty()) out += "  rules fired  (hits, precision on labelled records)\n";
+  for (size_t i = 0; i < rules.size() && static_cast<int>(i) < top_rules; ++i) {
+    const auto& [id, h] = rules[i];
+    absl::StrAppendFormat(&out, "               %-36s %9d  %.3f%s\n", id, h.hits, h.precision,
+                          h.shadow ? "  (shadow)" : "");
+  }
+  if (s.score_alerts > 0) {
+    absl::StrAppendFormat(&out, "  model score  crossed a threshold in %d decisions\n",
+                          s.score_alerts);
+  }
+  return out;
+}
+
+}  // namespace vigil

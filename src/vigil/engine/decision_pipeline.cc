@@ -1,0 +1,64 @@
+#include "vigil/engine/decision_pipeline.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/common/sha256.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/model/cpu/cpu_scorer.h"
+#include "vigil/model/model_file.h"
+
+namespace vigil {
+namespace {
+
+absl::StatusOr<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::UnavailableError(absl::StrCat(path, ": read error"));
+  return text.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Policy>> LoadPolicyFile(const std::string& path,
+                                                             const std::string& lists_dir,
+                                                             const PolicyInputLayout& layout) {
+  std::string lists = lists_dir;
+  if (lists.empty()) {
+    const auto beside = std::filesystem::path(path).parent_path() / "lists";
+    if (std::filesystem::is_directory(beside)) lists = beside.string();
+  }
+  ListLibrary library;
+  if (!lists.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(library, ListLibrary::LoadDirectory(lists));
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  return Policy::Parse(text, path, layout, library);
+}
+
+absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const Policy> policy,
+                         LoadPolicyFile(config.policy_path, config.lists_dir, layout));
+  std::shared_ptr<const Scorer> scorer;
+  if (!config.model_path.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(std::string bytes, ReadText(config.model_path));
+    VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const TreeEnsemble> model,
+                           LoadModelFile(config.model_path));
+    const std::string version =
+        absl::StrCat(std::filesystem::path(config.model_path).filename().string(), "@",
+                     Sha256Hex(bytes).substr(0, 12));
+    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
+                           CpuScorer::Create(model, *FeatureExtractor::Schema(), version));
+    scorer = std::move(cpu);
+  }
+  return std::make_unique<DecisionMaker>(std::move(policy), std::move(scorer), std::move(layout),
+                                         config.options);
+}
+
+}  // namespace vigil

@@ -1,0 +1,36 @@
+// Assembles the decision stage from files: the policy (with its list library), and optionally
+// a model behind a CpuScorer. `vigil replay --policy` uses it now, `vigil serve` later.
+#ifndef VIGIL_ENGINE_DECISION_PIPELINE_H_
+#define VIGIL_ENGINE_DECISION_PIPELINE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "vigil/decision/decision_maker.h"
+#include "vigil/rules/policy.h"
+#include "vigil/rules/policy_inputs.h"
+
+namespace vigil {
+
+// Reads and checks a policy file. The list library is "lists_dir", or when that is empty the
+// directory "lists" beside the policy if there is one (none otherwise). Errors: the file
+// cannot be read (kNotFound), the lists do not load, or the policy does not check (the
+// message lists every problem).
+absl::StatusOr<std::shared_ptr<const Policy>> LoadPolicyFile(const std::string& path,
+                                                             const std::string& lists_dir,
+                                                             const PolicyInputLayout& layout);
+
+struct DecisionConfig {
+  std::string policy_path;
+  std::string lists_dir;   // see LoadPolicyFile
+  std::string model_path;  // empty: rules only
+  DecisionOptions options;
+};
+
+// The engine's feature schema, the policy, and the model (named "<file name>@<sha256 prefix>").
+absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config);
+
+}  // namespace vigil
+
+#endif  // VIGIL_ENGINE_DECISION_PIPELINE_H_
