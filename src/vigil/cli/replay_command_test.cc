@@ -1,11 +1,15 @@
 // End-to-end tests of the vigil binary: exit codes, help, and crash recovery of `vigil replay`
 // (the process dies mid-stream without any cleanup, then a second run resumes).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "vigil/testing/files.h"
 #include "vigil/testing/subprocess.h"
 #include "vigil/testing/testdata.h"
@@ -76,6 +80,77 @@ TEST_F(VigilBinaryTest, FailOnRejectExitsOne) {
 // The process dies twice mid-stream (no destructors, nothing flushed), each time after its last
 // checkpoint; the runs that follow resume. The features written across all runs must equal an
 // uninterrupted run's, byte for byte: no row lost, none repeated, no counter reset or doubled.
+// The backtest's counts against the same counts taken from the features the replay wrote: the
+// decisions must follow the rules on exactly those values, and the labels.
+TEST_F(VigilBinaryTest, ReplayWithPolicyBacktestsAgainstTheLabels) {
+  const std::string policy = dir_ + "/p.yaml";
+  std::ofstream(policy) << R"(version: "t1"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: large
+    when: amount_reporting >= 5000
+    action: review
+    reason: "{amount_reporting}"
+  - id: busy
+    when: orig_out_count_24h >= 2
+    action: block
+    mode: shadow
+    reason: "{orig_out_count_24h}"
+)";
+  const std::string features = dir_ + "/f.csv", summary = dir_ + "/s.json";
+  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out",
+                       features, "--policy", policy, "--summary-json", summary},
+                      dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backtest of policy t1@"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(rules only)"), std::string::npos) << r.out;
+
+  std::vector<std::string> lines = absl::StrSplit(ReadFile(features), '\n', absl::SkipEmpty());
+  ASSERT_GT(lines.size(), 1u);
+  const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t amount = column("amount_reporting"), out24 = column("orig_out_count_24h"),
+               label = column("label");
+  int64_t large = 0, large_laundering = 0, laundering = 0, busy = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
+    double a = 0, o = 0;
+    ASSERT_TRUE(absl::SimpleAtod(cells[amount], &a));
+    ASSERT_TRUE(absl::SimpleAtod(cells[out24], &o));
+    const bool positive = cells[label] == "1";
+    large += a >= 5000;
+    large_laundering += a >= 5000 && positive;
+    laundering += positive;
+    busy += o >= 2;
+  }
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(summary));
+  const nlohmann::json& b = j["backtest"];
+  EXPECT_EQ(b["decisions"], static_cast<int64_t>(lines.size() - 1));
+  EXPECT_EQ(b["confusion"]["true_positives"], large_laundering);
+  EXPECT_EQ(b["confusion"]["false_positives"], large - large_laundering);
+  EXPECT_EQ(b["confusion"]["false_negatives"], laundering - large_laundering);
+  EXPECT_EQ(b["rules"]["large"]["hits"], large);
+  EXPECT_EQ(b["rules"]["busy"]["hits"], busy);
+  EXPECT_EQ(b["rules"]["busy"]["shadow"], true);
+  EXPECT_EQ(b["by_action_and_label"].contains("BLOCK"), false);  // the block rule is shadow
+  EXPECT_EQ(j["model_version"], "");
+  EXPECT_GT(large, 0);
+  EXPECT_GT(busy, 0);
+}
+
+TEST_F(VigilBinaryTest, ReplayWithABadPolicyExitsOneWithTheErrors) {
+  const std::string policy = dir_ + "/p.yaml";
+  std::ofstream(policy) << "version: x\nthresholds: {review: 0.5, block: 0.9}\nrules:\n"
+                           "  - id: a\n    when: amount > 1\n    action: review\n    reason: r\n";
+  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--policy", policy}, dir_);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("p.yaml:5:11: unknown name 'amount'"), std::string::npos) << r.out;
+  EXPECT_EQ(RunVigil({"replay", sample_, "--fx-rates", fx_, "--model", "m.json"}, dir_).exit_code,
+            2);  // --model without --policy
+}
+
 TEST_F(VigilBinaryTest, ReplayKilledMidStreamResumesToTheSameFeatures) {
   const std::string clean = dir_ + "/clean.csv";
   ASSERT_EQ(RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out", clean},
