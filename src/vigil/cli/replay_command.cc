@@ -25,6 +25,7 @@ struct ReplayFlags {
   bool quiet = false;
   bool fail_on_reject = false;
   DecisionConfig decisions;  // with --policy
+  std::string compare;       // --compare: a second policy
 };
 
 int RunReplayCommand(ReplayFlags& flags) {
@@ -44,7 +45,7 @@ int RunReplayCommand(ReplayFlags& flags) {
   o.features.allowed_lateness = std::chrono::seconds(flags.lateness_seconds);
   o.order_memory_bytes = static_cast<size_t>(flags.order_memory_mib) << 20;
   if (!flags.quiet) o.progress = &std::cerr;
-  std::unique_ptr<DecisionMaker> decider;
+  std::unique_ptr<DecisionMaker> decider, comparer;
   if (!flags.decisions.policy_path.empty()) {
     auto built = BuildDecisionMaker(flags.decisions);
     if (!built.ok()) {
@@ -54,8 +55,24 @@ int RunReplayCommand(ReplayFlags& flags) {
     }
     decider = *std::move(built);
     o.decisions = decider.get();
+    if (!flags.compare.empty()) {
+      DecisionConfig other = flags.decisions;
+      other.policy_path = flags.compare;
+      auto candidate = BuildDecisionMaker(other);
+      if (!candidate.ok()) {
+        std::cerr << "vigil replay: --compare: " << candidate.status().message() << "\n";
+        return candidate.status().code() == absl::StatusCode::kNotFound ? kExitUsage
+                                                                        : kExitInputRejected;
+      }
+      comparer = *std::move(candidate);
+      o.compare = comparer.get();
+    }
   } else if (!flags.decisions.model_path.empty()) {
     std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
+    return kExitUsage;
+  }
+  if (decider == nullptr && !flags.compare.empty()) {
+    std::cerr << "vigil replay: --compare needs --policy (the baseline)\n";
     return kExitUsage;
   }
 
@@ -126,6 +143,9 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--model", flags->decisions.model_path,
                   "Score every record with this model (XGBoost JSON or LightGBM text) for the "
                   "policy's thresholds");
+  app->add_option("--compare", flags->compare,
+                  "Also decide with this policy (same model) and report how the decisions change: "
+                  "counts by from→to action with examples, and its own backtest");
   app->add_option("--lists", flags->decisions.lists_dir,
                   "Directory of named lists for the policy (default: 'lists' beside it)");
   app->add_option("--reason-codes", flags->decisions.options.reason_codes,

@@ -140,6 +140,53 @@ rules:
   EXPECT_GT(busy, 0);
 }
 
+// --compare: the decisions that change are exactly the records where the candidate's extra
+// rule fires and the baseline's does not.
+TEST_F(VigilBinaryTest, ReplayCompareReportsHowDecisionsChange) {
+  const std::string base = R"(version: "base"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: large
+    when: amount_reporting >= 5000
+    action: review
+    reason: r
+)";
+  std::ofstream(dir_ + "/a.yaml") << base;
+  std::ofstream(dir_ + "/b.yaml") << base << R"(  - id: busy
+    when: orig_out_count_24h >= 2
+    action: block
+    reason: r
+)";
+  const std::string features = dir_ + "/f.csv", summary = dir_ + "/s.json";
+  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out",
+                       features, "--policy", dir_ + "/a.yaml", "--compare", dir_ + "/b.yaml",
+                       "--summary-json", summary},
+                      dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::string> lines = absl::StrSplit(ReadFile(features), '\n', absl::SkipEmpty());
+  const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
+  const auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t amount = column("amount_reporting"), out24 = column("orig_out_count_24h");
+  int64_t allow_to_block = 0, review_to_block = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
+    double a = 0, o = 0;
+    ASSERT_TRUE(absl::SimpleAtod(cells[amount], &a));
+    ASSERT_TRUE(absl::SimpleAtod(cells[out24], &o));
+    if (o >= 2) (a >= 5000 ? review_to_block : allow_to_block) += 1;
+  }
+  const nlohmann::json c = nlohmann::json::parse(ReadFile(summary))["comparison"];
+  EXPECT_EQ(c["changes"]["ALLOW→BLOCK"]["count"], allow_to_block);
+  EXPECT_EQ(c["changes"]["REVIEW→BLOCK"]["count"], review_to_block);
+  EXPECT_EQ(c["unchanged"], static_cast<int64_t>(lines.size() - 1) - allow_to_block -
+                                review_to_block);
+  EXPECT_LE(c["changes"]["ALLOW→BLOCK"]["examples"].size(), 5u);
+  EXPECT_EQ(c["candidate_backtest"]["rules"]["busy"]["hits"], allow_to_block + review_to_block);
+  EXPECT_NE(r.out.find("compared with policy base"), std::string::npos);
+}
+
 TEST_F(VigilBinaryTest, ReplayWithABadPolicyExitsOneWithTheErrors) {
   const std::string policy = dir_ + "/p.yaml";
   std::ofstream(policy) << "version: x\nthresholds: {review: 0.5, block: 0.9}\nrules:\n"

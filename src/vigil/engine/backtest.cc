@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 
@@ -61,6 +62,60 @@ BacktestSummary Backtest::Summary() const {
   }
   s.alerts_per_day = ratio(alerts, s.days);
   return s;
+}
+
+void PolicyComparer::Add(const Transaction& tx, const Decision& baseline,
+                         const Decision& candidate) {
+  candidate_.Add(tx, candidate);
+  if (baseline.action == candidate.action) {
+    ++c_.unchanged;
+    return;
+  }
+  PolicyComparison::Change& change = c_.changes[absl::StrCat(
+      ActionName(baseline.action), "→", ActionName(candidate.action))];
+  ++change.count;
+  if (change.examples.size() < kExamples) {
+    std::string example = tx.id + ":";
+    for (const Reason& r : candidate.reasons) {
+      if (r.kind == Reason::Kind::kRule && !r.shadow) absl::StrAppend(&example, " ", r.code);
+      if (r.kind == Reason::Kind::kModel && r.code == "score") absl::StrAppend(&example, " score");
+    }
+    if (tx.label.has_value() && tx.label->is_laundering) example += " [laundering]";
+    change.examples.push_back(std::move(example));
+  }
+}
+
+PolicyComparison PolicyComparer::Summary(std::string baseline_version,
+                                         std::string candidate_version) const {
+  PolicyComparison c = c_;
+  c.baseline_version = std::move(baseline_version);
+  c.candidate_version = std::move(candidate_version);
+  c.candidate = candidate_.Summary();
+  return c;
+}
+
+nlohmann::json ComparisonToJson(const PolicyComparison& c) {
+  nlohmann::json changes = nlohmann::json::object();
+  for (const auto& [cell, change] : c.changes) {
+    changes[cell] = {{"count", change.count}, {"examples", change.examples}};
+  }
+  return {{"baseline_version", c.baseline_version},
+          {"candidate_version", c.candidate_version},
+          {"unchanged", c.unchanged},
+          {"changes", changes},
+          {"candidate_backtest", BacktestToJson(c.candidate)}};
+}
+
+std::string ComparisonToText(const PolicyComparison& c) {
+  std::string out = absl::StrFormat("compared with policy %s\n", c.candidate_version);
+  absl::StrAppendFormat(&out, "  unchanged    %d decisions\n", c.unchanged);
+  for (const auto& [cell, change] : c.changes) {
+    absl::StrAppendFormat(&out, "  %-16s %d\n", cell, change.count);
+    for (const std::string& e : change.examples) absl::StrAppendFormat(&out, "      e.g. %s\n", e);
+  }
+  out += "  the candidate's backtest:\n";
+  out += BacktestToText(c.candidate);
+  return out;
 }
 
 nlohmann::json BacktestToJson(const BacktestSummary& s) {

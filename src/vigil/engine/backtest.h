@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "nlohmann/json_fwd.hpp"
 #include "vigil/core/decision.h"
@@ -53,7 +54,34 @@ class Backtest {
   std::map<int64_t, bool> days_;
 };
 
+// How the decisions change from one policy to another on the same records.
+struct PolicyComparison {
+  std::string baseline_version, candidate_version;
+  // "ALLOW→REVIEW" etc.: how many decisions moved, and the first few transaction ids with the
+  // candidate's fired rules.
+  struct Change {
+    int64_t count = 0;
+    std::vector<std::string> examples;  // "tx-id: rule, rule"
+  };
+  std::map<std::string, Change> changes;  // only cells where the action differs
+  int64_t unchanged = 0;
+  BacktestSummary candidate;  // the candidate's own backtest
+};
+
+class PolicyComparer {
+ public:
+  static constexpr size_t kExamples = 5;
+  void Add(const Transaction& tx, const Decision& baseline, const Decision& candidate);
+  PolicyComparison Summary(std::string baseline_version, std::string candidate_version) const;
+
+ private:
+  PolicyComparison c_;
+  Backtest candidate_;
+};
+
 nlohmann::json BacktestToJson(const BacktestSummary& s);
+nlohmann::json ComparisonToJson(const PolicyComparison& c);
+std::string ComparisonToText(const PolicyComparison& c);
 std::string BacktestToText(const BacktestSummary& s, int top_rules = 10);
 
 }  // namespace vigil

@@ -185,6 +185,7 @@ class Replayer {
   LatencyHistogram read_latency_, order_latency_, features_latency_, decide_latency_,
       output_latency_;
   Backtest backtest_;
+  PolicyComparer comparer_;
 };
 
 absl::Status Replayer::OpenState() {
@@ -270,6 +271,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<const Transaction*> decide_txs(kBatch);
   std::vector<double> decide_rows(options_.decisions != nullptr ? kBatch * width : 0);
   std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
+  std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
   std::vector<size_t> decision_of(kBatch);
   UuidV7Generator ids(clock_, 0x5eed);
   RecordError error;
@@ -313,6 +315,10 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       }
       options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
                                       decide_rows, absl::MakeSpan(decisions), ids);
+      if (options_.compare != nullptr) {
+        options_.compare->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
+                                      decide_rows, absl::MakeSpan(compared), ids);
+      }
     }
     const auto t2b = Steady::now();
     // Per-record stage latencies are the batch's time shared evenly among its records.
@@ -342,6 +348,9 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         if (options_.decisions != nullptr) {
           decide_latency_.Record(decide_each);
           backtest_.Add(tx, decisions[decision_of[i]]);
+          if (options_.compare != nullptr) {
+            comparer_.Add(tx, decisions[decision_of[i]], compared[decision_of[i]]);
+          }
         }
         if (features_out_ != nullptr) {
           VIGIL_RETURN_IF_ERROR(
@@ -429,6 +438,10 @@ absl::StatusOr<ReplaySummary> Replayer::Run() {
     summary_.backtest = backtest_.Summary();
     summary_.policy_version = options_.decisions->policy_version();
     summary_.model_version = options_.decisions->model_version();
+    if (options_.compare != nullptr) {
+      summary_.comparison = comparer_.Summary(options_.decisions->policy_version(),
+                                              options_.compare->policy_version());
+    }
   }
   summary_.stages.push_back(Summarize("output", output_latency_));
   const FeatureMemoryStats mem = extractor_->Memory(/*per_account=*/true);
@@ -499,6 +512,7 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
     j["model_version"] = s.model_version;
     j["backtest"] = BacktestToJson(*s.backtest);
   }
+  if (s.comparison.has_value()) j["comparison"] = ComparisonToJson(*s.comparison);
   return j.dump(2) + "\n";
 }
 
@@ -543,6 +557,7 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
                                                   : absl::StrCat(" with model ", s.model_version));
     out += BacktestToText(*s.backtest);
   }
+  if (s.comparison.has_value()) out += ComparisonToText(*s.comparison);
   return out;
 }
 

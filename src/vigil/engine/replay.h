@@ -58,6 +58,9 @@ struct ReplayOptions {
   // labels (ReplaySummary::backtest); nullptr: features only. A resumed run backtests only the
   // records it processes itself.
   const DecisionMaker* decisions = nullptr;
+  // With decisions: decide every record with this policy too and report how the decisions
+  // change (ReplaySummary::comparison); nullptr: no comparison.
+  const DecisionMaker* compare = nullptr;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;
@@ -92,6 +95,7 @@ struct ReplaySummary {
   std::string first_event_time, last_event_time;   // RFC 3339, empty when no records
   std::optional<BacktestSummary> backtest;         // with ReplayOptions::decisions
   std::string policy_version, model_version;       // of the decisions, when made
+  std::optional<PolicyComparison> comparison;      // with ReplayOptions::compare
 };
 
 // Errors: the input cannot be opened or read (kNotFound / kUnavailable), the data dir is
