@@ -53,15 +53,33 @@ void PolicyInputs::Set(const Transaction& tx, absl::Span<const double> features,
   at(PolicyString::kRemittance) = tx.remittance;
 }
 
+absl::StatusOr<std::unique_ptr<DecisionMaker>> DecisionMaker::Create(
+    std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
+    PolicyInputLayout layout, DecisionOptions options) {
+  if (policies->Active() == nullptr) {
+    return absl::FailedPreconditionError("no policy is active: activate one before deciding");
+  }
+  return std::unique_ptr<DecisionMaker>(
+      new DecisionMaker(std::move(policies), std::move(scorer), std::move(layout), options));
+}
+
+DecisionMaker::DecisionMaker(std::shared_ptr<const PolicySource> policies,
+                             std::shared_ptr<const Scorer> scorer, PolicyInputLayout layout,
+                             DecisionOptions options)
+    : policies_(std::move(policies)),
+      scorer_(std::move(scorer)),
+      layout_(std::move(layout)),
+      options_(options) {}
+
 DecisionMaker::DecisionMaker(std::shared_ptr<const Policy> policy,
                              std::shared_ptr<const Scorer> scorer, PolicyInputLayout layout,
                              DecisionOptions options)
-    : policy_(std::move(policy)),
-      scorer_(std::move(scorer)),
-      layout_(std::move(layout)),
-      options_(options),
-      policy_version_(
-          absl::StrCat(policy_->version(), "@", policy_->content_hash().substr(0, 12))) {}
+    : DecisionMaker(std::make_shared<FixedPolicy>(std::move(policy)), std::move(scorer),
+                    std::move(layout), options) {}
+
+std::string DecisionMaker::PolicyVersion(const Policy& p) {
+  return absl::StrCat(p.version(), "@", p.content_hash().substr(0, 12));
+}
 
 void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
                                 absl::Span<const double> rows, absl::Span<Decision> decisions,
@@ -70,6 +88,10 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
   if (n == 0) return;
   const size_t width = layout_.schema().size();
   VIGIL_CHECK(rows.size() >= n * width && decisions.size() >= n);
+  // One version for the whole batch, held to its end whatever is activated meanwhile.
+  const std::shared_ptr<const Policy> policy_holder = policies_->Active();
+  const Policy* const policy_ = policy_holder.get();
+  const std::string policy_version = PolicyVersion(*policy_);
 
   // The model, for the whole batch.
   std::vector<double> scores(n, std::nan(""));
@@ -92,7 +114,7 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
     d.transaction_id = tx.id;
     d.trace_id = ids.Next();
     d.feature_schema_version = layout_.schema().version();
-    d.policy_version = policy_version_;
+    d.policy_version = policy_version;
     d.score = scores[i];
     if (scorer_ != nullptr) {
       d.model_version = scorer_->model_version();

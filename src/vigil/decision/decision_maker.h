@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "vigil/common/ids.h"
 #include "vigil/core/decision.h"
@@ -23,6 +24,7 @@
 #include "vigil/model/scorer.h"
 #include "vigil/rules/policy.h"
 #include "vigil/rules/policy_inputs.h"
+#include "vigil/rules/policy_source.h"
 
 namespace vigil {
 
@@ -47,12 +49,18 @@ struct DecisionOptions {
 class DecisionMaker {
  public:
   // "scorer" may be null: rules only (the decisions are then not degraded: no model was asked).
+  // The policy comes from "policies" once per batch (a PolicyStore swaps versions between
+  // batches, never within one). Fails if "policies" has no active policy yet.
+  static absl::StatusOr<std::unique_ptr<DecisionMaker>> Create(
+      std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
+      PolicyInputLayout layout, DecisionOptions options = {});
+  // The same for one fixed policy.
   DecisionMaker(std::shared_ptr<const Policy> policy, std::shared_ptr<const Scorer> scorer,
                 PolicyInputLayout layout, DecisionOptions options = {});
 
-  const Policy& policy() const { return *policy_; }
-  // As recorded in decisions: "version@sha256-prefix"; the model's version, "" without one.
-  const std::string& policy_version() const { return policy_version_; }
+  // As recorded in decisions: "version@sha256-prefix" of the policy in force now.
+  std::string policy_version() const { return PolicyVersion(*policies_->Active()); }
+  // The model's version, "" without one.
   const std::string& model_version() const {
     static const std::string kNone;
     return scorer_ != nullptr ? scorer_->model_version() : kNone;
@@ -66,11 +74,14 @@ class DecisionMaker {
                    absl::Span<Decision> decisions, UuidV7Generator& ids) const;
 
  private:
-  std::shared_ptr<const Policy> policy_;
+  DecisionMaker(std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
+                PolicyInputLayout layout, DecisionOptions options);
+  static std::string PolicyVersion(const Policy& p);
+
+  std::shared_ptr<const PolicySource> policies_;
   std::shared_ptr<const Scorer> scorer_;
   PolicyInputLayout layout_;
   DecisionOptions options_;
-  std::string policy_version_;  // "version@sha256-prefix"
 };
 
 }  // namespace vigil

@@ -1,12 +1,14 @@
 #include "vigil/decision/decision_maker.h"
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/rules/policy_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
 
@@ -163,6 +165,35 @@ TEST_F(DecisionMakerTest, WithoutAScorerRulesDecideAndNothingIsDegraded) {
   EXPECT_FALSE(d[0].degraded);
   EXPECT_EQ(d[0].model_version, "");
   EXPECT_TRUE(std::isnan(d[0].score));
+}
+
+// A policy activated between two batches applies from the next batch on; each decision names
+// the version that made it.
+TEST_F(DecisionMakerTest, ActivatingAVersionAppliesFromTheNextBatch) {
+  const std::string dir = ::testing::TempDir() + "/decision_policy_store";
+  std::filesystem::remove_all(dir);
+  auto store = PolicyStore::Open(dir, layout_, ListLibrary{}, clock_);
+  ASSERT_OK(store);
+  std::shared_ptr<PolicyStore> policies = *std::move(store);
+  EXPECT_THAT(DecisionMaker::Create(policies, nullptr, layout_).status(),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK(policies->Add(kPolicy, "p.yaml", "alice"));
+  std::string stricter = kPolicy;
+  stricter.replace(stricter.find("\"p1\""), 4, "\"p2\"");
+  stricter.replace(stricter.find(">= 10000"), 8, ">= 5000");
+  ASSERT_OK(policies->Add(stricter, "p2.yaml", "bob"));
+  ASSERT_OK(policies->Activate(1, "alice"));
+  auto maker = DecisionMaker::Create(policies, nullptr, layout_);
+  ASSERT_OK(maker);
+  const std::vector<double> row = {7000, 0};
+  std::vector<Decision> d = Decide(**maker, {Tx("a", "DE")}, row);
+  EXPECT_EQ(d[0].action, Action::kAllow);
+  EXPECT_EQ(d[0].policy_version.substr(0, 3), "p1@");
+  ASSERT_OK(policies->Activate(2, "bob"));
+  d = Decide(**maker, {Tx("b", "DE")}, row);
+  EXPECT_EQ(d[0].action, Action::kReview);
+  EXPECT_EQ(d[0].policy_version.substr(0, 3), "p2@");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
