@@ -1,11 +1,15 @@
 #include "vigil/cli/policy_command.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/rules/policy.h"
@@ -17,7 +21,98 @@ struct PolicyFlags {
   std::string file;
   std::string other;
   std::string lists;  // empty: <policy's directory>/lists when it exists
+  std::string data_dir;
+  std::string author;
+  int64_t id = 0;
+  bool activate = false;
 };
+
+std::string Author(const PolicyFlags& flags) {
+  if (!flags.author.empty()) return flags.author;
+  const char* user = std::getenv("USER");
+  return user != nullptr && *user != '\0' ? user : "unknown";
+}
+
+std::unique_ptr<PolicyStore> OpenStore(const PolicyFlags& flags, const char* command) {
+  auto library = LoadListLibrary(flags.lists, flags.file);
+  if (!library.ok()) {
+    std::cerr << command << ": " << library.status().message() << "\n";
+    return nullptr;
+  }
+  auto store = OpenPolicyStore(flags.data_dir, *std::move(library), RealClock());
+  if (!store.ok()) {
+    std::cerr << command << ": " << store.status().message() << "\n";
+    return nullptr;
+  }
+  return *std::move(store);
+}
+
+int Fail(const char* command, const absl::Status& s) {
+  std::cerr << command << ": " << s.message() << "\n";
+  return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ||
+                 s.code() == absl::StatusCode::kFailedPrecondition
+             ? kExitInputRejected
+             : kExitUsage;
+}
+
+int RunAdd(const PolicyFlags& flags) {
+  constexpr char kCommand[] = "vigil policy add";
+  auto store = OpenStore(flags, kCommand);
+  if (store == nullptr) return kExitUsage;
+  std::ifstream in(flags.file, std::ios::binary);
+  if (!in) return Fail(kCommand, absl::NotFoundError(flags.file + ": cannot open"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto entry = store->Add(text, flags.file, Author(flags));
+  if (!entry.ok()) {
+    std::cerr << entry.status().message() << "\n";
+    return kExitInputRejected;
+  }
+  std::cout << "stored as id " << entry->id << ": version " << entry->version << ", sha256 "
+            << entry->sha256 << ", by " << entry->author << "\n";
+  if (flags.activate) {
+    if (absl::Status s = store->Activate(entry->id, Author(flags)); !s.ok()) {
+      return Fail(kCommand, s);
+    }
+    std::cout << "active: id " << entry->id << "\n";
+  }
+  return kExitOk;
+}
+
+int RunActivate(const PolicyFlags& flags, bool rollback) {
+  const char* command = rollback ? "vigil policy rollback" : "vigil policy activate";
+  auto store = OpenStore(flags, command);
+  if (store == nullptr) return kExitUsage;
+  const absl::Status s = rollback ? store->Rollback(Author(flags))
+                                  : store->Activate(flags.id, Author(flags));
+  if (!s.ok()) return Fail(command, s);
+  std::cout << "active: id " << *store->active_id() << ", version " << store->Active()->version()
+            << "\n";
+  return kExitOk;
+}
+
+int RunList(const PolicyFlags& flags) {
+  constexpr char kCommand[] = "vigil policy list";
+  auto store = OpenStore(flags, kCommand);
+  if (store == nullptr) return kExitUsage;
+  auto entries = store->List();
+  if (!entries.ok()) return Fail(kCommand, entries.status());
+  auto history = store->History();
+  if (!history.ok()) return Fail(kCommand, history.status());
+  const std::optional<int64_t> active = store->active_id();
+  std::cout << "  id  version                 sha256        author        added\n";
+  for (const PolicyStore::Entry& e : *entries) {
+    std::cout << (active == e.id ? "* " : "  ") << absl::StrFormat("%-3d %-23s %-13s %-13s %s",
+                                                                   e.id, e.version,
+                                                                   e.sha256.substr(0, 12),
+                                                                   e.author, FormatUtc(e.added))
+              << "\n";
+  }
+  for (const PolicyStore::Activation& a : *history) {
+    std::cout << "activated id " << a.id << " by " << a.author << " at " << FormatUtc(a.at)
+              << "\n";
+  }
+  return kExitOk;
+}
 
 // Loads "path" against the engine's feature schema and the list library. Errors go to stderr.
 std::shared_ptr<const Policy> Load(const std::string& path, const PolicyFlags& flags,
@@ -132,9 +227,38 @@ Command AddPolicyCommand(CLI::App& vigil) {
   diff->add_option("--lists", flags->lists,
                    "Directory of named lists (default: 'lists' beside each policy)");
   diff->footer("Example:\n  vigil policy diff policies/default.yaml my-policy.yaml");
-  return Command{app, [flags, check, diff] {
+  CLI::App* add = app->add_subcommand(
+      "add", "Check a policy and store it as a new version in --data-dir (the same text twice is "
+             "one version); --activate makes it the active one");
+  add->add_option("FILE", flags->file, "Policy YAML")->required();
+  add->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  add->add_option("--author", flags->author, "Who adds it (default: $USER)");
+  add->add_option("--lists", flags->lists,
+                  "Directory of named lists (default: 'lists' beside the policy); stored with "
+                  "the version");
+  add->add_flag("--activate", flags->activate, "Activate the version once stored");
+  add->footer(
+      "Example:\n  vigil policy add policies/default.yaml --data-dir state/ --author alice "
+      "--activate");
+  CLI::App* activate = app->add_subcommand(
+      "activate", "Make a stored version the active policy (durable, then an atomic swap)");
+  activate->add_option("ID", flags->id, "Version id (see vigil policy list)")->required();
+  activate->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  activate->add_option("--author", flags->author, "Who activates it (default: $USER)");
+  CLI::App* rollback = app->add_subcommand(
+      "rollback", "Activate again the version that was active before the current one");
+  rollback->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  rollback->add_option("--author", flags->author, "Who rolls back (default: $USER)");
+  CLI::App* list = app->add_subcommand(
+      "list", "Stored versions (the active one marked *) and the activation history");
+  list->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  return Command{app, [flags, check, diff, add, activate, rollback, list] {
                    if (check->parsed()) return RunCheck(*flags);
                    if (diff->parsed()) return RunDiff(*flags);
+                   if (add->parsed()) return RunAdd(*flags);
+                   if (activate->parsed()) return RunActivate(*flags, false);
+                   if (rollback->parsed()) return RunActivate(*flags, true);
+                   if (list->parsed()) return RunList(*flags);
                    return kExitUsage;
                  }};
 }

@@ -121,5 +121,33 @@ rules:
   EXPECT_THAT(out, HasSubstr("4 changes"));
 }
 
+TEST_F(PolicyCommandTest, VersionsAreStoredActivatedAndRolledBack) {
+  const std::string data = Path("data");
+  ASSERT_EQ(Vigil({"policy", "add", Shipped("policies/default.yaml"), "--data-dir", data,
+                   "--author", "alice", "--activate"}),
+            0)
+      << ReadFile(Path("log"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("stored as id 1: version default-2026.11.1"));
+  Write("two.yaml", "version: \"two\"\nthresholds: {review: 0.2, block: 0.6}\nrules: []\n");
+  ASSERT_EQ(Vigil({"policy", "add", Path("two.yaml"), "--data-dir", data, "--author", "bob"}), 0);
+  ASSERT_EQ(Vigil({"policy", "activate", "2", "--data-dir", data, "--author", "bob"}), 0);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("active: id 2, version two"));
+  ASSERT_EQ(Vigil({"policy", "rollback", "--data-dir", data, "--author", "carol"}), 0);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("active: id 1, version default-2026.11.1"));
+  ASSERT_EQ(Vigil({"policy", "list", "--data-dir", data}), 0);
+  const std::string list = ReadFile(Path("log"));
+  EXPECT_THAT(list, HasSubstr("* 1   default-2026.11.1"));
+  EXPECT_THAT(list, HasSubstr("  2   two"));
+  EXPECT_THAT(list, HasSubstr("activated id 2 by bob"));
+  EXPECT_THAT(list, HasSubstr("activated id 1 by carol"));
+  // Unknown ids and policies that do not check are refused, and change nothing.
+  EXPECT_EQ(Vigil({"policy", "activate", "9", "--data-dir", data}), 1);
+  Write("bad.yaml", "version: b\nthresholds: {review: 0.2, block: 0.6}\nrules:\n  - id: x\n"
+                    "    when: nope\n    action: review\n    reason: r\n");
+  EXPECT_EQ(Vigil({"policy", "add", Path("bad.yaml"), "--data-dir", data}), 1);
+  ASSERT_EQ(Vigil({"policy", "list", "--data-dir", data}), 0);
+  EXPECT_THAT(ReadFile(Path("log")), ::testing::Not(HasSubstr("  3 ")));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -25,18 +25,34 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
 
 }  // namespace
 
+absl::StatusOr<ListLibrary> LoadListLibrary(const std::string& lists_dir,
+                                            const std::string& policy_path) {
+  std::string lists = lists_dir;
+  if (lists.empty() && !policy_path.empty()) {
+    const auto beside = std::filesystem::path(policy_path).parent_path() / "lists";
+    if (std::filesystem::is_directory(beside)) lists = beside.string();
+  }
+  if (lists.empty()) return ListLibrary{};
+  return ListLibrary::LoadDirectory(lists);
+}
+
+absl::StatusOr<std::unique_ptr<PolicyStore>> OpenPolicyStore(const std::string& data_dir,
+                                                            ListLibrary library,
+                                                            const Clock& clock) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("data dir ", data_dir, ": ", ec.message()));
+  }
+  return PolicyStore::Open((std::filesystem::path(data_dir) / "policies").string(),
+                           PolicyInputLayout(FeatureExtractor::Schema()), std::move(library),
+                           clock);
+}
+
 absl::StatusOr<std::shared_ptr<const Policy>> LoadPolicyFile(const std::string& path,
                                                              const std::string& lists_dir,
                                                              const PolicyInputLayout& layout) {
-  std::string lists = lists_dir;
-  if (lists.empty()) {
-    const auto beside = std::filesystem::path(path).parent_path() / "lists";
-    if (std::filesystem::is_directory(beside)) lists = beside.string();
-  }
-  ListLibrary library;
-  if (!lists.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(library, ListLibrary::LoadDirectory(lists));
-  }
+  VIGIL_ASSIGN_OR_RETURN(ListLibrary library, LoadListLibrary(lists_dir, path));
   VIGIL_ASSIGN_OR_RETURN(std::string text, ReadText(path));
   return Policy::Parse(text, path, layout, library);
 }

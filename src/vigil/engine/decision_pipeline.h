@@ -10,6 +10,7 @@
 #include "vigil/decision/decision_maker.h"
 #include "vigil/rules/policy.h"
 #include "vigil/rules/policy_inputs.h"
+#include "vigil/rules/policy_store.h"
 
 namespace vigil {
 
@@ -20,6 +21,17 @@ namespace vigil {
 absl::StatusOr<std::shared_ptr<const Policy>> LoadPolicyFile(const std::string& path,
                                                              const std::string& lists_dir,
                                                              const PolicyInputLayout& layout);
+
+// The list library in "lists_dir", or when that is empty in the directory "lists" beside
+// "policy_path" if there is one; an empty library otherwise.
+absl::StatusOr<ListLibrary> LoadListLibrary(const std::string& lists_dir,
+                                            const std::string& policy_path);
+
+// The policy versions of a data directory (in <data_dir>/policies), checked against the
+// engine's feature schema.
+absl::StatusOr<std::unique_ptr<PolicyStore>> OpenPolicyStore(const std::string& data_dir,
+                                                            ListLibrary library,
+                                                            const Clock& clock);
 
 struct DecisionConfig {
   std::string policy_path;
