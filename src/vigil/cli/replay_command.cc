@@ -146,6 +146,9 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--compare", flags->compare,
                   "Also decide with this policy (same model) and report how the decisions change: "
                   "counts by from→to action with examples, and its own backtest");
+  app->add_option("--decisions-out", flags->options.decisions_out,
+                  "With --policy: one CSV row per decision (transaction, accounts, action, score, "
+                  "rules fired, label)");
   app->add_option("--lists", flags->decisions.lists_dir,
                   "Directory of named lists for the policy (default: 'lists' beside it)");
   app->add_option("--reason-codes", flags->decisions.options.reason_codes,

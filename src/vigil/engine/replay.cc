@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -148,6 +149,33 @@ StageLatency Summarize(std::string stage, const LatencyHistogram& h) {
   return s;
 }
 
+// One row of --decisions-out. Fields that may hold commas are quoted (RFC 4180).
+void WriteDecision(std::ostream& out, const Transaction& tx, const Decision& d) {
+  const auto quoted = [](std::string_view s) {
+    if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+    std::string q = "\"";
+    for (char c : s) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    return q + "\"";
+  };
+  std::string rules, shadow;
+  for (const Reason& r : d.reasons) {
+    if (r.kind != Reason::Kind::kRule) continue;
+    std::string& list = r.shadow ? shadow : rules;
+    if (!list.empty()) list += ';';
+    list += r.code;
+  }
+  out << quoted(tx.id) << ',' << FormatUtc(tx.event_time) << ','
+      << quoted(tx.originator.account_id) << ',' << quoted(tx.beneficiary.account_id) << ','
+      << ActionName(d.action) << ',';
+  if (!std::isnan(d.score)) out << absl::StrFormat("%.6f", d.score);
+  out << ',' << (d.degraded ? 1 : 0) << ',' << rules << ',' << shadow << ',';
+  if (tx.label.has_value()) out << (tx.label->is_laundering ? 1 : 0);
+  out << ',' << quoted(tx.label.has_value() ? tx.label->typology : "") << '\n';
+}
+
 // Owns the replay's moving parts; Run() is the whole algorithm.
 class Replayer {
  public:
@@ -186,6 +214,7 @@ class Replayer {
       output_latency_;
   Backtest backtest_;
   PolicyComparer comparer_;
+  std::ofstream decisions_out_;
 };
 
 absl::Status Replayer::OpenState() {
@@ -274,6 +303,15 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
   std::vector<size_t> decision_of(kBatch);
   UuidV7Generator ids(clock_, 0x5eed);
+  if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
+    decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
+    if (!decisions_out_) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot write decisions to '", options_.decisions_out, "'"));
+    }
+    decisions_out_ << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,"
+                      "shadow_rules,label,typology\n";
+  }
   RecordError error;
   int64_t position = 0;  // records taken from the ordered stream
   int64_t since_checkpoint = 0;
@@ -348,6 +386,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         if (options_.decisions != nullptr) {
           decide_latency_.Record(decide_each);
           backtest_.Add(tx, decisions[decision_of[i]]);
+          if (decisions_out_.is_open()) WriteDecision(decisions_out_, tx, decisions[decision_of[i]]);
           if (options_.compare != nullptr) {
             comparer_.Add(tx, decisions[decision_of[i]], compared[decision_of[i]]);
           }
@@ -374,6 +413,13 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
     summary_.last_event_time = FormatUtc(FromUnixMicros(last_time));
   }
   // Final checkpoint, also when nothing was left to do, so the position is recorded.
+  if (decisions_out_.is_open()) {
+    decisions_out_.close();
+    if (!decisions_out_) {
+      return absl::UnavailableError(
+          absl::StrCat("writing decisions to '", options_.decisions_out, "' failed"));
+    }
+  }
   if (store_ != nullptr) return Checkpoint(position);
   if (features_out_ != nullptr) return features_out_->Sync();
   return absl::OkStatus();

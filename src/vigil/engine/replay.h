@@ -61,6 +61,9 @@ struct ReplayOptions {
   // With decisions: decide every record with this policy too and report how the decisions
   // change (ReplaySummary::comparison); nullptr: no comparison.
   const DecisionMaker* compare = nullptr;
+  // With decisions: one CSV row per decision (docs/replay.md); empty: none. Written from the
+  // start each run (a resumed run writes only its own records).
+  std::string decisions_out;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;
