@@ -26,8 +26,8 @@ TEST(ExternalCheckTools, ConvertAmlsimAndMeasureAccounts) {
                                                   "0,1,150.5,1\n2,3,99,1\n1,2,7,2\n";
   const std::string tools = ::vigil::testing::SourceDir() + "/tools/";
   ASSERT_EQ(::vigil::testing::RunProcess(
-                "/usr/bin/env", {"python3", tools + "amlsim_to_amlworld.py", dir + "/run",
-                                 dir + "/out.csv"},
+                "/usr/bin/env",
+                {"python3", tools + "amlsim_to_amlworld.py", dir + "/run", dir + "/out.csv"},
                 dir + "/log"),
             0)
       << ReadFile(dir + "/log");
@@ -42,10 +42,10 @@ TEST(ExternalCheckTools, ConvertAmlsimAndMeasureAccounts) {
       << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,shadow_rules,label,"
          "typology\n"
          "t1,x,A0,A1,ALLOW,,0,,,1,\nt2,x,A2,A3,ALLOW,,0,,,0,\nt3,x,A1,A2,REVIEW,,0,r,,0,\n";
-  ASSERT_EQ(::vigil::testing::RunProcess(
-                "/usr/bin/env", {"python3", tools + "account_metrics.py", dir + "/decisions.csv",
-                                 dir + "/run/nodes.csv", "tiny"},
-                dir + "/log"),
+  ASSERT_EQ(::vigil::testing::RunProcess("/usr/bin/env",
+                                         {"python3", tools + "account_metrics.py",
+                                          dir + "/decisions.csv", dir + "/run/nodes.csv", "tiny"},
+                                         dir + "/log"),
             0);
   EXPECT_THAT(ReadFile(dir + "/log"),
               HasSubstr("tiny: 4 accounts (2 fraud); flagged 1 fraud, 1 normal: account recall "

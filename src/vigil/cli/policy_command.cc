@@ -49,7 +49,8 @@ std::unique_ptr<PolicyStore> OpenStore(const PolicyFlags& flags, const char* com
 
 int Fail(const char* command, const absl::Status& s) {
   std::cerr << command << ": " << s.message() << "\n";
-  return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ||
+  return s.code() == absl::StatusCode::kInvalidArgument ||
+                 s.code() == absl::StatusCode::kNotFound ||
                  s.code() == absl::StatusCode::kFailedPrecondition
              ? kExitInputRejected
              : kExitUsage;
@@ -82,8 +83,8 @@ int RunActivate(const PolicyFlags& flags, bool rollback) {
   const char* command = rollback ? "vigil policy rollback" : "vigil policy activate";
   auto store = OpenStore(flags, command);
   if (store == nullptr) return kExitUsage;
-  const absl::Status s = rollback ? store->Rollback(Author(flags))
-                                  : store->Activate(flags.id, Author(flags));
+  const absl::Status s =
+      rollback ? store->Rollback(Author(flags)) : store->Activate(flags.id, Author(flags));
   if (!s.ok()) return Fail(command, s);
   std::cout << "active: id " << *store->active_id() << ", version " << store->Active()->version()
             << "\n";
@@ -101,15 +102,13 @@ int RunList(const PolicyFlags& flags) {
   const std::optional<int64_t> active = store->active_id();
   std::cout << "  id  version                 sha256        author        added\n";
   for (const PolicyStore::Entry& e : *entries) {
-    std::cout << (active == e.id ? "* " : "  ") << absl::StrFormat("%-3d %-23s %-13s %-13s %s",
-                                                                   e.id, e.version,
-                                                                   e.sha256.substr(0, 12),
-                                                                   e.author, FormatUtc(e.added))
+    std::cout << (active == e.id ? "* " : "  ")
+              << absl::StrFormat("%-3d %-23s %-13s %-13s %s", e.id, e.version,
+                                 e.sha256.substr(0, 12), e.author, FormatUtc(e.added))
               << "\n";
   }
   for (const PolicyStore::Activation& a : *history) {
-    std::cout << "activated id " << a.id << " by " << a.author << " at " << FormatUtc(a.at)
-              << "\n";
+    std::cout << "activated id " << a.id << " by " << a.author << " at " << FormatUtc(a.at) << "\n";
   }
   return kExitOk;
 }
@@ -143,8 +142,7 @@ int RunCheck(const PolicyFlags& flags) {
 
 std::string Describe(const PolicyRule& r) {
   return absl::StrCat(RuleActionName(r.action).data(), ", severity ", r.severity,
-                      r.mode == RuleMode::kShadow ? ", shadow" : "", "\n      when: ",
-                      r.when_text);
+                      r.mode == RuleMode::kShadow ? ", shadow" : "", "\n      when: ", r.when_text);
 }
 
 int RunDiff(const PolicyFlags& flags) {
@@ -157,9 +155,8 @@ int RunDiff(const PolicyFlags& flags) {
   if (a->review_threshold() != b->review_threshold() ||
       a->block_threshold() != b->block_threshold()) {
     ++changes;
-    std::cout << "~ thresholds: review " << a->review_threshold() << " → "
-              << b->review_threshold() << ", block " << a->block_threshold() << " → "
-              << b->block_threshold() << "\n";
+    std::cout << "~ thresholds: review " << a->review_threshold() << " → " << b->review_threshold()
+              << ", block " << a->block_threshold() << " → " << b->block_threshold() << "\n";
   }
   std::map<std::string, const PolicyRule*> before, after;
   for (const PolicyRule& r : a->rules()) before[r.id] = &r;
@@ -220,16 +217,18 @@ Command AddPolicyCommand(CLI::App& vigil) {
                     "Directory of named lists (default: 'lists' beside the policy)");
   check->footer("Example:\n  vigil policy check policies/default.yaml");
   CLI::App* diff = app->add_subcommand(
-      "diff", "List the changes from policy A to policy B: thresholds, rules added, removed "
-              "and changed (condition, action, severity, mode, reason)");
+      "diff",
+      "List the changes from policy A to policy B: thresholds, rules added, removed "
+      "and changed (condition, action, severity, mode, reason)");
   diff->add_option("A", flags->file, "The policy before")->required();
   diff->add_option("B", flags->other, "The policy after")->required();
   diff->add_option("--lists", flags->lists,
                    "Directory of named lists (default: 'lists' beside each policy)");
   diff->footer("Example:\n  vigil policy diff policies/default.yaml my-policy.yaml");
   CLI::App* add = app->add_subcommand(
-      "add", "Check a policy and store it as a new version in --data-dir (the same text twice is "
-             "one version); --activate makes it the active one");
+      "add",
+      "Check a policy and store it as a new version in --data-dir (the same text twice is "
+      "one version); --activate makes it the active one");
   add->add_option("FILE", flags->file, "Policy YAML")->required();
   add->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
   add->add_option("--author", flags->author, "Who adds it (default: $USER)");

@@ -65,8 +65,7 @@ rules:
     reason: r
 )");
   // The shipped lists, by flag (the temporary directory has none beside the policy).
-  EXPECT_EQ(Vigil({"policy", "check", Path("bad.yaml"), "--lists", Shipped("policies/lists")}),
-            1);
+  EXPECT_EQ(Vigil({"policy", "check", Path("bad.yaml"), "--lists", Shipped("policies/lists")}), 1);
   const std::string out = ReadFile(Path("log"));
   EXPECT_THAT(out, HasSubstr("bad.yaml:5:11: unknown name 'orig_out_cnt_24h'"));
   EXPECT_THAT(out, HasSubstr("did you mean 'orig_out_count_24h'?"));
@@ -108,8 +107,7 @@ rules:
     action: block
     reason: r
 )");
-  ASSERT_EQ(Vigil({"policy", "diff", Path("a.yaml"), Path("b.yaml")}), 0)
-      << ReadFile(Path("log"));
+  ASSERT_EQ(Vigil({"policy", "diff", Path("a.yaml"), Path("b.yaml")}), 0) << ReadFile(Path("log"));
   const std::string out = ReadFile(Path("log"));
   EXPECT_THAT(out, HasSubstr("~ thresholds: review 0.5 → 0.4, block 0.9 → 0.9"));
   EXPECT_THAT(out, HasSubstr("- removed: tag, severity 50\n      when: amount_reporting > 5"));
@@ -142,8 +140,9 @@ TEST_F(PolicyCommandTest, VersionsAreStoredActivatedAndRolledBack) {
   EXPECT_THAT(list, HasSubstr("activated id 1 by carol"));
   // Unknown ids and policies that do not check are refused, and change nothing.
   EXPECT_EQ(Vigil({"policy", "activate", "9", "--data-dir", data}), 1);
-  Write("bad.yaml", "version: b\nthresholds: {review: 0.2, block: 0.6}\nrules:\n  - id: x\n"
-                    "    when: nope\n    action: review\n    reason: r\n");
+  Write("bad.yaml",
+        "version: b\nthresholds: {review: 0.2, block: 0.6}\nrules:\n  - id: x\n"
+        "    when: nope\n    action: review\n    reason: r\n");
   EXPECT_EQ(Vigil({"policy", "add", Path("bad.yaml"), "--data-dir", data}), 1);
   ASSERT_EQ(Vigil({"policy", "list", "--data-dir", data}), 0);
   EXPECT_THAT(ReadFile(Path("log")), ::testing::Not(HasSubstr("  3 ")));

@@ -50,8 +50,7 @@ int RunReplayCommand(ReplayFlags& flags) {
     auto built = BuildDecisionMaker(flags.decisions);
     if (!built.ok()) {
       std::cerr << "vigil replay: " << built.status().message() << "\n";
-      return built.status().code() == absl::StatusCode::kNotFound ? kExitUsage
-                                                                  : kExitInputRejected;
+      return built.status().code() == absl::StatusCode::kNotFound ? kExitUsage : kExitInputRejected;
     }
     decider = *std::move(built);
     o.decisions = decider.get();

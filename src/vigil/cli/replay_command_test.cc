@@ -59,7 +59,7 @@ TEST_F(VigilBinaryTest, HelpListsSubcommandsAndExitsZero) {
 }
 
 TEST_F(VigilBinaryTest, UsageAndEnvironmentErrorsExitTwo) {
-  EXPECT_EQ(RunVigil({}, dir_).exit_code, 2);                        // no subcommand
+  EXPECT_EQ(RunVigil({}, dir_).exit_code, 2);  // no subcommand
   EXPECT_EQ(RunVigil({"replay", "--no-such-flag", sample_}, dir_).exit_code, 2);
   Result missing = RunVigil({"replay", dir_ + "/missing.csv", "--fx-rates", fx_}, dir_);
   EXPECT_EQ(missing.exit_code, 2);
@@ -68,13 +68,14 @@ TEST_F(VigilBinaryTest, UsageAndEnvironmentErrorsExitTwo) {
 
 TEST_F(VigilBinaryTest, FailOnRejectExitsOne) {
   const std::string input = dir_ + "/bad.csv";
-  std::ofstream(input) << "Timestamp,From Bank,Account,To Bank,Account,Amount Received,"
-                          "Receiving Currency,Amount Paid,Payment Currency,Payment Format,"
-                          "Is Laundering\n2022/09/01 00:20,1,A,2,B,1.00,US Dollar,x,US Dollar,ACH,0\n";
+  std::ofstream(input)
+      << "Timestamp,From Bank,Account,To Bank,Account,Amount Received,"
+         "Receiving Currency,Amount Paid,Payment Currency,Payment Format,"
+         "Is Laundering\n2022/09/01 00:20,1,A,2,B,1.00,US Dollar,x,US Dollar,ACH,0\n";
   EXPECT_EQ(RunVigil({"replay", input, "--fx-rates", fx_, "--quiet"}, dir_).exit_code, 0);
-  EXPECT_EQ(RunVigil({"replay", input, "--fx-rates", fx_, "--quiet", "--fail-on-reject"}, dir_)
-                .exit_code,
-            1);
+  EXPECT_EQ(
+      RunVigil({"replay", input, "--fx-rates", fx_, "--quiet", "--fail-on-reject"}, dir_).exit_code,
+      1);
 }
 
 // The process dies twice mid-stream (no destructors, nothing flushed), each time after its last
@@ -98,8 +99,8 @@ rules:
     reason: "{orig_out_count_24h}"
 )";
   const std::string features = dir_ + "/f.csv", summary = dir_ + "/s.json";
-  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out",
-                       features, "--policy", policy, "--summary-json", summary},
+  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out", features,
+                       "--policy", policy, "--summary-json", summary},
                       dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("backtest of policy t1@"), std::string::npos) << r.out;
@@ -158,10 +159,10 @@ rules:
     reason: r
 )";
   const std::string features = dir_ + "/f.csv", summary = dir_ + "/s.json";
-  Result r = RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out",
-                       features, "--policy", dir_ + "/a.yaml", "--compare", dir_ + "/b.yaml",
-                       "--summary-json", summary},
-                      dir_);
+  Result r = RunVigil(
+      {"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out", features, "--policy",
+       dir_ + "/a.yaml", "--compare", dir_ + "/b.yaml", "--summary-json", summary},
+      dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<std::string> lines = absl::StrSplit(ReadFile(features), '\n', absl::SkipEmpty());
   const std::vector<std::string> header = absl::StrSplit(lines[0], ',');
@@ -180,8 +181,8 @@ rules:
   const nlohmann::json c = nlohmann::json::parse(ReadFile(summary))["comparison"];
   EXPECT_EQ(c["changes"]["ALLOW→BLOCK"]["count"], allow_to_block);
   EXPECT_EQ(c["changes"]["REVIEW→BLOCK"]["count"], review_to_block);
-  EXPECT_EQ(c["unchanged"], static_cast<int64_t>(lines.size() - 1) - allow_to_block -
-                                review_to_block);
+  EXPECT_EQ(c["unchanged"],
+            static_cast<int64_t>(lines.size() - 1) - allow_to_block - review_to_block);
   EXPECT_LE(c["changes"]["ALLOW→BLOCK"]["examples"].size(), 5u);
   EXPECT_EQ(c["candidate_backtest"]["rules"]["busy"]["hits"], allow_to_block + review_to_block);
   EXPECT_NE(r.out.find("compared with policy base"), std::string::npos);
@@ -200,13 +201,16 @@ TEST_F(VigilBinaryTest, ReplayWithABadPolicyExitsOneWithTheErrors) {
 
 TEST_F(VigilBinaryTest, ReplayKilledMidStreamResumesToTheSameFeatures) {
   const std::string clean = dir_ + "/clean.csv";
-  ASSERT_EQ(RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out", clean},
-                     dir_).exit_code, 0);
+  ASSERT_EQ(
+      RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--features-out", clean}, dir_)
+          .exit_code,
+      0);
 
   const std::string out = dir_ + "/resumed.csv";
-  const std::vector<std::string> base = {"replay", sample_, "--fx-rates", fx_, "--quiet",
-                                         "--data-dir", dir_ + "/state", "--features-out", out,
-                                         "--checkpoint-every", "100"};
+  const std::vector<std::string> base = {
+      "replay",     sample_,         "--fx-rates",     fx_, "--quiet",
+      "--data-dir", dir_ + "/state", "--features-out", out, "--checkpoint-every",
+      "100"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -214,7 +218,8 @@ TEST_F(VigilBinaryTest, ReplayKilledMidStreamResumesToTheSameFeatures) {
   };
   Result crash1 = RunVigil(with({"--crash-after", "250"}), dir_);
   ASSERT_EQ(crash1.exit_code, 137) << crash1.out;
-  Result crash2 = RunVigil(with({"--crash-after", "180", "--summary-json", dir_ + "/s2.json"}), dir_);
+  Result crash2 =
+      RunVigil(with({"--crash-after", "180", "--summary-json", dir_ + "/s2.json"}), dir_);
   ASSERT_EQ(crash2.exit_code, 137) << crash2.out;  // resumed at 200, died at 380
   Result finish = RunVigil(with({"--summary-json", dir_ + "/s3.json"}), dir_);
   ASSERT_EQ(finish.exit_code, 0) << finish.out;

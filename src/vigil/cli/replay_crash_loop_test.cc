@@ -27,14 +27,22 @@ TEST(ReplayCrashLoop, ManyKillsResumeToTheUninterruptedOutput) {
   const std::string fx = ::vigil::testing::SourceDir() + "/data/fx_rates.csv";
   const std::string input = dir + "/tx.csv";
   ASSERT_EQ(RunVigil({"gen", "--accounts", "20000", "--days", "20", "--seed", "3", "--fx-rates", fx,
-                 "--out", input}),
+                      "--out", input}),
             0);
   ASSERT_EQ(RunVigil({"replay", input, "--fx-rates", fx, "--quiet", "--features-out",
-                 dir + "/clean.csv"}),
+                      dir + "/clean.csv"}),
             0);
-  const std::vector<std::string> base = {"replay", input, "--fx-rates", fx, "--quiet",
-                                         "--data-dir", dir + "/state", "--features-out",
-                                         dir + "/resumed.csv", "--checkpoint-every", "7919"};
+  const std::vector<std::string> base = {"replay",
+                                         input,
+                                         "--fx-rates",
+                                         fx,
+                                         "--quiet",
+                                         "--data-dir",
+                                         dir + "/state",
+                                         "--features-out",
+                                         dir + "/resumed.csv",
+                                         "--checkpoint-every",
+                                         "7919"};
   std::mt19937 rng(17);
   int crashes = 0;
   for (int attempt = 0; attempt < 12; ++attempt) {

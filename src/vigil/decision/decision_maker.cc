@@ -21,10 +21,13 @@ std::chrono::microseconds PerItem(SteadyClock::duration total, size_t n) {
 
 Action RuleActionToDecision(RuleAction a) {
   switch (a) {
-    case RuleAction::kBlock: return Action::kBlock;
-    case RuleAction::kReview: return Action::kReview;
+    case RuleAction::kBlock:
+      return Action::kBlock;
+    case RuleAction::kReview:
+      return Action::kReview;
     case RuleAction::kAllow:
-    case RuleAction::kTag: return Action::kAllow;
+    case RuleAction::kTag:
+      return Action::kAllow;
   }
   return Action::kAllow;
 }
@@ -140,18 +143,19 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
       d.reasons.push_back(std::move(reason));
     }
     if (!std::isnan(d.score)) {
-      const double threshold = d.score >= policy_->block_threshold()    ? policy_->block_threshold()
-                               : d.score >= policy_->review_threshold() ? policy_->review_threshold()
-                                                                        : -1;
+      const double threshold = d.score >= policy_->block_threshold() ? policy_->block_threshold()
+                               : d.score >= policy_->review_threshold()
+                                   ? policy_->review_threshold()
+                                   : -1;
       if (threshold >= 0) {
         const Action by_score =
             d.score >= policy_->block_threshold() ? Action::kBlock : Action::kReview;
         action = std::max(action, by_score);
-        d.reasons.push_back({Reason::Kind::kModel, "score",
-                             absl::StrFormat("model score %.4f >= %s threshold %g", d.score,
-                                             by_score == Action::kBlock ? "block" : "review",
-                                             threshold),
-                             0, false});
+        d.reasons.push_back(
+            {Reason::Kind::kModel, "score",
+             absl::StrFormat("model score %.4f >= %s threshold %g", d.score,
+                             by_score == Action::kBlock ? "block" : "review", threshold),
+             0, false});
       }
     }
     d.action = action;
@@ -167,7 +171,8 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
         for (Reason& r : *reasons) d.reasons.push_back(std::move(r));
       }
     }
-    d.timings.push_back({"rules", std::chrono::duration_cast<std::chrono::microseconds>(rules_time)});
+    d.timings.push_back(
+        {"rules", std::chrono::duration_cast<std::chrono::microseconds>(rules_time)});
     if (scorer_ != nullptr) d.timings.push_back({"model", PerItem(model_time, n)});
     if (explain_time.count() > 0) {
       d.timings.push_back(

@@ -127,8 +127,8 @@ TEST_F(DecisionMakerTest, MostSevereOfActiveRulesAndScoreDecides) {
   EXPECT_EQ(d[3].reasons[0].text, "beneficiary in KP");
   // A tag rule is listed and changes nothing; the score's threshold is a reason.
   EXPECT_THAT(d[4].reasons, ::testing::Contains(Field(&Reason::code, "tagged")));
-  EXPECT_THAT(d[4].reasons,
-              ::testing::Contains(Field(&Reason::text, "model score 0.9500 >= block threshold 0.9")));
+  EXPECT_THAT(d[4].reasons, ::testing::Contains(
+                                Field(&Reason::text, "model score 0.9500 >= block threshold 0.9")));
   // Reason codes for REVIEW and BLOCK only.
   EXPECT_EQ(scorer->explains, 4);
   EXPECT_EQ(d[1].reasons.back().code, "orig_out_count_24h");
@@ -146,8 +146,7 @@ TEST_F(DecisionMakerTest, FailingScorerFallsBackToRulesAndSaysSo) {
   auto scorer = std::make_shared<FakeScorer>();
   scorer->fail = true;
   DecisionMaker maker(policy_, scorer, layout_);
-  const std::vector<Decision> d =
-      Decide(maker, {Tx("a", "DE"), Tx("b", "KP")}, {1, 99, 1, 99});
+  const std::vector<Decision> d = Decide(maker, {Tx("a", "DE"), Tx("b", "KP")}, {1, 99, 1, 99});
   EXPECT_EQ(d[0].action, Action::kAllow);  // the score (0.99) is not known
   EXPECT_EQ(d[1].action, Action::kBlock);  // the rule still decides
   for (const Decision& x : d) {

@@ -71,8 +71,8 @@ void PolicyComparer::Add(const Transaction& tx, const Decision& baseline,
     ++c_.unchanged;
     return;
   }
-  PolicyComparison::Change& change = c_.changes[absl::StrCat(
-      ActionName(baseline.action), "→", ActionName(candidate.action))];
+  PolicyComparison::Change& change =
+      c_.changes[absl::StrCat(ActionName(baseline.action), "→", ActionName(candidate.action))];
   ++change.count;
   if (change.examples.size() < kExamples) {
     std::string example = tx.id + ":";

@@ -24,13 +24,13 @@ Decision D(Action action, std::vector<std::string> rules, bool shadow = false) {
 TEST(Backtest, ConfusionRatesTypologiesDaysAndRules) {
   Backtest b;
   const Label fan_in{true, "FAN-IN"}, cycle{true, "CYCLE"}, normal{false, ""};
-  b.Add(Tx(0, fan_in), D(Action::kReview, {"fan_in"}));             // TP
-  b.Add(Tx(0, fan_in), D(Action::kAllow, {}));                      // FN
-  b.Add(Tx(0, cycle), D(Action::kBlock, {"cycle", "fan_in"}));      // TP
-  b.Add(Tx(1, normal), D(Action::kReview, {"fan_in"}));             // FP
-  b.Add(Tx(1, normal), D(Action::kAllow, {"watch"}, true));         // TN, shadow hit
-  b.Add(Tx(2, normal), D(Action::kAllow, {}));                      // TN
-  b.Add(Tx(2, std::nullopt), D(Action::kReview, {"fan_in"}));       // unlabelled alert
+  b.Add(Tx(0, fan_in), D(Action::kReview, {"fan_in"}));         // TP
+  b.Add(Tx(0, fan_in), D(Action::kAllow, {}));                  // FN
+  b.Add(Tx(0, cycle), D(Action::kBlock, {"cycle", "fan_in"}));  // TP
+  b.Add(Tx(1, normal), D(Action::kReview, {"fan_in"}));         // FP
+  b.Add(Tx(1, normal), D(Action::kAllow, {"watch"}, true));     // TN, shadow hit
+  b.Add(Tx(2, normal), D(Action::kAllow, {}));                  // TN
+  b.Add(Tx(2, std::nullopt), D(Action::kReview, {"fan_in"}));   // unlabelled alert
   const BacktestSummary s = b.Summary();
   EXPECT_EQ(s.decisions, 7);
   EXPECT_EQ(s.labelled, 6);

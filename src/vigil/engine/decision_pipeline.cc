@@ -37,8 +37,8 @@ absl::StatusOr<ListLibrary> LoadListLibrary(const std::string& lists_dir,
 }
 
 absl::StatusOr<std::unique_ptr<PolicyStore>> OpenPolicyStore(const std::string& data_dir,
-                                                            ListLibrary library,
-                                                            const Clock& clock) {
+                                                             ListLibrary library,
+                                                             const Clock& clock) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) {

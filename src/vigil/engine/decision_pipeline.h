@@ -30,8 +30,8 @@ absl::StatusOr<ListLibrary> LoadListLibrary(const std::string& lists_dir,
 // The policy versions of a data directory (in <data_dir>/policies), checked against the
 // engine's feature schema.
 absl::StatusOr<std::unique_ptr<PolicyStore>> OpenPolicyStore(const std::string& data_dir,
-                                                            ListLibrary library,
-                                                            const Clock& clock);
+                                                             ListLibrary library,
+                                                             const Clock& clock);
 
 struct DecisionConfig {
   std::string policy_path;

@@ -167,9 +167,8 @@ void WriteDecision(std::ostream& out, const Transaction& tx, const Decision& d) 
     if (!list.empty()) list += ';';
     list += r.code;
   }
-  out << quoted(tx.id) << ',' << FormatUtc(tx.event_time) << ','
-      << quoted(tx.originator.account_id) << ',' << quoted(tx.beneficiary.account_id) << ','
-      << ActionName(d.action) << ',';
+  out << quoted(tx.id) << ',' << FormatUtc(tx.event_time) << ',' << quoted(tx.originator.account_id)
+      << ',' << quoted(tx.beneficiary.account_id) << ',' << ActionName(d.action) << ',';
   if (!std::isnan(d.score)) out << absl::StrFormat("%.6f", d.score);
   out << ',' << (d.degraded ? 1 : 0) << ',' << rules << ',' << shadow << ',';
   if (tx.label.has_value()) out << (tx.label->is_laundering ? 1 : 0);
@@ -362,8 +361,8 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
     // Per-record stage latencies are the batch's time shared evenly among its records.
     const auto order_each = (t1 - t0) / static_cast<int64_t>(n);
     const auto features_each = (t2 - t1) / static_cast<int64_t>(n);
-    const auto decide_each = decided == 0 ? Steady::duration{0}
-                                          : (t2b - t2) / static_cast<int64_t>(decided);
+    const auto decide_each =
+        decided == 0 ? Steady::duration{0} : (t2b - t2) / static_cast<int64_t>(decided);
     for (size_t i = 0; i < n; ++i) {
       const auto t3 = Steady::now();
       order_latency_.Record(order_each);
@@ -386,7 +385,8 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         if (options_.decisions != nullptr) {
           decide_latency_.Record(decide_each);
           backtest_.Add(tx, decisions[decision_of[i]]);
-          if (decisions_out_.is_open()) WriteDecision(decisions_out_, tx, decisions[decision_of[i]]);
+          if (decisions_out_.is_open())
+            WriteDecision(decisions_out_, tx, decisions[decision_of[i]]);
           if (options_.compare != nullptr) {
             comparer_.Add(tx, decisions[decision_of[i]], compared[decision_of[i]]);
           }
@@ -598,9 +598,9 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
   }
   if (s.checkpoints > 0) absl::StrAppendFormat(&out, "  checkpoints  %d\n", s.checkpoints);
   if (s.backtest.has_value()) {
-    absl::StrAppendFormat(&out, "backtest of policy %s%s\n", s.policy_version,
-                          s.model_version.empty() ? " (rules only)"
-                                                  : absl::StrCat(" with model ", s.model_version));
+    absl::StrAppendFormat(
+        &out, "backtest of policy %s%s\n", s.policy_version,
+        s.model_version.empty() ? " (rules only)" : absl::StrCat(" with model ", s.model_version));
     out += BacktestToText(*s.backtest);
   }
   if (s.comparison.has_value()) out += ComparisonToText(*s.comparison);

@@ -77,13 +77,13 @@ struct StageLatency {
 
 struct ReplaySummary {
   std::string input;
-  std::string format;            // "amlworld_csv" or "json_lines"
-  int64_t records = 0;           // transactions accepted and processed by this run
-  int64_t rejected = 0;          // records refused (parse or feature stage)
+  std::string format;    // "amlworld_csv" or "json_lines"
+  int64_t records = 0;   // transactions accepted and processed by this run
+  int64_t rejected = 0;  // records refused (parse or feature stage)
   std::map<std::string, int64_t> rejects_by_reason;
-  int64_t resumed_from = 0;      // records already processed by an earlier, interrupted run
-  int64_t total_in_order = 0;    // accepted records of the input, in event-time order
-  int64_t spilled_runs = 0;      // sorted runs written to disk while ordering
+  int64_t resumed_from = 0;    // records already processed by an earlier, interrupted run
+  int64_t total_in_order = 0;  // accepted records of the input, in event-time order
+  int64_t spilled_runs = 0;    // sorted runs written to disk while ordering
   int64_t checkpoints = 0;
   double elapsed_seconds = 0;
   double records_per_second = 0;  // records / elapsed_seconds
@@ -93,12 +93,12 @@ struct ReplaySummary {
   double state_bytes_per_account = 0;
   std::map<std::string, int64_t> state_bytes_percentiles;  // "p50", "p90", "p99", "max"
   int64_t peak_rss_bytes = 0;
-  int64_t labelled_laundering = 0;                 // records labelled as laundering
-  std::map<std::string, int64_t> typologies;       // labelled records per typology
-  std::string first_event_time, last_event_time;   // RFC 3339, empty when no records
-  std::optional<BacktestSummary> backtest;         // with ReplayOptions::decisions
-  std::string policy_version, model_version;       // of the decisions, when made
-  std::optional<PolicyComparison> comparison;      // with ReplayOptions::compare
+  int64_t labelled_laundering = 0;                // records labelled as laundering
+  std::map<std::string, int64_t> typologies;      // labelled records per typology
+  std::string first_event_time, last_event_time;  // RFC 3339, empty when no records
+  std::optional<BacktestSummary> backtest;        // with ReplayOptions::decisions
+  std::string policy_version, model_version;      // of the decisions, when made
+  std::optional<PolicyComparison> comparison;     // with ReplayOptions::compare
 };
 
 // Errors: the input cannot be opened or read (kNotFound / kUnavailable), the data dir is

@@ -61,7 +61,7 @@ absl::StatusOr<TreeShapExplainer> TreeShapExplainer::Create(
   e.tree_begin_.push_back(0);
   e.split_begin_.push_back(0);
   std::vector<double> mean, previous_merged(m.num_nodes(), 1.0);
-  std::vector<int> distinct;  // distinct features on the path down to each node of a tree
+  std::vector<int> distinct;        // distinct features on the path down to each node of a tree
   std::vector<int32_t> node_model;  // model node index of each node
   int most_distinct = 0;
   for (size_t t = 0; t < m.num_trees(); ++t) {
@@ -194,7 +194,7 @@ struct TreeShapExplainer::Kernel {
                                                         const double* row, double* out);
   template <int Q>
   __attribute__((target("avx2,fma"))) static void RunAvx2(const TreeShapExplainer& e,
-                                                           const double* row, double* out) {
+                                                          const double* row, double* out) {
     Run<Q>(e, row, out);
   }
   template <int Q>
@@ -242,10 +242,10 @@ inline void TreeShapExplainer::Kernel::Run(const TreeShapExplainer& e, const dou
     for (size_t k = e.split_begin_[tree]; k < e.split_begin_[tree + 1]; ++k) {
       const Split& split = e.splits_[k];
       const double x = row[split.column];
-      left[split.node] = xgboost ? TreeEnsemble::XgboostGoesLeft(x, split.threshold,
-                                                                  split.default_left != 0)
-                                 : TreeEnsemble::LightGbmGoesLeft(x, split.threshold, split.missing,
-                                                                  split.default_left != 0);
+      left[split.node] =
+          xgboost ? TreeEnsemble::XgboostGoesLeft(x, split.threshold, split.default_left != 0)
+                  : TreeEnsemble::LightGbmGoesLeft(x, split.threshold, split.missing,
+                                                   split.default_left != 0);
     }
     for (int q = 0; q < Q; ++q) p[q] = 1;
     for (int q = 0; q < Q; ++q) h[q] = 0;
@@ -308,12 +308,18 @@ void TreeShapExplainer::Explain(absl::Span<const double> row, absl::Span<double>
     return Kernel::RunBaseline<Q>(*this, row.data(), out.data());
   };
   switch (points_) {
-    case 4: return run.operator()<4>();
-    case 8: return run.operator()<8>();
-    case 12: return run.operator()<12>();
-    case 16: return run.operator()<16>();
-    case 24: return run.operator()<24>();
-    default: return run.operator()<32>();
+    case 4:
+      return run.operator()<4>();
+    case 8:
+      return run.operator()<8>();
+    case 12:
+      return run.operator()<12>();
+    case 16:
+      return run.operator()<16>();
+    case 24:
+      return run.operator()<24>();
+    default:
+      return run.operator()<32>();
   }
 }
 

@@ -1,14 +1,14 @@
 #include "vigil/model/tree_shap.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
-#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "vigil/model/lightgbm_text.h"
 #include "vigil/model/testing_models.h"
 #include "vigil/model/xgboost_json.h"

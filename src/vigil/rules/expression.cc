@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -56,11 +57,16 @@ enum class Expression::Op : uint8_t {
 
 std::string_view ExprTypeName(ExprType type) {
   switch (type) {
-    case ExprType::kNumber: return "number";
-    case ExprType::kBool: return "boolean";
-    case ExprType::kString: return "string";
-    case ExprType::kNumberList: return "list of numbers";
-    case ExprType::kStringList: return "list of strings";
+    case ExprType::kNumber:
+      return "number";
+    case ExprType::kBool:
+      return "boolean";
+    case ExprType::kString:
+      return "string";
+    case ExprType::kNumberList:
+      return "list of numbers";
+    case ExprType::kStringList:
+      return "list of strings";
   }
   return "?";
 }
@@ -69,7 +75,7 @@ namespace {
 
 constexpr absl::string_view kKeywords[] = {"and", "or", "not", "in", "true", "false"};
 constexpr absl::string_view kFunctions[] = {"abs",      "log1p",       "min",    "max",
-                                           "contains", "starts_with", "between"};
+                                            "contains", "starts_with", "between"};
 
 absl::string_view TypeName(ExprType type) {
   const std::string_view name = ExprTypeName(type);
@@ -215,8 +221,8 @@ class ExpressionCompiler {
       return absl::OkStatus();
     }
     const char c = text_[i];
-    if (absl::ascii_isdigit(c) || (c == '.' && i + 1 < text_.size() &&
-                                   absl::ascii_isdigit(text_[i + 1]))) {
+    if (absl::ascii_isdigit(c) ||
+        (c == '.' && i + 1 < text_.size() && absl::ascii_isdigit(text_[i + 1]))) {
       size_t j = i;
       while (j < text_.size() && (absl::ascii_isdigit(text_[j]) || text_[j] == '.')) ++j;
       if (j < text_.size() && (text_[j] == 'e' || text_[j] == 'E')) {
@@ -269,8 +275,8 @@ class ExpressionCompiler {
       position_ = j + 1;
       return absl::OkStatus();
     }
-    for (absl::string_view symbol : {"<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%",
-                                    "(", ")", "[", "]", ","}) {
+    for (absl::string_view symbol :
+         {"<=", ">=", "==", "!=", "<", ">", "+", "-", "*", "/", "%", "(", ")", "[", "]", ","}) {
       if (text_.substr(i, symbol.size()) == symbol) {
         token_.kind = Kind::kSymbol;
         token_.text = symbol;
@@ -286,7 +292,9 @@ class ExpressionCompiler {
     return Error(i, absl::StrCat("unexpected character '", absl::string_view(&c, 1), "'"));
   }
 
-  bool IsSymbol(absl::string_view s) const { return token_.kind == Kind::kSymbol && token_.text == s; }
+  bool IsSymbol(absl::string_view s) const {
+    return token_.kind == Kind::kSymbol && token_.text == s;
+  }
   bool IsWord(absl::string_view s) const { return token_.kind == Kind::kName && token_.text == s; }
 
   absl::Status Expect(absl::string_view symbol) {
@@ -310,8 +318,7 @@ class ExpressionCompiler {
 
   absl::Status WantType(size_t pos, ExprType got, ExprType want, absl::string_view what) const {
     if (got == want) return absl::OkStatus();
-    return Error(pos, absl::StrCat(what, " needs a ", TypeName(want), ", not a ",
-                                   TypeName(got)));
+    return Error(pos, absl::StrCat(what, " needs a ", TypeName(want), ", not a ", TypeName(got)));
   }
 
   // Rewrites [input][constant][compare] (either order) as one instruction. Only when each
@@ -323,9 +330,9 @@ class ExpressionCompiler {
         {Op::kLt, Op::kInputLt}, {Op::kLe, Op::kInputLe}, {Op::kGt, Op::kInputGt},
         {Op::kGe, Op::kInputGe}, {Op::kEq, Op::kInputEq}, {Op::kNe, Op::kInputNe}};
     // constant <op> input is input <mirrored op> constant.
-    static constexpr std::pair<Op, Op> kMirror[] = {
-        {Op::kLt, Op::kGt}, {Op::kLe, Op::kGe}, {Op::kGt, Op::kLt},
-        {Op::kGe, Op::kLe}, {Op::kEq, Op::kEq}, {Op::kNe, Op::kNe}};
+    static constexpr std::pair<Op, Op> kMirror[] = {{Op::kLt, Op::kGt}, {Op::kLe, Op::kGe},
+                                                    {Op::kGt, Op::kLt}, {Op::kGe, Op::kLe},
+                                                    {Op::kEq, Op::kEq}, {Op::kNe, Op::kNe}};
     const Expression::Instruction a = code[left_code], b = code[right_code];
     Op compare = code[left_code + 2].op;
     const Expression::Instruction* input = nullptr;
@@ -369,8 +376,12 @@ class ExpressionCompiler {
 
   // --- grammar
 
-  absl::StatusOr<ExprType> ParseOr() { return ParseLogical("or", &ExpressionCompiler::ParseAnd, Op::kJumpIfTrueOrPop); }
-  absl::StatusOr<ExprType> ParseAnd() { return ParseLogical("and", &ExpressionCompiler::ParseNot, Op::kJumpIfFalseOrPop); }
+  absl::StatusOr<ExprType> ParseOr() {
+    return ParseLogical("or", &ExpressionCompiler::ParseAnd, Op::kJumpIfTrueOrPop);
+  }
+  absl::StatusOr<ExprType> ParseAnd() {
+    return ParseLogical("and", &ExpressionCompiler::ParseNot, Op::kJumpIfFalseOrPop);
+  }
 
   absl::StatusOr<ExprType> ParseLogical(absl::string_view word,
                                         absl::StatusOr<ExprType> (ExpressionCompiler::*operand)(),
@@ -433,7 +444,7 @@ class ExpressionCompiler {
     }
     if (token_.kind != Kind::kSymbol) return left;
     static constexpr std::pair<absl::string_view, Op> kComparisons[] = {
-        {"<", Op::kLt}, {"<=", Op::kLe}, {">", Op::kGt},
+        {"<", Op::kLt},  {"<=", Op::kLe}, {">", Op::kGt},
         {">=", Op::kGe}, {"==", Op::kEq}, {"!=", Op::kNe}};
     const auto* found = std::find_if(std::begin(kComparisons), std::end(kComparisons),
                                      [&](const auto& c) { return c.first == token_.text; });
@@ -453,12 +464,13 @@ class ExpressionCompiler {
     Op op = found->second;
     if (*left == ExprType::kString) {
       if (!equality) {
-        return Error(op_pos, absl::StrCat("strings compare only with == and !=, not '", symbol,
-                                          "'"));
+        return Error(op_pos,
+                     absl::StrCat("strings compare only with == and !=, not '", symbol, "'"));
       }
       op = op == Op::kEq ? Op::kStrEq : Op::kStrNe;
     } else if (*left == ExprType::kBool && !equality) {
-      return Error(op_pos, absl::StrCat("booleans compare only with == and !=, not '", symbol, "'"));
+      return Error(op_pos,
+                   absl::StrCat("booleans compare only with == and !=, not '", symbol, "'"));
     } else if (*left != ExprType::kNumber && *left != ExprType::kBool) {
       return Error(left_pos, absl::StrCat("a ", TypeName(*left), " cannot be compared"));
     }
@@ -476,8 +488,8 @@ class ExpressionCompiler {
   // The right side of `in`: a literal list of constants or a named list.
   absl::Status ParseListOperand(ExprType element, size_t element_pos) {
     if (element != ExprType::kNumber && element != ExprType::kString) {
-      return Error(element_pos, absl::StrCat("'in' looks up a number or a string, not a ",
-                                             TypeName(element)));
+      return Error(element_pos,
+                   absl::StrCat("'in' looks up a number or a string, not a ", TypeName(element)));
     }
     const size_t pos = token_.begin;
     absl::flat_hash_set<std::string> strings;
@@ -510,7 +522,8 @@ class ExpressionCompiler {
       }
       if (absl::Status s = Next(); !s.ok()) return s;
     } else if (token_.kind == Kind::kName) {
-      const ExpressionScope::Entry* entry = scope_.Find(std::string_view(token_.text.data(), token_.text.size()));
+      const ExpressionScope::Entry* entry =
+          scope_.Find(std::string_view(token_.text.data(), token_.text.size()));
       if (entry == nullptr) return UnknownName();
       list_type = entry->type;
       if (list_type == ExprType::kStringList) {
@@ -518,8 +531,8 @@ class ExpressionCompiler {
       } else if (list_type == ExprType::kNumberList) {
         numbers.insert(entry->numbers.begin(), entry->numbers.end());
       } else {
-        return Error(pos, absl::StrCat("'in' needs a list; '", token_.text, "' is a ",
-                                       TypeName(list_type)));
+        return Error(
+            pos, absl::StrCat("'in' needs a list; '", token_.text, "' is a ", TypeName(list_type)));
       }
       if (absl::Status s = Next(); !s.ok()) return s;
     } else {
@@ -528,12 +541,12 @@ class ExpressionCompiler {
     const ExprType want =
         element == ExprType::kNumber ? ExprType::kNumberList : ExprType::kStringList;
     if (list_type != want) {
-      return Error(pos, absl::StrCat("'in' looks up a ", TypeName(element), " in a ",
-                                     TypeName(list_type)));
+      return Error(
+          pos, absl::StrCat("'in' looks up a ", TypeName(element), " in a ", TypeName(list_type)));
     }
     if (element == ExprType::kString) {
       Emit(Op::kInStrings, static_cast<uint32_t>(out_.string_sets_.size()));
-      out_.string_sets_.push_back(std::move(strings));
+      out_.string_sets_.emplace_back(std::move(strings));
     } else {
       Emit(Op::kInNumbers, static_cast<uint32_t>(out_.number_sets_.size()));
       out_.number_sets_.push_back(std::move(numbers));
@@ -561,8 +574,8 @@ class ExpressionCompiler {
       });
       if (found == ops.end()) return left;
       const absl::string_view symbol = token_.text;
-      if (absl::Status s = WantType(left_pos, *left, ExprType::kNumber,
-                                    absl::StrCat("'", symbol, "'"));
+      if (absl::Status s =
+              WantType(left_pos, *left, ExprType::kNumber, absl::StrCat("'", symbol, "'"));
           !s.ok()) {
         return s;
       }
@@ -570,8 +583,8 @@ class ExpressionCompiler {
       const size_t right_pos = token_.begin;
       auto right = (this->*operand)();
       if (!right.ok()) return right;
-      if (absl::Status s = WantType(right_pos, *right, ExprType::kNumber,
-                                    absl::StrCat("'", symbol, "'"));
+      if (absl::Status s =
+              WantType(right_pos, *right, ExprType::kNumber, absl::StrCat("'", symbol, "'"));
           !s.ok()) {
         return s;
       }
@@ -667,7 +680,8 @@ class ExpressionCompiler {
     }
     if (std::find(out_.names_.begin(), out_.names_.end(), name) == out_.names_.end()) {
       out_.names_.emplace_back(name);
-      if (entry->type == ExprType::kNumber) out_.number_names_.push_back({entry->slot, std::string(name)});
+      if (entry->type == ExprType::kNumber)
+        out_.number_names_.push_back({entry->slot, std::string(name)});
     }
     if (entry->type == ExprType::kNumber) {
       Emit(Op::kInputNumber, entry->slot);
@@ -682,7 +696,8 @@ class ExpressionCompiler {
 
   absl::StatusOr<ExprType> ParseCall(absl::string_view name) {
     if (absl::Status s = Next(); !s.ok()) return s;
-    if (!IsSymbol("(")) return Error(token_.begin, absl::StrCat("'", name, "' is a function: expected '('"));
+    if (!IsSymbol("("))
+      return Error(token_.begin, absl::StrCat("'", name, "' is a function: expected '('"));
     if (absl::Status s = Next(); !s.ok()) return s;
     std::vector<std::pair<ExprType, size_t>> args;
     while (!IsSymbol(")")) {
@@ -762,10 +777,38 @@ class ExpressionCompiler {
   Expression out_;
 };
 
-absl::StatusOr<Expression> Expression::Compile(std::string_view text,
-                                               const ExpressionScope& scope,
+absl::StatusOr<Expression> Expression::Compile(std::string_view text, const ExpressionScope& scope,
                                                const SourceLocation& where) {
   return ExpressionCompiler(absl::string_view(text.data(), text.size()), scope, where).Compile();
+}
+
+Expression::StringSet::StringSet(absl::flat_hash_set<std::string> values) {
+  use_packed_ = values.size() <= 64 && std::all_of(values.begin(), values.end(), [](const auto& v) {
+                  return v.size() <= kPackedUpTo;
+                });
+  if (use_packed_) {
+    for (const std::string& v : values) packed_.push_back(Pack(v));
+  } else {
+    hashed_ = std::move(values);
+  }
+}
+
+uint64_t Expression::StringSet::Pack(std::string_view v) {
+  uint64_t word = static_cast<uint64_t>(v.size()) << 56;
+  for (size_t i = 0; i < v.size(); ++i)
+    word |= static_cast<uint64_t>(static_cast<uint8_t>(v[i])) << (8 * i);
+  return word;
+}
+
+bool Expression::StringSet::contains(std::string_view v) const {
+  if (use_packed_) {
+    if (v.size() > kPackedUpTo) return false;
+    const uint64_t key = Pack(v);
+    bool found = false;
+    for (uint64_t w : packed_) found |= w == key;
+    return found;
+  }
+  return hashed_.contains(absl::string_view(v.data(), v.size()));
 }
 
 std::string Expression::NeverTrue() const {
@@ -779,8 +822,7 @@ std::string Expression::NeverTrue() const {
   absl::flat_hash_map<uint32_t, Bound> bounds;
   size_t begin = 0;
   for (size_t i = 0; i <= code_.size(); ++i) {
-    if (i < code_.size() &&
-        !(code_[i].op == Op::kJumpIfFalseOrPop && code_[i].arg == end)) {
+    if (i < code_.size() && !(code_[i].op == Op::kJumpIfFalseOrPop && code_[i].arg == end)) {
       if (code_[i].op == Op::kJumpIfTrueOrPop && code_[i].arg == end) return "";  // an "or"
       continue;
     }
@@ -795,17 +837,27 @@ std::string Expression::NeverTrue() const {
     if (part.size() == 1) {
       const double c = part[0].constant;
       switch (part[0].op) {
-        case Op::kInputLt: high = c, high_open = true; break;
-        case Op::kInputLe: high = c; break;
-        case Op::kInputGt: low = c, low_open = true; break;
-        case Op::kInputGe: low = c; break;
-        case Op::kInputEq: low = high = c; break;
-        default: continue;
+        case Op::kInputLt:
+          high = c, high_open = true;
+          break;
+        case Op::kInputLe:
+          high = c;
+          break;
+        case Op::kInputGt:
+          low = c, low_open = true;
+          break;
+        case Op::kInputGe:
+          low = c;
+          break;
+        case Op::kInputEq:
+          low = high = c;
+          break;
+        default:
+          continue;
       }
       slot = part[0].arg;
-    } else if (part.size() == 4 && part[0].op == Op::kInputNumber &&
-               part[1].op == Op::kNumber && part[2].op == Op::kNumber &&
-               part[3].op == Op::kBetween) {
+    } else if (part.size() == 4 && part[0].op == Op::kInputNumber && part[1].op == Op::kNumber &&
+               part[2].op == Op::kNumber && part[3].op == Op::kBetween) {
       slot = part[0].arg;
       low = numbers_[part[1].arg];
       high = numbers_[part[2].arg];
@@ -821,8 +873,8 @@ std::string Expression::NeverTrue() const {
         if (s == *slot) name = n;
       }
       return absl::StrCat("no value of ", name, " satisfies its comparisons (",
-                          b.low_open ? "> " : ">= ", b.low, " and ", b.high_open ? "< " : "<= ",
-                          b.high, ")");
+                          b.low_open ? "> " : ">= ", b.low, " and ",
+                          b.high_open ? "< " : "<= ", b.high, ")");
     }
   }
   return "";
@@ -850,22 +902,65 @@ double Expression::Run(const EvalInputs& inputs) const {
   for (size_t pc = 0; pc < size; ++pc) {
     const Instruction& in = code_[pc];
     switch (in.op) {
-      case Op::kNumber: n[++top] = numbers_[in.arg]; break;
-      case Op::kInputNumber: n[++top] = inputs.numbers[in.arg]; break;
-      case Op::kString: s[++stop] = strings_[in.arg]; break;
-      case Op::kInputString: s[++stop] = inputs.strings[in.arg]; break;
-      case Op::kNeg: n[top] = -n[top]; break;
-      case Op::kAdd: --top; n[top] += n[top + 1]; break;
-      case Op::kSub: --top; n[top] -= n[top + 1]; break;
-      case Op::kMul: --top; n[top] *= n[top + 1]; break;
-      case Op::kDiv: --top; n[top] /= n[top + 1]; break;
-      case Op::kMod: --top; n[top] = std::fmod(n[top], n[top + 1]); break;
-      case Op::kLt: --top; n[top] = n[top] < n[top + 1]; break;
-      case Op::kLe: --top; n[top] = n[top] <= n[top + 1]; break;
-      case Op::kGt: --top; n[top] = n[top] > n[top + 1]; break;
-      case Op::kGe: --top; n[top] = n[top] >= n[top + 1]; break;
-      case Op::kEq: --top; n[top] = n[top] == n[top + 1]; break;
-      case Op::kNe: --top; n[top] = n[top] != n[top + 1]; break;
+      case Op::kNumber:
+        n[++top] = numbers_[in.arg];
+        break;
+      case Op::kInputNumber:
+        n[++top] = inputs.numbers[in.arg];
+        break;
+      case Op::kString:
+        s[++stop] = strings_[in.arg];
+        break;
+      case Op::kInputString:
+        s[++stop] = inputs.strings[in.arg];
+        break;
+      case Op::kNeg:
+        n[top] = -n[top];
+        break;
+      case Op::kAdd:
+        --top;
+        n[top] += n[top + 1];
+        break;
+      case Op::kSub:
+        --top;
+        n[top] -= n[top + 1];
+        break;
+      case Op::kMul:
+        --top;
+        n[top] *= n[top + 1];
+        break;
+      case Op::kDiv:
+        --top;
+        n[top] /= n[top + 1];
+        break;
+      case Op::kMod:
+        --top;
+        n[top] = std::fmod(n[top], n[top + 1]);
+        break;
+      case Op::kLt:
+        --top;
+        n[top] = n[top] < n[top + 1];
+        break;
+      case Op::kLe:
+        --top;
+        n[top] = n[top] <= n[top + 1];
+        break;
+      case Op::kGt:
+        --top;
+        n[top] = n[top] > n[top + 1];
+        break;
+      case Op::kGe:
+        --top;
+        n[top] = n[top] >= n[top + 1];
+        break;
+      case Op::kEq:
+        --top;
+        n[top] = n[top] == n[top + 1];
+        break;
+      case Op::kNe:
+        --top;
+        n[top] = n[top] != n[top + 1];
+        break;
       case Op::kStrEq:
         stop -= 2;
         n[++top] = std::string_view(s[stop + 1]) == std::string_view(s[stop + 2]);
@@ -874,7 +969,9 @@ double Expression::Run(const EvalInputs& inputs) const {
         stop -= 2;
         n[++top] = std::string_view(s[stop + 1]) != std::string_view(s[stop + 2]);
         break;
-      case Op::kNot: n[top] = n[top] == 0; break;
+      case Op::kNot:
+        n[top] = n[top] == 0;
+        break;
       case Op::kJumpIfFalseOrPop:
         if (n[top] == 0) {
           pc = in.arg - 1;
@@ -891,12 +988,18 @@ double Expression::Run(const EvalInputs& inputs) const {
         break;
       case Op::kInStrings: {
         const std::string_view v = s[stop--];
-        n[++top] = string_sets_[in.arg].contains(absl::string_view(v.data(), v.size()));
+        n[++top] = string_sets_[in.arg].contains(v);
         break;
       }
-      case Op::kInNumbers: n[top] = number_sets_[in.arg].contains(n[top]); break;
-      case Op::kAbs: n[top] = std::abs(n[top]); break;
-      case Op::kLog1p: n[top] = std::log1p(n[top]); break;
+      case Op::kInNumbers:
+        n[top] = number_sets_[in.arg].contains(n[top]);
+        break;
+      case Op::kAbs:
+        n[top] = std::abs(n[top]);
+        break;
+      case Op::kLog1p:
+        n[top] = std::log1p(n[top]);
+        break;
       // A missing (NaN) argument makes the result missing, as in arithmetic.
       case Op::kMin:
         --top;
@@ -919,16 +1022,27 @@ double Expression::Run(const EvalInputs& inputs) const {
         top -= 2;
         n[top] = n[top + 1] <= n[top] && n[top] <= n[top + 2];
         break;
-      case Op::kInputLt: n[++top] = inputs.numbers[in.arg] < in.constant; break;
-      case Op::kInputLe: n[++top] = inputs.numbers[in.arg] <= in.constant; break;
-      case Op::kInputGt: n[++top] = inputs.numbers[in.arg] > in.constant; break;
-      case Op::kInputGe: n[++top] = inputs.numbers[in.arg] >= in.constant; break;
-      case Op::kInputEq: n[++top] = inputs.numbers[in.arg] == in.constant; break;
-      case Op::kInputNe: n[++top] = inputs.numbers[in.arg] != in.constant; break;
+      case Op::kInputLt:
+        n[++top] = inputs.numbers[in.arg] < in.constant;
+        break;
+      case Op::kInputLe:
+        n[++top] = inputs.numbers[in.arg] <= in.constant;
+        break;
+      case Op::kInputGt:
+        n[++top] = inputs.numbers[in.arg] > in.constant;
+        break;
+      case Op::kInputGe:
+        n[++top] = inputs.numbers[in.arg] >= in.constant;
+        break;
+      case Op::kInputEq:
+        n[++top] = inputs.numbers[in.arg] == in.constant;
+        break;
+      case Op::kInputNe:
+        n[++top] = inputs.numbers[in.arg] != in.constant;
+        break;
       case Op::kInputInStrings: {
         const std::string_view v = inputs.strings[in.arg];
-        n[++top] = string_sets_[static_cast<size_t>(in.constant)].contains(
-            absl::string_view(v.data(), v.size()));
+        n[++top] = string_sets_[static_cast<size_t>(in.constant)].contains(v);
         break;
       }
     }

@@ -123,7 +123,21 @@ class Expression {
   std::vector<Instruction> code_;
   std::vector<double> numbers_;  // constants
   std::vector<std::string> strings_;
-  std::vector<absl::flat_hash_set<std::string>> string_sets_;
+  // A list after `in`. Lists of short strings (country, currency codes: at most 7 bytes) are
+  // packed into 64-bit words (the bytes and the length) and scanned; others are hashed.
+  class StringSet {
+   public:
+    explicit StringSet(absl::flat_hash_set<std::string> values);
+    bool contains(std::string_view v) const;
+
+   private:
+    static constexpr size_t kPackedUpTo = 7;
+    static uint64_t Pack(std::string_view v);  // REQUIRES: v.size() <= kPackedUpTo
+    std::vector<uint64_t> packed_;
+    absl::flat_hash_set<std::string> hashed_;
+    bool use_packed_ = true;
+  };
+  std::vector<StringSet> string_sets_;
   std::vector<absl::flat_hash_set<double>> number_sets_;
   std::vector<std::string> names_;
   std::vector<std::pair<uint32_t, std::string>> number_names_;  // slot → name, as read

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/testing/status_matchers.h"
@@ -184,6 +185,28 @@ TEST_F(ExpressionTest, NestingBeyondTheStackIsACompileError) {
   std::string wide = "amount > 0";
   for (int i = 0; i < 200; ++i) wide += " and amount > 0";
   EXPECT_TRUE(Eval(wide));
+}
+
+// Lists of short strings are packed and scanned, others hashed: both answer the same.
+TEST_F(ExpressionTest, SmallAndLargeStringListsAgree) {
+  std::vector<std::string> large;
+  for (int i = 0; i < 40; ++i) large.push_back(absl::StrCat("C", i));
+  large.push_back("IR");
+  ASSERT_OK(scope_.AddStringList("large", large));
+  ASSERT_OK(scope_.AddStringList("small", {"IRL", "I", "IR"}));
+  ASSERT_OK(scope_.AddStringList("long", {"IR", "a string longer than seven bytes"}));
+  EXPECT_TRUE(Eval("country in large"));
+  EXPECT_TRUE(Eval("country in small"));
+  EXPECT_TRUE(Eval("country in long"));
+  strings_[1] = "a string longer than seven bytes";
+  EXPECT_TRUE(Eval("remittance in long"));
+  EXPECT_FALSE(Eval("remittance in small"));
+  strings_[0] = "IRX";
+  EXPECT_FALSE(Eval("country in large"));
+  EXPECT_FALSE(Eval("country in small"));
+  strings_[0] = "";
+  EXPECT_FALSE(Eval("country in small"));
+  EXPECT_TRUE(Eval("country in ['', 'X']"));
 }
 
 TEST_F(ExpressionTest, ConstantsCompileIn) {

@@ -18,10 +18,14 @@ namespace vigil {
 
 std::string_view RuleActionName(RuleAction action) {
   switch (action) {
-    case RuleAction::kAllow: return "allow";
-    case RuleAction::kTag: return "tag";
-    case RuleAction::kReview: return "review";
-    case RuleAction::kBlock: return "block";
+    case RuleAction::kAllow:
+      return "allow";
+    case RuleAction::kTag:
+      return "tag";
+    case RuleAction::kReview:
+      return "review";
+    case RuleAction::kBlock:
+      return "block";
   }
   return "?";
 }
@@ -81,7 +85,8 @@ absl::StatusOr<ListLibrary> ListLibrary::LoadDirectory(const std::string& dir) {
       const YAML::Node root = YAML::LoadFile(file);
       const auto field = [&](const char* key) -> absl::StatusOr<YAML::Node> {
         const YAML::Node node = root[key];
-        if (!node) return absl::InvalidArgumentError(absl::StrCat(file, ": '", key, "' is missing"));
+        if (!node)
+          return absl::InvalidArgumentError(absl::StrCat(file, ": '", key, "' is missing"));
         return node;
       };
       auto name = field("name");
@@ -160,9 +165,9 @@ class PolicyParser {
  private:
   absl::StatusOr<std::shared_ptr<const Policy>> Result(std::shared_ptr<Policy> policy) {
     if (errors_.empty()) return std::shared_ptr<const Policy>(std::move(policy));
-    return absl::InvalidArgumentError(absl::StrCat(
-        absl::StrJoin(errors_, "\n"), "\n", errors_.size(),
-        errors_.size() == 1 ? " error" : " errors", " in ", file_));
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::StrJoin(errors_, "\n"), "\n", errors_.size(),
+                     errors_.size() == 1 ? " error" : " errors", " in ", file_));
   }
 
   void Error(const YAML::Mark& mark, absl::string_view message, absl::string_view hint = {}) {
@@ -330,8 +335,8 @@ class PolicyParser {
           rule.id = *text;
           rule.where = {file_, id.Mark().line + 1, id.Mark().column + 1};
           if (auto [it, inserted] = seen.emplace(rule.id, id.Mark().line + 1); !inserted) {
-            Error(id.Mark(), absl::StrCat("rule id '", rule.id, "' is already used on line ",
-                                          it->second));
+            Error(id.Mark(),
+                  absl::StrCat("rule id '", rule.id, "' is already used on line ", it->second));
             ok = false;
           }
         }
@@ -347,8 +352,9 @@ class PolicyParser {
             errors_.emplace_back(compiled.status().message());
             ok = false;
           } else if (compiled->type() != ExprType::kBool) {
-            Error(when.Mark(), absl::StrCat("'when' must be true or false; this is a ",
-                                            A(ExprTypeName(compiled->type()))),
+            Error(when.Mark(),
+                  absl::StrCat("'when' must be true or false; this is a ",
+                               A(ExprTypeName(compiled->type()))),
                   "compare it with something, e.g. '> 0'");
             ok = false;
           } else if (const std::string never = compiled->NeverTrue(); !never.empty()) {
@@ -367,8 +373,10 @@ class PolicyParser {
       if (const YAML::Node a = Required(r, "action", "rule"); a) {
         const std::optional<std::string> text = Scalar(a, "action");
         static constexpr std::pair<std::string_view, RuleAction> kActions[] = {
-            {"allow", RuleAction::kAllow}, {"tag", RuleAction::kTag},
-            {"review", RuleAction::kReview}, {"block", RuleAction::kBlock}};
+            {"allow", RuleAction::kAllow},
+            {"tag", RuleAction::kTag},
+            {"review", RuleAction::kReview},
+            {"block", RuleAction::kBlock}};
         const auto* found = std::find_if(std::begin(kActions), std::end(kActions),
                                          [&](const auto& k) { return text && k.first == *text; });
         if (found != std::end(kActions)) {
@@ -479,9 +487,9 @@ class PolicyParser {
 };
 
 absl::StatusOr<std::shared_ptr<const Policy>> Policy::Parse(std::string_view yaml,
-                                                             std::string_view file,
-                                                             const PolicyInputLayout& layout,
-                                                             const ListLibrary& library) {
+                                                            std::string_view file,
+                                                            const PolicyInputLayout& layout,
+                                                            const ListLibrary& library) {
   return PolicyParser(yaml, file, layout, library).Parse();
 }
 
@@ -497,11 +505,15 @@ std::string Policy::RenderReason(const PolicyRule& rule, const EvalInputs& input
   std::string out;
   for (const PolicyRule::ReasonPart& part : rule.reason) {
     switch (part.kind) {
-      case PolicyRule::ReasonPart::Kind::kText: out += part.text; break;
+      case PolicyRule::ReasonPart::Kind::kText:
+        out += part.text;
+        break;
       case PolicyRule::ReasonPart::Kind::kNumber:
         out += PolicyParser::FormatNumber(inputs.numbers[part.slot]);
         break;
-      case PolicyRule::ReasonPart::Kind::kString: out += inputs.strings[part.slot]; break;
+      case PolicyRule::ReasonPart::Kind::kString:
+        out += inputs.strings[part.slot];
+        break;
     }
   }
   return out;

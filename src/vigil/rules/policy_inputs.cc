@@ -9,15 +9,24 @@ PolicyInputLayout::PolicyInputLayout(std::shared_ptr<const FeatureSchema> schema
 
 const char* PolicyInputLayout::StringName(PolicyString s) {
   switch (s) {
-    case PolicyString::kCurrency: return "currency";
-    case PolicyString::kSettledCurrency: return "settled_currency";
-    case PolicyString::kOriginatorCountry: return "orig_country";
-    case PolicyString::kBeneficiaryCountry: return "bene_country";
-    case PolicyString::kOriginatorBank: return "orig_bank";
-    case PolicyString::kBeneficiaryBank: return "bene_bank";
-    case PolicyString::kPaymentFormat: return "payment_format";
-    case PolicyString::kChannel: return "channel";
-    case PolicyString::kRemittance: return "remittance";
+    case PolicyString::kCurrency:
+      return "currency";
+    case PolicyString::kSettledCurrency:
+      return "settled_currency";
+    case PolicyString::kOriginatorCountry:
+      return "orig_country";
+    case PolicyString::kBeneficiaryCountry:
+      return "bene_country";
+    case PolicyString::kOriginatorBank:
+      return "orig_bank";
+    case PolicyString::kBeneficiaryBank:
+      return "bene_bank";
+    case PolicyString::kPaymentFormat:
+      return "payment_format";
+    case PolicyString::kChannel:
+      return "channel";
+    case PolicyString::kRemittance:
+      return "remittance";
   }
   return "?";
 }

@@ -41,14 +41,14 @@ absl::StatusOr<std::unique_ptr<PolicyStore>> PolicyStore::Open(const std::string
   if (active.has_value()) {
     int64_t id = 0;
     if (!absl::SimpleAtoi(*active, &id)) {
-      return absl::DataLossError(absl::StrCat("policy store ", dir, ": active id '", *active,
-                                              "' is not a number"));
+      return absl::DataLossError(
+          absl::StrCat("policy store ", dir, ": active id '", *active, "' is not a number"));
     }
     auto policy = store->Load(id);
     if (!policy.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("policy store ", dir, ": the active policy (id ", id,
-                       ") no longer checks; activate another version: ", policy.status().message()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "policy store ", dir, ": the active policy (id ", id,
+          ") no longer checks; activate another version: ", policy.status().message()));
     }
     absl::MutexLock lock(&store->mu_);
     store->active_ = *std::move(policy);
@@ -91,8 +91,10 @@ absl::StatusOr<PolicyStore::Entry> PolicyStore::Add(std::string_view text, std::
   entry.sha256 = policy->content_hash();
   entry.author = std::string(author);
   entry.added = clock_.Now();
-  const nlohmann::json record = {{"id", entry.id},           {"version", entry.version},
-                                 {"sha256", entry.sha256},   {"author", entry.author},
+  const nlohmann::json record = {{"id", entry.id},
+                                 {"version", entry.version},
+                                 {"sha256", entry.sha256},
+                                 {"author", entry.author},
                                  {"added_unix_micros", ToUnixMicros(entry.added)},
                                  {"text", std::string(text)}};
   nlohmann::json stored = record;
@@ -108,9 +110,8 @@ absl::Status PolicyStore::Activate(int64_t id, std::string_view author) {
   absl::MutexLock lock(&write_mu_);
   VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const Policy> policy, Load(id));
   VIGIL_ASSIGN_OR_RETURN(std::vector<Activation> history, History());
-  const nlohmann::json record = {{"id", id},
-                                 {"author", std::string(author)},
-                                 {"at_unix_micros", ToUnixMicros(clock_.Now())}};
+  const nlohmann::json record = {
+      {"id", id}, {"author", std::string(author)}, {"at_unix_micros", ToUnixMicros(clock_.Now())}};
   KvWriteBatch batch;
   batch.Put(kFamily, ActivationKey(static_cast<int64_t>(history.size()) + 1), record.dump());
   batch.Put(kFamily, kActiveKey, absl::StrCat(id));

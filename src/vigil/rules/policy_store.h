@@ -35,9 +35,9 @@ namespace vigil {
 class PolicyStore final : public PolicySource {
  public:
   struct Entry {
-    int64_t id = 0;        // 1, 2, ... in order of adding
-    std::string version;   // the policy's own `version`
-    std::string sha256;    // of its text
+    int64_t id = 0;       // 1, 2, ... in order of adding
+    std::string version;  // the policy's own `version`
+    std::string sha256;   // of its text
     std::string author;
     UtcTime added{};
   };
@@ -53,8 +53,7 @@ class PolicyStore final : public PolicySource {
   // message names it, and nothing starts on a policy it cannot evaluate.
   static absl::StatusOr<std::unique_ptr<PolicyStore>> Open(const std::string& dir,
                                                            PolicyInputLayout layout,
-                                                           ListLibrary library,
-                                                           const Clock& clock);
+                                                           ListLibrary library, const Clock& clock);
 
   // Checks "text" (named "file" in errors) and stores it. Text already stored (same SHA-256)
   // is not stored twice: its entry is returned.
@@ -75,7 +74,9 @@ class PolicyStore final : public PolicySource {
  private:
   PolicyStore(std::unique_ptr<KvStore> kv, PolicyInputLayout layout, ListLibrary library,
               const Clock& clock)
-      : kv_(std::move(kv)), layout_(std::move(layout)), library_(std::move(library)),
+      : kv_(std::move(kv)),
+        layout_(std::move(layout)),
+        library_(std::move(library)),
         clock_(clock) {}
   absl::StatusOr<std::shared_ptr<const Policy>> Load(int64_t id) const;
 

@@ -33,8 +33,8 @@ class PolicyStoreTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  absl::StatusOr<std::unique_ptr<PolicyStore>> Open(
-      std::vector<std::string> names = {"amount_reporting"}) {
+  absl::StatusOr<std::unique_ptr<PolicyStore>> Open(std::vector<std::string> names = {
+                                                        "amount_reporting"}) {
     return PolicyStore::Open(dir_, PolicyInputLayout(*FeatureSchema::Create("t.v1", names)),
                              ListLibrary{}, clock_);
   }
@@ -68,7 +68,7 @@ TEST_F(PolicyStoreTest, AddActivateRollbackAndSurviveARestart) {
     const std::shared_ptr<const Policy> in_flight = s.Active();  // a decision holding v1
     clock_.Advance(std::chrono::seconds(5));
     ASSERT_OK(s.Activate(2, "bob"));
-    EXPECT_EQ(in_flight->version(), "one");  // finishes on the version it started with
+    EXPECT_EQ(in_flight->version(), "one");   // finishes on the version it started with
     EXPECT_EQ(s.Active()->version(), "two");  // the next decision gets the new one
     ASSERT_OK(s.Rollback("carol"));
     EXPECT_EQ(s.Active()->version(), "one");
@@ -96,9 +96,10 @@ TEST_F(PolicyStoreTest, AddActivateRollbackAndSurviveARestart) {
 TEST_F(PolicyStoreTest, RefusesPoliciesThatDoNotCheck) {
   auto store = Open();
   ASSERT_OK(store);
-  EXPECT_THAT((*store)->Add("version: x\nthresholds: {review: 0.5, block: 0.9}\nrules:\n"
-                            "  - id: a\n    when: nope > 1\n    action: review\n    reason: r\n",
-                            "bad.yaml", "alice")
+  EXPECT_THAT((*store)
+                  ->Add("version: x\nthresholds: {review: 0.5, block: 0.9}\nrules:\n"
+                        "  - id: a\n    when: nope > 1\n    action: review\n    reason: r\n",
+                        "bad.yaml", "alice")
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown name 'nope'")));
   auto list = (*store)->List();

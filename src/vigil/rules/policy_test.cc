@@ -36,7 +36,7 @@ class PolicyTest : public ::testing::Test {
   PolicyInputLayout layout_;
   ListLibrary library_;
   std::vector<double> numbers_ = {9500, 6, 3, 0.4};
-  std::vector<std::string_view> strings_ = {"USD", "USD", "US", "IR", "BANKUS33",
+  std::vector<std::string_view> strings_ = {"USD",      "USD",  "US",     "IR",        "BANKUS33",
                                             "BANKIR00", "wire", "online", "consulting"};
 };
 
@@ -168,15 +168,15 @@ TEST_F(PolicyTest, RejectsNonBooleanConditionsAndBadFields) {
       {"rules: [\n", "not valid YAML"},
   };
   for (const auto& [rules, message] : cases) {
-    const std::string yaml = absl::StrCat("version: v\nthresholds: {review: 0.5, block: 0.9}\n",
-                                          rules);
+    const std::string yaml =
+        absl::StrCat("version: v\nthresholds: {review: 0.5, block: 0.9}\n", rules);
     EXPECT_THAT(Parse(yaml).status(),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
         << rules;
   }
-  EXPECT_THAT(Parse("version: v\nrules: []\n").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("policy: 'thresholds' is missing")));
+  EXPECT_THAT(
+      Parse("version: v\nrules: []\n").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("policy: 'thresholds' is missing")));
 }
 
 TEST_F(PolicyTest, BlockScalarConditionsPointAtTheRightLine) {
@@ -190,9 +190,8 @@ rules:
     action: review
     reason: r
 )";
-  EXPECT_THAT(Parse(yaml).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("p.yaml:7:9: unknown name 'nope'")));
+  EXPECT_THAT(Parse(yaml).status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("p.yaml:7:9: unknown name 'nope'")));
 }
 
 }  // namespace

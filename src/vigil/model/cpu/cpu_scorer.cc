@@ -10,10 +10,10 @@ absl::StatusOr<std::unique_ptr<CpuScorer>> CpuScorer::Create(
     std::shared_ptr<const TreeEnsemble> model, const FeatureSchema& schema,
     std::string model_version) {
   if (model->num_groups != 1 || model->link != ModelLink::kSigmoid) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model ", model_version, ": objective '", model->objective,
-        "' does not give one probability; a decision needs a binary classifier "
-        "(e.g. binary:logistic)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("model ", model_version, ": objective '", model->objective,
+                     "' does not give one probability; a decision needs a binary classifier "
+                     "(e.g. binary:logistic)"));
   }
   VIGIL_ASSIGN_OR_RETURN(CpuPredictor predictor, CpuPredictor::Create(model, schema));
   VIGIL_ASSIGN_OR_RETURN(TreeShapExplainer explainer, TreeShapExplainer::Create(model, schema));
@@ -28,8 +28,7 @@ absl::Status CpuScorer::Score(absl::Span<const double> rows, size_t n,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Reason>> CpuScorer::Explain(absl::Span<const double> row,
-                                                       int k) const {
+absl::StatusOr<std::vector<Reason>> CpuScorer::Explain(absl::Span<const double> row, int k) const {
   std::vector<double> contributions(explainer_.output_size());
   explainer_.Explain(row, absl::MakeSpan(contributions));
   return TopReasons(explainer_, row, contributions, k);

@@ -30,8 +30,7 @@ class CpuScorer final : public Scorer {
   size_t row_width() const override { return predictor_.row_width(); }
   absl::Status Score(absl::Span<const double> rows, size_t n,
                      absl::Span<double> scores) const override;
-  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row,
-                                              int k) const override;
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override;
 
  private:
   CpuScorer(CpuPredictor predictor, TreeShapExplainer explainer, std::string version)

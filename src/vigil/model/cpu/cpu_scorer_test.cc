@@ -48,15 +48,15 @@ TEST(CpuScorer, RefusesModelsWithoutOneProbability) {
   TreeEnsemble regression = *model;
   regression.objective = "reg:squarederror";
   regression.link = ModelLink::kIdentity;
-  EXPECT_THAT(CpuScorer::Create(std::make_shared<const TreeEnsemble>(regression), **schema, "r")
-                  .status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("'reg:squarederror' does not give one probability")));
+  EXPECT_THAT(
+      CpuScorer::Create(std::make_shared<const TreeEnsemble>(regression), **schema, "r").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("'reg:squarederror' does not give one probability")));
   auto other = FeatureSchema::Create("t.v2", {"x"});
   ASSERT_OK(other);
-  EXPECT_THAT(CpuScorer::Create(std::make_shared<const TreeEnsemble>(*model), **other, "m")
-                  .status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("a, b")));
+  EXPECT_THAT(
+      CpuScorer::Create(std::make_shared<const TreeEnsemble>(*model), **other, "m").status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("a, b")));
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ class CpuPredictor {
   static uint32_t OrderedKey(float f);
   // One step down from node i: right when not (x < threshold), i.e. key(x) >= key(threshold).
   uint32_t Step(size_t i, const uint32_t* x) const {
-    return float_left_[i] + static_cast<uint32_t>(x[float_nodes_[i].input] >= float_nodes_[i].threshold);
+    return float_left_[i] +
+           static_cast<uint32_t>(x[float_nodes_[i].input] >= float_nodes_[i].threshold);
   }
   size_t expanded_width() const { return 3 * inputs_.size() + 1; }
   void ExpandRow(const double* row, uint32_t* x) const;

@@ -219,8 +219,8 @@ Fixture& Get(const ModelSpec& spec) {
   // VIGIL_BENCH_MODELS=DIR: models trained elsewhere, in DIR/seed<S>_depth<D>_trees<T>/ (as
   // tools/xgboost_oracle.py writes them), for machines without python3-xgboost.
   if (const char* models = std::getenv("VIGIL_BENCH_MODELS"); models != nullptr && !Smoke()) {
-    const std::string dir = absl::StrCat(models, "/seed", spec.seed, "_depth", spec.depth,
-                                         "_trees", spec.trees);
+    const std::string dir =
+        absl::StrCat(models, "/seed", spec.seed, "_depth", spec.depth, "_trees", spec.trees);
     f.error = Load(dir, f);
     if (f.error.empty()) f.error = Prepare(f);
     return f;
