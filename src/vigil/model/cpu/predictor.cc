@@ -180,12 +180,14 @@ void CpuPredictor::FloatBatch(const double* rows, size_t n, double* margins) con
       for (size_t r0 = 0; r0 < rows_here; r0 += kRowInterleave) {
         const size_t k_end = std::min(kRowInterleave, rows_here - r0);
         uint32_t idx[kRowInterleave];
-        for (size_t k = 0; k < kRowInterleave; ++k) idx[k] = root;
+        const uint32_t* row_x[kRowInterleave];
+        for (size_t k = 0; k < kRowInterleave; ++k) {
+          idx[k] = root;
+          row_x[k] = &x[(r0 + (k < k_end ? k : 0)) * width];
+        }
         for (int d = depth; d > 0; --d) {
-          for (size_t k = 0; k < kRowInterleave; ++k) {
-            const size_t r = r0 + (k < k_end ? k : 0);
-            idx[k] = Step(idx[k], &x[r * width]);
-          }
+#pragma GCC unroll 8
+          for (size_t k = 0; k < kRowInterleave; ++k) idx[k] = Step(idx[k], row_x[k]);
         }
         for (size_t k = 0; k < k_end; ++k) acc[(r0 + k) * groups + g] += float_value_[idx[k]];
       }
