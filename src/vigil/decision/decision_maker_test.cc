@@ -23,8 +23,9 @@ class FakeScorer final : public Scorer {
  public:
   const std::string& model_version() const override { return version_; }
   size_t row_width() const override { return 2; }
-  absl::Status Score(absl::Span<const double> rows, size_t n,
-                     absl::Span<double> scores) const override {
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                     const ScoreContext&) const override {
     ++calls;
     if (fail) return absl::DeadlineExceededError("scorer deadline passed");
     for (size_t i = 0; i < n; ++i) scores[i] = rows[i * 2 + 1] / 100;

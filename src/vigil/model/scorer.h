@@ -9,7 +9,9 @@
 #ifndef VIGIL_MODEL_SCORER_H_
 #define VIGIL_MODEL_SCORER_H_
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +19,16 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "vigil/core/decision.h"
+#include "vigil/core/transaction.h"
 
 namespace vigil {
+
+// What a scoring call carries besides its rows: how urgent it is and when its answer stops
+// being useful. A direct scorer ignores both; the batcher orders and bounds waiting by them.
+struct ScoreContext {
+  Priority priority = Priority::kP1;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // none: no deadline
+};
 
 class Scorer {
  public:
@@ -30,10 +40,14 @@ class Scorer {
   virtual size_t row_width() const = 0;
 
   // The model's probability of the positive (illicit) class for n rows, row i at
-  // rows[i * row_width()], into scores[i].
+  // rows[i * row_width()], into scores[i]. kDeadlineExceeded when no score could be had before
+  // context.deadline; kResourceExhausted when the scorer is overloaded (answer 503).
   // REQUIRES: rows.size() >= n * row_width(), scores.size() >= n.
-  virtual absl::Status Score(absl::Span<const double> rows, size_t n,
-                             absl::Span<double> scores) const = 0;
+  virtual absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                             const ScoreContext& context) const = 0;
+  absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores) const {
+    return Score(rows, n, scores, ScoreContext{});
+  }
 
   // The k features that moved this row's score most (exact TreeSHAP), as Decision reasons.
   virtual absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row,

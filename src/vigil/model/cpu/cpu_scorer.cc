@@ -21,8 +21,8 @@ absl::StatusOr<std::unique_ptr<CpuScorer>> CpuScorer::Create(
       new CpuScorer(std::move(predictor), std::move(explainer), std::move(model_version)));
 }
 
-absl::Status CpuScorer::Score(absl::Span<const double> rows, size_t n,
-                              absl::Span<double> scores) const {
+absl::Status CpuScorer::Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                              const ScoreContext&) const {
   predictor_.MarginsBatch(rows, n, scores);
   for (size_t i = 0; i < n; ++i) predictor_.Transform(scores.subspan(i, 1), scores.subspan(i, 1));
   return absl::OkStatus();

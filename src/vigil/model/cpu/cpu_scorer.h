@@ -28,8 +28,9 @@ class CpuScorer final : public Scorer {
 
   const std::string& model_version() const override { return version_; }
   size_t row_width() const override { return predictor_.row_width(); }
-  absl::Status Score(absl::Span<const double> rows, size_t n,
-                     absl::Span<double> scores) const override;
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                     const ScoreContext& context) const override;
   absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override;
 
  private:

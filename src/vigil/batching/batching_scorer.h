@@ -1,0 +1,72 @@
+// BatchingScorer: the dynamic batcher. A Scorer that queues each call by priority class and
+// deadline, gathers calls into batches by BatchPolicy, and scores each batch with one call to
+// the scorer it wraps, on its own thread, so that many concurrent single-row calls cost one
+// batched model walk.
+//
+// A call waits at most until its deadline: one that cannot be scored in time returns
+// kDeadlineExceeded (the decision then goes rules-only, degraded) instead of waiting longer; a
+// call that finds its class's queue full returns kResourceExhausted at once (the server answers
+// 503 Retry-After). Memory is bounded by the queue limits whatever the load.
+//
+// Thread safety: Score and Explain may be called from any number of threads.
+#ifndef VIGIL_BATCHING_BATCHING_SCORER_H_
+#define VIGIL_BATCHING_BATCHING_SCORER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "vigil/batching/batch_policy.h"
+#include "vigil/model/scorer.h"
+
+namespace vigil {
+
+class BatchingScorer final : public Scorer {
+ public:
+  // Starts the batcher thread. Fails if the config does not validate.
+  static absl::StatusOr<std::unique_ptr<BatchingScorer>> Create(std::shared_ptr<const Scorer> inner,
+                                                                BatchPolicyConfig config);
+  // Stops the thread; calls still waiting return kUnavailable.
+  ~BatchingScorer() override;
+
+  const std::string& model_version() const override { return inner_->model_version(); }
+  size_t row_width() const override { return inner_->row_width(); }
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                     const ScoreContext& context) const override;
+  // Explanations are per row and not batched: straight to the wrapped scorer.
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override {
+    return inner_->Explain(row, k);
+  }
+
+  struct Stats {
+    uint64_t calls = 0, batches = 0, expired = 0, rejected = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Pending;
+  BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config);
+  void Run();
+  void Complete(Pending& p, absl::Status status) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  std::shared_ptr<const Scorer> inner_;
+  mutable absl::Mutex mu_;
+  mutable BatchPolicy policy_ ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<uint64_t, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
+  mutable uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  mutable bool arrived_ ABSL_GUARDED_BY(mu_) = false;  // wakes the thread early
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  mutable Stats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_BATCHING_BATCHING_SCORER_H_
