@@ -1,0 +1,80 @@
+#include "vigil/batching/circuit_breaker.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace vigil {
+
+std::string_view CircuitBreaker::StateName(State s) {
+  switch (s) {
+    case State::kClosed:
+      return "closed";
+    case State::kOpen:
+      return "open";
+    case State::kHalfOpen:
+      return "half-open";
+  }
+  return "?";
+}
+
+bool CircuitBreaker::Allow(SteadyTime now) {
+  if (state_ == State::kOpen) {
+    if (now - opened_at_ < config_.open_for) return false;
+    state_ = State::kHalfOpen;
+    probes_out_ = 0;
+  }
+  if (state_ == State::kHalfOpen) {
+    if (probes_out_ >= config_.probes) return false;
+    ++probes_out_;
+  }
+  return true;
+}
+
+void CircuitBreaker::Record(SteadyTime now, bool ok, std::chrono::microseconds took) {
+  const bool success = ok && took <= config_.budget;
+  if (state_ == State::kHalfOpen) {
+    if (success) {
+      state_ = State::kClosed;
+      failures_ = 0;
+    } else {
+      state_ = State::kOpen;
+      opened_at_ = now;
+      ++openings_;
+    }
+    return;
+  }
+  if (state_ == State::kOpen) return;  // a call admitted before it opened: already decided
+  if (success) {
+    failures_ = 0;
+    return;
+  }
+  if (++failures_ >= config_.failure_threshold) {
+    state_ = State::kOpen;
+    opened_at_ = now;
+    ++openings_;
+  }
+}
+
+absl::Status BreakerScorer::Score(absl::Span<const double> rows, size_t n,
+                                  absl::Span<double> scores, const ScoreContext& context) const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!breaker_.Allow(std::chrono::steady_clock::now())) {
+      return absl::UnavailableError(
+          "the model's circuit breaker is open (it kept failing or missing its budget)");
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status status = inner_->Score(rows, n, scores, context);
+  const auto end = std::chrono::steady_clock::now();
+  absl::MutexLock lock(&mu_);
+  breaker_.Record(end, status.ok(),
+                  std::chrono::duration_cast<std::chrono::microseconds>(end - start));
+  return status;
+}
+
+CircuitBreaker::State BreakerScorer::state() const {
+  absl::MutexLock lock(&mu_);
+  return breaker_.state();
+}
+
+}  // namespace vigil
