@@ -1,0 +1,109 @@
+#include "vigil/decision/decision_json.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "vigil/common/json_text.h"
+
+namespace vigil {
+namespace {
+
+std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
+
+const char* KindName(Reason::Kind k) {
+  switch (k) {
+    case Reason::Kind::kRule:
+      return "rule";
+    case Reason::Kind::kModel:
+      return "model";
+    case Reason::Kind::kScreening:
+      return "screening";
+  }
+  return "?";
+}
+
+void Key(const char* key, std::string* out) {
+  out->push_back('"');
+  out->append(key);
+  out->append("\":");
+}
+
+}  // namespace
+
+void AppendDecisionJson(const Decision& d, std::string* out) {
+  out->append("{");
+  Key("transaction_id", out);
+  AppendJsonString(d.transaction_id, out);
+  out->push_back(',');
+  Key("trace_id", out);
+  AppendJsonString(d.trace_id.ToString(), out);
+  out->push_back(',');
+  Key("action", out);
+  AppendJsonString(View(ActionName(d.action)), out);
+  out->push_back(',');
+  Key("score", out);
+  if (std::isnan(d.score)) {
+    out->append("null");
+  } else {
+    absl::StrAppendFormat(out, "%.6f", d.score);
+  }
+  out->push_back(',');
+  Key("reasons", out);
+  out->push_back('[');
+  for (size_t i = 0; i < d.reasons.size(); ++i) {
+    const Reason& r = d.reasons[i];
+    if (i > 0) out->push_back(',');
+    out->push_back('{');
+    Key("kind", out);
+    AppendJsonString(KindName(r.kind), out);
+    out->push_back(',');
+    Key("code", out);
+    AppendJsonString(r.code, out);
+    out->push_back(',');
+    Key("text", out);
+    AppendJsonString(r.text, out);
+    if (r.kind == Reason::Kind::kRule) {
+      out->append(r.shadow ? ",\"shadow\":true" : ",\"shadow\":false");
+    } else if (r.kind == Reason::Kind::kModel && r.code != "score") {
+      out->push_back(',');
+      Key("contribution", out);
+      absl::StrAppendFormat(out, "%.6g", r.contribution);
+    }
+    out->push_back('}');
+  }
+  out->append("],");
+  Key("policy_version", out);
+  AppendJsonString(d.policy_version, out);
+  out->push_back(',');
+  Key("model_version", out);
+  AppendJsonString(d.model_version, out);
+  out->push_back(',');
+  Key("feature_schema_version", out);
+  AppendJsonString(d.feature_schema_version, out);
+  out->push_back(',');
+  Key("degraded", out);
+  out->append(d.degraded ? "true" : "false");
+  if (d.degraded) {
+    out->push_back(',');
+    Key("degraded_reason", out);
+    AppendJsonString(d.degraded_reason, out);
+  }
+  out->push_back(',');
+  Key("latency_us", out);
+  out->push_back('{');
+  for (size_t i = 0; i < d.timings.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(d.timings[i].stage, out);
+    absl::StrAppend(out, ":", d.timings[i].elapsed.count());
+  }
+  out->append("}}");
+}
+
+std::string DecisionToJson(const Decision& d) {
+  std::string out;
+  AppendDecisionJson(d, &out);
+  return out;
+}
+
+}  // namespace vigil
