@@ -1,0 +1,99 @@
+#include "vigil/engine/score_service.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/testing/fake_clock.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kPolicy[] = R"(version: "svc"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: count
+    when: amount_reporting > 5000
+    action: review
+    reason: "{orig_out_count_24h} sent in 24 h"
+)";
+
+std::string Tx(const std::string& id, const std::string& currency = "USD",
+               const std::string& value = "9000.00") {
+  return absl::StrCat(R"({"id":")", id, R"(","timestamp":"2022-09-01T08:00:00Z",)",
+                      R"("originator":{"account_id":"A1","bank_id":"B1"},)",
+                      R"("beneficiary":{"account_id":"A2","bank_id":"B2"},)",
+                      R"("amount":{"value":")", value, R"(","currency":")", currency, R"("}})");
+}
+
+class ScoreServiceTest : public ::testing::Test {
+ protected:
+  ScoreServiceTest() {
+    auto fx =
+        FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\nEUR,0.5\n", "test");
+    EXPECT_TRUE(fx.ok()) << fx.status();
+    fx_ = *std::move(fx);
+    PolicyInputLayout layout(FeatureExtractor::Schema());
+    auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+    EXPECT_TRUE(policy.ok()) << policy.status();
+    service_ = std::make_unique<ScoreService>(
+        fx_, ScoreServiceOptions{}, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+        clock_);
+  }
+
+  FxRates fx_ = *FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\n", "x");
+  testing::FakeClock clock_;
+  std::unique_ptr<ScoreService> service_;
+};
+
+TEST_F(ScoreServiceTest, DecidesAndARepeatedIdGetsTheFirstDecision) {
+  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  const nlohmann::json j = nlohmann::json::parse(first.body);
+  EXPECT_EQ(j["transaction_id"], "t1");
+  EXPECT_EQ(j["action"], "REVIEW");
+  EXPECT_EQ(j["reasons"][0]["text"], "1 sent in 24 h");
+  EXPECT_EQ(j["policy_version"].get<std::string>().substr(0, 4), "svc@");
+  // The same id again: the same reply byte for byte (same trace id), features untouched.
+  EXPECT_EQ(service_->Score(Tx("t1")).body, first.body);
+  EXPECT_EQ(service_->Score(Tx("t1", "USD", "10.00")).body, first.body);
+  const nlohmann::json next = nlohmann::json::parse(service_->Score(Tx("t2")).body);
+  EXPECT_EQ(next["reasons"][0]["text"], "2 sent in 24 h");  // not 4: t1 counted once
+}
+
+TEST_F(ScoreServiceTest, BadBodiesAre400AndRefusedTransactions422) {
+  const ScoreService::Reply bad = service_->Score(R"({"id":"x","amount":{"value":"1,5"}})");
+  EXPECT_EQ(bad.status, 400);
+  const nlohmann::json e = nlohmann::json::parse(bad.body);
+  EXPECT_FALSE(e["error"]["field"].get<std::string>().empty());
+  EXPECT_FALSE(e["error"]["message"].get<std::string>().empty());
+  EXPECT_EQ(service_->Score("not json").status, 400);
+  // No FX rate for GBP: the features refuse it; a corrected retry with the same id is decided.
+  const ScoreService::Reply refused = service_->Score(Tx("t3", "GBP"));
+  EXPECT_EQ(refused.status, 422) << refused.body;
+  EXPECT_THAT(refused.body, HasSubstr("features_refused"));
+  EXPECT_EQ(service_->Score(Tx("t3", "EUR")).status, 200);
+}
+
+TEST_F(ScoreServiceTest, ConcurrentDuplicatesAllGetTheOneDecision) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> bodies(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back(
+        [&, i] { bodies[static_cast<size_t>(i)] = service_->Score(Tx("same")).body; });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& b : bodies) EXPECT_EQ(b, bodies[0]);
+  const nlohmann::json after = nlohmann::json::parse(service_->Score(Tx("other")).body);
+  EXPECT_EQ(after["reasons"][0]["text"], "2 sent in 24 h");
+}
+
+}  // namespace
+}  // namespace vigil
