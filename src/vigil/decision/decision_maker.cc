@@ -84,11 +84,12 @@ std::string DecisionMaker::PolicyVersion(const Policy& p) {
   return absl::StrCat(p.version(), "@", p.content_hash().substr(0, 12));
 }
 
-void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
-                                absl::Span<const double> rows, absl::Span<Decision> decisions,
-                                UuidV7Generator& ids) const {
+absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
+                                        absl::Span<const double> rows,
+                                        absl::Span<Decision> decisions, UuidV7Generator& ids,
+                                        const ScoreContext& context) const {
   const size_t n = txs.size();
-  if (n == 0) return;
+  if (n == 0) return absl::OkStatus();
   const size_t width = layout_.schema().size();
   VIGIL_CHECK(rows.size() >= n * width && decisions.size() >= n);
   // One version for the whole batch, held to its end whatever is activated meanwhile.
@@ -102,8 +103,9 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
   SteadyClock::duration model_time{0};
   if (scorer_ != nullptr) {
     const auto start = SteadyClock::now();
-    scored = scorer_->Score(rows, n, absl::MakeSpan(scores));
+    scored = scorer_->Score(rows, n, absl::MakeSpan(scores), context);
     model_time = SteadyClock::now() - start;
+    if (absl::IsResourceExhausted(scored)) return scored;
     if (!scored.ok()) std::fill(scores.begin(), scores.end(), std::nan(""));
   }
 
@@ -179,6 +181,7 @@ void DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
           {"explain", std::chrono::duration_cast<std::chrono::microseconds>(explain_time)});
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace vigil

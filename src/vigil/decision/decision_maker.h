@@ -68,10 +68,15 @@ class DecisionMaker {
   const PolicyInputLayout& layout() const { return layout_; }
 
   // Decides n transactions whose feature rows lie at rows[i * width], width the schema's size,
-  // scoring them in one call. decisions[i] is replaced.
+  // scoring them in one call with "context" (priority, deadline). decisions[i] is replaced.
+  // A scorer that fails or misses the deadline leaves the decisions rules-only and degraded;
+  // one that is overloaded (kResourceExhausted: the batcher's queue is full) makes the call
+  // return that status with no decision made, so the caller can answer 503 rather than decide
+  // without the model under load.
   // REQUIRES: txs.size() == n, rows.size() >= n * width, decisions.size() >= n.
-  void DecideBatch(absl::Span<const Transaction* const> txs, absl::Span<const double> rows,
-                   absl::Span<Decision> decisions, UuidV7Generator& ids) const;
+  absl::Status DecideBatch(absl::Span<const Transaction* const> txs, absl::Span<const double> rows,
+                           absl::Span<Decision> decisions, UuidV7Generator& ids,
+                           const ScoreContext& context = {}) const;
 
  private:
   DecisionMaker(std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,

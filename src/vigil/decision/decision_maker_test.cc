@@ -28,6 +28,7 @@ class FakeScorer final : public Scorer {
                      const ScoreContext&) const override {
     ++calls;
     if (fail) return absl::DeadlineExceededError("scorer deadline passed");
+    if (overloaded) return absl::ResourceExhaustedError("queue full");
     for (size_t i = 0; i < n; ++i) scores[i] = rows[i * 2 + 1] / 100;
     return absl::OkStatus();
   }
@@ -36,6 +37,7 @@ class FakeScorer final : public Scorer {
     return std::vector<Reason>{{Reason::Kind::kModel, "orig_out_count_24h", "x", 0.7, false}};
   }
   bool fail = false;
+  bool overloaded = false;
   mutable int calls = 0, explains = 0;
 
  private:
@@ -91,7 +93,7 @@ class DecisionMakerTest : public ::testing::Test {
     std::vector<const Transaction*> pointers;
     for (const Transaction& tx : txs) pointers.push_back(&tx);
     std::vector<Decision> decisions(txs.size());
-    maker.DecideBatch(pointers, rows, absl::MakeSpan(decisions), ids_);
+    EXPECT_OK(maker.DecideBatch(pointers, rows, absl::MakeSpan(decisions), ids_));
     return decisions;
   }
 
@@ -156,6 +158,21 @@ TEST_F(DecisionMakerTest, FailingScorerFallsBackToRulesAndSaysSo) {
     EXPECT_TRUE(std::isnan(x.score));
   }
   EXPECT_EQ(scorer->explains, 0);
+}
+
+// An overloaded model path is not a degraded decision: nothing is decided, and the caller says
+// so (503), rather than silently deciding without the model under load.
+TEST_F(DecisionMakerTest, AnOverloadedScorerDecidesNothing) {
+  auto scorer = std::make_shared<FakeScorer>();
+  scorer->overloaded = true;
+  DecisionMaker maker(policy_, scorer, layout_);
+  const Transaction tx = Tx("a", "KP");
+  const Transaction* txs[] = {&tx};
+  const std::vector<double> row = {1, 1};
+  Decision d;
+  EXPECT_THAT(maker.DecideBatch(txs, row, absl::MakeSpan(&d, 1), ids_),
+              testing::StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(d.transaction_id, "");
 }
 
 TEST_F(DecisionMakerTest, WithoutAScorerRulesDecideAndNothingIsDegraded) {

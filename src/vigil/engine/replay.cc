@@ -350,11 +350,16 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
                     decide_rows.begin() + static_cast<std::ptrdiff_t>(decided * width));
         decision_of[i] = decided++;
       }
-      options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
-                                      decide_rows, absl::MakeSpan(decisions), ids);
+      // Replay is bulk traffic with no deadline: every record is scored.
+      ScoreContext context;
+      context.priority = Priority::kP2;
+      VIGIL_RETURN_IF_ERROR(
+          options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
+                                          decide_rows, absl::MakeSpan(decisions), ids, context));
       if (options_.compare != nullptr) {
-        options_.compare->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
-                                      decide_rows, absl::MakeSpan(compared), ids);
+        VIGIL_RETURN_IF_ERROR(
+            options_.compare->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
+                                          decide_rows, absl::MakeSpan(compared), ids, context));
       }
     }
     const auto t2b = Steady::now();

@@ -77,19 +77,47 @@ ScoreService::Reply ScoreService::Score(std::string_view body) {
 
 ScoreService::Reply ScoreService::Decide(std::string_view, const Transaction& tx) {
   const size_t width = FeatureExtractor::Schema()->size();
-  std::vector<double> row(width);
-  absl::Status s;
+  std::vector<double> row;
   {
-    absl::MutexLock lock(&features_mu_);
-    s = extractor_.Process(tx, absl::MakeSpan(row));
+    // A retry after a 503: the features already counted this payment.
+    absl::MutexLock lock(&seen_mu_);
+    auto it = unscored_.find(tx.id);
+    if (it != unscored_.end()) {
+      row = std::move(it->second);
+      unscored_.erase(it);
+    }
   }
-  if (!s.ok()) {
-    return {422, ErrorBody("features_refused", "amount",
-                           std::string_view(s.message().data(), s.message().size()))};
+  if (row.empty()) {
+    row.resize(width);
+    absl::Status s;
+    {
+      absl::MutexLock lock(&features_mu_);
+      s = extractor_.Process(tx, absl::MakeSpan(row));
+    }
+    if (!s.ok()) {
+      return {422, ErrorBody("features_refused", "amount",
+                             std::string_view(s.message().data(), s.message().size()))};
+    }
   }
   const Transaction* txs[] = {&tx};
   Decision decision;
-  decider_->DecideBatch(txs, row, absl::MakeSpan(&decision, 1), ids_);
+  ScoreContext context;
+  context.priority = tx.priority;
+  context.deadline = std::chrono::steady_clock::now() + options_.score_budget;
+  const absl::Status decided =
+      decider_->DecideBatch(txs, row, absl::MakeSpan(&decision, 1), ids_, context);
+  if (!decided.ok()) {
+    absl::MutexLock lock(&seen_mu_);
+    if (unscored_.emplace(tx.id, std::move(row)).second) {
+      unscored_order_.push_back(tx.id);
+      if (unscored_order_.size() > options_.idempotency_capacity) {
+        unscored_.erase(unscored_order_.front());
+        unscored_order_.pop_front();
+      }
+    }
+    return {503, ErrorBody("overloaded", "",
+                           std::string_view(decided.message().data(), decided.message().size()))};
+  }
   return {200, DecisionToJson(decision)};
 }
 

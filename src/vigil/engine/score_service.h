@@ -9,18 +9,23 @@
 //
 // Replies: 200 with the Decision; 400 when the body is not a valid transaction (the error names
 // the field and the reason); 422 when the features refuse it (say, a currency without an FX
-// rate). Error bodies are {"error":{"code":...,"field":...,"message":...}}.
+// rate); 503 when the model path is overloaded (its queue is full): nothing was decided, the
+// features were updated once and their row is kept, so a retry with the same id is decided on
+// that row without counting the payment twice. Error bodies are
+// {"error":{"code":...,"field":...,"message":...}}.
 //
 // Thread safety: Score may be called from any number of threads. Feature updates are
 // serialized (one lock); parsing, deciding and encoding run in parallel.
 #ifndef VIGIL_ENGINE_SCORE_SERVICE_H_
 #define VIGIL_ENGINE_SCORE_SERVICE_H_
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -37,6 +42,9 @@ namespace vigil {
 struct ScoreServiceOptions {
   FeatureConfig features;
   size_t idempotency_capacity = 1'000'000;
+  // How long a request may wait for a model score before it is decided on rules alone
+  // (degraded): the SLA budget of the decision path.
+  std::chrono::microseconds score_budget{200'000};
 };
 
 class ScoreService {
@@ -63,6 +71,9 @@ class ScoreService {
   absl::Mutex seen_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> seen_order_ ABSL_GUARDED_BY(seen_mu_);
+  // Feature rows of transactions answered 503, kept for their retry (bounded like seen_).
+  absl::flat_hash_map<std::string, std::vector<double>> unscored_ ABSL_GUARDED_BY(seen_mu_);
+  std::deque<std::string> unscored_order_ ABSL_GUARDED_BY(seen_mu_);
 };
 
 }  // namespace vigil

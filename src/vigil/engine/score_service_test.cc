@@ -95,5 +95,83 @@ TEST_F(ScoreServiceTest, ConcurrentDuplicatesAllGetTheOneDecision) {
   EXPECT_EQ(after["reasons"][0]["text"], "2 sent in 24 h");
 }
 
+// A model path whose queue is always full.
+class OverloadedScorer final : public Scorer {
+ public:
+  const std::string& model_version() const override { return version_; }
+  size_t row_width() const override { return FeatureExtractor::Schema()->size(); }
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double>, size_t, absl::Span<double>,
+                     const ScoreContext& context) const override {
+    last_priority = context.priority;
+    had_deadline = context.deadline.has_value();
+    return absl::ResourceExhaustedError("the batcher's P0 queue is full (1 requests)");
+  }
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double>, int) const override {
+    return std::vector<Reason>{};
+  }
+  mutable Priority last_priority = Priority::kP2;
+  mutable bool had_deadline = false;
+
+ private:
+  std::string version_ = "busy";
+};
+
+TEST_F(ScoreServiceTest, AnOverloadedModelPathAnswers503AndTheIdCanBeRetried) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  auto scorer = std::make_shared<OverloadedScorer>();
+  ScoreService service(fx_, ScoreServiceOptions{},
+                       std::make_shared<DecisionMaker>(*policy, scorer, layout), clock_);
+  std::string body = Tx("busy-1");
+  body.insert(body.size() - 1, R"(,"priority":"P0")");
+  const ScoreService::Reply reply = service.Score(body);
+  EXPECT_EQ(reply.status, 503) << reply.body;
+  EXPECT_THAT(reply.body, HasSubstr("overloaded"));
+  EXPECT_EQ(scorer->last_priority, Priority::kP0);  // the request's class reached the batcher
+  EXPECT_TRUE(scorer->had_deadline);                // with the SLA budget as its deadline
+  EXPECT_EQ(service.Score(body).status, 503);       // not cached: a retry is tried again
+}
+
+// A retry after a 503 is decided on the row computed the first time: the payment is counted once.
+TEST_F(ScoreServiceTest, ARetryAfter503CountsThePaymentOnce) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  // Overloaded first, then fine: a scorer that refuses exactly once.
+  class OnceOverloaded final : public Scorer {
+   public:
+    const std::string& model_version() const override { return version_; }
+    size_t row_width() const override { return FeatureExtractor::Schema()->size(); }
+    using Scorer::Score;
+    absl::Status Score(absl::Span<const double>, size_t n, absl::Span<double> scores,
+                       const ScoreContext&) const override {
+      if (!refused_) {
+        refused_ = true;
+        return absl::ResourceExhaustedError("full");
+      }
+      for (size_t i = 0; i < n; ++i) scores[i] = 0.1;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double>, int) const override {
+      return std::vector<Reason>{};
+    }
+
+   private:
+    mutable bool refused_ = false;
+    std::string version_ = "once";
+  };
+  ScoreService service(
+      fx_, ScoreServiceOptions{},
+      std::make_shared<DecisionMaker>(*policy, std::make_shared<OnceOverloaded>(), layout), clock_);
+  EXPECT_EQ(service.Score(Tx("r1")).status, 503);
+  const ScoreService::Reply retry = service.Score(Tx("r1"));
+  ASSERT_EQ(retry.status, 200) << retry.body;
+  EXPECT_EQ(nlohmann::json::parse(retry.body)["reasons"][0]["text"], "1 sent in 24 h");
+  EXPECT_EQ(nlohmann::json::parse(service.Score(Tx("r2")).body)["reasons"][0]["text"],
+            "2 sent in 24 h");
+}
+
 }  // namespace
 }  // namespace vigil
