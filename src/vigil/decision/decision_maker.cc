@@ -93,9 +93,9 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
   const size_t width = layout_.schema().size();
   VIGIL_CHECK(rows.size() >= n * width && decisions.size() >= n);
   // One version for the whole batch, held to its end whatever is activated meanwhile.
-  const std::shared_ptr<const Policy> policy_holder = policies_->Active();
-  const Policy* const policy_ = policy_holder.get();
-  const std::string policy_version = PolicyVersion(*policy_);
+  const std::shared_ptr<const Policy> held = policies_->Active();
+  const Policy& policy = *held;
+  const std::string policy_version = PolicyVersion(policy);
 
   // The model, for the whole batch.
   std::vector<double> scores(n, std::nan(""));
@@ -110,7 +110,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
   }
 
   PolicyInputs inputs(layout_);
-  std::vector<uint32_t> fired(policy_->rules().size());
+  std::vector<uint32_t> fired(policy.rules().size());
   for (size_t i = 0; i < n; ++i) {
     const Transaction& tx = *txs[i];
     const absl::Span<const double> row = rows.subspan(i * width, width);
@@ -132,26 +132,25 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
     const auto rules_start = SteadyClock::now();
     inputs.Set(tx, row, d.score);
     const EvalInputs view = inputs.view();
-    const size_t hits = policy_->Evaluate(view, absl::MakeSpan(fired));
+    const size_t hits = policy.Evaluate(view, absl::MakeSpan(fired));
     Action action = Action::kAllow;
     for (size_t h = 0; h < hits; ++h) {
-      const PolicyRule& rule = policy_->rules()[fired[h]];
+      const PolicyRule& rule = policy.rules()[fired[h]];
       Reason reason;
       reason.kind = Reason::Kind::kRule;
       reason.code = rule.id;
-      reason.text = policy_->RenderReason(rule, view);
+      reason.text = policy.RenderReason(rule, view);
       reason.shadow = rule.mode == RuleMode::kShadow;
       if (!reason.shadow) action = std::max(action, RuleActionToDecision(rule.action));
       d.reasons.push_back(std::move(reason));
     }
     if (!std::isnan(d.score)) {
-      const double threshold = d.score >= policy_->block_threshold() ? policy_->block_threshold()
-                               : d.score >= policy_->review_threshold()
-                                   ? policy_->review_threshold()
-                                   : -1;
+      const double threshold = d.score >= policy.block_threshold()    ? policy.block_threshold()
+                               : d.score >= policy.review_threshold() ? policy.review_threshold()
+                                                                      : -1;
       if (threshold >= 0) {
         const Action by_score =
-            d.score >= policy_->block_threshold() ? Action::kBlock : Action::kReview;
+            d.score >= policy.block_threshold() ? Action::kBlock : Action::kReview;
         action = std::max(action, by_score);
         d.reasons.push_back(
             {Reason::Kind::kModel, "score",
