@@ -1,0 +1,226 @@
+#include "vigil/server/serve_config.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "yaml-cpp/yaml.h"
+
+namespace vigil {
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+class ConfigReader {
+ public:
+  explicit ConfigReader(std::string_view file) : file_(file) {}
+
+  void Error(const YAML::Node& node, std::string_view message, std::string_view hint = {}) {
+    const YAML::Mark m = node.Mark();
+    std::string out = absl::StrCat(file_, ":", m.line + 1, ":", m.column + 1, ": ",
+                                   absl::string_view(message.data(), message.size()));
+    if (!hint.empty())
+      absl::StrAppend(&out, " (", absl::string_view(hint.data(), hint.size()), ")");
+    errors_.push_back(std::move(out));
+  }
+
+  void Keys(const YAML::Node& map, const std::vector<std::string>& known, std::string_view what) {
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string best;
+      size_t best_distance = 3;
+      for (const std::string& k : known) {
+        if (const size_t d = EditDistance(key, k); d < best_distance) best_distance = d, best = k;
+      }
+      Error(
+          kv.first,
+          absl::StrCat("unknown key '", key, "' in ", absl::string_view(what.data(), what.size())),
+          best.empty() ? absl::StrCat("known: ", absl::StrJoin(known, ", "))
+                       : absl::StrCat("did you mean '", best, "'?"));
+    }
+  }
+
+  template <typename T>
+  void Integer(const YAML::Node& node, const char* key, T* out, int64_t min, int64_t max) {
+    int64_t v = 0;
+    if (!node.IsScalar() || !absl::SimpleAtoi(node.Scalar(), &v) || v < min || v > max) {
+      Error(node, absl::StrCat("'", key, "' must be a whole number from ", min, " to ", max));
+      return;
+    }
+    *out = static_cast<T>(v);
+  }
+
+  void Millis(const YAML::Node& node, const char* key, std::chrono::milliseconds* out, int64_t min,
+              int64_t max) {
+    int64_t v = 0;
+    Integer(node, key, &v, min, max);
+    *out = std::chrono::milliseconds(v);
+  }
+
+  void String(const YAML::Node& node, const char* key, std::string* out) {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      Error(node, absl::StrCat("'", key, "' must be a non-empty string"));
+      return;
+    }
+    *out = node.Scalar();
+  }
+
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::string file_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("listen '",
+                                                   absl::string_view(listen.data(), listen.size()),
+                                                   "': expected HOST:PORT, e.g. 127.0.0.1:8080"));
+  }
+  int64_t p = -1;
+  const std::string_view port_text = listen.substr(colon + 1);
+  if (!absl::SimpleAtoi(absl::string_view(port_text.data(), port_text.size()), &p) || p < 0 ||
+      p > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("listen '",
+                                                   absl::string_view(listen.data(), listen.size()),
+                                                   "': the port must be a number from 0 to 65535"));
+  }
+  *host = std::string(listen.substr(0, colon));
+  *port = static_cast<uint16_t>(p);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::string_view file) {
+  ServeConfig c;
+  ConfigReader r(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(absl::string_view(file.data(), file.size()), ":",
+                                                   e.mark.line + 1, ":", e.mark.column + 1,
+                                                   ": not valid YAML: ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(absl::string_view(file.data(), file.size()),
+                                                   ": a configuration is a mapping of keys"));
+  }
+  r.Keys(root,
+         {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
+          "idempotency_capacity", "limits", "batcher", "breaker"},
+         "the configuration");
+  if (const YAML::Node n = root["listen"]; n) {
+    std::string listen;
+    r.String(n, "listen", &listen);
+    if (!listen.empty()) {
+      if (absl::Status s = ParseListen(listen, &c.host, &c.port); !s.ok()) {
+        r.Error(n, std::string_view(s.message().data(), s.message().size()));
+      }
+    }
+  }
+  if (const YAML::Node n = root["data_dir"]; n) r.String(n, "data_dir", &c.data_dir);
+  if (const YAML::Node n = root["policy"]; n) r.String(n, "policy", &c.policy);
+  if (const YAML::Node n = root["model"]; n) r.String(n, "model", &c.model);
+  if (const YAML::Node n = root["model_ref"]; n) r.String(n, "model_ref", &c.model_ref);
+  if (const YAML::Node n = root["io_threads"]; n) r.Integer(n, "io_threads", &c.io_threads, 1, 256);
+  if (const YAML::Node n = root["score_budget_ms"]; n) {
+    r.Millis(n, "score_budget_ms", &c.score_budget, 1, 60'000);
+  }
+  if (const YAML::Node n = root["idempotency_capacity"]; n) {
+    r.Integer(n, "idempotency_capacity", &c.idempotency_capacity, 0, 100'000'000);
+  }
+  if (const YAML::Node l = root["limits"]; l) {
+    r.Keys(l,
+           {"body_bytes", "header_bytes", "request_timeout_ms", "idle_timeout_ms",
+            "max_connections", "batch_size"},
+           "limits");
+    if (const YAML::Node n = l["body_bytes"]; n) {
+      r.Integer(n, "body_bytes", &c.limits.body_bytes, 256, 64 << 20);
+    }
+    if (const YAML::Node n = l["header_bytes"]; n) {
+      r.Integer(n, "header_bytes", &c.limits.header_bytes, 256, 1 << 20);
+    }
+    if (const YAML::Node n = l["request_timeout_ms"]; n) {
+      r.Millis(n, "request_timeout_ms", &c.limits.request_timeout, 1, 600'000);
+    }
+    if (const YAML::Node n = l["idle_timeout_ms"]; n) {
+      r.Millis(n, "idle_timeout_ms", &c.limits.idle_timeout, 1, 3'600'000);
+    }
+    if (const YAML::Node n = l["max_connections"]; n) {
+      r.Integer(n, "max_connections", &c.limits.max_connections, 1, 1'000'000);
+    }
+    if (const YAML::Node n = l["batch_size"]; n) {
+      r.Integer(n, "batch_size", &c.limits.batch_size, 1, 100'000);
+    }
+  }
+  if (const YAML::Node b = root["batcher"]; b) {
+    r.Keys(b, {"preset"}, "batcher");
+    if (const YAML::Node n = b["preset"]; n) {
+      r.String(n, "preset", &c.batcher_preset);
+      if (c.batcher_preset == "fast") {
+        c.batcher = BatchPolicyConfig::Fast();
+      } else if (c.batcher_preset == "compliance") {
+        c.batcher = BatchPolicyConfig::ComplianceGrade();
+      } else if (!c.batcher_preset.empty()) {
+        r.Error(n, absl::StrCat("unknown batcher preset '", c.batcher_preset, "'"),
+                "fast or compliance");
+      }
+    }
+  }
+  if (const YAML::Node b = root["breaker"]; b) {
+    r.Keys(b, {"failure_threshold", "budget_ms", "open_ms"}, "breaker");
+    if (const YAML::Node n = b["failure_threshold"]; n) {
+      r.Integer(n, "failure_threshold", &c.breaker.failure_threshold, 1, 1'000'000);
+    }
+    if (const YAML::Node n = b["budget_ms"]; n) {
+      std::chrono::milliseconds ms{0};
+      r.Millis(n, "budget_ms", &ms, 1, 60'000);
+      c.breaker.budget = ms;
+    }
+    if (const YAML::Node n = b["open_ms"]; n) {
+      std::chrono::milliseconds ms{0};
+      r.Millis(n, "open_ms", &ms, 1, 3'600'000);
+      c.breaker.open_for = ms;
+    }
+  }
+  if (!r.errors().empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::string_view(file.data(), file.size()), ": ", s.message()));
+  }
+  return c;
+}
+
+absl::Status ServeConfig::Validate() const {
+  if (data_dir.empty()) {
+    return absl::InvalidArgumentError("data_dir is required (policy versions, models, state)");
+  }
+  if (!model.empty() && !model_ref.empty()) {
+    return absl::InvalidArgumentError("give model or model_ref, not both");
+  }
+  return batcher.Validate();
+}
+
+}  // namespace vigil

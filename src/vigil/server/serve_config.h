@@ -1,0 +1,68 @@
+// ServeConfig: everything `vigil serve` is told, from its flags or a YAML file with the same
+// keys (below), checked as a whole: every bad key or value is reported at once with
+// file:line:column, and nothing starts on a configuration it cannot honour.
+//
+//   listen: 127.0.0.1:8080        # host:port; port 0 picks a free one
+//   data_dir: state/
+//   policy: policies/default.yaml # or the data dir's active version when absent
+//   model: model.json             # or model_ref: <sha256 prefix> from the data dir's registry
+//   io_threads: 2
+//   score_budget_ms: 200          # SLA budget of the model path; then rules-only
+//   idempotency_capacity: 1000000
+//   limits: {body_bytes: 65536, header_bytes: 8192, request_timeout_ms: 5000,
+//            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
+//   batcher: {preset: fast}       # fast | compliance
+//   breaker: {failure_threshold: 5, budget_ms: 2, open_ms: 1000}
+//
+// Thread safety: value type.
+#ifndef VIGIL_SERVER_SERVE_CONFIG_H_
+#define VIGIL_SERVER_SERVE_CONFIG_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "vigil/batching/batch_policy.h"
+#include "vigil/batching/circuit_breaker.h"
+
+namespace vigil {
+
+struct ServeLimits {
+  size_t body_bytes = 64 << 10;
+  size_t header_bytes = 8 << 10;
+  std::chrono::milliseconds request_timeout{5000};
+  std::chrono::milliseconds idle_timeout{60000};
+  size_t max_connections = 1024;
+  size_t batch_size = 1000;  // transactions per POST /v1/score/batch
+};
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  std::string data_dir;
+  std::string policy;     // empty: the data dir's active version
+  std::string model;      // a model file; or
+  std::string model_ref;  // a model in the data dir's registry
+  int io_threads = 2;
+  std::chrono::milliseconds score_budget{200};
+  size_t idempotency_capacity = 1'000'000;
+  ServeLimits limits;
+  std::string batcher_preset = "fast";
+  BatchPolicyConfig batcher = BatchPolicyConfig::Fast();
+  CircuitBreakerConfig breaker;
+
+  // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
+  // nearest known key), as are values out of range.
+  static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
+  // Checks the combination: a data dir; not both model and model_ref; positive limits.
+  absl::Status Validate() const;
+};
+
+// "host:port" (IPv4 dotted quad or a name; port 0..65535). Errors name the part that is wrong.
+absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port);
+
+}  // namespace vigil
+
+#endif  // VIGIL_SERVER_SERVE_CONFIG_H_
