@@ -80,10 +80,6 @@ DecisionMaker::DecisionMaker(std::shared_ptr<const Policy> policy,
     : DecisionMaker(std::make_shared<FixedPolicy>(std::move(policy)), std::move(scorer),
                     std::move(layout), options) {}
 
-std::string DecisionMaker::PolicyVersion(const Policy& p) {
-  return absl::StrCat(p.version(), "@", p.content_hash().substr(0, 12));
-}
-
 absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
                                         absl::Span<const double> rows,
                                         absl::Span<Decision> decisions, UuidV7Generator& ids,
@@ -95,7 +91,6 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
   // One version for the whole batch, held to its end whatever is activated meanwhile.
   const std::shared_ptr<const Policy> held = policies_->Active();
   const Policy& policy = *held;
-  const std::string policy_version = PolicyVersion(policy);
 
   // The model, for the whole batch.
   std::vector<double> scores(n, std::nan(""));
@@ -119,7 +114,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
     d.transaction_id = tx.id;
     d.trace_id = ids.Next();
     d.feature_schema_version = layout_.schema().version();
-    d.policy_version = policy_version;
+    d.policy_version = policy.tag();
     d.score = scores[i];
     if (scorer_ != nullptr) {
       d.model_version = scorer_->model_version();

@@ -59,7 +59,7 @@ class DecisionMaker {
                 PolicyInputLayout layout, DecisionOptions options = {});
 
   // As recorded in decisions: "version@sha256-prefix" of the policy in force now.
-  std::string policy_version() const { return PolicyVersion(*policies_->Active()); }
+  std::string policy_version() const { return policies_->Active()->tag(); }
   // The model's version, "" without one.
   const std::string& model_version() const {
     static const std::string kNone;
@@ -81,7 +81,6 @@ class DecisionMaker {
  private:
   DecisionMaker(std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
                 PolicyInputLayout layout, DecisionOptions options);
-  static std::string PolicyVersion(const Policy& p);
 
   std::shared_ptr<const PolicySource> policies_;
   std::shared_ptr<const Scorer> scorer_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "vigil/common/nearest_name.h"
 
 namespace vigil {
 
@@ -92,21 +93,6 @@ bool IsIdentifier(absl::string_view name) {
 bool IsReserved(absl::string_view name) {
   return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords) ||
          std::find(std::begin(kFunctions), std::end(kFunctions), name) != std::end(kFunctions);
-}
-
-size_t EditDistance(absl::string_view a, absl::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 }  // namespace
@@ -606,17 +592,9 @@ class ExpressionCompiler {
 
   absl::Status UnknownName() const {
     const absl::string_view name = token_.text;
-    std::string best;
-    size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
     std::vector<std::string> candidates = scope_.Names();
     for (absl::string_view f : kFunctions) candidates.emplace_back(f);
-    for (const std::string& candidate : candidates) {
-      const size_t d = EditDistance(name, candidate);
-      if (d < best_distance) {
-        best_distance = d;
-        best = candidate;
-      }
-    }
+    const std::string best = NearestName(std::string_view(name.data(), name.size()), candidates);
     return Error(token_.begin, absl::StrCat("unknown name '", name, "'"),
                  best.empty() ? "" : absl::StrCat("did you mean '", best, "'?"));
   }

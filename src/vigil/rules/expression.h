@@ -78,7 +78,7 @@ struct EvalInputs {
 
 class Expression {
  public:
-  // The constant false (a placeholder until a compiled expression is assigned).
+  // Evaluates to false: the value of a PolicyRule before its compiled condition is assigned.
   Expression() = default;
 
   // Parses and type-checks "text" against "scope". "where" is the position of text's first

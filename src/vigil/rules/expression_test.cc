@@ -237,6 +237,11 @@ TEST_F(ExpressionTest, NeverTrueFindsContradictionsInConjunctions) {
   EXPECT_EQ(never("amount > 100 and count_24h < 50"), "");
 }
 
+TEST(Expression, DefaultConstructedIsFalse) {
+  EXPECT_EQ(Expression().type(), ExprType::kBool);
+  EXPECT_FALSE(Expression().EvaluateBool({}));
+}
+
 TEST(ExpressionScope, RejectsBadAndDuplicateNames) {
   ExpressionScope scope;
   EXPECT_OK(scope.AddNumber("amount", 0));

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "vigil/common/nearest_name.h"
 #include "vigil/common/sha256.h"
 #include "yaml-cpp/yaml.h"
 
@@ -33,34 +34,6 @@ std::string_view RuleActionName(RuleAction action) {
 namespace {
 
 absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string Nearest(std::string_view name, const std::vector<std::string>& known) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const std::string& k : known) {
-    const size_t d = EditDistance(name, k);
-    if (d < best_distance) {
-      best_distance = d;
-      best = k;
-    }
-  }
-  return best;
-}
 
 bool IsRuleId(std::string_view id) {
   return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
@@ -159,6 +132,7 @@ class PolicyParser {
     if (const YAML::Node c = root["constants"]; c) ParseConstants(c);
     if (const YAML::Node l = root["lists"]; l) ParseLists(l);
     if (const YAML::Node r = Required(root, "rules", "policy"); r) ParseRules(r, *policy);
+    policy->tag_ = absl::StrCat(policy->version_, "@", policy->content_hash_.substr(0, 12));
     return Result(std::move(policy));
   }
 
@@ -186,7 +160,7 @@ class PolicyParser {
     for (const auto& kv : map) {
       const std::string key = kv.first.Scalar();
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      const std::string near = Nearest(key, known);
+      const std::string near = NearestName(key, known);
       Error(kv.first.Mark(), absl::StrCat("unknown field '", key, "' in ", what),
             near.empty() ? absl::StrCat("known fields: ", absl::StrJoin(known, ", "))
                          : absl::StrCat("did you mean '", near, "'?"));
@@ -447,7 +421,7 @@ class PolicyParser {
       const ExpressionScope::Entry* entry = scope_.Find(name);
       if (entry == nullptr || entry->type == ExprType::kNumberList ||
           entry->type == ExprType::kStringList) {
-        const std::string near = Nearest(name, scope_.Names());
+        const std::string near = NearestName(name, scope_.Names());
         Error(at(i + 1),
               entry == nullptr ? absl::StrCat("unknown name '", name, "' in reason")
                                : absl::StrCat("a reason cannot cite the list '", name, "'"),

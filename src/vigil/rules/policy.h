@@ -78,6 +78,8 @@ class Policy {
   const std::string& version() const { return version_; }
   // SHA-256 of the policy text, lower-case hex: names exactly what was loaded.
   const std::string& content_hash() const { return content_hash_; }
+  // "version@" and the hash's first 12 hex digits: what every decision records.
+  const std::string& tag() const { return tag_; }
   // Model probability at or above which the score alone asks for review / block.
   double review_threshold() const { return review_threshold_; }
   double block_threshold() const { return block_threshold_; }
@@ -98,6 +100,7 @@ class Policy {
 
   std::string version_;
   std::string content_hash_;
+  std::string tag_;
   double review_threshold_ = 1.0;
   double block_threshold_ = 1.0;
   std::vector<PolicyRule> rules_;

@@ -69,6 +69,7 @@ TEST_F(PolicyTest, LoadsEvaluatesAndRendersReasons) {
   const Policy& p = **policy;
   EXPECT_EQ(p.version(), "2026.1");
   EXPECT_EQ(p.content_hash().size(), 64u);
+  EXPECT_EQ(p.tag(), "2026.1@" + p.content_hash().substr(0, 12));
   EXPECT_DOUBLE_EQ(p.review_threshold(), 0.5);
   EXPECT_DOUBLE_EQ(p.block_threshold(), 0.9);
   ASSERT_EQ(p.rules().size(), 3u);

@@ -6,25 +6,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "vigil/common/nearest_name.h"
 #include "yaml-cpp/yaml.h"
 
 namespace vigil {
 namespace {
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 class ConfigReader {
  public:
@@ -43,11 +29,7 @@ class ConfigReader {
     for (const auto& kv : map) {
       const std::string key = kv.first.Scalar();
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string best;
-      size_t best_distance = 3;
-      for (const std::string& k : known) {
-        if (const size_t d = EditDistance(key, k); d < best_distance) best_distance = d, best = k;
-      }
+      const std::string best = NearestName(key, known);
       Error(
           kv.first,
           absl::StrCat("unknown key '", key, "' in ", absl::string_view(what.data(), what.size())),
