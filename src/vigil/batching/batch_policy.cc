@@ -19,6 +19,15 @@ BatchPolicyConfig BatchPolicyConfig::Fast() {
   return c;
 }
 
+BatchPolicyConfig BatchPolicyConfig::Immediate() {
+  BatchPolicyConfig c;
+  c.classes[0] = {microseconds(0), 1, 16, 1024, true};
+  c.classes[1] = {microseconds(0), 1, 64, 4096, false};
+  c.classes[2] = {microseconds(0), 1, 256, 8192, false};
+  c.scoring_time = microseconds(200);
+  return c;
+}
+
 BatchPolicyConfig BatchPolicyConfig::ComplianceGrade() {
   BatchPolicyConfig c;
   c.classes[0] = {milliseconds(5), 1, 16, 1024, true};

@@ -49,6 +49,9 @@ struct BatchPolicyConfig {
   // Scaled to vigil's speed (a batch of 64 scores in tens of microseconds): P0 no wait, batch of
   // 1, preempts; P1 waits up to 0.5 ms; P2 up to 2 ms for batches of up to 256.
   static BatchPolicyConfig Fast();
+  // No waiting: every class is due as soon as it holds a request, so a batch is what queued
+  // while the previous one was scored (batches grow with the load, latency does not).
+  static BatchPolicyConfig Immediate();
   // The product's compliance-grade table: P0 5 ms / min 1 / preempts, P1 50 ms / min 8 /
   // preempts, P2 200 ms / min 32 / no preemption.
   static BatchPolicyConfig ComplianceGrade();

@@ -25,15 +25,22 @@ struct BatchingScorer::Pending {
 };
 
 absl::StatusOr<std::unique_ptr<BatchingScorer>> BatchingScorer::Create(
-    std::shared_ptr<const Scorer> inner, BatchPolicyConfig config) {
+    std::shared_ptr<const Scorer> inner, BatchPolicyConfig config, ValueHistogram* batch_sizes) {
   VIGIL_RETURN_IF_ERROR(config.Validate());
-  std::unique_ptr<BatchingScorer> scorer(new BatchingScorer(std::move(inner), config));
+  std::unique_ptr<BatchingScorer> scorer(
+      new BatchingScorer(std::move(inner), config, batch_sizes));
   scorer->thread_ = std::thread([s = scorer.get()] { s->Run(); });
   return scorer;
 }
 
-BatchingScorer::BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config)
-    : inner_(std::move(inner)), policy_(config) {}
+BatchingScorer::BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config,
+                               ValueHistogram* batch_sizes)
+    : inner_(std::move(inner)), batch_sizes_(batch_sizes), policy_(config) {}
+
+size_t BatchingScorer::queued(Priority p) const {
+  absl::MutexLock lock(&mu_);
+  return policy_.queued(p);
+}
 
 BatchingScorer::~BatchingScorer() {
   {
@@ -131,6 +138,7 @@ void BatchingScorer::Run() {
     rows.clear();
     for (const auto& m : members) rows.insert(rows.end(), m->rows.begin(), m->rows.end());
     scores.assign(total, 0.0);
+    if (batch_sizes_ != nullptr) batch_sizes_->Record(static_cast<double>(total));
     ScoreContext context;
     context.priority = members.front()->priority;
     const absl::Status status = inner_->Score(absl::MakeConstSpan(rows).subspan(0, total * width),

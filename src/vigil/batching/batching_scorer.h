@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/batching/batch_policy.h"
+#include "vigil/metrics/value_histogram.h"
 #include "vigil/model/scorer.h"
 
 namespace vigil {
@@ -30,8 +31,11 @@ namespace vigil {
 class BatchingScorer final : public Scorer {
  public:
   // Starts the batcher thread. Fails if the config does not validate.
-  static absl::StatusOr<std::unique_ptr<BatchingScorer>> Create(std::shared_ptr<const Scorer> inner,
-                                                                BatchPolicyConfig config);
+  // "batch_sizes", when given, records the rows of every batch scored (it must outlive the
+  // batcher).
+  static absl::StatusOr<std::unique_ptr<BatchingScorer>> Create(
+      std::shared_ptr<const Scorer> inner, BatchPolicyConfig config,
+      ValueHistogram* batch_sizes = nullptr);
   // Stops the thread; calls still waiting return kUnavailable.
   ~BatchingScorer() override;
 
@@ -49,14 +53,17 @@ class BatchingScorer final : public Scorer {
     uint64_t calls = 0, batches = 0, expired = 0, rejected = 0;
   };
   Stats stats() const;
+  size_t queued(Priority p) const;  // calls waiting in that class's queue now
 
  private:
   struct Pending;
-  BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config);
+  BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config,
+                 ValueHistogram* batch_sizes);
   void Run();
   void Complete(Pending& p, absl::Status status) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<const Scorer> inner_;
+  ValueHistogram* batch_sizes_;
   mutable absl::Mutex mu_;
   mutable BatchPolicy policy_ ABSL_GUARDED_BY(mu_);
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);

@@ -57,8 +57,16 @@ void CircuitBreaker::Record(SteadyTime now, bool ok, std::chrono::microseconds t
 absl::Status BreakerScorer::Score(absl::Span<const double> rows, size_t n,
                                   absl::Span<double> scores, const ScoreContext& context) const {
   {
-    absl::MutexLock lock(&mu_);
-    if (!breaker_.Allow(std::chrono::steady_clock::now())) {
+    CircuitBreaker::State from, to;
+    bool allowed;
+    {
+      absl::MutexLock lock(&mu_);
+      from = breaker_.state();
+      allowed = breaker_.Allow(std::chrono::steady_clock::now());
+      to = breaker_.state();
+    }
+    if (from != to && on_change_) on_change_(from, to);
+    if (!allowed) {
       return absl::UnavailableError(
           "the model's circuit breaker is open (it kept failing or missing its budget)");
     }
@@ -66,15 +74,28 @@ absl::Status BreakerScorer::Score(absl::Span<const double> rows, size_t n,
   const auto start = std::chrono::steady_clock::now();
   const absl::Status status = inner_->Score(rows, n, scores, context);
   const auto end = std::chrono::steady_clock::now();
-  absl::MutexLock lock(&mu_);
-  breaker_.Record(end, status.ok(),
-                  std::chrono::duration_cast<std::chrono::microseconds>(end - start));
+  // A full queue says the load is too high, not that the model is unhealthy.
+  if (absl::IsResourceExhausted(status)) return status;
+  CircuitBreaker::State from, to;
+  {
+    absl::MutexLock lock(&mu_);
+    from = breaker_.state();
+    breaker_.Record(end, status.ok(),
+                    std::chrono::duration_cast<std::chrono::microseconds>(end - start));
+    to = breaker_.state();
+  }
+  if (from != to && on_change_) on_change_(from, to);
   return status;
 }
 
 CircuitBreaker::State BreakerScorer::state() const {
   absl::MutexLock lock(&mu_);
   return breaker_.state();
+}
+
+uint64_t BreakerScorer::openings() const {
+  absl::MutexLock lock(&mu_);
+  return breaker_.openings();
 }
 
 }  // namespace vigil

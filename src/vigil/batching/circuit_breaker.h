@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,11 +57,17 @@ class CircuitBreaker {
 
 // A Scorer guarded by a CircuitBreaker: while the breaker is open, Score returns kUnavailable
 // at once (the decision goes rules-only, degraded, naming the breaker), and every call's outcome
-// feeds the breaker.
+// feeds the breaker, except kResourceExhausted (an overloaded queue is not an unhealthy model).
+// Place it inside the batcher, around the model itself: its budget then measures the model's
+// time, not the time a request queued.
 class BreakerScorer final : public Scorer {
  public:
-  BreakerScorer(std::shared_ptr<const Scorer> inner, CircuitBreakerConfig config)
-      : inner_(std::move(inner)), breaker_(config) {}
+  // Told of every state change (for the log and metrics), outside the breaker's lock.
+  using StateChange = std::function<void(CircuitBreaker::State from, CircuitBreaker::State to)>;
+
+  BreakerScorer(std::shared_ptr<const Scorer> inner, CircuitBreakerConfig config,
+                StateChange on_change = nullptr)
+      : inner_(std::move(inner)), breaker_(config), on_change_(std::move(on_change)) {}
 
   const std::string& model_version() const override { return inner_->model_version(); }
   size_t row_width() const override { return inner_->row_width(); }
@@ -71,11 +78,13 @@ class BreakerScorer final : public Scorer {
     return inner_->Explain(row, k);
   }
   CircuitBreaker::State state() const;
+  uint64_t openings() const;
 
  private:
   std::shared_ptr<const Scorer> inner_;
   mutable absl::Mutex mu_;
   mutable CircuitBreaker breaker_ ABSL_GUARDED_BY(mu_);
+  StateChange on_change_;
 };
 
 }  // namespace vigil

@@ -8,6 +8,7 @@
 #include "vigil/cli/model_command.h"
 #include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
+#include "vigil/cli/serve_command.h"
 
 int main(int argc, char** argv) {
   using namespace vigil::cli;
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
-                                   AddReplayCommand(vigil)};
+                                   AddReplayCommand(vigil), AddServeCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

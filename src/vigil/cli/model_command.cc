@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "vigil/engine/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
@@ -30,6 +31,7 @@ struct ModelFlags {
   std::string input;
   std::string out = "-";
   bool shap = false;
+  std::string data_dir;
 };
 
 const char* FormatName(ModelFormat f) {
@@ -201,6 +203,40 @@ int RunPredict(const ModelFlags& flags) {
   return kExitOk;
 }
 
+// `vigil model add`: stores a model in the data dir's registry (what /v1/engine/activate names).
+int RunAdd(const ModelFlags& flags) {
+  absl::StatusOr<ModelRegistry> registry =
+      ModelRegistry::Open(absl::StrCat(flags.data_dir, "/models"));
+  if (!registry.ok()) {
+    std::cerr << "vigil model add: " << registry.status().message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<ModelRegistry::Entry> entry = registry->Add(flags.model);
+  if (!entry.ok()) {
+    std::cerr << "vigil model add: " << entry.status().message() << "\n";
+    return entry.status().code() == absl::StatusCode::kInvalidArgument ? kExitInputRejected
+                                                                        : kExitUsage;
+  }
+  std::cout << entry->ref << "  " << entry->path << "\n";
+  return kExitOk;
+}
+
+int RunList(const ModelFlags& flags) {
+  absl::StatusOr<ModelRegistry> registry =
+      ModelRegistry::Open(absl::StrCat(flags.data_dir, "/models"));
+  absl::StatusOr<std::vector<ModelRegistry::Entry>> entries =
+      registry.ok() ? registry->List()
+                    : absl::StatusOr<std::vector<ModelRegistry::Entry>>(registry.status());
+  if (!entries.ok()) {
+    std::cerr << "vigil model list: " << entries.status().message() << "\n";
+    return kExitUsage;
+  }
+  for (const ModelRegistry::Entry& e : *entries) {
+    std::cout << e.ref << "  " << e.bytes << " bytes  " << e.path << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Command AddModelCommand(CLI::App& vigil) {
@@ -228,9 +264,20 @@ Command AddModelCommand(CLI::App& vigil) {
       "Example:\n"
       "  vigil model predict model.json rows.csv --shap --out scores.csv\n"
       "    the model binds to rows.csv's header by name; extra columns are ignored.");
-  return Command{app, [flags, inspect, predict] {
+  CLI::App* add = app->add_subcommand(
+      "add", "Store a model in a data dir's registry, named by the SHA-256 of its bytes (checked "
+             "to load first); prints the ref that `vigil serve --model-ref` and POST "
+             "/v1/engine/activate take");
+  add->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
+  add->add_option("MODEL", flags->model, "Model file")->required();
+  add->footer("Example:\n  vigil model add --data-dir state/ challenger.json");
+  CLI::App* list = app->add_subcommand("list", "The models in a data dir's registry");
+  list->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
+  return Command{app, [flags, inspect, predict, add, list] {
                    if (inspect->parsed()) return RunInspect(*flags);
                    if (predict->parsed()) return RunPredict(*flags);
+                   if (add->parsed()) return RunAdd(*flags);
+                   if (list->parsed()) return RunList(*flags);
                    return kExitUsage;
                  }};
 }

@@ -44,6 +44,13 @@ struct Decision {
   std::string feature_schema_version;
   std::string policy_version;
   std::string model_version;
+  // Which deployed model decided: "champion", "challenger" (a canary's share of the traffic),
+  // or "" outside a deployment (replay, rules only).
+  std::string model_role;
+  // A shadow model scored alongside without deciding; empty version when none.
+  std::string shadow_model_version;
+  double shadow_score = std::nan("");
+  std::string traceparent;  // W3C trace context of the request, vigil's span; "" when none
   bool degraded = false;        // true when a fallback (e.g. rules-only) decided
   std::string degraded_reason;  // why, when degraded
   std::vector<StageTiming> timings;

@@ -39,6 +39,11 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
   Key("trace_id", out);
   AppendJsonString(d.trace_id.ToString(), out);
   out->push_back(',');
+  if (!d.traceparent.empty()) {
+    Key("traceparent", out);
+    AppendJsonString(d.traceparent, out);
+    out->push_back(',');
+  }
   Key("action", out);
   AppendJsonString(View(ActionName(d.action)), out);
   out->push_back(',');
@@ -79,6 +84,23 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
   Key("model_version", out);
   AppendJsonString(d.model_version, out);
   out->push_back(',');
+  if (!d.model_role.empty()) {
+    Key("model_role", out);
+    AppendJsonString(d.model_role, out);
+    out->push_back(',');
+  }
+  if (!d.shadow_model_version.empty()) {
+    Key("shadow", out);
+    out->append("{\"model_version\":");
+    AppendJsonString(d.shadow_model_version, out);
+    out->append(",\"score\":");
+    if (std::isnan(d.shadow_score)) {
+      out->append("null");
+    } else {
+      absl::StrAppendFormat(out, "%.6f", d.shadow_score);
+    }
+    out->append("},");
+  }
   Key("feature_schema_version", out);
   AppendJsonString(d.feature_schema_version, out);
   out->push_back(',');

@@ -60,6 +60,8 @@ class DecisionMaker {
 
   // As recorded in decisions: "version@sha256-prefix" of the policy in force now.
   std::string policy_version() const { return policies_->Active()->tag(); }
+  // The policy in force now.
+  std::shared_ptr<const Policy> policy() const { return policies_->Active(); }
   // The model's version, "" without one.
   const std::string& model_version() const {
     static const std::string kNone;

@@ -1,15 +1,26 @@
 #include "vigil/engine/score_service.h"
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "simdjson.h"
 #include "vigil/common/json_text.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/record_error.h"
+#include "vigil/metrics/value_histogram.h"
 
 namespace vigil {
 namespace {
+
+using Steady = std::chrono::steady_clock;
+
+std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
 std::string ErrorBody(std::string_view code, std::string_view field, std::string_view message) {
   std::string out = "{\"error\":{\"code\":";
@@ -22,6 +33,25 @@ std::string ErrorBody(std::string_view code, std::string_view field, std::string
   return out;
 }
 
+// Stages timed per request, in the order of the latency_us object.
+enum Stage { kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kNumStages };
+constexpr const char* kStageNames[kNumStages] = {"parse", "features", "model", "rules",
+                                                 "explain", "encode", "total"};
+enum Role { kChampion, kChallenger, kShadow, kNumRoles };
+constexpr const char* kRoleNames[kNumRoles] = {"champion", "challenger", "shadow"};
+
+std::chrono::microseconds Micros(Steady::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d);
+}
+
+// The policy's verdict on a score alone: 0 allow, 1 review, 2 block.
+int ScoreBand(const Policy& policy, double score) {
+  if (std::isnan(score)) return -1;
+  if (score >= policy.block_threshold()) return 2;
+  if (score >= policy.review_threshold()) return 1;
+  return 0;
+}
+
 }  // namespace
 
 // A transaction id's reply, filled once; later arrivals of the same id wait for it.
@@ -30,95 +60,399 @@ struct ScoreService::Entry {
   Reply reply;
 };
 
+// One transaction on its way through a call.
+struct ScoreService::Item {
+  std::string_view raw;
+  Steady::time_point start;
+  Transaction tx;
+  Reply reply;      // status != 200 once refused
+  bool done = false;  // reply is final
+  std::shared_ptr<Entry> entry;
+  bool first = false;  // this call decides the id (else: it waits for entry)
+  int same_as = -1;    // an earlier item of this batch with the same id
+  std::vector<double> row;
+  Steady::duration parse{0}, features{0};
+};
+
+struct ScoreService::Metrics {
+  std::array<std::array<LatencyHistogram*, 3>, kNumStages> stage{};  // [stage][class]
+  std::array<std::array<Counter*, 3>, 3> decisions{};               // [action][class]
+  std::array<Counter*, 3> degraded{}, shed{};                        // [class]
+  std::array<ValueHistogram*, kNumRoles> scores{};
+  Counter* agree = nullptr;
+  Counter* disagree = nullptr;
+};
+
 ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
                            std::shared_ptr<const DecisionMaker> decider, const Clock& clock)
-    : options_(options),
-      decider_(std::move(decider)),
-      ids_(clock, 0x5c0e),
-      extractor_(fx, options.features) {}
+    : options_(options), clock_(clock), ids_(clock, 0x5c0e) {
+  auto snapshot = std::make_shared<ModelDeployment::Snapshot>();
+  snapshot->rules = std::move(decider);
+  fixed_ = std::move(snapshot);
+  memory_ = std::make_unique<FeatureExtractor>(fx, options.features);
+  extractor_ = memory_.get();
+}
 
-ScoreService::Reply ScoreService::Score(std::string_view body) {
-  thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
-  Transaction tx;
-  RecordError error;
-  if (!parser.Parse(body, &tx, &error)) {
-    return {400, ErrorBody(error.reason, error.field, error.message)};
+ScoreService::ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOptions options,
+                           std::shared_ptr<const ModelDeployment> deployment, const Clock& clock)
+    : options_(options), clock_(clock), deployment_(std::move(deployment)), ids_(clock, 0x5c0e) {
+  store_ = std::move(store);
+  extractor_ = &store_->extractor();
+}
+
+ScoreService::~ScoreService() = default;
+
+std::shared_ptr<const ModelDeployment::Snapshot> ScoreService::Deployment() const {
+  return deployment_ != nullptr ? deployment_->Current() : fixed_;
+}
+
+absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
+  auto m = std::make_unique<Metrics>();
+  for (int s = 0; s < kNumStages; ++s) {
+    for (int c = 0; c < 3; ++c) {
+      VIGIL_ASSIGN_OR_RETURN(
+          m->stage[s][c],
+          registry.AddHistogram("vigil_stage_latency_seconds",
+                                "Time per decision-path stage, by priority class (total: from "
+                                "the body received to the decision encoded).",
+                                {{"stage", kStageNames[s]},
+                                 {"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
+    }
   }
-  std::shared_ptr<Entry> entry;
-  bool first = false;
-  {
-    absl::MutexLock lock(&seen_mu_);
-    auto [it, inserted] = seen_.try_emplace(tx.id);
+  for (int a = 0; a < 3; ++a) {
+    for (int c = 0; c < 3; ++c) {
+      VIGIL_ASSIGN_OR_RETURN(
+          m->decisions[a][c],
+          registry.AddCounter(
+              "vigil_decisions_total", "Decisions made, by action and priority class.",
+              {{"action", std::string(View(ActionName(static_cast<Action>(a))))},
+               {"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    const std::string cls(PriorityName(static_cast<Priority>(c)));
+    VIGIL_ASSIGN_OR_RETURN(
+        m->degraded[c],
+        registry.AddCounter("vigil_degraded_decisions_total",
+                            "Decisions made on rules alone because the model path was late, "
+                            "failing or its breaker open.",
+                            {{"class", cls}}));
+    VIGIL_ASSIGN_OR_RETURN(
+        m->shed[c], registry.AddCounter("vigil_shed_total",
+                                        "Transactions refused with 503 because the model "
+                                        "path's queue was full (nothing decided).",
+                                        {{"class", cls}}));
+  }
+  std::vector<double> bounds;
+  for (int i = 1; i <= 20; ++i) bounds.push_back(i * 0.05);
+  for (int r = 0; r < kNumRoles; ++r) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->scores[r],
+        registry.AddValueHistogram("vigil_model_score",
+                                   "Model scores by deployment role (champion, challenger, "
+                                   "shadow), to compare their distributions.",
+                                   {{"role", kRoleNames[r]}}, bounds));
+  }
+  const char* kAgreementHelp =
+      "Shadow-scored decisions by whether the shadow model's score falls in the same policy "
+      "band (allow, review, block) as the deciding model's.";
+  VIGIL_ASSIGN_OR_RETURN(m->agree, registry.AddCounter("vigil_shadow_agreement_total",
+                                                       kAgreementHelp, {{"agree", "true"}}));
+  VIGIL_ASSIGN_OR_RETURN(m->disagree, registry.AddCounter("vigil_shadow_agreement_total",
+                                                          kAgreementHelp, {{"agree", "false"}}));
+  metrics_ = std::move(m);
+  return absl::OkStatus();
+}
+
+absl::Status ScoreService::Checkpoint() {
+  absl::MutexLock lock(&features_mu_);
+  if (store_ == nullptr) return absl::OkStatus();
+  return store_->Checkpoint({{"serve", "live"}}).status();
+}
+
+ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreRequest& request) {
+  std::vector<Item> items(1);
+  items[0].raw = body;
+  items[0].start = Steady::now();
+  DecideItems(items, request);
+  return std::move(items[0].reply);
+}
+
+ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
+  const Steady::time_point start = Steady::now();
+  // The array's elements, as raw JSON text (each is then parsed by the transaction parser).
+  simdjson::padded_string padded(body);
+  simdjson::ondemand::parser parser;
+  std::vector<Item> items;
+  auto invalid = [](std::string_view message) {
+    Reply r;
+    r.status = 400;
+    r.error_code = "invalid_json";
+    r.body = ErrorBody("invalid_json", "$", message);
+    return r;
+  };
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::array array;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_array().get(array) != simdjson::SUCCESS) {
+    return invalid("the body must be a JSON array of transactions");
+  }
+  for (auto element : array) {
+    std::string_view raw;
+    simdjson::ondemand::object object;
+    if (element.get_object().get(object) != simdjson::SUCCESS ||
+        object.raw_json().get(raw) != simdjson::SUCCESS) {
+      return invalid(absl::StrCat("element ", items.size(),
+                                  " is not a JSON object (a transaction)"));
+    }
+    if (items.size() == options_.max_batch) {
+      Reply r;
+      r.status = 413;
+      r.error_code = "batch_too_large";
+      r.body = ErrorBody("batch_too_large", "$",
+                         absl::StrCat("a batch holds at most ", options_.max_batch,
+                                      " transactions; split it"));
+      return r;
+    }
+    Item item;
+    // raw_json points into the padded copy: keep offsets into the caller's body instead.
+    item.raw = body.substr(static_cast<size_t>(raw.data() - padded.data()), raw.size());
+    item.start = start;
+    items.push_back(std::move(item));
+  }
+  if (items.empty()) return invalid("the array holds no transactions");
+  DecideItems(items, request);
+  Reply out;
+  out.body = "{\"results\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out.body.push_back(',');
+    const Reply& r = items[i].reply;
+    if (r.status == 200) {
+      out.body += r.body;
+    } else {
+      absl::StrAppend(&out.body, "{\"index\":", i, ",\"status\":", r.status, ",");
+      out.body.append(r.body, 1, std::string::npos);  // the error body's members
+    }
+  }
+  out.body += "]}";
+  return out;
+}
+
+void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& request) {
+  thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
+  for (Item& item : items) {
+    const Steady::time_point t0 = Steady::now();
+    RecordError error;
+    if (!parser.Parse(item.raw, &item.tx, &error)) {
+      item.reply.status = 400;
+      item.reply.error_code = error.reason;
+      item.reply.body = ErrorBody(error.reason, error.field, error.message);
+      item.done = true;
+    }
+    item.reply.transaction_id = item.tx.id;
+    item.parse = Steady::now() - t0;
+  }
+  Claim(items);
+  Features(items);
+  Decide(items, request);
+  Release(items);
+}
+
+// Who decides each id: the first arrival; later ones (here or in other calls) wait for it.
+void ScoreService::Claim(std::vector<Item>& items) {
+  absl::flat_hash_map<std::string_view, int> in_batch;
+  absl::MutexLock lock(&seen_mu_);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    if (item.done) continue;
+    if (auto it = in_batch.find(item.tx.id); it != in_batch.end()) {
+      item.same_as = it->second;
+      continue;
+    }
+    in_batch.emplace(item.tx.id, static_cast<int>(i));
+    auto [it, inserted] = seen_.try_emplace(item.tx.id);
     if (inserted) {
       it->second = std::make_shared<Entry>();
-      first = true;
-      seen_order_.push_back(tx.id);
+      item.first = true;
+      seen_order_.push_back(item.tx.id);
       if (seen_order_.size() > options_.idempotency_capacity) {
         seen_.erase(seen_order_.front());
         seen_order_.pop_front();
       }
-    }
-    entry = it->second;
-  }
-  if (!first) {
-    entry->done.WaitForNotification();
-    return entry->reply;
-  }
-  entry->reply = Decide(body, tx);
-  entry->done.Notify();
-  if (entry->reply.status != 200) {
-    // A refused transaction was not decided: a corrected retry with the same id must be heard.
-    absl::MutexLock lock(&seen_mu_);
-    auto it = seen_.find(tx.id);
-    if (it != seen_.end() && it->second == entry) seen_.erase(it);
-  }
-  return entry->reply;
-}
-
-ScoreService::Reply ScoreService::Decide(std::string_view, const Transaction& tx) {
-  const size_t width = FeatureExtractor::Schema()->size();
-  std::vector<double> row;
-  {
-    // A retry after a 503: the features already counted this payment.
-    absl::MutexLock lock(&seen_mu_);
-    auto it = unscored_.find(tx.id);
-    if (it != unscored_.end()) {
-      row = std::move(it->second);
-      unscored_.erase(it);
-    }
-  }
-  if (row.empty()) {
-    row.resize(width);
-    absl::Status s;
-    {
-      absl::MutexLock lock(&features_mu_);
-      s = extractor_.Process(tx, absl::MakeSpan(row));
-    }
-    if (!s.ok()) {
-      return {422, ErrorBody("features_refused", "amount",
-                             std::string_view(s.message().data(), s.message().size()))};
-    }
-  }
-  const Transaction* txs[] = {&tx};
-  Decision decision;
-  ScoreContext context;
-  context.priority = tx.priority;
-  context.deadline = std::chrono::steady_clock::now() + options_.score_budget;
-  const absl::Status decided =
-      decider_->DecideBatch(txs, row, absl::MakeSpan(&decision, 1), ids_, context);
-  if (!decided.ok()) {
-    absl::MutexLock lock(&seen_mu_);
-    if (unscored_.emplace(tx.id, std::move(row)).second) {
-      unscored_order_.push_back(tx.id);
-      if (unscored_order_.size() > options_.idempotency_capacity) {
-        unscored_.erase(unscored_order_.front());
-        unscored_order_.pop_front();
+      // A retry after a 503: the features already counted this payment.
+      if (auto u = unscored_.find(item.tx.id); u != unscored_.end()) {
+        item.row = std::move(u->second);
+        unscored_.erase(u);
       }
     }
-    return {503, ErrorBody("overloaded", "",
-                           std::string_view(decided.message().data(), decided.message().size()))};
+    item.entry = it->second;
   }
-  return {200, DecisionToJson(decision)};
+}
+
+void ScoreService::Features(std::vector<Item>& items) {
+  const size_t width = FeatureExtractor::Schema()->size();
+  absl::MutexLock lock(&features_mu_);
+  for (Item& item : items) {
+    if (item.done || !item.first || !item.row.empty()) continue;
+    const Steady::time_point t0 = Steady::now();
+    item.row.resize(width);
+    const absl::Status s = extractor_->Process(item.tx, absl::MakeSpan(item.row));
+    item.features = Steady::now() - t0;
+    if (!s.ok()) {
+      item.row.clear();
+      item.reply.status = 422;
+      item.reply.error_code = "features_refused";
+      item.reply.body = ErrorBody("features_refused", "amount", View(s.message()));
+      item.done = true;
+    }
+  }
+}
+
+void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request) {
+  const std::shared_ptr<const ModelDeployment::Snapshot> deployment = Deployment();
+  const size_t width = FeatureExtractor::Schema()->size();
+  // Group the items this call decides by the model that decides them.
+  struct Group {
+    const DecisionMaker* decider = nullptr;
+    const char* role = "none";
+    Role metric_role = kChampion;
+    std::vector<size_t> members;
+  };
+  std::array<Group, 2> groups;
+  groups[0].decider = deployment->champion != nullptr ? deployment->champion->decider.get()
+                                                      : deployment->rules.get();
+  groups[0].role = deployment->champion != nullptr ? "champion" : "none";
+  if (deployment->challenger != nullptr) {
+    groups[1].decider = deployment->challenger->decider.get();
+    groups[1].role = "challenger";
+    groups[1].metric_role = kChallenger;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& item = items[i];
+    if (item.done || !item.first) continue;
+    const bool challenger =
+        groups[1].decider != nullptr &&
+        ModelDeployment::RoutesToChallenger(item.tx.id, deployment->traffic_weight);
+    groups[challenger ? 1 : 0].members.push_back(i);
+  }
+  const std::chrono::microseconds budget = request.budget.value_or(options_.score_budget);
+  for (Group& group : groups) {
+    if (group.members.empty()) continue;
+    const size_t n = group.members.size();
+    std::vector<const Transaction*> txs(n);
+    std::vector<double> rows(n * width);
+    ScoreContext context;
+    context.priority = Priority::kP2;
+    for (size_t k = 0; k < n; ++k) {
+      const Item& item = items[group.members[k]];
+      txs[k] = &item.tx;
+      std::copy(item.row.begin(), item.row.end(), rows.begin() + static_cast<std::ptrdiff_t>(k * width));
+      context.priority = std::min(context.priority, item.tx.priority);
+    }
+    context.deadline = Steady::now() + budget;
+    std::vector<Decision> decisions(n);
+    const absl::Status decided = group.decider->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids_, context);
+    if (!decided.ok()) {
+      // Overloaded: nothing decided; keep the rows for the retries.
+      absl::MutexLock lock(&seen_mu_);
+      for (size_t k = 0; k < n; ++k) {
+        Item& item = items[group.members[k]];
+        item.reply.status = 503;
+        item.reply.error_code = "overloaded";
+        item.reply.body = ErrorBody("overloaded", "", View(decided.message()));
+        item.done = true;
+        if (unscored_.emplace(item.tx.id, std::move(item.row)).second) {
+          unscored_order_.push_back(item.tx.id);
+          if (unscored_order_.size() > options_.idempotency_capacity) {
+            unscored_.erase(unscored_order_.front());
+            unscored_order_.pop_front();
+          }
+        }
+      }
+      continue;
+    }
+    std::shared_ptr<const Policy> policy;
+    if (deployment->shadow != nullptr) policy = group.decider->policy();
+    for (size_t k = 0; k < n; ++k) {
+      Item& item = items[group.members[k]];
+      Decision& d = decisions[k];
+      d.model_role = group.role;
+      d.traceparent = request.traceparent;
+      if (deployment->shadow != nullptr) {
+        // Scored directly, never queued: the shadow must not slow or shed the decision.
+        double shadow_score = std::nan("");
+        const absl::Status s =
+            deployment->shadow->direct->Score(absl::MakeConstSpan(item.row), 1,
+                                              absl::MakeSpan(&shadow_score, 1));
+        d.shadow_model_version = deployment->shadow->version;
+        d.shadow_score = s.ok() ? shadow_score : std::nan("");
+        if (metrics_ != nullptr && s.ok()) {
+          metrics_->scores[kShadow]->Record(shadow_score);
+          if (!std::isnan(d.score)) {
+            (ScoreBand(*policy, d.score) == ScoreBand(*policy, shadow_score) ? metrics_->agree
+                                                                              : metrics_->disagree)
+                ->Increment();
+          }
+        }
+      }
+      if (metrics_ != nullptr && !std::isnan(d.score)) {
+        metrics_->scores[group.metric_role]->Record(d.score);
+      }
+      d.timings.insert(d.timings.begin(), {{"parse", Micros(item.parse)},
+                                           {"features", Micros(item.features)}});
+      d.timings.push_back({"total", Micros(Steady::now() - item.start)});
+      const Steady::time_point encode_start = Steady::now();
+      item.reply.status = 200;
+      item.reply.body = DecisionToJson(d);
+      item.reply.action = std::string(View(ActionName(d.action)));
+      item.reply.degraded = d.degraded;
+      item.reply.degraded_reason = d.degraded_reason;
+      item.done = true;
+      if (metrics_ != nullptr) {
+        const Steady::time_point end = Steady::now();
+        const int c = static_cast<int>(item.tx.priority);
+        auto record = [&](Stage s, Steady::duration t) { metrics_->stage[s][c]->Record(t); };
+        record(kParse, item.parse);
+        record(kFeatures, item.features);
+        for (const StageTiming& t : d.timings) {
+          if (t.stage == "model") record(kModel, t.elapsed);
+          if (t.stage == "rules") record(kRules, t.elapsed);
+          if (t.stage == "explain") record(kExplain, t.elapsed);
+        }
+        record(kEncode, end - encode_start);
+        record(kTotal, end - item.start);
+        metrics_->decisions[static_cast<int>(d.action)][c]->Increment();
+        if (d.degraded) metrics_->degraded[c]->Increment();
+      }
+    }
+  }
+}
+
+// Publishes the replies this call decided and collects those others decided.
+void ScoreService::Release(std::vector<Item>& items) {
+  for (Item& item : items) {
+    if (!item.first) continue;
+    item.entry->reply = item.reply;
+    item.entry->done.Notify();
+    if (item.reply.status != 200) {
+      // A refused transaction was not decided: a corrected retry with the same id must be heard.
+      absl::MutexLock lock(&seen_mu_);
+      auto it = seen_.find(item.tx.id);
+      if (it != seen_.end() && it->second == item.entry) seen_.erase(it);
+    }
+    if (item.reply.status == 503 && metrics_ != nullptr) {
+      metrics_->shed[static_cast<int>(item.tx.priority)]->Increment();
+    }
+  }
+  for (Item& item : items) {
+    if (item.same_as >= 0) {
+      item.reply = items[static_cast<size_t>(item.same_as)].reply;
+      item.reply.repeated = item.reply.status == 200;
+    } else if (!item.first && item.entry != nullptr) {
+      item.entry->done.WaitForNotification();
+      item.reply = item.entry->reply;
+      item.reply.repeated = item.reply.status == 200;
+    }
+  }
 }
 
 }  // namespace vigil

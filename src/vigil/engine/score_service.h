@@ -1,41 +1,53 @@
-// ScoreService: what `POST /v1/score` does, independent of HTTP: parse one transaction (the JSON
-// of docs/ingest.md), update the accounts' features, decide, and answer with the Decision JSON.
-// The HTTP server of `vigil serve` is a thin face over it.
+// ScoreService: what `POST /v1/score` and `POST /v1/score/batch` do, independent of HTTP:
+// parse transactions (the JSON of docs/ingest.md), update the accounts' features, decide with
+// the deployed models (champion, a canary challenger, a shadow), and answer with the Decision
+// JSON. The HTTP server of `vigil serve` is a thin face over it.
 //
 // Idempotency: a repeated transaction id is answered with the first decision's exact reply, and
 // the features are not updated twice; a duplicate that arrives while the first is still being
-// decided waits for it. The last `idempotency_capacity` transaction ids are remembered (oldest
-// forgotten first).
+// decided waits for it (within one batch too). The last `idempotency_capacity` transaction ids
+// are remembered (oldest forgotten first).
 //
 // Replies: 200 with the Decision; 400 when the body is not a valid transaction (the error names
 // the field and the reason); 422 when the features refuse it (say, a currency without an FX
 // rate); 503 when the model path is overloaded (its queue is full): nothing was decided, the
 // features were updated once and their row is kept, so a retry with the same id is decided on
-// that row without counting the payment twice. Error bodies are
+// that row without counting the payment twice. A request that cannot get a model score within
+// its budget is decided on rules alone and marked degraded (200). Error bodies are
 // {"error":{"code":...,"field":...,"message":...}}.
 //
-// Thread safety: Score may be called from any number of threads. Feature updates are
-// serialized (one lock); parsing, deciding and encoding run in parallel.
+// Batches: a JSON array of up to max_batch transactions, decided together (one model call per
+// deciding model); the reply is {"results":[...]} with, per item in order, the Decision or
+// {"index":i,"status":s,"error":{...}}.
+//
+// Thread safety: Score and ScoreBatch may be called from any number of threads. Feature updates
+// are serialized (one lock); parsing, deciding and encoding run in parallel.
 #ifndef VIGIL_ENGINE_SCORE_SERVICE_H_
 #define VIGIL_ENGINE_SCORE_SERVICE_H_
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/ids.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/engine/model_deployment.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/features/feature_store.h"
+#include "vigil/metrics/metrics_registry.h"
 
 namespace vigil {
 
@@ -43,37 +55,78 @@ struct ScoreServiceOptions {
   FeatureConfig features;
   size_t idempotency_capacity = 1'000'000;
   // How long a request may wait for a model score before it is decided on rules alone
-  // (degraded): the SLA budget of the decision path.
+  // (degraded): the SLA budget of the decision path, unless the request brings its own.
   std::chrono::microseconds score_budget{200'000};
+  size_t max_batch = 1000;  // transactions per ScoreBatch
+};
+
+// What the caller adds to a request body.
+struct ScoreRequest {
+  std::string traceparent;  // W3C trace context recorded in the decisions ("" for none)
+  std::optional<std::chrono::microseconds> budget;  // this request's SLA budget
 };
 
 class ScoreService {
  public:
+  // Features in memory only, decided by one fixed decision maker (tests, tools).
   // "decider" must use FeatureExtractor::Schema() (the layout BuildDecisionMaker gives).
   ScoreService(const FxRates& fx, ScoreServiceOptions options,
                std::shared_ptr<const DecisionMaker> decider, const Clock& clock);
+  // Features from (and checkpointed to) "store"; decided by "deployment"'s models.
+  ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOptions options,
+               std::shared_ptr<const ModelDeployment> deployment, const Clock& clock);
+  ~ScoreService();
 
   struct Reply {
     int status = 200;
     std::string body;
+    // For the request log and metrics (single transactions):
+    std::string transaction_id;
+    std::string error_code;  // when status != 200
+    std::string action;      // when status == 200
+    bool degraded = false;
+    std::string degraded_reason;
+    bool repeated = false;  // answered from the idempotency memory
   };
-  Reply Score(std::string_view body);
+  Reply Score(std::string_view body, const ScoreRequest& request = {});
+  Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});
+
+  // Registers the service's metrics (stage latency per priority class, decisions, degraded and
+  // shed counts, model score distributions by role, shadow agreement). Call once, before
+  // serving.
+  absl::Status RegisterMetrics(MetricsRegistry& registry);
+
+  // Durably writes the feature state changed since the last checkpoint (no-op in memory).
+  absl::Status Checkpoint();
 
  private:
   struct Entry;
-  Reply Decide(std::string_view body, const Transaction& tx);
+  struct Item;
+  struct Metrics;
+  void DecideItems(std::vector<Item>& items, const ScoreRequest& request);
+  void Claim(std::vector<Item>& items);
+  void Features(std::vector<Item>& items);
+  void Decide(std::vector<Item>& items, const ScoreRequest& request);
+  void Release(std::vector<Item>& items);
+  void Observe(const Item& item, const Decision* decision);
+  std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
 
   ScoreServiceOptions options_;
-  std::shared_ptr<const DecisionMaker> decider_;
+  const Clock& clock_;
+  std::shared_ptr<const ModelDeployment> deployment_;         // or
+  std::shared_ptr<const ModelDeployment::Snapshot> fixed_;    // a fixed decision maker
   mutable UuidV7Generator ids_;
   absl::Mutex features_mu_;
-  FeatureExtractor extractor_ ABSL_GUARDED_BY(features_mu_);
+  std::unique_ptr<FeatureStore> store_ ABSL_GUARDED_BY(features_mu_);        // or
+  std::unique_ptr<FeatureExtractor> memory_ ABSL_GUARDED_BY(features_mu_);   // in memory
+  FeatureExtractor* extractor_ ABSL_GUARDED_BY(features_mu_) = nullptr;
   absl::Mutex seen_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> seen_order_ ABSL_GUARDED_BY(seen_mu_);
   // Feature rows of transactions answered 503, kept for their retry (bounded like seen_).
   absl::flat_hash_map<std::string, std::vector<double>> unscored_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> unscored_order_ ABSL_GUARDED_BY(seen_mu_);
+  std::unique_ptr<Metrics> metrics_;
 };
 
 }  // namespace vigil

@@ -72,6 +72,15 @@ class ConfigReader {
 
 }  // namespace
 
+absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
+  if (name == "fast") return BatchPolicyConfig::Fast();
+  if (name == "immediate") return BatchPolicyConfig::Immediate();
+  if (name == "compliance") return BatchPolicyConfig::ComplianceGrade();
+  return absl::InvalidArgumentError(absl::StrCat("unknown batcher preset '",
+                                                 absl::string_view(name.data(), name.size()),
+                                                 "' (fast, immediate or compliance)"));
+}
+
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
@@ -109,7 +118,8 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   }
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
-          "idempotency_capacity", "limits", "batcher", "breaker"},
+          "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
+          "log"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -159,13 +169,12 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
     r.Keys(b, {"preset"}, "batcher");
     if (const YAML::Node n = b["preset"]; n) {
       r.String(n, "preset", &c.batcher_preset);
-      if (c.batcher_preset == "fast") {
-        c.batcher = BatchPolicyConfig::Fast();
-      } else if (c.batcher_preset == "compliance") {
-        c.batcher = BatchPolicyConfig::ComplianceGrade();
+      if (absl::StatusOr<BatchPolicyConfig> preset = BatcherPreset(c.batcher_preset);
+          preset.ok()) {
+        c.batcher = *preset;
       } else if (!c.batcher_preset.empty()) {
         r.Error(n, absl::StrCat("unknown batcher preset '", c.batcher_preset, "'"),
-                "fast or compliance");
+                "fast, immediate or compliance");
       }
     }
   }
@@ -183,6 +192,25 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
       std::chrono::milliseconds ms{0};
       r.Millis(n, "open_ms", &ms, 1, 3'600'000);
       c.breaker.open_for = ms;
+    }
+  }
+  if (const YAML::Node n = root["fx_rates"]; n) r.String(n, "fx_rates", &c.fx_rates);
+  if (const YAML::Node n = root["lists"]; n) r.String(n, "lists", &c.lists);
+  if (const YAML::Node w = root["workers"]; w) {
+    r.Keys(w, {"threads", "queue"}, "workers");
+    if (const YAML::Node n = w["threads"]; n) r.Integer(n, "threads", &c.worker_threads, 1, 4096);
+    if (const YAML::Node n = w["queue"]; n) r.Integer(n, "queue", &c.worker_queue, 1, 10'000'000);
+  }
+  if (const YAML::Node l = root["log"]; l) {
+    r.Keys(l, {"path", "sample_rate"}, "log");
+    if (const YAML::Node n = l["path"]; n) r.String(n, "path", &c.log_path);
+    if (const YAML::Node n = l["sample_rate"]; n) {
+      double v = -1;
+      if (!n.IsScalar() || !absl::SimpleAtod(n.Scalar(), &v) || !(v >= 0 && v <= 1)) {
+        r.Error(n, "'sample_rate' must be a number from 0 to 1");
+      } else {
+        c.log_sample_rate = v;
+      }
     }
   }
   if (!r.errors().empty()) {

@@ -11,8 +11,12 @@
 //   idempotency_capacity: 1000000
 //   limits: {body_bytes: 65536, header_bytes: 8192, request_timeout_ms: 5000,
 //            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
-//   batcher: {preset: fast}       # fast | compliance
+//   batcher: {preset: fast}       # fast | immediate | compliance
 //   breaker: {failure_threshold: 5, budget_ms: 2, open_ms: 1000}
+//   fx_rates: data/fx_rates.csv   # default: data/fx_rates.csv here, else beside the binary
+//   lists: policies/lists         # default: lists/ beside the policy file
+//   workers: {threads: 64, queue: 4096}  # requests that may wait (scoring, admin)
+//   log: {path: "", sample_rate: 0.01}   # JSON lines; "" = stderr
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -52,6 +56,12 @@ struct ServeConfig {
   std::string batcher_preset = "fast";
   BatchPolicyConfig batcher = BatchPolicyConfig::Fast();
   CircuitBreakerConfig breaker;
+  std::string fx_rates;
+  std::string lists;
+  int worker_threads = 64;
+  size_t worker_queue = 4096;
+  std::string log_path;  // empty: stderr
+  double log_sample_rate = 0.01;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
   // nearest known key), as are values out of range.
@@ -59,6 +69,9 @@ struct ServeConfig {
   // Checks the combination: a data dir; not both model and model_ref; positive limits.
   absl::Status Validate() const;
 };
+
+// The batcher presets by name: "fast", "immediate", "compliance".
+absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name);
 
 // "host:port" (IPv4 dotted quad or a name; port 0..65535). Errors name the part that is wrong.
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port);

@@ -1,0 +1,153 @@
+#include "vigil/cli/serve_command.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/cli/data_files.h"
+#include "vigil/server/serve_api.h"
+#include "vigil/server/serve_config.h"
+#include "vigil/server/vigil_server.h"
+
+namespace vigil::cli {
+namespace {
+
+// Flags override the configuration file's keys of the same name.
+struct ServeFlags {
+  std::string config;
+  std::string listen, data_dir, policy, lists, model, model_ref, fx_rates, batcher, log;
+  std::optional<int> io_threads, workers;
+  std::optional<int64_t> score_budget_ms;
+  std::optional<double> log_sample_rate;
+  bool routes = false;
+};
+
+int Fail(absl::string_view message, int code = kExitUsage) {
+  std::cerr << "vigil serve: " << message << "\n";
+  return code;
+}
+
+int RunServe(const ServeFlags& flags) {
+  if (flags.routes) {
+    for (const std::string& route : ServeApi::Routes()) std::cout << route << "\n";
+    return kExitOk;
+  }
+  ServeConfig config;
+  if (!flags.config.empty()) {
+    std::ifstream in(flags.config);
+    if (!in) return Fail(absl::StrCat("cannot read --config ", flags.config));
+    std::ostringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<ServeConfig> parsed = ServeConfig::Parse(text.str(), flags.config);
+    if (!parsed.ok()) return Fail(parsed.status().message());
+    config = *std::move(parsed);
+  }
+  if (!flags.listen.empty()) {
+    if (absl::Status s = ParseListen(flags.listen, &config.host, &config.port); !s.ok()) {
+      return Fail(absl::StrCat("--listen: ", s.message()));
+    }
+  }
+  const auto set = [](const std::string& flag, std::string* key) {
+    if (!flag.empty()) *key = flag;
+  };
+  set(flags.data_dir, &config.data_dir);
+  set(flags.policy, &config.policy);
+  set(flags.lists, &config.lists);
+  set(flags.fx_rates, &config.fx_rates);
+  set(flags.log, &config.log_path);
+  if (!flags.model.empty()) {
+    config.model = flags.model;
+    config.model_ref.clear();
+  }
+  if (!flags.model_ref.empty()) {
+    config.model_ref = flags.model_ref;
+    if (flags.model.empty()) config.model.clear();
+  }
+  if (!flags.batcher.empty()) {
+    absl::StatusOr<BatchPolicyConfig> preset = BatcherPreset(flags.batcher);
+    if (!preset.ok()) return Fail(absl::StrCat("--batcher: ", preset.status().message()));
+    config.batcher = *preset;
+    config.batcher_preset = flags.batcher;
+  }
+  if (flags.io_threads) config.io_threads = *flags.io_threads;
+  if (flags.workers) config.worker_threads = *flags.workers;
+  if (flags.score_budget_ms) config.score_budget = std::chrono::milliseconds(*flags.score_budget_ms);
+  if (flags.log_sample_rate) config.log_sample_rate = *flags.log_sample_rate;
+  if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
+  absl::StatusOr<FxRates> fx = LoadFxRates(config.fx_rates);
+  if (!fx.ok()) return Fail(fx.status().message());
+
+  // Every thread the server starts inherits this mask; the signals are taken by sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<VigilServer>> server = VigilServer::Start(config, *std::move(fx));
+  if (!server.ok()) return Fail(server.status().message());
+  std::cout << "vigil serve: listening on " << config.host << ":" << (*server)->port() << std::endl;
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::cerr << "vigil serve: " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
+            << ": stopping (answering requests in flight)\n";
+  if (absl::Status s = (*server)->Shutdown(); !s.ok()) return Fail(s.message());
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddServeCommand(CLI::App& vigil) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* app = vigil.add_subcommand(
+      "serve",
+      "Serve decisions over HTTP: POST /v1/score and /v1/score/batch, policy ingest, model "
+      "activation (canary, shadow), /healthz, /readyz, /metrics (docs/openapi.yaml)");
+  app->add_option("--config", flags->config,
+                  "YAML configuration (keys as the flags: listen, data_dir, policy, model, "
+                  "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, workers, "
+                  "log; docs/serve.md); flags override it");
+  app->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
+  app->add_option("--data-dir", flags->data_dir,
+                  "Data directory: policy versions, model registry, feature state");
+  app->add_option("--policy", flags->policy,
+                  "Policy file, stored and activated (default: the data dir's active version)");
+  app->add_option("--lists", flags->lists, "Named lists (default: lists/ beside the policy)");
+  app->add_option("--model", flags->model, "Model file, added to the registry as champion");
+  app->add_option("--model-ref", flags->model_ref,
+                  "Champion from the data dir's registry (SHA-256 or unique prefix)");
+  app->add_option("--fx-rates", flags->fx_rates,
+                  "FX rates table (default: data/fx_rates.csv here, else beside the binary)");
+  app->add_option("--batcher", flags->batcher, "Batcher preset: fast, immediate, compliance");
+  app->add_option("--io-threads", flags->io_threads, "I/O threads (default 2)");
+  app->add_option("--workers", flags->workers, "Worker threads for scoring (default 64)");
+  app->add_option("--score-budget-ms", flags->score_budget_ms,
+                  "SLA budget for a model score, then rules only (default 200)");
+  app->add_option("--log", flags->log, "JSON-lines log file (default: standard error)");
+  app->add_option("--log-sample-rate", flags->log_sample_rate,
+                  "Share of successful requests logged (default 0.01; errors and degraded "
+                  "decisions always)");
+  app->add_flag("--routes", flags->routes, "Print the served routes and exit");
+  app->footer(
+      "Examples:\n"
+      "  vigil serve --listen 127.0.0.1:8080 --data-dir state/ --model model.json \\\n"
+      "      --policy policies/default.yaml\n"
+      "  curl -s localhost:8080/v1/score -H 'Content-Type: application/json' -d @tx.json\n"
+      "Prints 'vigil serve: listening on HOST:PORT' once ready; stops on SIGTERM or SIGINT.");
+  return Command{app, [flags, app] {
+                   if (!flags->routes && flags->data_dir.empty() && flags->config.empty()) {
+                     std::cerr << "vigil serve: --data-dir (or --config) is required\n"
+                               << app->help();
+                     return kExitUsage;
+                   }
+                   return RunServe(*flags);
+                 }};
+}
+
+}  // namespace vigil::cli

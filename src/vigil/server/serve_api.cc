@@ -1,0 +1,454 @@
+#include "vigil/server/serve_api.h"
+
+#include <array>
+#include <charconv>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+#include "vigil/common/json_text.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/server/trace_context.h"
+
+namespace vigil {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
+absl::string_view Absl(std::string_view s) { return {s.data(), s.size()}; }
+
+enum RouteId {
+  kScore,
+  kScoreBatch,
+  kPolicyIngest,
+  kActivate,
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kUnmatched,  // 404 and server-answered errors
+  kNumRoutes
+};
+
+struct RouteSpec {
+  const char* method;
+  const char* path;
+  const char* label;
+};
+constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
+    {"POST", "/v1/score", "score"},
+    {"POST", "/v1/score/batch", "score_batch"},
+    {"POST", "/v1/policy/ingest", "policy_ingest"},
+    {"POST", "/v1/engine/activate", "engine_activate"},
+    {"GET", "/healthz", "healthz"},
+    {"GET", "/readyz", "readyz"},
+    {"GET", "/metrics", "metrics"},
+}};
+constexpr const char* kUnmatchedLabel = "other";
+
+constexpr std::array<int, 12> kStatuses = {200, 400, 404, 405, 408, 413,
+                                           415, 422, 431, 500, 503, 0};  // 0: any other
+size_t StatusIndex(int status) {
+  for (size_t i = 0; i + 1 < kStatuses.size(); ++i) {
+    if (kStatuses[i] == status) return i;
+  }
+  return kStatuses.size() - 1;
+}
+
+// The media type of a Content-Type value, lower case, without parameters.
+std::string MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  return absl::AsciiStrToLower(absl::StripAsciiWhitespace(Absl(t)));
+}
+
+HttpResponse UnsupportedMediaType(std::string_view got, std::string_view expected) {
+  return HttpError(415, "unsupported_media_type", "Content-Type",
+                   got.empty() ? absl::StrCat("a Content-Type is required: ", Absl(expected))
+                               : absl::StrCat("Content-Type '", Absl(got), "' is not accepted: ",
+                                              Absl(expected)));
+}
+
+HttpResponse Json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+// The value of "name" in an application/x-www-form-urlencoded query; nullopt when absent.
+std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {
+  for (absl::string_view part : absl::StrSplit(Absl(query), '&')) {
+    const size_t eq = part.find('=');
+    if (View(part.substr(0, eq)) == name) {
+      return eq == absl::string_view::npos ? std::string_view() : View(part.substr(eq + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+struct ServeApi::RouteMetrics {
+  std::array<std::array<Counter*, kStatuses.size()>, kNumRoutes> requests{};
+  std::array<LatencyHistogram*, kNumRoutes> duration{};
+};
+
+std::vector<std::string> ServeApi::Routes() {
+  std::vector<std::string> out;
+  for (const RouteSpec& r : kRoutes) out.push_back(absl::StrCat(r.method, " ", r.path));
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<ServeApi>> ServeApi::Create(ServeApiOptions options,
+                                                           WorkerPool* workers,
+                                                           MetricsRegistry* metrics,
+                                                           RequestLog* log) {
+  std::unique_ptr<ServeApi> api(new ServeApi(std::move(options), workers, metrics, log));
+  VIGIL_RETURN_IF_ERROR(api->RegisterMetrics());
+  return api;
+}
+
+absl::Status ServeApi::RegisterMetrics() {
+  auto m = std::make_unique<RouteMetrics>();
+  for (int r = 0; r < kNumRoutes; ++r) {
+    const std::string route = r < kNumRoutes - 1 ? kRoutes[r].label : kUnmatchedLabel;
+    for (size_t s = 0; s < kStatuses.size(); ++s) {
+      const std::string status = kStatuses[s] == 0 ? "other" : std::to_string(kStatuses[s]);
+      VIGIL_ASSIGN_OR_RETURN(m->requests[r][s],
+                             metrics_->AddCounter("vigil_http_requests_total",
+                                                  "HTTP requests answered, by route and status.",
+                                                  {{"route", route}, {"status", status}}));
+    }
+    VIGIL_ASSIGN_OR_RETURN(
+        m->duration[r],
+        metrics_->AddHistogram("vigil_http_request_duration_seconds",
+                               "From the request parsed to its response handed to the I/O "
+                               "thread, by route.",
+                               {{"route", route}}));
+  }
+  route_metrics_ = std::move(m);
+  return absl::OkStatus();
+}
+
+ServeApi::ServeApi(ServeApiOptions options, WorkerPool* workers, MetricsRegistry* metrics,
+                   RequestLog* log)
+    : options_(std::move(options)), workers_(workers), metrics_(metrics), log_(log) {}
+
+ServeApi::~ServeApi() = default;
+
+void ServeApi::SetReady(ServeParts parts) {
+  parts_ = parts;
+  ready_.store(true, std::memory_order_release);
+}
+
+void ServeApi::CountRefused(int status, std::string_view code) {
+  route_metrics_->requests[kUnmatched][StatusIndex(status)]->Increment();
+  RequestLogEntry entry;
+  entry.route = kUnmatchedLabel;
+  entry.status = status;
+  entry.error_code = code;
+  log_->Log(entry);
+}
+
+void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse response,
+                      Steady::time_point start, RequestLogEntry entry, HttpResponder respond) {
+  const auto elapsed = Steady::now() - start;
+  route_metrics_->requests[route][StatusIndex(response.status)]->Increment();
+  route_metrics_->duration[route]->Record(elapsed);
+  entry.method = request.method;
+  entry.route = route < kNumRoutes - 1 ? kRoutes[route].label : kUnmatchedLabel;
+  entry.target = request.path;
+  entry.remote = request.remote;
+  entry.status = response.status;
+  entry.latency = std::chrono::duration_cast<std::chrono::microseconds>(elapsed);
+  std::string error_code, error_message;
+  if (response.status >= 400 && entry.error_code.empty()) {
+    // The error body's code and message, for the log line.
+    const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+      error_code = body["error"].value("code", "");
+      error_message = body["error"].value("message", "");
+      entry.error_code = error_code;
+      entry.error_message = error_message;
+    }
+  }
+  log_->Log(entry);
+  std::move(respond)(std::move(response));
+}
+
+void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
+  const Steady::time_point start = Steady::now();
+  int route = kUnmatched;
+  std::string allow;
+  for (size_t i = 0; i < kRoutes.size(); ++i) {
+    if (request.path != kRoutes[i].path) continue;
+    if (request.method == kRoutes[i].method) {
+      route = static_cast<int>(i);
+      break;
+    }
+    allow = kRoutes[i].method;
+  }
+  if (route == kUnmatched) {
+    HttpResponse r;
+    if (!allow.empty()) {
+      r = HttpError(405, "method_not_allowed", "",
+                    absl::StrCat(request.method, " is not allowed on ", request.path, "; use ",
+                                 allow));
+      r.headers.push_back({"Allow", allow});
+    } else {
+      r = HttpError(404, "not_found", "",
+                    absl::StrCat("no route ", request.method, " ", request.path,
+                                 " (see docs/openapi.yaml)"));
+    }
+    return Finish(kUnmatched, request, std::move(r), start, {}, std::move(respond));
+  }
+  switch (route) {
+    case kHealthz:
+      return Finish(route, request, Json(200, R"({"status":"ok"})"), start, {},
+                    std::move(respond));
+    case kReadyz:
+      return Finish(route, request, Ready(), start, {}, std::move(respond));
+    case kMetrics:
+      return Finish(route, request, Metrics(), start, {}, std::move(respond));
+    default:
+      break;
+  }
+  if (!ready()) {
+    return Finish(route, request,
+                  HttpError(503, "not_ready", "",
+                            "vigil is loading its model, policy and state; see GET /readyz"),
+                  start, {}, std::move(respond));
+  }
+  // The rest may wait (the batcher, a duplicate in flight, a durable write): on the workers.
+  auto shared = std::make_shared<std::pair<HttpRequest, HttpResponder>>(std::move(request),
+                                                                        std::move(respond));
+  const bool queued = workers_->TrySubmit([this, route, start, shared]() mutable {
+    const HttpRequest& req = shared->first;
+    RequestLogEntry entry;
+    std::string traceparent;
+    HttpResponse response;
+    switch (route) {
+      case kScore:
+      case kScoreBatch:
+        response = Score(req, route == kScoreBatch, &traceparent, &entry);
+        break;
+      case kPolicyIngest:
+        response = IngestPolicy(req);
+        break;
+      case kActivate:
+        response = Activate(req);
+        break;
+    }
+    Finish(route, req, std::move(response), start, entry, std::move(shared->second));
+  });
+  if (!queued) {
+    HttpResponse r = HttpError(503, "overloaded", "",
+                               "every worker is busy and the request queue is full; retry");
+    r.headers.push_back({"Retry-After", "1"});
+    Finish(route, shared->first, std::move(r), start, {}, std::move(shared->second));
+  }
+}
+
+HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, std::string* traceparent_out,
+                             RequestLogEntry* log) {
+  static constexpr std::string_view kJson = "application/json";
+  const std::string_view content_type = request.Header("Content-Type");
+  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  ScoreRequest score_request;
+  const std::string_view budget = request.Header("X-Vigil-Budget-Ms");
+  if (!budget.empty()) {
+    int64_t ms = 0;
+    const auto [end, ec] = std::from_chars(budget.data(), budget.data() + budget.size(), ms);
+    if (ec != std::errc() || end != budget.data() + budget.size() || ms < 1 ||
+        ms > options_.max_budget.count()) {
+      return HttpError(400, "invalid_field", "X-Vigil-Budget-Ms",
+                       absl::StrCat("X-Vigil-Budget-Ms must be an integer number of "
+                                    "milliseconds from 1 to ",
+                                    options_.max_budget.count(), ", not '", Absl(budget), "'"));
+    }
+    score_request.budget = std::chrono::milliseconds(ms);
+  }
+  const std::optional<TraceContext> parent = TraceContext::Parse(request.Header("traceparent"));
+  const TraceContext ours = parent.has_value() ? parent->Child() : TraceContext::Generate();
+  score_request.traceparent = ours.ToTraceparent();
+  *traceparent_out = score_request.traceparent;
+  ScoreService::Reply reply = batch ? parts_.service->ScoreBatch(request.body, score_request)
+                                    : parts_.service->Score(request.body, score_request);
+  HttpResponse response;
+  response.status = reply.status;
+  response.body = std::move(reply.body);
+  response.headers.push_back({"traceparent", score_request.traceparent});
+  if (reply.status == 503) response.headers.push_back({"Retry-After", "1"});
+  // The log entry views these strings: keep them alive with the entry (thread-local slots
+  // are reused per request on this worker).
+  thread_local std::string trace_id, tx_id, action, reason, code;
+  trace_id = ours.TraceIdHex();
+  tx_id = std::move(reply.transaction_id);
+  action = std::move(reply.action);
+  reason = std::move(reply.degraded_reason);
+  code = std::move(reply.error_code);
+  log->trace_id = trace_id;
+  log->transaction_id = tx_id;
+  log->action = action;
+  log->degraded = reply.degraded;
+  log->degraded_reason = reason;
+  log->error_code = code;
+  return response;
+}
+
+HttpResponse ServeApi::IngestPolicy(const HttpRequest& request) {
+  const std::string_view content_type = request.Header("Content-Type");
+  const std::string media = MediaType(content_type);
+  if (media != "application/yaml" && media != "application/x-yaml" && media != "text/yaml" &&
+      media != "application/json") {
+    return UnsupportedMediaType(
+        content_type, "application/yaml, application/x-yaml, text/yaml or application/json");
+  }
+  bool activate = true;
+  if (std::optional<std::string_view> a = QueryParam(request.query, "activate"); a.has_value()) {
+    if (*a == "true" || *a == "1") {
+      activate = true;
+    } else if (*a == "false" || *a == "0") {
+      activate = false;
+    } else {
+      return HttpError(400, "invalid_field", "activate",
+                       absl::StrCat("the query parameter activate must be true or false, not '",
+                                    Absl(*a), "'"));
+    }
+  }
+  const std::string author = request.remote.empty() ? "api" : absl::StrCat("api:", request.remote);
+  absl::StatusOr<PolicyStore::Entry> entry =
+      parts_.policies->Add(request.body, "request", author);
+  if (!entry.ok()) {
+    if (entry.status().code() != absl::StatusCode::kInvalidArgument) {
+      return HttpError(500, "internal", "", View(entry.status().message()));
+    }
+    std::string body = "{\"error\":{\"code\":\"policy_invalid\",\"field\":\"\",\"message\":";
+    const std::string_view message = View(entry.status().message());
+    AppendJsonString(message.substr(0, message.find('\n')), &body);
+    body += ",\"details\":[";
+    bool first = true;
+    for (absl::string_view line : absl::StrSplit(Absl(message), '\n', absl::SkipWhitespace())) {
+      if (!first) body += ",";
+      first = false;
+      AppendJsonString(View(absl::StripAsciiWhitespace(line)), &body);
+    }
+    body += "]}}";
+    return Json(422, std::move(body));
+  }
+  if (activate) {
+    if (absl::Status s = parts_.policies->Activate(entry->id, author); !s.ok()) {
+      return HttpError(500, "internal", "", View(s.message()));
+    }
+  }
+  const std::shared_ptr<const Policy> active = parts_.policies->Active();
+  const bool is_active = parts_.policies->active_id() == entry->id;
+  std::string tag = absl::StrCat(entry->version, "@", entry->sha256.substr(0, 12));
+  if (is_active && active != nullptr) tag = active->tag();
+  nlohmann::json out = {{"id", entry->id},       {"version", entry->version},
+                        {"sha256", entry->sha256}, {"tag", tag},
+                        {"active", is_active}};
+  return Json(200, out.dump());
+}
+
+HttpResponse ServeApi::Activate(const HttpRequest& request) {
+  static constexpr std::string_view kJson = "application/json";
+  const std::string_view content_type = request.Header("Content-Type");
+  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) {
+    return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
+  }
+  if (!body.is_object()) {
+    return HttpError(400, "invalid_field", "$",
+                     "the body must be an object {model_ref, traffic_weight, shadow}");
+  }
+  std::string ref;
+  double weight = 0;
+  bool shadow = false;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "model_ref") {
+      if (!value.is_string()) {
+        return HttpError(400, "invalid_field", "$.model_ref", "model_ref must be a string");
+      }
+      ref = value.get<std::string>();
+    } else if (key == "traffic_weight") {
+      if (!value.is_number()) {
+        return HttpError(400, "invalid_field", "$.traffic_weight",
+                         "traffic_weight must be a number from 0 to 1");
+      }
+      weight = value.get<double>();
+    } else if (key == "shadow") {
+      if (!value.is_boolean()) {
+        return HttpError(400, "invalid_field", "$.shadow", "shadow must be true or false");
+      }
+      shadow = value.get<bool>();
+    } else {
+      return HttpError(400, "invalid_field", absl::StrCat("$.", key),
+                       absl::StrCat("unknown member '", key,
+                                    "' (expected model_ref, traffic_weight, shadow)"));
+    }
+  }
+  if (ref.empty()) {
+    return HttpError(400, "invalid_field", "$.model_ref",
+                     "model_ref is required: a model's SHA-256 or a unique prefix of at least 8 "
+                     "hex digits (vigil model add prints it)");
+  }
+  absl::StatusOr<std::shared_ptr<const ModelDeployment::Snapshot>> snapshot =
+      parts_.deployment->Activate(ref, weight, shadow);
+  if (!snapshot.ok()) {
+    const std::string_view message = View(snapshot.status().message());
+    switch (snapshot.status().code()) {
+      case absl::StatusCode::kNotFound:
+        return HttpError(404, "model_not_found", "$.model_ref", message);
+      case absl::StatusCode::kInvalidArgument:
+      case absl::StatusCode::kFailedPrecondition:
+        return HttpError(400, "invalid_field",
+                         absl::StrContains(Absl(message), "traffic_weight") ? "$.traffic_weight"
+                         : absl::StrContains(Absl(message), "shadow")       ? "$.shadow"
+                                                                            : "$.model_ref",
+                         message);
+      default:
+        return HttpError(500, "internal", "", message);
+    }
+  }
+  const auto model = [](const std::shared_ptr<const ModelDeployment::Model>& m) {
+    if (m == nullptr) return nlohmann::json(nullptr);
+    return nlohmann::json{{"ref", m->ref}, {"model_version", m->version}};
+  };
+  nlohmann::json out = {{"champion", model((*snapshot)->champion)},
+                        {"challenger", model((*snapshot)->challenger)},
+                        {"shadow", model((*snapshot)->shadow)}};
+  if ((*snapshot)->challenger != nullptr) {
+    out["challenger"]["traffic_weight"] = (*snapshot)->traffic_weight;
+  }
+  return Json(200, out.dump());
+}
+
+HttpResponse ServeApi::Ready() const {
+  if (!ready()) {
+    return HttpError(503, "not_ready", "",
+                     "vigil is loading its model, policy and state");
+  }
+  const auto deployment = parts_.deployment->Current();
+  const std::shared_ptr<const Policy> policy = parts_.policies->Active();
+  nlohmann::json out = {
+      {"status", "ready"},
+      {"policy_version", policy != nullptr ? policy->tag() : ""},
+      {"model_version", deployment->champion != nullptr ? deployment->champion->version : ""}};
+  return Json(200, out.dump());
+}
+
+HttpResponse ServeApi::Metrics() const {
+  if (options_.before_scrape) options_.before_scrape();
+  HttpResponse r;
+  r.content_type = std::string(View(MetricsRegistry::kContentType));
+  r.body = metrics_->RenderPrometheusText();
+  return r;
+}
+
+}  // namespace vigil

@@ -1,0 +1,101 @@
+// ServeApi: the routes of `vigil serve` (docs/openapi.yaml) over the engine's parts.
+//
+//   POST /v1/score            one transaction → Decision          (workers)
+//   POST /v1/score/batch      an array of them → {"results":[..]} (workers)
+//   POST /v1/policy/ingest    a policy (YAML or JSON) → stored, activated unless ?activate=false
+//   POST /v1/engine/activate  {model_ref, traffic_weight, shadow} → the deployment
+//   GET  /healthz             alive
+//   GET  /readyz              200 once model, policy and state are loaded; 503 before
+//   GET  /metrics             Prometheus text
+//
+// Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
+// answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
+// and logged (errors and degraded decisions always, the rest sampled).
+//
+// Thread safety: Handle from any I/O thread; SetReady once, from any thread.
+#ifndef VIGIL_SERVER_SERVE_API_H_
+#define VIGIL_SERVER_SERVE_API_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "vigil/engine/model_deployment.h"
+#include "vigil/engine/score_service.h"
+#include "vigil/metrics/metrics_registry.h"
+#include "vigil/rules/policy_store.h"
+#include "vigil/server/http_server.h"
+#include "vigil/server/request_log.h"
+#include "vigil/server/worker_pool.h"
+
+namespace vigil {
+
+// What the routes serve once loaded. Owned by the caller; must outlive the ServeApi's use.
+struct ServeParts {
+  ScoreService* service = nullptr;
+  PolicyStore* policies = nullptr;
+  ModelDeployment* deployment = nullptr;
+};
+
+struct ServeApiOptions {
+  std::chrono::milliseconds max_budget{800};  // X-Vigil-Budget-Ms upper bound
+  // Called before /metrics renders, to refresh gauges read at scrape time.
+  std::function<void()> before_scrape;
+};
+
+class ServeApi final : public HttpHandler {
+ public:
+  // The routes served, "METHOD PATH" (what `vigil serve --routes` prints).
+  static std::vector<std::string> Routes();
+
+  // Registers the HTTP metrics in "metrics". "workers", "metrics" and "log" must outlive the
+  // ServeApi.
+  static absl::StatusOr<std::unique_ptr<ServeApi>> Create(ServeApiOptions options,
+                                                          WorkerPool* workers,
+                                                          MetricsRegistry* metrics,
+                                                          RequestLog* log);
+  ~ServeApi() override;
+
+  // The parts are loaded: the scoring and admin routes start answering, /readyz turns 200.
+  void SetReady(ServeParts parts);
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+
+  void Handle(HttpRequest request, HttpResponder respond) override;
+
+  // Counts (and logs) an error the HTTP server answered itself.
+  void CountRefused(int status, std::string_view code);
+
+  struct RouteMetrics;
+
+ private:
+  ServeApi(ServeApiOptions options, WorkerPool* workers, MetricsRegistry* metrics,
+           RequestLog* log);
+  absl::Status RegisterMetrics();
+
+  HttpResponse Score(const HttpRequest& request, bool batch, std::string* traceparent_out,
+                     RequestLogEntry* log);
+  HttpResponse IngestPolicy(const HttpRequest& request);
+  HttpResponse Activate(const HttpRequest& request);
+  HttpResponse Ready() const;
+  HttpResponse Metrics() const;
+  void Finish(int route, const HttpRequest& request, HttpResponse response,
+              std::chrono::steady_clock::time_point start, RequestLogEntry entry,
+              HttpResponder respond);
+
+  ServeApiOptions options_;
+  WorkerPool* workers_;
+  MetricsRegistry* metrics_;
+  RequestLog* log_;
+  std::unique_ptr<RouteMetrics> route_metrics_;
+  std::atomic<bool> ready_{false};
+  ServeParts parts_;  // written once before ready_ is set
+};
+
+}  // namespace vigil
+
+#endif  // VIGIL_SERVER_SERVE_API_H_
