@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "vigil/cli/bench_command.h"
 #include "vigil/cli/command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
@@ -21,7 +22,8 @@ int main(int argc, char** argv) {
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
-                                   AddReplayCommand(vigil), AddServeCommand(vigil)};
+                                   AddReplayCommand(vigil), AddServeCommand(vigil),
+                                   AddBenchCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

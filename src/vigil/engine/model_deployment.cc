@@ -71,7 +71,7 @@ absl::StatusOr<std::shared_ptr<const ModelDeployment::Snapshot>> ModelDeployment
       next->champion = model;
       next->challenger = nullptr;
       next->traffic_weight = 0;
-      next->shadow = nullptr;
+      if (next->shadow == model) next->shadow = nullptr;
     } else {
       if (now->champion == nullptr) {
         return absl::InvalidArgumentError(

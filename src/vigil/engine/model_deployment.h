@@ -5,7 +5,8 @@
 //
 // Activation (the semantics of POST /v1/engine/activate {model_ref, traffic_weight, shadow}):
 //   shadow: true                  → the model becomes the shadow (traffic_weight must be 0);
-//   traffic_weight 1              → promoted to champion; challenger and shadow slots cleared;
+//   traffic_weight 1              → promoted to champion; the challenger slot is cleared (and
+//                                   the shadow slot when it held this model);
 //   0 < traffic_weight < 1        → the challenger, deciding that share of the traffic;
 //   traffic_weight 0 (no shadow)  → naming the champion clears the challenger and the shadow;
 //                                   naming another model is an error.

@@ -164,6 +164,15 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
   return absl::OkStatus();
 }
 
+const LatencyHistogram* ScoreService::StageLatency(std::string_view stage,
+                                                   Priority priority) const {
+  if (metrics_ == nullptr) return nullptr;
+  for (int s = 0; s < kNumStages; ++s) {
+    if (stage == kStageNames[s]) return metrics_->stage[s][static_cast<int>(priority)];
+  }
+  return nullptr;
+}
+
 absl::Status ScoreService::Checkpoint() {
   absl::MutexLock lock(&features_mu_);
   if (store_ == nullptr) return absl::OkStatus();
@@ -184,17 +193,22 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
   simdjson::padded_string padded(body);
   simdjson::ondemand::parser parser;
   std::vector<Item> items;
-  auto invalid = [](std::string_view message) {
+  auto invalid = [](std::string_view message, std::string_view code = "invalid_field") {
     Reply r;
     r.status = 400;
-    r.error_code = "invalid_json";
-    r.body = ErrorBody("invalid_json", "$", message);
+    r.error_code = std::string(code);
+    r.body = ErrorBody(code, "$", message);
     return r;
   };
   simdjson::ondemand::document doc;
   simdjson::ondemand::array array;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_array().get(array) != simdjson::SUCCESS) {
-    return invalid("the body must be a JSON array of transactions");
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) {
+    return invalid("the body is not valid JSON", "invalid_json");
+  }
+  if (const simdjson::error_code e = doc.get_array().get(array); e != simdjson::SUCCESS) {
+    return e == simdjson::INCORRECT_TYPE
+               ? invalid("the body must be a JSON array of transactions")
+               : invalid("the body is not valid JSON", "invalid_json");
   }
   for (auto element : array) {
     std::string_view raw;
@@ -301,7 +315,13 @@ void ScoreService::Features(std::vector<Item>& items) {
       item.row.clear();
       item.reply.status = 422;
       item.reply.error_code = "features_refused";
-      item.reply.body = ErrorBody("features_refused", "amount", View(s.message()));
+      // The features refuse a payment for its currency (no FX rate) or its event time (later
+      // than the allowed lateness); name the member the caller must look at.
+      const std::string_view message = View(s.message());
+      const bool time = message.find("late") != std::string_view::npos ||
+                        message.find("event time") != std::string_view::npos;
+      item.reply.body =
+          ErrorBody("features_refused", time ? "$.timestamp" : "$.amount.currency", message);
       item.done = true;
     }
   }

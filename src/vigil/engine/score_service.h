@@ -96,6 +96,10 @@ class ScoreService {
   // serving.
   absl::Status RegisterMetrics(MetricsRegistry& registry);
 
+  // The latency histogram of one stage ("parse", "features", "model", "rules", "explain",
+  // "encode", "total") for one class; null before RegisterMetrics or for an unknown stage.
+  const LatencyHistogram* StageLatency(std::string_view stage, Priority priority) const;
+
   // Durably writes the feature state changed since the last checkpoint (no-op in memory).
   absl::Status Checkpoint();
 

@@ -173,5 +173,64 @@ TEST_F(ScoreServiceTest, ARetryAfter503CountsThePaymentOnce) {
             "2 sent in 24 h");
 }
 
+TEST_F(ScoreServiceTest, DecidesABatchInOrderWithAnErrorPerRefusedItem) {
+  const ScoreService::Reply early = service_->Score(Tx("early"));
+  ASSERT_EQ(early.status, 200) << early.body;
+  const std::string bad = R"({"id":"b2","amount":{"value":"1,5"}})";
+  const ScoreService::Reply r = service_->ScoreBatch(
+      absl::StrCat("[", Tx("b1"), ",", bad, ",", Tx("b3"), ",", Tx("b1"), ",", Tx("early"), "]"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json j = nlohmann::json::parse(r.body);
+  ASSERT_EQ(j["results"].size(), 5u) << r.body;
+  EXPECT_EQ(j["results"][0]["transaction_id"], "b1");
+  EXPECT_EQ(j["results"][1]["index"], 1);
+  EXPECT_EQ(j["results"][1]["status"], 400);
+  EXPECT_FALSE(j["results"][1]["error"]["field"].get<std::string>().empty()) << r.body;
+  EXPECT_FALSE(j["results"][1]["error"]["code"].get<std::string>().empty()) << r.body;
+  EXPECT_EQ(j["results"][2]["transaction_id"], "b3");
+  // A duplicate within the batch gets the first one's decision, and is counted once.
+  EXPECT_EQ(j["results"][3], j["results"][0]);
+  EXPECT_EQ(j["results"][0]["reasons"][0]["text"], "2 sent in 24 h");  // after "early"
+  EXPECT_EQ(j["results"][2]["reasons"][0]["text"], "3 sent in 24 h");
+  // An id decided before: that decision.
+  EXPECT_EQ(j["results"][4], nlohmann::json::parse(early.body));
+  EXPECT_EQ(nlohmann::json::parse(service_->Score(Tx("after")).body)["reasons"][0]["text"],
+            "4 sent in 24 h");
+}
+
+TEST_F(ScoreServiceTest, RefusesWholeBatchesThatAreNotArraysOfTransactionsOrTooLarge) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  ScoreServiceOptions options;
+  options.max_batch = 2;
+  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                       clock_);
+  struct Case {
+    std::string body;
+    int status;
+    const char* why;
+  };
+  const Case cases[] = {
+      {Tx("c1"), 400, "an object, not an array"},
+      {"[]", 400, "no transactions"},
+      {absl::StrCat("[", Tx("c1"), ",7]"), 400, "an element that is not an object"},
+      {"[{", 400, "not JSON"},
+      {absl::StrCat("[", Tx("c1"), ",", Tx("c2"), ",", Tx("c3"), "]"), 413, "over max_batch"},
+  };
+  for (const Case& c : cases) {
+    const ScoreService::Reply r = service.ScoreBatch(c.body);
+    EXPECT_EQ(r.status, c.status) << c.why << ": " << r.body;
+    EXPECT_THAT(r.body, HasSubstr("\"error\"")) << c.why;
+  }
+  // Nothing of a refused batch was decided or counted.
+  const ScoreService::Reply c1 = service.Score(Tx("c1"));
+  ASSERT_EQ(c1.status, 200) << c1.body;
+  EXPECT_EQ(nlohmann::json::parse(c1.body)["reasons"][0]["text"], "1 sent in 24 h");
+  const ScoreService::Reply two =
+      service.ScoreBatch(absl::StrCat("[", Tx("c2"), ",", Tx("c3"), "]"));
+  EXPECT_EQ(two.status, 200) << two.body;
+}
+
 }  // namespace
 }  // namespace vigil

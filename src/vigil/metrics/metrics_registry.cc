@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -61,6 +63,54 @@ std::string FormatDouble(double v) {
   return std::string(buf, r.ptr);
 }
 
+// What the Prometheus Go client writes for a float (strconv.FormatFloat(v, 'g', -1, 64)): the
+// shortest digits that read back as v, in exponent form when the decimal exponent is below -4
+// or at least 6: 1, 2.5, 0.05, 0.0001, 100000, 1e-05, 1e+06, 1.5e+07. Histogram `le` values are
+// label strings, so writing them as the most common client does keeps vigil's series joinable
+// with other exporters' on `le`.
+std::string FormatGoFloat(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  // Shortest round trip in exponent form: "-d.ddde-XX", the exponent at least two digits as in
+  // Go's %e.
+  const std::to_chars_result r =
+      std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  // 32 bytes hold any double's shortest form (at most 24 characters), so this always holds;
+  // FormatDouble is a valid sample value should it not.
+  if (r.ec != std::errc()) return FormatDouble(v);
+  const std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));
+  const size_t e = sci.find('e');
+  if (e == std::string_view::npos || e + 2 >= sci.size()) return FormatDouble(v);
+  int exp = 0;
+  const char* exp_begin = sci.data() + e + (sci[e + 1] == '+' ? 2 : 1);
+  if (std::from_chars(exp_begin, sci.data() + sci.size(), exp).ec != std::errc()) {
+    return FormatDouble(v);
+  }
+  if (exp < -4 || exp >= 6) return std::string(sci);
+  std::string out;
+  std::string_view mantissa = sci.substr(0, e);
+  if (mantissa.front() == '-') {
+    out.push_back('-');
+    mantissa.remove_prefix(1);
+  }
+  std::string digits;
+  for (const char c : mantissa) {
+    if (c != '.') digits.push_back(c);
+  }
+  const int point = exp + 1;  // digits before the decimal point; <= 0: zeros after it first
+  if (point <= 0) {
+    out.append("0.").append(static_cast<size_t>(-point), '0').append(digits);
+  } else if (digits.size() <= static_cast<size_t>(point)) {
+    out.append(digits).append(static_cast<size_t>(point) - digits.size(), '0');
+  } else {
+    out.append(digits, 0, static_cast<size_t>(point))
+        .append(".")
+        .append(digits, static_cast<size_t>(point));
+  }
+  return out;
+}
+
 // Nanoseconds as exact decimal seconds: 50000 -> "0.00005", 2000000000 -> "2".
 std::string FormatSeconds(uint64_t ns) {
   std::string out = absl::StrCat(ns / 1'000'000'000);
@@ -93,6 +143,7 @@ struct MetricsRegistry::Series {
   std::unique_ptr<Counter> counter;
   std::unique_ptr<Gauge> gauge;
   std::unique_ptr<LatencyHistogram> histogram;
+  std::unique_ptr<ValueHistogram> value_histogram;
 };
 
 struct MetricsRegistry::Family {
@@ -100,7 +151,8 @@ struct MetricsRegistry::Family {
   std::string help;
   Type type;
   std::vector<std::string> label_names;
-  std::vector<nanoseconds> bounds;  // histograms only
+  std::vector<nanoseconds> bounds;   // histograms only
+  std::vector<double> value_bounds;  // value histograms only
   std::vector<std::unique_ptr<Series>> series;
 };
 
@@ -129,9 +181,19 @@ absl::StatusOr<LatencyHistogram*> MetricsRegistry::AddHistogram(
   return (*series)->histogram.get();
 }
 
+absl::StatusOr<ValueHistogram*> MetricsRegistry::AddValueHistogram(absl::string_view name,
+                                                                   absl::string_view help,
+                                                                   const MetricLabels& labels,
+                                                                   std::vector<double> bounds) {
+  absl::StatusOr<Series*> series =
+      AddSeries(Type::kValueHistogram, name, help, labels, nullptr, &bounds);
+  if (!series.ok()) return series.status();
+  return (*series)->value_histogram.get();
+}
+
 absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
     Type type, absl::string_view name, absl::string_view help, const MetricLabels& labels,
-    const HistogramExportOptions* options) {
+    const HistogramExportOptions* options, const std::vector<double>* value_bounds) {
   const auto error = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("metric '", name, "': ", why));
   };
@@ -144,7 +206,7 @@ absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
       return error(absl::StrCat("label name '", label,
                                 "' must match [a-zA-Z_][a-zA-Z0-9_]* and not start with __"));
     }
-    if (type == Type::kHistogram && label == "le") {
+    if ((type == Type::kHistogram || type == Type::kValueHistogram) && label == "le") {
       return error("'le' is reserved for histogram buckets");
     }
     for (const std::string& seen : label_names) {
@@ -161,8 +223,15 @@ absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
       }
     }
   }
+  // Created (and its bounds checked) before taking the lock; dropped if registration fails.
+  std::unique_ptr<ValueHistogram> value_histogram;
+  if (value_bounds != nullptr) {
+    absl::StatusOr<std::unique_ptr<ValueHistogram>> created = ValueHistogram::Create(*value_bounds);
+    if (!created.ok()) return error(created.status().message());
+    value_histogram = *std::move(created);
+  }
   std::vector<std::string> exposed = {std::string(name)};
-  if (type == Type::kHistogram) {
+  if (type == Type::kHistogram || type == Type::kValueHistogram) {
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       exposed.push_back(absl::StrCat(name, suffix));
     }
@@ -189,6 +258,9 @@ absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
     if (options != nullptr && family->bounds != options->bucket_bounds) {
       return error("registered before with other bucket bounds");
     }
+    if (value_bounds != nullptr && family->value_bounds != *value_bounds) {
+      return error("registered before with other bucket bounds");
+    }
     for (const auto& s : family->series) {
       if (s->label_values == label_values) {
         return absl::AlreadyExistsError(absl::StrCat("metric '", name, "' with labels {",
@@ -203,6 +275,7 @@ absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
     created->type = type;
     created->label_names = label_names;
     if (options != nullptr) created->bounds = options->bucket_bounds;
+    if (value_bounds != nullptr) created->value_bounds = *value_bounds;
     families_.push_back(std::move(created));
     for (const std::string& n : exposed) exposed_names_.emplace(n, families_.size() - 1);
     family = families_.back().get();
@@ -218,6 +291,9 @@ absl::StatusOr<MetricsRegistry::Series*> MetricsRegistry::AddSeries(
       break;
     case Type::kHistogram:
       series->histogram = std::make_unique<LatencyHistogram>();
+      break;
+    case Type::kValueHistogram:
+      series->value_histogram = std::move(value_histogram);
       break;
   }
   family->series.push_back(std::move(series));
@@ -260,6 +336,21 @@ std::string MetricsRegistry::RenderPrometheusText() const {
                           "\n");
           absl::StrAppend(&out, family->name, "_sum", braced, " ",
                           FormatSeconds(ToUnsigned(series->histogram->sum())), "\n");
+          absl::StrAppend(&out, family->name, "_count", braced, " ", counts.back(), "\n");
+          break;
+        }
+        case Type::kValueHistogram: {
+          // One pass over the buckets, so the le counts, +Inf and _count agree.
+          const std::vector<uint64_t> counts = series->value_histogram->CumulativeCounts();
+          const std::string prefix = labels.empty() ? "" : absl::StrCat(labels, ",");
+          for (size_t i = 0; i < family->value_bounds.size(); ++i) {
+            absl::StrAppend(&out, family->name, "_bucket{", prefix, "le=\"",
+                            FormatGoFloat(family->value_bounds[i]), "\"} ", counts[i], "\n");
+          }
+          absl::StrAppend(&out, family->name, "_bucket{", prefix, "le=\"+Inf\"} ", counts.back(),
+                          "\n");
+          absl::StrAppend(&out, family->name, "_sum", braced, " ",
+                          FormatGoFloat(series->value_histogram->sum()), "\n");
           absl::StrAppend(&out, family->name, "_count", braced, " ", counts.back(), "\n");
           break;
         }

@@ -1,5 +1,5 @@
-// MetricsRegistry: owns vigil's counters, gauges and latency histograms and renders them in the
-// Prometheus text exposition format 0.0.4 (what `GET /metrics` serves).
+// MetricsRegistry: owns vigil's counters, gauges, latency histograms and value histograms and
+// renders them in the Prometheus text exposition format 0.0.4 (what `GET /metrics` serves).
 //
 // Metrics are registered up front (at pipeline construction), each with its fixed label values;
 // the returned pointer is then updated lock-free on the hot path, never looked up by name:
@@ -20,7 +20,10 @@
 // registration. Families render in registration order, series in registration order within a
 // family. Histograms are exported in seconds: `_bucket{le="..."}` for the configured bounds
 // plus "+Inf", `_sum` and `_count`; the full-resolution data stays available through the
-// LatencyHistogram itself (percentiles for `vigil bench` and the demo).
+// LatencyHistogram itself (percentiles for `vigil bench` and the demo). Value histograms
+// (AddValueHistogram: batch sizes, scores) export their own bounds and sum as they are, with
+// `le` and `_sum` written the way the Prometheus Go client writes floats (1, 2.5, 0.05, 1e-05,
+// 1e+06).
 //
 // Thread safety: safe for concurrent use. Registration and rendering take an internal mutex;
 // the returned metrics are updated without it. Returned pointers stay valid for the registry's
@@ -42,6 +45,7 @@
 #include "vigil/metrics/counter.h"
 #include "vigil/metrics/gauge.h"
 #include "vigil/metrics/latency_histogram.h"
+#include "vigil/metrics/value_histogram.h"
 
 namespace vigil {
 
@@ -82,19 +86,27 @@ class MetricsRegistry {
   absl::StatusOr<LatencyHistogram*> AddHistogram(absl::string_view name, absl::string_view help,
                                                  const MetricLabels& labels = {},
                                                  const HistogramExportOptions& options = {});
+  // A `histogram` family of non-duration values with the given bucket upper bounds. Errors: as
+  // above (a ValueHistogram family is a type of its own: it does not mix with AddHistogram's),
+  // plus kInvalidArgument for bounds ValueHistogram::ValidateBounds rejects (empty, not finite,
+  // not strictly ascending) or that differ from the family's first registration.
+  absl::StatusOr<ValueHistogram*> AddValueHistogram(absl::string_view name, absl::string_view help,
+                                                    const MetricLabels& labels,
+                                                    std::vector<double> bounds);
 
   // Every registered metric in Prometheus text format 0.0.4, ending with a newline (empty when
   // nothing is registered).
   std::string RenderPrometheusText() const;
 
  private:
-  enum class Type { kCounter, kGauge, kHistogram };
+  enum class Type { kCounter, kGauge, kHistogram, kValueHistogram };
   struct Series;
   struct Family;
 
   absl::StatusOr<Series*> AddSeries(Type type, absl::string_view name, absl::string_view help,
                                     const MetricLabels& labels,
-                                    const HistogramExportOptions* options);
+                                    const HistogramExportOptions* options,
+                                    const std::vector<double>* value_bounds = nullptr);
 
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<Family>> families_ ABSL_GUARDED_BY(mu_);  // registration order

@@ -214,5 +214,143 @@ TEST(MetricsRegistry, RenderWhileRecordingAndRegistering) {
   EXPECT_THAT(registry.RenderPrometheusText(), HasSubstr("\nlat_count 200000\n"));
 }
 
+TEST(MetricsRegistry, RendersValueHistogramsExactly) {
+  MetricsRegistry registry;
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * scores,
+                       registry.AddValueHistogram("vigil_model_score", "Model scores.",
+                                                  {{"model", "m1"}}, {0.05, 0.25, 0.5, 1}));
+  ASSERT_OK_AND_ASSIGN(
+      ValueHistogram * sizes,
+      registry.AddValueHistogram("vigil_batch_size", "Rows per batch.", {}, {1, 2.5, 64}));
+  for (double s : {0.01, 0.05, 0.3, 0.5, 0.75, 2.0}) scores->Record(s);
+  for (double n : {1.0, 3.0, 64.0, 1000.0}) sizes->Record(n);
+  EXPECT_THAT(Lines(registry.RenderPrometheusText()),
+              ElementsAreArray({
+                  "# HELP vigil_model_score Model scores.",
+                  "# TYPE vigil_model_score histogram",
+                  // Cumulative, le inclusive: 0.01 and 0.05 <= 0.05; then 0.3, 0.5 <= 0.5;
+                  // 0.75 <= 1; 2 only in +Inf.
+                  "vigil_model_score_bucket{model=\"m1\",le=\"0.05\"} 2",
+                  "vigil_model_score_bucket{model=\"m1\",le=\"0.25\"} 2",
+                  "vigil_model_score_bucket{model=\"m1\",le=\"0.5\"} 4",
+                  "vigil_model_score_bucket{model=\"m1\",le=\"1\"} 5",
+                  "vigil_model_score_bucket{model=\"m1\",le=\"+Inf\"} 6",
+                  // 0.01 + 0.05 + 0.3 + 0.5 + 0.75 + 2 in double arithmetic, shortest form.
+                  "vigil_model_score_sum{model=\"m1\"} 3.61",
+                  "vigil_model_score_count{model=\"m1\"} 6",
+                  "# HELP vigil_batch_size Rows per batch.",
+                  "# TYPE vigil_batch_size histogram",
+                  "vigil_batch_size_bucket{le=\"1\"} 1",
+                  "vigil_batch_size_bucket{le=\"2.5\"} 1",
+                  "vigil_batch_size_bucket{le=\"64\"} 3",
+                  "vigil_batch_size_bucket{le=\"+Inf\"} 4",
+                  "vigil_batch_size_sum 1068",
+                  "vigil_batch_size_count 4",
+              }));
+}
+
+TEST(MetricsRegistry, ValueHistogramLeIsWrittenAsTheGoClientWritesIt) {
+  // strconv.FormatFloat(v, 'g', -1, 64): shortest digits; exponent form below 1e-4 and from 1e6.
+  const std::vector<double> bounds = {-2.5, 0,      1e-05,  0.0001,   0.001, 0.1,     1.0 / 3,
+                                      12.5, 100000, 123456, 999999.5, 1e+06, 1234567, 1.5e+300};
+  MetricsRegistry registry;
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * h, registry.AddValueHistogram("v", "V.", {}, bounds));
+  h->Record(0.1);
+  h->Record(0.2);  // 0.1 + 0.2 = 0.30000000000000004: the sum keeps every digit it needs
+  std::vector<std::string> le;
+  std::string sum;
+  for (const std::string& line : Lines(registry.RenderPrometheusText())) {
+    const size_t at = line.find("le=\"");
+    if (at != std::string::npos) le.push_back(line.substr(at + 4, line.find('"', at + 4) - at - 4));
+    if (line.rfind("v_sum ", 0) == 0) sum = line.substr(6);
+  }
+  EXPECT_THAT(
+      le, ElementsAre("-2.5", "0", "1e-05", "0.0001", "0.001", "0.1", "0.3333333333333333", "12.5",
+                      "100000", "123456", "999999.5", "1e+06", "1.234567e+06", "1.5e+300", "+Inf"));
+  EXPECT_EQ(sum, "0.30000000000000004");
+}
+
+TEST(MetricsRegistry, ValueHistogramSpecialSums) {
+  MetricsRegistry registry;
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * h, registry.AddValueHistogram("v", "V.", {}, {1}));
+  h->Record(std::nan(""));  // ignored
+  h->Record(std::numeric_limits<double>::infinity());
+  EXPECT_THAT(Lines(registry.RenderPrometheusText()),
+              ElementsAre("# HELP v V.", "# TYPE v histogram", "v_bucket{le=\"1\"} 0",
+                          "v_bucket{le=\"+Inf\"} 1", "v_sum +Inf", "v_count 1"));
+}
+
+TEST(MetricsRegistry, RejectsInvalidValueHistograms) {
+  MetricsRegistry registry;
+  const auto invalid = [](const char* substring) {
+    return StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(substring));
+  };
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {}), invalid("metric 'v': "));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {}), invalid("empty"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {0.5, 0.5}), invalid("strictly ascending"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {1, 0.5}), invalid("strictly ascending"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {std::numeric_limits<double>::infinity()}),
+              invalid("finite"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {}, {std::nan("")}), invalid("finite"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "h", {{"le", "1"}}, {1}),
+              invalid("'le' is reserved"));
+  EXPECT_THAT(registry.AddValueHistogram("9v", "h", {}, {1}), invalid("name must match"));
+  EXPECT_THAT(registry.AddValueHistogram("v", "", {}, {1}), invalid("help text is empty"));
+  EXPECT_EQ(registry.RenderPrometheusText(), "") << "failed registrations leave nothing behind";
+}
+
+TEST(MetricsRegistry, ValueHistogramFamiliesMustAgreeWithTheirFirstRegistration) {
+  MetricsRegistry registry;
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * a,
+                       registry.AddValueHistogram("score", "Help.", {{"m", "a"}}, {0.5, 1}));
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * b,
+                       registry.AddValueHistogram("score", "Help.", {{"m", "b"}}, {0.5, 1}));
+  EXPECT_NE(a, b);
+  EXPECT_THAT(registry.AddValueHistogram("score", "Help.", {{"m", "a"}}, {0.5, 1}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("already registered")));
+  EXPECT_THAT(registry.AddValueHistogram("score", "Help.", {{"m", "c"}}, {0.5, 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other bucket bounds")));
+  EXPECT_THAT(registry.AddValueHistogram("score", "Other.", {{"m", "c"}}, {0.5, 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("another help")));
+  EXPECT_THAT(registry.AddValueHistogram("score", "Help.", {{"n", "c"}}, {0.5, 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("labels (m)")));
+  // A latency histogram and a value histogram are different types, even though both export as
+  // "histogram".
+  EXPECT_THAT(registry.AddHistogram("score", "Help.", {{"m", "c"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("another type")));
+  ASSERT_OK(registry.AddHistogram("lat", "Help.").status());
+  EXPECT_THAT(registry.AddValueHistogram("lat", "Help.", {}, {1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("another type")));
+  // Its _bucket/_sum/_count series names are taken.
+  EXPECT_THAT(registry.AddCounter("score_count", "Help."),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("collides with metric")));
+  ASSERT_OK(registry.AddGauge("g_sum", "Help.").status());
+  EXPECT_THAT(registry.AddValueHistogram("g", "Help.", {}, {1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("collides")));
+}
+
+TEST(MetricsRegistry, ValueHistogramRecordsFromManyThreads) {
+  MetricsRegistry registry;
+  ASSERT_OK_AND_ASSIGN(ValueHistogram * h,
+                       registry.AddValueHistogram("batch_rows", "Rows.", {}, {10, 100}));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([h] {
+      for (int i = 0; i < 50'000; ++i) h->Record(i % 2 == 0 ? 5 : 50);
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_THAT(registry.RenderPrometheusText(), HasSubstr("batch_rows_count "));
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_THAT(
+      Lines(registry.RenderPrometheusText()),
+      ElementsAre("# HELP batch_rows Rows.", "# TYPE batch_rows histogram",
+                  "batch_rows_bucket{le=\"10\"} 100000", "batch_rows_bucket{le=\"100\"} 200000",
+                  "batch_rows_bucket{le=\"+Inf\"} 200000",
+                  "batch_rows_sum 5.5e+06",  // 100000 * (5 + 50), as Go writes it
+                  "batch_rows_count 200000"));
+}
+
 }  // namespace
 }  // namespace vigil

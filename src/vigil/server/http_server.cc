@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "boost/asio/dispatch.hpp"
+#include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
@@ -68,8 +69,12 @@ struct HttpServer::State {
   absl::Mutex mu;
   absl::flat_hash_set<Session*> sessions ABSL_GUARDED_BY(mu);
   net::io_context ioc;
+  // Keeps the I/O threads running while nothing is pending (acceptor closed, no connections),
+  // until Stop().
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor;
   std::vector<std::thread> threads;
+  bool accepting = true;  // controlling thread only
 
   explicit State(HttpServerOptions o)
       : options(std::move(o)), ioc(options.io_threads), acceptor(net::make_strand(ioc)) {}
@@ -321,6 +326,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   if (acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return fail("listen");
   state->port = acceptor.local_endpoint().port();
   Accept(state.get());
+  state->work.emplace(state->ioc.get_executor());
   for (int i = 0; i < state->options.io_threads; ++i) {
     state->threads.emplace_back([s = state.get()] { s->ioc.run(); });
   }
@@ -333,6 +339,8 @@ uint16_t HttpServer::port() const { return state_->port; }
 
 void HttpServer::StopAccepting() {
   State* s = state_.get();
+  if (!s->accepting) return;
+  s->accepting = false;
   std::promise<void> closed;
   net::dispatch(s->acceptor.get_executor(), [s, &closed] {
     beast::error_code ignored;
@@ -356,6 +364,7 @@ void HttpServer::Stop() {
   while (s->in_flight.load() > 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  s->work.reset();
   s->ioc.stop();
   for (std::thread& t : s->threads) t.join();
   s->threads.clear();

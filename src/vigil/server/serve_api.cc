@@ -331,11 +331,19 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request) {
     const std::string_view message = View(entry.status().message());
     AppendJsonString(message.substr(0, message.find('\n')), &body);
     body += ",\"details\":[";
-    bool first = true;
+    // One detail per problem: a problem starts with "request:LINE:COLUMN:"; the lines after it
+    // (the source line, the caret, a hint) belong to it.
+    std::vector<std::string> problems;
     for (absl::string_view line : absl::StrSplit(Absl(message), '\n', absl::SkipWhitespace())) {
-      if (!first) body += ",";
-      first = false;
-      AppendJsonString(View(absl::StripAsciiWhitespace(line)), &body);
+      if (problems.empty() || absl::StartsWith(line, "request:")) {
+        problems.emplace_back(line);
+      } else {
+        absl::StrAppend(&problems.back(), "\n", line);
+      }
+    }
+    for (size_t i = 0; i < problems.size(); ++i) {
+      if (i > 0) body += ",";
+      AppendJsonString(problems[i], &body);
     }
     body += "]}}";
     return Json(422, std::move(body));

@@ -1,0 +1,337 @@
+#include "vigil/cli/bench_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
+#include "vigil/cli/data_files.h"
+#include "vigil/ingest/json_writer.h"
+#include "vigil/ingest/transaction_reader.h"
+#include "vigil/loadgen/http_load.h"
+#include "vigil/loadgen/sweep_report.h"
+#include "vigil/metrics/latency_histogram.h"
+#include "vigil/server/serve_config.h"
+#include "vigil/server/vigil_server.h"
+#include "vigil/synth/generator.h"
+
+namespace vigil::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model = "testdata/models/serve_model.json";
+  std::string policy = "policies/default.yaml";
+  std::string fx_rates;
+  std::string batchers = "immediate,fast,compliance";
+  std::string rates = "5000,10000,20000,30000";
+  std::string mix = "10,70,20";
+  std::string mode = "open";
+  int64_t duration_ms = 3000;
+  int64_t warmup_ms = 500;
+  int connections = 32;
+  int io_threads = 2;
+  int workers = 64;
+  bool overload = true;
+  std::string json_out;
+};
+
+// Resident set size of this process (server and client together), from /proc.
+double RssMiB() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
+}
+
+absl::StatusOr<std::vector<double>> ParseNumbers(const std::string& text, const char* flag) {
+  std::vector<double> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    double v = 0;
+    if (!absl::SimpleAtod(part, &v) || !(v > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": '", part, "' is not a positive number"));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": empty list"));
+  return out;
+}
+
+// A realistic pool of payments (vigil gen's population) to send, with fresh ids.
+absl::StatusOr<std::vector<Transaction>> PaymentPool(const FxRates& fx) {
+  std::ostringstream csv;
+  synth::GeneratorOptions g;
+  g.accounts = 20000;
+  g.days = 5;
+  g.seed = 42;
+  if (auto s = synth::GenerateTransactions(g, fx, csv); !s.ok()) return s.status();
+  ReaderOptions options;
+  options.source_name = "bench";
+  auto reader = OpenTransactionBuffer(csv.str(), options);
+  if (!reader.ok()) return reader.status();
+  std::vector<Transaction> pool;
+  Transaction tx;
+  RecordError error;
+  while (true) {
+    absl::StatusOr<ReadResult> r = (*reader)->Next(&tx, &error);
+    if (!r.ok()) return r.status();
+    if (*r == ReadResult::kEnd) break;
+    if (*r == ReadResult::kRecord) pool.push_back(tx);
+  }
+  if (pool.empty()) return absl::InternalError("the generator produced no payments");
+  return pool;
+}
+
+struct Point {
+  std::string setting;
+  LoadResult client;
+  // The server's own decision-path latency (stage "total": body received → decision encoded).
+  double server_p50_us = 0, server_p99_us = 0, server_p999_us = 0, server_p0_p99_us = 0;
+  double rss_before = 0, rss_after = 0;
+  bool overload = false;
+};
+
+absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
+                               const std::vector<Transaction>& pool, const std::string& preset,
+                               double rate, const std::array<int, 3>& mix, int run) {
+  ServeConfig config;
+  config.port = 0;
+  const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
+                                       "/vigil-bench-", getpid(), "-", run);
+  std::filesystem::remove_all(dir);
+  config.data_dir = dir;
+  config.model = flags.model;
+  config.policy = flags.policy;
+  config.io_threads = flags.io_threads;
+  config.worker_threads = flags.workers;
+  config.log_path = absl::StrCat(dir, ".log");
+  absl::StatusOr<BatchPolicyConfig> batcher = BatcherPreset(preset);
+  if (!batcher.ok()) return batcher.status();
+  config.batcher = *batcher;
+  config.batcher_preset = preset;
+  Point point;
+  point.setting = preset;
+  point.rss_before = RssMiB();
+  absl::StatusOr<std::unique_ptr<VigilServer>> server = VigilServer::Start(config, fx);
+  if (!server.ok()) return server.status();
+
+  LoadOptions load;
+  load.port = (*server)->port();
+  load.connections = flags.connections;
+  load.mode = flags.mode == "closed" ? LoadOptions::Mode::kClosed : LoadOptions::Mode::kOpen;
+  load.offered_rps = rate;
+  load.duration = std::chrono::milliseconds(flags.duration_ms);
+  load.warmup = std::chrono::milliseconds(flags.warmup_ms);
+  load.response_timeout = std::chrono::milliseconds(5000);
+  const UtcTime base = pool.front().event_time;
+  const int total_mix = mix[0] + mix[1] + mix[2];
+  auto source = [&](uint64_t i, LoadRequest* out) {
+    Transaction tx = pool[i % pool.size()];
+    tx.id = absl::StrCat("bench-", run, "-", i);
+    // Event time moves forward, one payment per millisecond.
+    tx.event_time = base + std::chrono::milliseconds(static_cast<int64_t>(i));
+    const int slot = static_cast<int>((i * 7919) % static_cast<uint64_t>(total_mix));
+    tx.priority = slot < mix[0]            ? Priority::kP0
+                  : slot < mix[0] + mix[1] ? Priority::kP1
+                                           : Priority::kP2;
+    tx.label.reset();
+    out->path = "/v1/score";
+    out->body = TransactionToJson(tx);
+  };
+  absl::StatusOr<LoadResult> result = RunLoad(load, source);
+  if (!result.ok()) return result.status();
+  point.client = *std::move(result);
+  LatencyHistogram all;
+  for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
+    if (const LatencyHistogram* h = (*server)->service().StageLatency("total", p)) all.Merge(*h);
+  }
+  const auto us = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e3; };
+  point.server_p50_us = us(all.Percentile(50));
+  point.server_p99_us = us(all.Percentile(99));
+  point.server_p999_us = us(all.Percentile(99.9));
+  if (const LatencyHistogram* h = (*server)->service().StageLatency("total", Priority::kP0)) {
+    point.server_p0_p99_us = us(h->Percentile(99));
+  }
+  point.rss_after = RssMiB();
+  (*server)->Shutdown().IgnoreError();
+  server->reset();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(absl::StrCat(dir, ".log"));
+  return point;
+}
+
+std::string Table(const std::vector<Point>& points) {
+  std::vector<SweepPoint> sweep;
+  for (const Point& p : points) {
+    SweepPoint s;
+    s.setting = p.setting;
+    s.result.achieved_rps = p.client.achieved_rps;
+    s.result.ok_latency = std::make_unique<LatencyHistogram>();
+    s.result.ok_latency->Merge(*p.client.ok_latency);
+    s.result.latency = std::make_unique<LatencyHistogram>();
+    sweep.push_back(std::move(s));
+  }
+  const std::vector<bool> best = ParetoBest(sweep);
+  std::string out = absl::StrFormat(
+      "%-11s %9s %9s | %8s %8s %9s | %8s %8s %9s %8s | %7s %6s %6s %5s | %8s %s\n", "batcher",
+      "offered", "achieved", "cli_p50", "cli_p99", "cli_p99.9", "srv_p50", "srv_p99",
+      "srv_p99.9", "P0_p99", "ok", "shed", "degr", "err", "rss_MiB", "");
+  const auto us = [](const LatencyHistogram& h, double p) {
+    return static_cast<double>(h.Percentile(p).count()) / 1e3;
+  };
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    const LoadResult& c = p.client;
+    absl::StrAppendFormat(
+        &out, "%-11s %9.0f %9.0f | %8.0f %8.0f %9.0f | %8.0f %8.0f %9.0f %8.0f | %7d %6d %6d %5d | %8.0f %s%s\n",
+        p.setting, c.offered_rps, c.achieved_rps, us(*c.latency, 50), us(*c.latency, 99),
+        us(*c.latency, 99.9), p.server_p50_us, p.server_p99_us, p.server_p999_us,
+        p.server_p0_p99_us, c.ok, c.shed, c.degraded,
+        c.other_status + c.timeouts + c.connection_errors + c.dropped, p.rss_after,
+        best[i] ? "*" : "", p.overload ? " (3x)" : "");
+  }
+  out += "latencies in µs; cli = client end to end (open loop: from the scheduled send), srv = "
+         "the server's decision path (body received → decision encoded); * = Pareto-best "
+         "(achieved QPS vs client P99 of 2xx)\n";
+  return out;
+}
+
+int RunBenchHttp(const BenchFlags& flags) {
+  absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
+  if (!fx.ok()) {
+    std::cerr << "vigil bench http: " << fx.status().message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<double>> rates = ParseNumbers(flags.rates, "--rates");
+  absl::StatusOr<std::vector<double>> mix_values = ParseNumbers(flags.mix, "--mix");
+  if (!rates.ok() || !mix_values.ok() || mix_values->size() != 3) {
+    std::cerr << "vigil bench http: "
+              << (!rates.ok() ? rates.status().message()
+                  : !mix_values.ok() ? mix_values.status().message()
+                                     : "--mix: three shares, P0,P1,P2")
+              << "\n";
+    return kExitUsage;
+  }
+  if (flags.mode != "open" && flags.mode != "closed") {
+    std::cerr << "vigil bench http: --mode: open or closed\n";
+    return kExitUsage;
+  }
+  const std::array<int, 3> mix = {static_cast<int>((*mix_values)[0]),
+                                  static_cast<int>((*mix_values)[1]),
+                                  static_cast<int>((*mix_values)[2])};
+  absl::StatusOr<std::vector<Transaction>> pool = PaymentPool(*fx);
+  if (!pool.ok()) {
+    std::cerr << "vigil bench http: " << pool.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::vector<Point> points;
+  int run = 0;
+  for (absl::string_view preset_view : absl::StrSplit(flags.batchers, ',', absl::SkipEmpty())) {
+    const std::string preset(preset_view);
+    double sustainable = 0;
+    for (const double rate : *rates) {
+      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, rate, mix, run++);
+      if (!p.ok()) {
+        std::cerr << "vigil bench http: " << p.status().message() << "\n";
+        return kExitUsage;
+      }
+      const LoadResult& c = p->client;
+      if (c.shed == 0 && c.timeouts == 0 && c.dropped == 0 &&
+          c.achieved_rps >= 0.95 * rate) {
+        sustainable = std::max(sustainable, rate);
+      }
+      std::cerr << "  " << preset << " at " << rate << " req/s: achieved " << c.achieved_rps
+                << ", server P99 " << p->server_p99_us << " µs\n";
+      points.push_back(*std::move(p));
+    }
+    if (flags.overload && flags.mode == "open" && sustainable > 0) {
+      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, 3 * sustainable, mix, run++);
+      if (!p.ok()) {
+        std::cerr << "vigil bench http: " << p.status().message() << "\n";
+        return kExitUsage;
+      }
+      p->overload = true;
+      points.push_back(*std::move(p));
+    }
+  }
+  std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
+            << flags.mode << " loop, " << flags.connections << " connections, mix P0/P1/P2 "
+            << flags.mix << ", " << flags.duration_ms << " ms per point\n"
+            << Table(points);
+  if (!flags.json_out.empty()) {
+    std::ofstream out(flags.json_out);
+    out << "[";
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Point& p = points[i];
+      const LoadResult& c = p.client;
+      out << (i ? ",\n" : "\n")
+          << absl::StrFormat(
+                 R"({"batcher":"%s","overload":%s,"offered":%.0f,"achieved":%.1f,)"
+                 R"("client_p99_us":%.1f,"server_p50_us":%.1f,"server_p99_us":%.1f,)"
+                 R"("server_p999_us":%.1f,"server_p0_p99_us":%.1f,"ok":%d,"shed":%d,)"
+                 R"("degraded":%d,"errors":%d,"rss_mib":%.1f})",
+                 p.setting, p.overload ? "true" : "false", c.offered_rps, c.achieved_rps,
+                 static_cast<double>(c.ok_latency->Percentile(99).count()) / 1e3,
+                 p.server_p50_us, p.server_p99_us, p.server_p999_us, p.server_p0_p99_us, c.ok,
+                 c.shed, c.degraded, c.other_status + c.timeouts + c.connection_errors + c.dropped,
+                 p.rss_after);
+    }
+    out << "\n]\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddBenchCommand(CLI::App& vigil) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* app = vigil.add_subcommand("bench", "Measure vigil end to end");
+  app->require_subcommand(1);
+  CLI::App* http = app->add_subcommand(
+      "http",
+      "Sweep offered load over loopback against an in-process vigil serve (a fresh one per "
+      "point), for each batcher preset: offered and achieved QPS, client and server latency "
+      "percentiles, shed (503) and degraded counts, memory; marks the Pareto-best; then 3x the "
+      "highest sustainable rate (open loop)");
+  http->add_option("--model", flags->model, "Model file")->capture_default_str();
+  http->add_option("--policy", flags->policy, "Policy file")->capture_default_str();
+  http->add_option("--fx-rates", flags->fx_rates, "FX rates table");
+  http->add_option("--batchers", flags->batchers, "Batcher presets to compare")
+      ->capture_default_str();
+  http->add_option("--rates", flags->rates, "Offered loads, requests per second")
+      ->capture_default_str();
+  http->add_option("--mix", flags->mix, "Shares of P0,P1,P2 requests")->capture_default_str();
+  http->add_option("--mode", flags->mode, "open (arrivals at the offered rate) or closed")
+      ->capture_default_str();
+  http->add_option("--duration-ms", flags->duration_ms, "Measured time per point")
+      ->capture_default_str();
+  http->add_option("--warmup-ms", flags->warmup_ms, "Unmeasured time per point")
+      ->capture_default_str();
+  http->add_option("--connections", flags->connections, "Keep-alive connections")
+      ->capture_default_str();
+  http->add_option("--io-threads", flags->io_threads, "Server I/O threads")->capture_default_str();
+  http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
+  http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
+  http->add_option("--json-out", flags->json_out, "Also write the points as JSON");
+  http->footer(
+      "Example:\n"
+      "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"
+      "The client and the server share this machine: figures are for the pair.");
+  return Command{app, [flags, http] {
+                   if (http->parsed()) return RunBenchHttp(*flags);
+                   return kExitUsage;
+                 }};
+}
+
+}  // namespace vigil::cli

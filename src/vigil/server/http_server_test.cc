@@ -1,0 +1,333 @@
+#include "vigil/server/http_server.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/server/testing_http_client.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TestHttpClient;
+using testing::TestHttpResponse;
+using Millis = std::chrono::milliseconds;
+using Steady = std::chrono::steady_clock;
+
+// Echoes the request as JSON. "/slow" is answered from another thread after slow_delay, with
+// slow_body_bytes of body: the handler contract's "later, from any thread".
+class EchoHandler final : public HttpHandler {
+ public:
+  ~EchoHandler() override { JoinResponders(); }
+
+  void Handle(HttpRequest request, HttpResponder respond) override {
+    handled_.fetch_add(1);
+    if (request.path == "/slow") {
+      absl::MutexLock lock(&mu_);
+      responders_.emplace_back([this, respond = std::move(respond)]() mutable {
+        std::this_thread::sleep_for(slow_delay);
+        HttpResponse r;
+        r.content_type = "text/plain";
+        r.body.assign(slow_body_bytes, 'x');
+        std::move(respond)(std::move(r));
+      });
+      slow_started_.Notify();
+      return;
+    }
+    nlohmann::json j = {{"method", request.method}, {"path", request.path},
+                        {"query", request.query},   {"body", request.body},
+                        {"remote", request.remote}};
+    j["x_test"] = std::string(request.Header("x-test"));
+    HttpResponse r;
+    r.body = j.dump();
+    std::move(respond)(std::move(r));
+  }
+
+  void JoinResponders() {
+    std::vector<std::thread> threads;
+    {
+      absl::MutexLock lock(&mu_);
+      threads.swap(responders_);
+    }
+    for (std::thread& t : threads) t.join();
+  }
+
+  int handled() const { return handled_.load(); }
+
+  Millis slow_delay{300};
+  size_t slow_body_bytes = 5;
+  absl::Notification slow_started_;
+
+ private:
+  std::atomic<int> handled_{0};
+  absl::Mutex mu_;
+  std::vector<std::thread> responders_ ABSL_GUARDED_BY(mu_);
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  HttpServerTest() {
+    options_.limits.request_timeout = Millis(2000);
+    options_.limits.idle_timeout = Millis(5000);
+    options_.on_refused = [this](int status, std::string_view code) {
+      absl::MutexLock lock(&refused_mu_);
+      refused_.emplace_back(status, std::string(code));
+    };
+  }
+  ~HttpServerTest() override {
+    if (server_ != nullptr) server_->Stop();
+    handler_->JoinResponders();
+  }
+
+  void Start() {
+    auto server = HttpServer::Start(options_, handler_);
+    ASSERT_OK(server);
+    server_ = *std::move(server);
+  }
+
+  std::vector<std::pair<int, std::string>> refused() {
+    absl::MutexLock lock(&refused_mu_);
+    return refused_;
+  }
+
+  // Expects an error answer: the status, the JSON error code, and the connection then closed.
+  void ExpectError(TestHttpClient& client, int status, const std::string& code) {
+    absl::StatusOr<TestHttpResponse> r = client.ReadResponse();
+    ASSERT_OK(r);
+    EXPECT_EQ(r->status, status) << r->body;
+    EXPECT_EQ(r->Header("Content-Type"), "application/json");
+    const nlohmann::json j = r->Json();
+    ASSERT_TRUE(j.is_object()) << r->body;
+    EXPECT_EQ(j["error"]["code"], code) << r->body;
+    EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+    EXPECT_TRUE(client.WaitForClose(Millis(5000))) << "the connection stays open after " << status;
+  }
+
+  HttpServerOptions options_;
+  std::shared_ptr<EchoHandler> handler_ = std::make_shared<EchoHandler>();
+  std::unique_ptr<HttpServer> server_;
+  absl::Mutex refused_mu_;
+  std::vector<std::pair<int, std::string>> refused_ ABSL_GUARDED_BY(refused_mu_);
+};
+
+TEST_F(HttpServerTest, KeepsAConnectionAliveAcrossRequests) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.connected()) << client.error();
+  absl::StatusOr<TestHttpResponse> first =
+      client.Request("POST", "/v1/score?dry=1", R"({"a":1})", {{"X-Test", "one"}});
+  ASSERT_OK(first);
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(first->Header("Server"), "vigil");
+  const nlohmann::json a = first->Json();
+  EXPECT_EQ(a["method"], "POST");
+  EXPECT_EQ(a["path"], "/v1/score");
+  EXPECT_EQ(a["query"], "dry=1");
+  EXPECT_EQ(a["body"], R"({"a":1})");
+  EXPECT_EQ(a["x_test"], "one");  // headers by any case
+  // Routing (404, 405) is the handler's business: any method and path reach it.
+  absl::StatusOr<TestHttpResponse> second = client.Request("DELETE", "/no/such/route");
+  ASSERT_OK(second);
+  EXPECT_EQ(second->status, 200);
+  const nlohmann::json b = second->Json();
+  EXPECT_EQ(b["method"], "DELETE");
+  EXPECT_EQ(b["path"], "/no/such/route");
+  EXPECT_EQ(b["remote"], a["remote"]);  // the same connection
+  EXPECT_THAT(a["remote"].get<std::string>(), HasSubstr("127.0.0.1:"));
+  EXPECT_EQ(server_->stats().accepted, 1u);
+  EXPECT_EQ(server_->stats().requests, 2u);
+  EXPECT_EQ(handler_->handled(), 2);
+}
+
+TEST_F(HttpServerTest, ABodyOverTheLimitIs413) {
+  options_.limits.body_bytes = 1024;
+  Start();
+  {
+    // Declared too long: refused from the headers, before any body is read.
+    TestHttpClient client(server_->port());
+    ASSERT_OK(client.SendRaw(
+        "POST /v1/score HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+        "Content-Length: 4096\r\n\r\n"));
+    ExpectError(client, 413, "payload_too_large");
+  }
+  {
+    // Chunked, with no length declared: refused once the body read passes the limit.
+    TestHttpClient client(server_->port());
+    const std::string chunk(2000, 'a');
+    ASSERT_OK(client.SendRaw(absl::StrCat(
+        "POST /v1/score HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n", chunk,
+        "\r\n0\r\n\r\n")));
+    ExpectError(client, 413, "payload_too_large");
+  }
+  {
+    // At the limit: accepted.
+    TestHttpClient client(server_->port());
+    absl::StatusOr<TestHttpResponse> ok = client.Request("POST", "/x", std::string(1024, 'b'));
+    ASSERT_OK(ok);
+    EXPECT_EQ(ok->status, 200);
+  }
+  EXPECT_EQ(handler_->handled(), 1);
+  EXPECT_THAT(refused(), ::testing::ElementsAre(std::pair(413, std::string("payload_too_large")),
+                                                std::pair(413, std::string("payload_too_large"))));
+}
+
+TEST_F(HttpServerTest, HeadersOverTheLimitAre431) {
+  options_.limits.header_bytes = 1024;
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_OK(client.SendRaw(absl::StrCat("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: ",
+                                        std::string(3000, 'h'), "\r\n\r\n")));
+  ExpectError(client, 431, "headers_too_large");
+  EXPECT_EQ(handler_->handled(), 0);
+  EXPECT_THAT(refused(), ::testing::ElementsAre(std::pair(431, std::string("headers_too_large"))));
+}
+
+TEST_F(HttpServerTest, ASenderThatStallsMidRequestGets408) {
+  options_.limits.request_timeout = Millis(200);
+  Start();
+  {
+    // The headers complete, the body three bytes short of its length.
+    TestHttpClient client(server_->port());
+    const Steady::time_point start = Steady::now();
+    ASSERT_OK(client.SendRaw(
+        "POST /v1/score HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabcdefg"));
+    ExpectError(client, 408, "request_timeout");
+    EXPECT_GE(Steady::now() - start, Millis(150));  // not before the timeout
+  }
+  {
+    // Stalled inside the headers.
+    TestHttpClient client(server_->port());
+    ASSERT_OK(client.SendRaw("GET /healthz HTTP/1.1\r\nHo"));
+    ExpectError(client, 408, "request_timeout");
+  }
+  EXPECT_EQ(handler_->handled(), 0);
+  EXPECT_GE(server_->stats().timeouts, 2u);
+  EXPECT_THAT(refused(), ::testing::ElementsAre(std::pair(408, std::string("request_timeout")),
+                                                std::pair(408, std::string("request_timeout"))));
+}
+
+TEST_F(HttpServerTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  options_.limits.idle_timeout = Millis(200);
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_OK(client.Request("GET", "/healthz"));
+  const Steady::time_point start = Steady::now();
+  EXPECT_TRUE(client.WaitForClose(Millis(10000)));
+  EXPECT_GE(Steady::now() - start, Millis(150));
+  // A connection that never sends a byte is closed the same way.
+  TestHttpClient silent(server_->port());
+  EXPECT_TRUE(silent.WaitForClose(Millis(10000)));
+  EXPECT_GE(server_->stats().timeouts, 2u);
+}
+
+TEST_F(HttpServerTest, ConnectionsBeyondTheMaximumAre503) {
+  options_.limits.max_connections = 2;
+  Start();
+  TestHttpClient a(server_->port()), b(server_->port());
+  ASSERT_OK(a.Request("GET", "/a"));
+  ASSERT_OK(b.Request("GET", "/b"));
+  {
+    TestHttpClient c(server_->port());
+    absl::StatusOr<TestHttpResponse> r = c.ReadResponse();  // answered without asking
+    ASSERT_OK(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_EQ(r->Json()["error"]["code"], "too_many_connections");
+    EXPECT_FALSE(r->Header("Retry-After").empty());
+    EXPECT_TRUE(c.WaitForClose(Millis(5000)));
+  }
+  EXPECT_EQ(server_->stats().refused, 1u);
+  EXPECT_THAT(refused(),
+              ::testing::ElementsAre(std::pair(503, std::string("too_many_connections"))));
+  // The held connections still work; once one closes, a new one is served.
+  absl::StatusOr<TestHttpResponse> again = a.Request("GET", "/a2");
+  ASSERT_OK(again);
+  EXPECT_EQ(again->status, 200);
+  a.Close();
+  const Steady::time_point give_up = Steady::now() + Millis(5000);
+  while (server_->stats().open > 1 && Steady::now() < give_up) {
+    std::this_thread::sleep_for(Millis(2));
+  }
+  ASSERT_EQ(server_->stats().open, 1u);
+  TestHttpClient d(server_->port());
+  absl::StatusOr<TestHttpResponse> r = d.Request("GET", "/d");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, AMalformedRequestIs400) {
+  Start();
+  {
+    TestHttpClient client(server_->port());
+    ASSERT_OK(client.SendRaw("GARBAGE\r\n\r\n"));
+    ExpectError(client, 400, "bad_request");
+  }
+  {
+    TestHttpClient client(server_->port());
+    ASSERT_OK(client.SendRaw("GET /healthz HTTP/1.1\r\nHost: a\r\nno colon here\r\n\r\n"));
+    ExpectError(client, 400, "bad_request");
+  }
+  EXPECT_EQ(handler_->handled(), 0);
+}
+
+TEST_F(HttpServerTest, StopAnswersARequestInFlightBeforeReturning) {
+  options_.grace = Millis(10000);
+  Start();
+  TestHttpClient idle(server_->port());
+  ASSERT_OK(idle.Request("GET", "/warm"));
+  TestHttpClient client(server_->port());
+  ASSERT_OK(client.SendRaw(TestHttpClient::Format("GET", "/slow")));
+  ASSERT_TRUE(handler_->slow_started_.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  server_->Stop();
+  absl::StatusOr<TestHttpResponse> r = client.ReadResponse();
+  ASSERT_OK(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "xxxxx");
+  EXPECT_EQ(r->Header("Connection"), "close");
+  EXPECT_TRUE(client.WaitForClose(Millis(5000)));
+  EXPECT_TRUE(idle.WaitForClose(Millis(5000)));  // idle connections are closed at once
+}
+
+// A response in flight is written to the end before Stop returns, however large: Stop must wait
+// for the write, not only for the handler's answer.
+TEST_F(HttpServerTest, StopFinishesWritingALargeResponse) {
+  options_.grace = Millis(10000);
+  handler_->slow_delay = Millis(100);
+  handler_->slow_body_bytes = 32 << 20;
+  Start();
+  TestHttpClient client(server_->port(), Millis(10000));
+  ASSERT_OK(client.SendRaw(TestHttpClient::Format("GET", "/slow")));
+  absl::StatusOr<TestHttpResponse> r;
+  std::thread reader([&] { r = client.ReadResponse(); });
+  ASSERT_TRUE(handler_->slow_started_.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  server_->Stop();
+  reader.join();
+  ASSERT_OK(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body.size(), handler_->slow_body_bytes);
+}
+
+TEST_F(HttpServerTest, StopWithNothingInFlightReturnsPromptly) {
+  Start();  // idle_timeout 5 s: Stop must not wait for it
+  TestHttpClient idle(server_->port());
+  ASSERT_OK(idle.Request("GET", "/x"));
+  const Steady::time_point start = Steady::now();
+  server_->Stop();
+  EXPECT_LT(Steady::now() - start, Millis(3000));
+  EXPECT_TRUE(idle.WaitForClose(Millis(1000)));
+  EXPECT_FALSE(TestHttpClient(server_->port()).Request("GET", "/x").ok());  // not listening
+}
+
+}  // namespace
+}  // namespace vigil
