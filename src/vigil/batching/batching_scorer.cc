@@ -35,7 +35,10 @@ absl::StatusOr<std::unique_ptr<BatchingScorer>> BatchingScorer::Create(
 
 BatchingScorer::BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyConfig config,
                                ValueHistogram* batch_sizes)
-    : inner_(std::move(inner)), batch_sizes_(batch_sizes), policy_(config) {}
+    : inner_(std::move(inner)),
+      batch_sizes_(batch_sizes),
+      max_inline_(std::max(1u, std::thread::hardware_concurrency())),
+      policy_(config) {}
 
 size_t BatchingScorer::queued(Priority p) const {
   absl::MutexLock lock(&mu_);
@@ -63,6 +66,29 @@ void BatchingScorer::Complete(Pending& p, absl::Status status) const {
 absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
                                    absl::Span<double> scores, const ScoreContext& context) const {
   if (n == 0) return absl::OkStatus();
+  const ClassPolicy& cls = policy_.config().classes[static_cast<size_t>(context.priority)];
+  if (cls.max_queue_delay.count() == 0) {
+    // Nothing to wait for: with no request queued (none is passed over) and a core free, the
+    // caller scores on its own thread, sparing two thread handoffs. Under load the queue fills
+    // and batches form as usual.
+    bool run_inline = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (policy_.queued() == 0 && inline_running_ < max_inline_) {
+        ++inline_running_;
+        ++stats_.calls;
+        ++stats_.inline_calls;
+        run_inline = true;
+      }
+    }
+    if (run_inline) {
+      if (batch_sizes_ != nullptr) batch_sizes_->Record(static_cast<double>(n));
+      const absl::Status status = inner_->Score(rows, n, scores, context);
+      absl::MutexLock lock(&mu_);
+      --inline_running_;
+      return status;
+    }
+  }
   auto p = std::make_shared<Pending>();
   const size_t width = row_width();
   p->rows.assign(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n * width));

@@ -3,7 +3,9 @@
 // the scorer it wraps, on its own thread, so that many concurrent single-row calls cost one
 // batched model walk.
 //
-// A call waits at most until its deadline: one that cannot be scored in time returns
+// A call of a class with no queue delay that finds every queue empty and a core free is scored
+// on the caller's own thread at once (no handoff: the common case at moderate load); otherwise
+// it queues. A call waits at most until its deadline: one that cannot be scored in time returns
 // kDeadlineExceeded (the decision then goes rules-only, degraded) instead of waiting longer; a
 // call that finds its class's queue full returns kResourceExhausted at once (the server answers
 // 503 Retry-After). Memory is bounded by the queue limits whatever the load.
@@ -51,6 +53,7 @@ class BatchingScorer final : public Scorer {
 
   struct Stats {
     uint64_t calls = 0, batches = 0, expired = 0, rejected = 0;
+    uint64_t inline_calls = 0;  // scored on the caller's thread (see Score)
   };
   Stats stats() const;
   size_t queued(Priority p) const;  // calls waiting in that class's queue now
@@ -64,7 +67,9 @@ class BatchingScorer final : public Scorer {
 
   std::shared_ptr<const Scorer> inner_;
   ValueHistogram* batch_sizes_;
+  const unsigned max_inline_;  // callers scoring on their own thread at once (the cores)
   mutable absl::Mutex mu_;
+  mutable unsigned inline_running_ ABSL_GUARDED_BY(mu_) = 0;
   mutable BatchPolicy policy_ ABSL_GUARDED_BY(mu_);
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
   mutable uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

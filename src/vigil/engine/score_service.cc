@@ -174,9 +174,19 @@ const LatencyHistogram* ScoreService::StageLatency(std::string_view stage,
 }
 
 absl::Status ScoreService::Checkpoint() {
-  absl::MutexLock lock(&features_mu_);
-  if (store_ == nullptr) return absl::OkStatus();
-  return store_->Checkpoint({{"serve", "live"}}).status();
+  absl::MutexLock commit(&checkpoint_mu_);
+  FeatureStore* store;
+  {
+    absl::MutexLock lock(&features_mu_);
+    if (store_ == nullptr) return absl::OkStatus();
+    store = store_.get();
+    uncommitted_.push_back(store->Stage({{"serve", "live"}}));
+  }
+  while (!uncommitted_.empty()) {
+    VIGIL_RETURN_IF_ERROR(store->Commit(uncommitted_.front()));
+    uncommitted_.pop_front();
+  }
+  return absl::OkStatus();
 }
 
 ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreRequest& request) {

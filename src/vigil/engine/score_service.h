@@ -124,6 +124,10 @@ class ScoreService {
   std::unique_ptr<FeatureStore> store_ ABSL_GUARDED_BY(features_mu_);        // or
   std::unique_ptr<FeatureExtractor> memory_ ABSL_GUARDED_BY(features_mu_);   // in memory
   FeatureExtractor* extractor_ ABSL_GUARDED_BY(features_mu_) = nullptr;
+  // Checkpoints: staged under features_mu_, committed (fsync) under checkpoint_mu_ only, so
+  // decisions never wait for the disk; a batch whose commit failed is retried first next time.
+  absl::Mutex checkpoint_mu_ ABSL_ACQUIRED_BEFORE(features_mu_);
+  std::deque<FeatureStore::StagedCheckpoint> uncommitted_ ABSL_GUARDED_BY(checkpoint_mu_);
   absl::Mutex seen_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> seen_order_ ABSL_GUARDED_BY(seen_mu_);

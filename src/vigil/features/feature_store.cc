@@ -108,8 +108,16 @@ absl::Status FeatureStore::Restore() {
 
 absl::StatusOr<CheckpointStats> FeatureStore::Checkpoint(
     const std::map<std::string, std::string>& cursor) {
-  KvWriteBatch batch;
-  CheckpointStats stats;
+  const StagedCheckpoint staged = Stage(cursor);
+  VIGIL_RETURN_IF_ERROR(Commit(staged));
+  return staged.stats;
+}
+
+FeatureStore::StagedCheckpoint FeatureStore::Stage(
+    const std::map<std::string, std::string>& cursor) {
+  StagedCheckpoint staged;
+  KvWriteBatch& batch = staged.batch;
+  CheckpointStats& stats = staged.stats;
   std::string value;
   for (uint32_t account : extractor_->dirty_accounts()) {
     value.clear();
@@ -128,10 +136,15 @@ absl::StatusOr<CheckpointStats> FeatureStore::Checkpoint(
     if (!cursor.contains(name)) batch.Delete(kMeta, absl::StrCat(kCursorPrefix, name));
   }
   for (const auto& [name, v] : cursor) batch.Put(kMeta, absl::StrCat(kCursorPrefix, name), v);
-  VIGIL_RETURN_IF_ERROR(kv_->Write(batch, KvWriteOptions{.sync = true}));
   extractor_->ClearDirty();
-  cursor_ = cursor;
-  return stats;
+  staged.cursor = cursor;
+  return staged;
+}
+
+absl::Status FeatureStore::Commit(const StagedCheckpoint& staged) {
+  VIGIL_RETURN_IF_ERROR(kv_->Write(staged.batch, KvWriteOptions{.sync = true}));
+  cursor_ = staged.cursor;
+  return absl::OkStatus();
 }
 
 }  // namespace vigil

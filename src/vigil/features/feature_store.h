@@ -23,6 +23,7 @@
 #include "vigil/core/fx_rates.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/store/kv_write_batch.h"
 
 namespace vigil {
 
@@ -50,6 +51,20 @@ class FeatureStore {
   // Durably writes the changed accounts, the watermark and "cursor" (replacing the previous
   // cursor) in one atomic batch, then clears the extractor's dirty set.
   absl::StatusOr<CheckpointStats> Checkpoint(const std::map<std::string, std::string>& cursor);
+
+  // The same in two phases, for a store that serves live traffic: Stage copies the changed
+  // accounts into a batch and clears the dirty set (cheap; under the caller's lock on the
+  // extractor); Commit writes it durably (slow: the fsync; without that lock, as it reads
+  // nothing of the extractor). Commits must follow stage order, and a batch whose Commit failed
+  // must be committed again before any later one (the caller keeps it), or the accounts it
+  // holds would be durable only at their next change.
+  struct StagedCheckpoint {
+    KvWriteBatch batch;
+    CheckpointStats stats;
+    std::map<std::string, std::string> cursor;
+  };
+  StagedCheckpoint Stage(const std::map<std::string, std::string>& cursor);
+  absl::Status Commit(const StagedCheckpoint& staged);
 
  private:
   FeatureStore() = default;
