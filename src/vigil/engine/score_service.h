@@ -53,7 +53,7 @@ namespace vigil {
 
 struct ScoreServiceOptions {
   FeatureConfig features;
-  size_t idempotency_capacity = 1'000'000;
+  size_t idempotency_capacity = 100'000;
   // How long a request may wait for a model score before it is decided on rules alone
   // (degraded): the SLA budget of the decision path, unless the request brings its own.
   std::chrono::microseconds score_budget{200'000};

@@ -8,7 +8,7 @@
 //   model: model.json             # or model_ref: <sha256 prefix> from the data dir's registry
 //   io_threads: 2
 //   score_budget_ms: 200          # SLA budget of the model path; then rules-only
-//   idempotency_capacity: 1000000
+//   idempotency_capacity: 100000
 //   limits: {body_bytes: 65536, header_bytes: 8192, request_timeout_ms: 5000,
 //            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
 //   batcher: {preset: fast}       # fast | immediate | compliance
@@ -51,7 +51,7 @@ struct ServeConfig {
   std::string model_ref;  // a model in the data dir's registry
   int io_threads = 2;
   std::chrono::milliseconds score_budget{200};
-  size_t idempotency_capacity = 1'000'000;
+  size_t idempotency_capacity = 100'000;
   ServeLimits limits;
   std::string batcher_preset = "fast";
   BatchPolicyConfig batcher = BatchPolicyConfig::Fast();
