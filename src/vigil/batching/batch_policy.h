@@ -45,6 +45,9 @@ struct BatchPolicyConfig {
   std::array<ClassPolicy, 3> classes;  // indexed by Priority
   // Estimated time to score one batch: requests with less slack than this are due (or expired).
   std::chrono::microseconds scoring_time{200};
+  // A call of a no-wait class that finds every queue empty may be scored on the caller's own
+  // thread (BatchingScorer), when the model's recent speed says it fits the call's deadline.
+  bool inline_when_idle = true;
 
   // Scaled to vigil's speed (a batch of 64 scores in tens of microseconds): P0 no wait, batch of
   // 1, preempts; P1 waits up to 0.5 ms; P2 up to 2 ms for batches of up to 256.

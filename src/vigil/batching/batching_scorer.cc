@@ -40,6 +40,11 @@ BatchingScorer::BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyC
       max_inline_(std::max(1u, std::thread::hardware_concurrency())),
       policy_(config) {}
 
+void BatchingScorer::RecordDuration(Steady::duration took) const {
+  // A decaying maximum: one slow call holds inlining off for a while, then it is forgotten.
+  recent_max_ = std::max(took, recent_max_ - recent_max_ / 16);
+}
+
 size_t BatchingScorer::queued(Priority p) const {
   absl::MutexLock lock(&mu_);
   return policy_.queued(p);
@@ -67,14 +72,18 @@ absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
                                    absl::Span<double> scores, const ScoreContext& context) const {
   if (n == 0) return absl::OkStatus();
   const ClassPolicy& cls = policy_.config().classes[static_cast<size_t>(context.priority)];
-  if (cls.max_queue_delay.count() == 0) {
-    // Nothing to wait for: with no request queued (none is passed over) and a core free, the
-    // caller scores on its own thread, sparing two thread handoffs. Under load the queue fills
-    // and batches form as usual.
+  if (cls.max_queue_delay.count() == 0 && policy_.config().inline_when_idle) {
+    // Nothing to wait for: with no request queued (none is passed over), a core free, and the
+    // model recently fast enough to finish well within the deadline, the caller scores on its
+    // own thread, sparing two thread handoffs. Under load the queue fills and batches form as
+    // usual; a model turning slow sends calls back to the queue, where deadlines are enforced.
     bool run_inline = false;
+    const Steady::time_point now = Steady::now();
     {
       absl::MutexLock lock(&mu_);
-      if (policy_.queued() == 0 && inline_running_ < max_inline_) {
+      const bool fits = !context.deadline.has_value() ||
+                        now + 2 * recent_max_ < *context.deadline;
+      if (fits && policy_.queued() == 0 && inline_running_ < max_inline_) {
         ++inline_running_;
         ++stats_.calls;
         ++stats_.inline_calls;
@@ -84,8 +93,10 @@ absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
     if (run_inline) {
       if (batch_sizes_ != nullptr) batch_sizes_->Record(static_cast<double>(n));
       const absl::Status status = inner_->Score(rows, n, scores, context);
+      const Steady::duration took = Steady::now() - now;
       absl::MutexLock lock(&mu_);
       --inline_running_;
+      RecordDuration(took);
       return status;
     }
   }
@@ -167,8 +178,10 @@ void BatchingScorer::Run() {
     if (batch_sizes_ != nullptr) batch_sizes_->Record(static_cast<double>(total));
     ScoreContext context;
     context.priority = members.front()->priority;
+    const Steady::time_point started = Steady::now();
     const absl::Status status = inner_->Score(absl::MakeConstSpan(rows).subspan(0, total * width),
                                               total, absl::MakeSpan(scores), context);
+    const Steady::duration took = Steady::now() - started;
     size_t offset = 0;
     for (const auto& m : members) {
       if (status.ok()) {
@@ -178,6 +191,7 @@ void BatchingScorer::Run() {
       offset += m->n;
     }
     mu_.Lock();
+    RecordDuration(took);
     for (const auto& m : members) Complete(*m, status);
   }
 }

@@ -4,8 +4,9 @@
 // batched model walk.
 //
 // A call of a class with no queue delay that finds every queue empty and a core free is scored
-// on the caller's own thread at once (no handoff: the common case at moderate load); otherwise
-// it queues. A call waits at most until its deadline: one that cannot be scored in time returns
+// on the caller's own thread at once (no handoff: the common case at moderate load) when the
+// model's recent slowest call, twice over, fits its deadline (config.inline_when_idle);
+// otherwise it queues. A call waits at most until its deadline: one that cannot be scored in time returns
 // kDeadlineExceeded (the decision then goes rules-only, degraded) instead of waiting longer; a
 // call that finds its class's queue full returns kResourceExhausted at once (the server answers
 // 503 Retry-After). Memory is bounded by the queue limits whatever the load.
@@ -64,12 +65,16 @@ class BatchingScorer final : public Scorer {
                  ValueHistogram* batch_sizes);
   void Run();
   void Complete(Pending& p, absl::Status status) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecordDuration(std::chrono::steady_clock::duration took) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<const Scorer> inner_;
   ValueHistogram* batch_sizes_;
   const unsigned max_inline_;  // callers scoring on their own thread at once (the cores)
   mutable absl::Mutex mu_;
   mutable unsigned inline_running_ ABSL_GUARDED_BY(mu_) = 0;
+  // The model's recent slowest call (decaying): an inline call must fit twice it.
+  mutable std::chrono::steady_clock::duration recent_max_ ABSL_GUARDED_BY(mu_){0};
   mutable BatchPolicy policy_ ABSL_GUARDED_BY(mu_);
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
   mutable uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -48,6 +48,7 @@ BatchPolicyConfig Waiting(microseconds delay, size_t max_batch, size_t max_queue
     p = {delay, 1, max_batch, max_queue, false};
   }
   c.scoring_time = microseconds(100);
+  c.inline_when_idle = false;  // these tests exercise the queue
   return c;
 }
 
@@ -143,6 +144,57 @@ TEST(BatchingScorer, ShuttingDownReleasesWaitingCalls) {
   owned.reset();
   caller.join();
   EXPECT_THAT(result, StatusIs(absl::StatusCode::kUnavailable));
+}
+
+TEST(BatchingScorer, AnIdleNoWaitCallIsScoredOnTheCallersThread) {
+  auto inner = std::make_shared<RecordingScorer>();
+  BatchPolicyConfig config = Waiting(microseconds(0), 64);
+  config.inline_when_idle = true;
+  auto batcher = BatchingScorer::Create(inner, config);
+  ASSERT_OK(batcher);
+  const std::vector<double> rows = {3, 0};
+  std::vector<double> scores(1);
+  ScoreContext context;
+  context.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  ASSERT_OK((*batcher)->Score(rows, 1, absl::MakeSpan(scores), context));
+  EXPECT_EQ(scores[0], 6);
+  EXPECT_EQ((*batcher)->stats().inline_calls, 1u);
+  EXPECT_EQ((*batcher)->stats().batches, 0u);
+  // A waiting class never inlines.
+  config.classes[2].max_queue_delay = microseconds(100);
+  auto waiting = BatchingScorer::Create(inner, config);
+  ASSERT_OK(waiting);
+  context.priority = Priority::kP2;
+  ASSERT_OK((*waiting)->Score(rows, 1, absl::MakeSpan(scores), context));
+  EXPECT_EQ((*waiting)->stats().inline_calls, 0u);
+  EXPECT_EQ((*waiting)->stats().batches, 1u);
+}
+
+TEST(BatchingScorer, AfterASlowCallATightDeadlineQueuesInsteadOfInlining) {
+  auto inner = std::make_shared<RecordingScorer>();
+  BatchPolicyConfig config = Waiting(microseconds(0), 64);
+  config.inline_when_idle = true;
+  auto batcher = BatchingScorer::Create(inner, config);
+  ASSERT_OK(batcher);
+  const std::vector<double> rows = {1, 0};
+  std::vector<double> scores(1);
+  // A slow first call (held for 30 ms by the gate) teaches the batcher the model's speed.
+  absl::Notification gate;
+  inner->gate = &gate;
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    gate.Notify();
+  });
+  ASSERT_OK((*batcher)->Score(rows, 1, absl::MakeSpan(scores)));
+  opener.join();
+  inner->gate = nullptr;
+  EXPECT_EQ((*batcher)->stats().inline_calls, 1u);
+  // Now a call with 5 ms left does not bet on the model inline: it goes through the queue.
+  ScoreContext context;
+  context.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  (*batcher)->Score(rows, 1, absl::MakeSpan(scores), context).IgnoreError();
+  EXPECT_EQ((*batcher)->stats().inline_calls, 1u);
+  EXPECT_EQ((*batcher)->stats().calls, 2u);
 }
 
 }  // namespace

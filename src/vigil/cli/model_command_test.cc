@@ -17,6 +17,7 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
+#include "vigil/common/sha256.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/subprocess.h"
 #include "vigil/testing/testdata.h"
@@ -171,6 +172,27 @@ TEST_F(ModelCommandTest, TrainPyWritesAModelVigilScoresIdentically) {
     ASSERT_TRUE(absl::SimpleAtod(margin, &a) && absl::SimpleAtod(theirs[i], &b));
     ASSERT_EQ(a, b) << "row " << i;
   }
+}
+
+TEST_F(ModelCommandTest, AddStoresTheModelUnderItsSha256AndListShowsIt) {
+  ASSERT_EQ(Vigil({"model", "add", "--data-dir", Path("state"), Path("m.json")}), 0);
+  const std::string added = ReadFile(Path("log"));
+  const std::string ref = Sha256Hex(testing::kXgboostTwoTrees);
+  EXPECT_THAT(added, HasSubstr(ref + "  " + Path("state") + "/models/" + ref + ".model"));
+  ASSERT_EQ(Vigil({"model", "list", "--data-dir", Path("state")}), 0);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr(ref));
+  Write("junk.json", "{\"not\": \"a model\"}");
+  EXPECT_EQ(Vigil({"model", "add", "--data-dir", Path("state"), Path("junk.json")}), 1);
+  EXPECT_EQ(Vigil({"model", "add", "--data-dir", Path("state"), Path("missing.json")}), 2);
+}
+
+TEST_F(ModelCommandTest, ServeRoutesListsTheApi) {
+  ASSERT_EQ(Vigil({"serve", "--routes"}), 0);
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("POST /v1/score\n"));
+  EXPECT_THAT(out, HasSubstr("POST /v1/engine/activate\n"));
+  EXPECT_THAT(out, HasSubstr("GET /metrics\n"));
+  EXPECT_NE(Vigil({"serve", "--listen", "127.0.0.1:0"}), 0);  // no data dir
 }
 
 }  // namespace

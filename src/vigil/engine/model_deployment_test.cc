@@ -94,15 +94,23 @@ TEST_F(ModelDeploymentTest, FollowsTheActivationTable) {
   EXPECT_EQ(Ref((*s)->shadow), c);
   const std::shared_ptr<const ModelDeployment::Model> loaded_b = (*s)->challenger;
 
-  // weight 1: promoted; the challenger and shadow slots cleared; the loaded model reused.
+  // weight 1: promoted; the challenger slot cleared, the shadow (another model) kept; the
+  // loaded model reused.
   const int loads = loads_;
   s = deployment_->Activate(b, 1, false);
   ASSERT_OK(s);
   EXPECT_EQ((*s)->champion, loaded_b);
   EXPECT_EQ((*s)->challenger, nullptr);
-  EXPECT_EQ((*s)->shadow, nullptr);
+  EXPECT_EQ(Ref((*s)->shadow), c);
   EXPECT_EQ((*s)->traffic_weight, 0);
   EXPECT_EQ(loads_, loads);
+
+  // Promoting the shadow itself empties the shadow slot (a model does not shadow itself).
+  s = deployment_->Activate(c, 1, false);
+  ASSERT_OK(s);
+  EXPECT_EQ(Ref((*s)->champion), c);
+  EXPECT_EQ((*s)->shadow, nullptr);
+  ASSERT_OK(deployment_->Activate(b, 1, false));
 
   // weight 0 naming the champion: clears the challenger and the shadow, keeps the champion.
   ASSERT_OK(deployment_->Activate(a, 0.5, false));

@@ -162,5 +162,29 @@ TEST_F(FeatureStoreTest, DamagedAccountRecordIsDataLoss) {
               StatusIs(absl::StatusCode::kDataLoss, ::testing::HasSubstr("account 1")));
 }
 
+TEST_F(FeatureStoreTest, AStagedCheckpointIsWhatTheCommitMakesDurable) {
+  const std::vector<Transaction> txs = Stream(40);
+  std::vector<std::vector<double>> expected;
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
+    for (size_t i = 0; i < 30; ++i) Row(store->extractor(), txs[i]);
+    FeatureStore::StagedCheckpoint staged = store->Stage({{"at", "30"}});
+    EXPECT_EQ(staged.stats.accounts_written, store->extractor().num_accounts());
+    EXPECT_TRUE(store->extractor().dirty_accounts().empty());  // the stage took them
+    // Traffic after the stage is not in it: the commit writes the state as staged.
+    for (size_t i = 30; i < 40; ++i) Row(store->extractor(), txs[i]);
+    ASSERT_OK(store->Commit(staged));
+    // What a restart from the staged state must reproduce.
+    FeatureExtractor reference(fx_, FeatureConfig{});
+    for (size_t i = 0; i < 30; ++i) Row(reference, txs[i]);
+    for (size_t i = 30; i < 40; ++i) expected.push_back(Row(reference, txs[i]));
+  }
+  ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
+  EXPECT_EQ(store->cursor(), (std::map<std::string, std::string>{{"at", "30"}}));
+  for (size_t i = 30; i < 40; ++i) {
+    EXPECT_TRUE(SameRow(Row(store->extractor(), txs[i]), expected[i - 30])) << i;
+  }
+}
+
 }  // namespace
 }  // namespace vigil

@@ -9,11 +9,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "boost/asio/dispatch.hpp"
 #include "boost/asio/executor_work_guard.hpp"
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
+#include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
@@ -63,7 +65,6 @@ struct HttpServer::State {
   HttpServerOptions options;
   std::shared_ptr<HttpHandler> handler;
   std::atomic<uint64_t> accepted{0}, refused{0}, open{0}, requests{0}, timeouts{0};
-  std::atomic<int64_t> in_flight{0};  // requests handed to the handler, not yet written
   std::atomic<bool> stopping{false};
   uint16_t port = 0;
   absl::Mutex mu;
@@ -99,7 +100,7 @@ std::string Remote(const tcp::socket& socket) {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, HttpServer::State* state)
-      : stream_(std::move(socket)), state_(state) {
+      : stream_(std::move(socket)), request_timer_(stream_.get_executor()), state_(state) {
     state_->open.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     state_->sessions.insert(this);
@@ -161,16 +162,32 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->options.limits.header_bytes));
     parser_->body_limit(state_->options.limits.body_bytes);
-    stream_.expires_after(state_->options.limits.request_timeout);
+    // Not the stream's own timeout: on expiry that closes the socket, and the 408 could not be
+    // written. This timer cancels the read instead; OnRead then answers 408.
+    stream_.expires_never();
+    const uint64_t read = ++reads_;
+    reading_ = true;
+    timed_out_ = false;
+    request_timer_.expires_after(state_->options.limits.request_timeout);
+    request_timer_.async_wait([self = shared_from_this(), read](beast::error_code ec) {
+      if (ec || !self->reading_ || read != self->reads_) return;  // cancelled or stale
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->reading_ = false;
+                       self->request_timer_.cancel();
+                       self->OnRead(ec);
+                     });
   }
 
   void OnRead(beast::error_code ec) {
     if (ec) {
       if (ec == http::error::end_of_stream) return Close();
       const ServeLimits& limits = state_->options.limits;
-      if (ec == beast::error::timeout) {
+      if (timed_out_ || ec == beast::error::timeout) {
         state_->timeouts.fetch_add(1, std::memory_order_relaxed);
         return Fail(408, "request_timeout", "",
                     absl::StrCat("the request was not complete within ",
@@ -209,13 +226,11 @@ class Session : public std::enable_shared_from_this<Session> {
     request.body = std::move(req.body());
     request.remote = remote_;
 
-    state_->in_flight.fetch_add(1, std::memory_order_relaxed);
     state_->handler->Handle(
         std::move(request), [self = shared_from_this()](HttpResponse response) mutable {
           Session* s = self.get();
           net::post(s->stream_.get_executor(),
                     [self = std::move(self), response = std::move(response)]() mutable {
-                      self->state_->in_flight.fetch_sub(1, std::memory_order_relaxed);
                       const bool overloaded = response.status == 503;
                       self->Write(std::move(response), self->keep_alive_, overloaded);
                     });
@@ -260,6 +275,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
+  net::steady_timer request_timer_;  // bounds reading one request (see ReadRequest)
   HttpServer::State* state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -267,6 +283,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string remote_;
   bool keep_alive_ = true;
   bool busy_ = false;  // reading or handling a request, or writing a response
+  bool reading_ = false;    // a request is being read
+  bool timed_out_ = false;  // ... and request_timer_ cancelled the read
+  uint64_t reads_ = 0;      // requests begun: tells a stale timer expiry from the live one
 };
 
 namespace {
@@ -359,10 +378,14 @@ void HttpServer::Stop() {
     absl::MutexLock lock(&s->mu);
     for (Session* session : s->sessions) session->CloseIfIdle();
   }
-  // Requests in flight get their answers written (their connections then close).
-  const auto give_up = std::chrono::steady_clock::now() + s->options.grace;
-  while (s->in_flight.load() > 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Idle connections close at once; one with a request in flight closes once its answer is
+  // written to the end (stopping: Connection: close). Wait for every connection to be gone, up
+  // to grace: waiting only for the handler's answer would stop the I/O threads before the
+  // closes posted above ran, or in the middle of writing a large answer.
+  {
+    absl::MutexLock lock(&s->mu);
+    const auto closed = [s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) { return s->sessions.empty(); };
+    s->mu.AwaitWithTimeout(absl::Condition(&closed), absl::FromChrono(s->options.grace));
   }
   s->work.reset();
   s->ioc.stop();

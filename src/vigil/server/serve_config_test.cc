@@ -71,5 +71,39 @@ TEST(ServeConfig, ChecksTheCombination) {
   EXPECT_THAT(ParseListen("8080", &host, &port), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(ServeConfig, ReadsTheServingKeys) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+fx_rates: fx.csv
+lists: my/lists
+workers: {threads: 8, queue: 100}
+log: {path: serve.log, sample_rate: 0.5}
+batcher: {preset: immediate}
+)",
+                              "serve.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->fx_rates, "fx.csv");
+  EXPECT_EQ(c->lists, "my/lists");
+  EXPECT_EQ(c->worker_threads, 8);
+  EXPECT_EQ(c->worker_queue, 100u);
+  EXPECT_EQ(c->log_path, "serve.log");
+  EXPECT_EQ(c->log_sample_rate, 0.5);
+  EXPECT_EQ(c->batcher_preset, "immediate");
+  EXPECT_EQ(c->batcher.classes[2].max_queue_delay, std::chrono::microseconds(0));
+}
+
+TEST(ServeConfig, BadServingValuesAreNamed) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+workers: {threads: 0, qeue: 3}
+log: {sample_rate: 2}
+)",
+                              "serve.yaml");
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serve.yaml:2:20: 'threads'")));
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did you mean 'queue'?")));
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument,
+                          HasSubstr("'sample_rate' must be a number from 0 to 1")));
+  EXPECT_THAT(BatcherPreset("slow"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("fast, immediate or compliance")));
+}
+
 }  // namespace
 }  // namespace vigil

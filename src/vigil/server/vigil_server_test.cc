@@ -297,9 +297,9 @@ TEST_F(VigilServerTest, ScoresBatches) {
   // Decided in the batch: the same id alone gets the same decision.
   EXPECT_EQ(nlohmann::json::parse(Score(Tx("batch-3")).body), j["results"][2]);
 
-  ExpectError(Post("/v1/score/batch", Tx("batch-4")), 400, "invalid_json", "$");
-  ExpectError(Post("/v1/score/batch", "[1, 2]"), 400, "invalid_json", "$");
-  ExpectError(Post("/v1/score/batch", "[]"), 400, "invalid_json", "$");
+  ExpectError(Post("/v1/score/batch", Tx("batch-4")), 400, "invalid_field", "$");
+  ExpectError(Post("/v1/score/batch", "[]"), 400, "invalid_field", "$");
+  ExpectError(Post("/v1/score/batch", "[{"), 400, "invalid_json", "$");
   ExpectError(Post("/v1/score/batch", absl::StrCat("[", Tx("b5"), ",", Tx("b6"), ",", Tx("b7"),
                                                    ",", Tx("b8"), "]")),
               413, "batch_too_large", "$");
@@ -561,6 +561,28 @@ TEST_F(VigilServerTest, TheBreakerOpensOnASlowModelAndClosesWhenItRecovers) {
   EXPECT_GE(Steady::now() - opened, Millis(250));  // not before open_for (less timer slack)
   EXPECT_TRUE(recovered["score"].is_number());
   EXPECT_EQ(Metric(R"(vigil_breaker_state{role="champion"})"), 0);
+}
+
+// The budget holds for every class: an urgent (P0) payment, which the fast preset never holds
+// back, is decided on rules alone at its budget when the model is slow, not when the model
+// answers.
+TEST_F(VigilServerTest, AnUrgentPaymentIsDecidedWithinItsBudgetWhenTheModelIsSlow) {
+  config_.score_budget = Millis(60);
+  config_.breaker.failure_threshold = 1000;
+  control_->delay_ms = 1000;
+  StartSlowServer();
+  control_->slow = true;
+  std::string urgent = Tx("p0-slow");
+  urgent.insert(urgent.size() - 1, R"(,"priority":"P0")");
+  const Steady::time_point start = Steady::now();
+  const TestHttpResponse r = Score(urgent);
+  const Steady::duration took = Steady::now() - start;
+  control_->slow = false;
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json d = r.Json();
+  EXPECT_EQ(d["degraded"], true) << r.body;
+  EXPECT_THAT(d.value("degraded_reason", ""), HasSubstr("deadline"));
+  EXPECT_LT(took, Millis(800)) << "waited for the slow model, not the 60 ms budget";
 }
 
 // A full batcher queue sheds with 503 overloaded + Retry-After; the refused payments, retried,
