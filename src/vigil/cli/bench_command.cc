@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -45,6 +46,7 @@ struct BenchFlags {
   bool overload = true;
   bool stages = false;
   std::string json_out;
+  std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
 };
 
 // Resident set size of this process (server and client together), from /proc.
@@ -106,13 +108,14 @@ struct Point {
   LoadResult client;
   // The server's own decision-path latency (stage "total": body received → decision encoded).
   double server_p50_us = 0, server_p99_us = 0, server_p999_us = 0, server_p0_p99_us = 0;
-  double rss_before = 0, rss_after = 0;
+  double rss_before = 0, rss_quarter = 0, rss_after = 0;
   bool overload = false;
 };
 
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
                                const std::vector<Transaction>& pool, const std::string& preset,
-                               double rate, const std::array<int, 3>& mix, int run) {
+                               double rate, const std::array<int, 3>& mix, int run,
+                               bool overload) {
   ServeConfig config;
   config.port = 0;
   const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
@@ -124,19 +127,34 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
   config.log_path = absl::StrCat(dir, ".log");
-  absl::StatusOr<BatchPolicyConfig> batcher = BatcherPreset(preset);
-  if (!batcher.ok()) return batcher.status();
-  config.batcher = *batcher;
+  if (flags.target.empty()) {
+    absl::StatusOr<BatchPolicyConfig> batcher = BatcherPreset(preset);
+    if (!batcher.ok()) return batcher.status();
+    config.batcher = *batcher;
+  }
   config.batcher_preset = preset;
   Point point;
   point.setting = preset;
   point.rss_before = RssMiB();
-  absl::StatusOr<std::unique_ptr<VigilServer>> server = VigilServer::Start(config, fx);
-  if (!server.ok()) return server.status();
+  point.overload = overload;
+  // With --target the server is another process (say, pinned to other cores): the client
+  // side alone is measured here, the server's own figures are on its /metrics.
+  std::unique_ptr<VigilServer> server;
+  if (flags.target.empty()) {
+    absl::StatusOr<std::unique_ptr<VigilServer>> started = VigilServer::Start(config, fx);
+    if (!started.ok()) return started.status();
+    server = *std::move(started);
+  }
 
   LoadOptions load;
-  load.port = (*server)->port();
-  load.connections = flags.connections;
+  if (server != nullptr) {
+    load.port = server->port();
+  } else if (absl::Status s = ParseListen(flags.target, &load.host, &load.port); !s.ok()) {
+    return s;
+  }
+  // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
+  // enough connections to carry it.
+  load.connections = overload ? std::max(flags.connections, 512) : flags.connections;
   load.mode = flags.mode == "closed" ? LoadOptions::Mode::kClosed : LoadOptions::Mode::kOpen;
   load.offered_rps = rate;
   load.duration = std::chrono::milliseconds(flags.duration_ms);
@@ -157,18 +175,26 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
     out->path = "/v1/score";
     out->body = TransactionToJson(tx);
   };
+  // Memory over the run: sampled at a quarter of the measured time and at its end.
+  std::thread sampler([&point, &load] {
+    std::this_thread::sleep_for(load.warmup + load.duration / 4);
+    point.rss_quarter = RssMiB();
+  });
   absl::StatusOr<LoadResult> result = RunLoad(load, source);
+  sampler.join();
   if (!result.ok()) return result.status();
   point.client = *std::move(result);
+  point.rss_after = RssMiB();
+  if (server == nullptr) return point;
   LatencyHistogram all;
   for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
-    if (const LatencyHistogram* h = (*server)->service().StageLatency("total", p)) all.Merge(*h);
+    if (const LatencyHistogram* h = server->service().StageLatency("total", p)) all.Merge(*h);
   }
   const auto us = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e3; };
   point.server_p50_us = us(all.Percentile(50));
   point.server_p99_us = us(all.Percentile(99));
   point.server_p999_us = us(all.Percentile(99.9));
-  if (const LatencyHistogram* h = (*server)->service().StageLatency("total", Priority::kP0)) {
+  if (const LatencyHistogram* h = server->service().StageLatency("total", Priority::kP0)) {
     point.server_p0_p99_us = us(h->Percentile(99));
   }
   if (flags.stages) {
@@ -176,15 +202,15 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
     for (const char* stage : {"parse", "features", "model", "rules", "explain", "encode", "total"}) {
       LatencyHistogram h;
       for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
-        if (const LatencyHistogram* s = (*server)->service().StageLatency(stage, p)) h.Merge(*s);
+        if (const LatencyHistogram* s = server->service().StageLatency(stage, p)) h.Merge(*s);
       }
       std::cerr << " " << stage << " " << us(h.Percentile(50)) << "/" << us(h.Percentile(99));
     }
     std::cerr << "\n";
   }
   point.rss_after = RssMiB();
-  (*server)->Shutdown().IgnoreError();
-  server->reset();
+  server->Shutdown().IgnoreError();
+  server.reset();
   std::filesystem::remove_all(dir);
   std::filesystem::remove(absl::StrCat(dir, ".log"));
   return point;
@@ -203,9 +229,9 @@ std::string Table(const std::vector<Point>& points) {
   }
   const std::vector<bool> best = ParetoBest(sweep);
   std::string out = absl::StrFormat(
-      "%-11s %9s %9s | %8s %8s %9s | %8s %8s %9s %8s | %7s %6s %6s %5s | %8s %s\n", "batcher",
+      "%-11s %9s %9s | %8s %8s %9s | %8s %8s %9s %8s | %7s %6s %6s %5s | %13s %s\n", "batcher",
       "offered", "achieved", "cli_p50", "cli_p99", "cli_p99.9", "srv_p50", "srv_p99",
-      "srv_p99.9", "P0_p99", "ok", "shed", "degr", "err", "rss_MiB", "");
+      "srv_p99.9", "P0_p99", "ok", "shed", "degr", "err", "rss_MiB 1/4>end", "");
   const auto us = [](const LatencyHistogram& h, double p) {
     return static_cast<double>(h.Percentile(p).count()) / 1e3;
   };
@@ -213,14 +239,15 @@ std::string Table(const std::vector<Point>& points) {
     const Point& p = points[i];
     const LoadResult& c = p.client;
     absl::StrAppendFormat(
-        &out, "%-11s %9.0f %9.0f | %8.0f %8.0f %9.0f | %8.0f %8.0f %9.0f %8.0f | %7d %6d %6d %5d | %8.0f %s%s\n",
-        p.setting, c.offered_rps, c.achieved_rps, us(*c.latency, 50), us(*c.latency, 99),
-        us(*c.latency, 99.9), p.server_p50_us, p.server_p99_us, p.server_p999_us,
+        &out, "%-11s %9.0f %9.0f | %8.0f %8.0f %9.0f | %8.0f %8.0f %9.0f %8.0f | %7d %6d %6d %5d | %6.0f>%6.0f %s%s\n",
+        p.setting, c.offered_rps, c.achieved_rps, us(*c.ok_latency, 50), us(*c.ok_latency, 99),
+        us(*c.ok_latency, 99.9), p.server_p50_us, p.server_p99_us, p.server_p999_us,
         p.server_p0_p99_us, c.ok, c.shed, c.degraded,
-        c.other_status + c.timeouts + c.connection_errors + c.dropped, p.rss_after,
+        c.other_status + c.timeouts + c.connection_errors + c.dropped, p.rss_quarter, p.rss_after,
         best[i] ? "*" : "", p.overload ? " (3x)" : "");
   }
-  out += "latencies in µs; cli = client end to end (open loop: from the scheduled send), srv = "
+  out += "latencies in µs; cli = client end to end of the 2xx answers (open loop: from the "
+         "scheduled send), srv = "
          "the server's decision path (body received → decision encoded); * = Pareto-best "
          "(achieved QPS vs client P99 of 2xx)\n";
   return out;
@@ -256,11 +283,12 @@ int RunBenchHttp(const BenchFlags& flags) {
   }
   std::vector<Point> points;
   int run = 0;
-  for (absl::string_view preset_view : absl::StrSplit(flags.batchers, ',', absl::SkipEmpty())) {
+  const std::string settings = flags.target.empty() ? flags.batchers : "external";
+  for (absl::string_view preset_view : absl::StrSplit(settings, ',', absl::SkipEmpty())) {
     const std::string preset(preset_view);
     double sustainable = 0;
     for (const double rate : *rates) {
-      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, rate, mix, run++);
+      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, rate, mix, run++, false);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
@@ -283,12 +311,12 @@ int RunBenchHttp(const BenchFlags& flags) {
       points.push_back(*std::move(p));
     }
     if (flags.overload && flags.mode == "open" && sustainable > 0) {
-      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, 3 * sustainable, mix, run++);
+      absl::StatusOr<Point> p =
+          RunPoint(flags, *fx, *pool, preset, 3 * sustainable, mix, run++, true);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
       }
-      p->overload = true;
       points.push_back(*std::move(p));
     }
   }
@@ -352,6 +380,9 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
   http->add_option("--json-out", flags->json_out, "Also write the points as JSON");
+  http->add_option("--target", flags->target,
+                   "HOST:PORT of a running vigil serve to load instead of one in this process "
+                   "(one batcher setting: the server's; its own latency figures are on /metrics)");
   http->footer(
       "Example:\n"
       "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"

@@ -234,7 +234,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     switch (route) {
       case kScore:
       case kScoreBatch:
-        response = Score(req, route == kScoreBatch, &traceparent, &entry);
+        response = Score(req, route == kScoreBatch, start, &traceparent, &entry);
         break;
       case kPolicyIngest:
         response = IngestPolicy(req);
@@ -253,8 +253,8 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   }
 }
 
-HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, std::string* traceparent_out,
-                             RequestLogEntry* log) {
+HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
+                             std::string* traceparent_out, RequestLogEntry* log) {
   static constexpr std::string_view kJson = "application/json";
   const std::string_view content_type = request.Header("Content-Type");
   if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
@@ -272,6 +272,20 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, std::string
     }
     score_request.budget = std::chrono::milliseconds(ms);
   }
+  // The budget runs from the arrival: what was spent queued for a worker is gone.
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::microseconds>(Steady::now() - arrival);
+  const std::chrono::microseconds remaining =
+      score_request.budget.value_or(options_.score_budget) - waited;
+  if (remaining.count() <= 0) {
+    HttpResponse shed = HttpError(
+        503, "overloaded", "",
+        absl::StrCat("the request waited ", waited.count() / 1000,
+                     " ms for a worker, its whole SLA budget: not decided; retry"));
+    shed.headers.push_back({"Retry-After", "1"});
+    return shed;
+  }
+  score_request.budget = remaining;
   const std::optional<TraceContext> parent = TraceContext::Parse(request.Header("traceparent"));
   const TraceContext ours = parent.has_value() ? parent->Child() : TraceContext::Generate();
   score_request.traceparent = ours.ToTraceparent();

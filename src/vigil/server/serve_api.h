@@ -44,6 +44,10 @@ struct ServeParts {
 
 struct ServeApiOptions {
   std::chrono::milliseconds max_budget{800};  // X-Vigil-Budget-Ms upper bound
+  // The SLA budget of a scoring request (unless it brings its own), counted from the request's
+  // arrival: time spent waiting for a worker is taken from it, and a request that waited its
+  // whole budget is shed (503) instead of decided late.
+  std::chrono::microseconds score_budget{200'000};
   // Called before /metrics renders, to refresh gauges read at scrape time.
   std::function<void()> before_scrape;
 };
@@ -77,7 +81,8 @@ class ServeApi final : public HttpHandler {
            RequestLog* log);
   absl::Status RegisterMetrics();
 
-  HttpResponse Score(const HttpRequest& request, bool batch, std::string* traceparent_out,
+  HttpResponse Score(const HttpRequest& request, bool batch,
+                     std::chrono::steady_clock::time_point arrival, std::string* traceparent_out,
                      RequestLogEntry* log);
   HttpResponse IngestPolicy(const HttpRequest& request);
   HttpResponse Activate(const HttpRequest& request);

@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   s->workers_ = std::make_unique<WorkerPool>(c.worker_threads, c.worker_queue);
   ServeApiOptions api_options;
   api_options.before_scrape = [srv = s.get()] { srv->RefreshGauges(); };
+  api_options.score_budget = c.score_budget;
   VIGIL_ASSIGN_OR_RETURN(s->api_, ServeApi::Create(std::move(api_options), s->workers_.get(),
                                                    s->metrics_.get(), s->log_.get()));
 
