@@ -1,5 +1,7 @@
 #include "vigil/batching/batching_scorer.h"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,17 @@ namespace vigil {
 
 namespace {
 using Steady = std::chrono::steady_clock;
+
+// The cores this process may run on (its affinity mask, as taskset or a container sets it),
+// not the machine's.
+unsigned UsableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    return std::max(1, CPU_COUNT(&set));
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 }  // namespace
 
 // One call in flight. Shared by the caller and the batcher: a caller that gives up at its
@@ -37,7 +50,7 @@ BatchingScorer::BatchingScorer(std::shared_ptr<const Scorer> inner, BatchPolicyC
                                ValueHistogram* batch_sizes)
     : inner_(std::move(inner)),
       batch_sizes_(batch_sizes),
-      max_inline_(std::max(1u, std::thread::hardware_concurrency())),
+      max_inline_(UsableCores()),
       policy_(config) {}
 
 void BatchingScorer::RecordDuration(Steady::duration took) const {

@@ -46,6 +46,7 @@ struct BenchFlags {
   bool overload = true;
   bool stages = false;
   std::string json_out;
+  int client_threads = 1;
   std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
 };
 
@@ -155,6 +156,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
   // enough connections to carry it.
   load.connections = overload ? std::max(flags.connections, 512) : flags.connections;
+  load.threads = flags.client_threads;
   load.mode = flags.mode == "closed" ? LoadOptions::Mode::kClosed : LoadOptions::Mode::kOpen;
   load.offered_rps = rate;
   load.duration = std::chrono::milliseconds(flags.duration_ms);
@@ -374,6 +376,8 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_option("--warmup-ms", flags->warmup_ms, "Unmeasured time per point")
       ->capture_default_str();
   http->add_option("--connections", flags->connections, "Keep-alive connections")
+      ->capture_default_str();
+  http->add_option("--client-threads", flags->client_threads, "Load generator threads")
       ->capture_default_str();
   http->add_option("--io-threads", flags->io_threads, "Server I/O threads")->capture_default_str();
   http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
