@@ -85,7 +85,8 @@ absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
                                    absl::Span<double> scores, const ScoreContext& context) const {
   if (n == 0) return absl::OkStatus();
   const ClassPolicy& cls = policy_.config().classes[static_cast<size_t>(context.priority)];
-  if (cls.max_queue_delay.count() == 0 && policy_.config().inline_when_idle) {
+  if (cls.max_queue_delay.count() == 0 && policy_.config().inline_when_idle &&
+      inner_->latency_bounded()) {
     // Nothing to wait for: with no request queued (none is passed over), a core free, and the
     // model recently fast enough to finish well within the deadline, the caller scores on its
     // own thread, sparing two thread handoffs. Under load the queue fills and batches form as

@@ -5,7 +5,8 @@
 //
 // A call of a class with no queue delay that finds every queue empty and a core free is scored
 // on the caller's own thread at once (no handoff: the common case at moderate load) when the
-// model's recent slowest call, twice over, fits its deadline (config.inline_when_idle);
+// wrapped scorer's latency is bounded by construction (Scorer::latency_bounded: the CPU tree
+// walk) and its recent slowest call, twice over, fits the deadline (config.inline_when_idle);
 // otherwise it queues. A call waits at most until its deadline: one that cannot be scored in time returns
 // kDeadlineExceeded (the decision then goes rules-only, degraded) instead of waiting longer; a
 // call that finds its class's queue full returns kResourceExhausted at once (the server answers

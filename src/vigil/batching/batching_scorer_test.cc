@@ -34,6 +34,8 @@ class RecordingScorer final : public Scorer {
   absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double>, int) const override {
     return std::vector<Reason>{};
   }
+  bool latency_bounded() const override { return bounded; }
+  bool bounded = true;
   absl::Notification* gate = nullptr;
   mutable std::atomic<int> calls{0};
   mutable std::atomic<size_t> max_rows{0};
@@ -168,6 +170,15 @@ TEST(BatchingScorer, AnIdleNoWaitCallIsScoredOnTheCallersThread) {
   ASSERT_OK((*waiting)->Score(rows, 1, absl::MakeSpan(scores), context));
   EXPECT_EQ((*waiting)->stats().inline_calls, 0u);
   EXPECT_EQ((*waiting)->stats().batches, 1u);
+  // A scorer that may stall is never run on the caller's thread.
+  auto stalling = std::make_shared<RecordingScorer>();
+  stalling->bounded = false;
+  auto queued = BatchingScorer::Create(stalling, config);
+  ASSERT_OK(queued);
+  context.priority = Priority::kP0;
+  ASSERT_OK((*queued)->Score(rows, 1, absl::MakeSpan(scores), context));
+  EXPECT_EQ((*queued)->stats().inline_calls, 0u);
+  EXPECT_EQ((*queued)->stats().batches, 1u);
 }
 
 TEST(BatchingScorer, AfterASlowCallATightDeadlineQueuesInsteadOfInlining) {

@@ -77,6 +77,7 @@ class BreakerScorer final : public Scorer {
   absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override {
     return inner_->Explain(row, k);
   }
+  bool latency_bounded() const override { return inner_->latency_bounded(); }
   CircuitBreaker::State state() const;
   uint64_t openings() const;
 

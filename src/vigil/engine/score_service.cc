@@ -297,18 +297,20 @@ void ScoreService::Claim(std::vector<Item>& items) {
     if (inserted) {
       it->second = std::make_shared<Entry>();
       item.first = true;
-      seen_order_.push_back(item.tx.id);
-      if (seen_order_.size() > options_.idempotency_capacity) {
-        seen_.erase(seen_order_.front());
-        seen_order_.pop_front();
-      }
       // A retry after a 503: the features already counted this payment.
       if (auto u = unscored_.find(item.tx.id); u != unscored_.end()) {
         item.row = std::move(u->second);
         unscored_.erase(u);
       }
     }
-    item.entry = it->second;
+    item.entry = it->second;  // before the eviction below, which may invalidate "it"
+    if (inserted) {
+      seen_order_.push_back(item.tx.id);
+      if (seen_order_.size() > options_.idempotency_capacity) {
+        seen_.erase(seen_order_.front());
+        seen_order_.pop_front();
+      }
+    }
   }
 }
 
@@ -467,7 +469,18 @@ void ScoreService::Release(std::vector<Item>& items) {
       // A refused transaction was not decided: a corrected retry with the same id must be heard.
       absl::MutexLock lock(&seen_mu_);
       auto it = seen_.find(item.tx.id);
-      if (it != seen_.end() && it->second == item.entry) seen_.erase(it);
+      if (it != seen_.end() && it->second == item.entry) {
+        seen_.erase(it);
+        // And its place in the eviction order (near the back: it was claimed just now), so
+        // that the order holds exactly the remembered ids. A stale place would later evict the
+        // entry of a decided retry early, or the retry's own new entry while it is claimed.
+        for (auto r = seen_order_.rbegin(); r != seen_order_.rend(); ++r) {
+          if (*r == item.tx.id) {
+            seen_order_.erase(std::next(r).base());
+            break;
+          }
+        }
+      }
     }
     if (item.reply.status == 503 && metrics_ != nullptr) {
       metrics_->shed[static_cast<int>(item.tx.priority)]->Increment();

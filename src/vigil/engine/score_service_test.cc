@@ -231,5 +231,47 @@ TEST_F(ScoreServiceTest, RefusesWholeBatchesThatAreNotArraysOfTransactionsOrTooL
   EXPECT_EQ(two.status, 200) << two.body;
 }
 
+// The idempotency memory holds the last idempotency_capacity ids decided; an id refused first
+// (here: no FX rate) and decided on its retry is remembered like any other.
+TEST_F(ScoreServiceTest, ARefusedThenDecidedIdIsRememberedForTheWholeCapacity) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  ScoreServiceOptions options;
+  options.idempotency_capacity = 3;
+  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                       clock_);
+  ASSERT_EQ(service.Score(Tx("x", "GBP")).status, 422);
+  const ScoreService::Reply x = service.Score(Tx("x"));
+  ASSERT_EQ(x.status, 200) << x.body;
+  ASSERT_EQ(service.Score(Tx("y")).status, 200);
+  ASSERT_EQ(service.Score(Tx("z")).status, 200);
+  // x, y, z: three ids, within the capacity of three.
+  const ScoreService::Reply again = service.Score(Tx("x"));
+  EXPECT_TRUE(again.repeated);
+  EXPECT_EQ(again.body, x.body);
+  // A fourth id pushes out the oldest, x: it is decided anew (and counted again).
+  ASSERT_EQ(service.Score(Tx("w")).status, 200);
+  const ScoreService::Reply forgotten = service.Score(Tx("x"));
+  EXPECT_FALSE(forgotten.repeated);
+  EXPECT_EQ(nlohmann::json::parse(forgotten.body)["reasons"][0]["text"], "5 sent in 24 h");
+}
+
+// With room for one id, a refused id retried at once is decided (this used to evict the retry's
+// own entry while it was being claimed: a crash).
+TEST_F(ScoreServiceTest, ARetryOfARefusedIdIsDecidedWithACapacityOfOne) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  ScoreServiceOptions options;
+  options.idempotency_capacity = 1;
+  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                       clock_);
+  ASSERT_EQ(service.Score(Tx("one", "GBP")).status, 422);
+  const ScoreService::Reply decided = service.Score(Tx("one"));
+  ASSERT_EQ(decided.status, 200) << decided.body;
+  EXPECT_EQ(service.Score(Tx("one")).body, decided.body);
+}
+
 }  // namespace
 }  // namespace vigil

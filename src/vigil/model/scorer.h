@@ -49,6 +49,12 @@ class Scorer {
     return Score(rows, n, scores, ScoreContext{});
   }
 
+  // Whether a call's time is bounded by construction (an in-process tree walk: microseconds,
+  // fixed by the model's size), so that a caller may run it on its own thread without risking
+  // its deadline. Scorers that can stall (a device, a remote service, a fault injected in a
+  // test) say false, and the batcher then always queues their calls, where deadlines hold.
+  virtual bool latency_bounded() const { return false; }
+
   // The k features that moved this row's score most (exact TreeSHAP), as Decision reasons.
   virtual absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row,
                                                       int k) const = 0;

@@ -54,7 +54,7 @@ batcher: {preset: turbo}
   EXPECT_THAT(m, HasSubstr("serve.yaml:3:1: unknown key 'io_thread' in the configuration "
                            "(did you mean 'io_threads'?)"));
   EXPECT_THAT(m, HasSubstr("serve.yaml:4:22: 'body_bytes' must be a whole number from 256"));
-  EXPECT_THAT(m, HasSubstr("unknown batcher preset 'turbo' (fast or compliance)"));
+  EXPECT_THAT(m, HasSubstr("unknown batcher preset 'turbo' (fast, immediate or compliance)"));
 }
 
 TEST(ServeConfig, ChecksTheCombination) {

@@ -32,6 +32,7 @@ class CpuScorer final : public Scorer {
   absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
                      const ScoreContext& context) const override;
   absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override;
+  bool latency_bounded() const override { return true; }
 
  private:
   CpuScorer(CpuPredictor predictor, TreeShapExplainer explainer, std::string version)
