@@ -5,8 +5,10 @@
 --   wrk -t1 -c32 -d10s -s tools/wrk/score.lua http://127.0.0.1:8080
 --
 -- Each wrk thread numbers its own requests; the thread id keeps ids distinct across threads.
-local counter = 0
-local thread_id = 0
+-- thread_id is a global: setup() sets it in each thread's own Lua state (a local here would
+-- shadow it, and every thread would send the same ids).
+counter = 0
+thread_id = 0
 local threads = {}
 
 function setup(thread)
