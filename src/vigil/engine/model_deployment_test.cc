@@ -1,5 +1,7 @@
 #include "vigil/engine/model_deployment.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -22,8 +24,9 @@ using testing::StatusIs;
 class ModelDeploymentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/model_deployment_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = absl::StrCat(::testing::TempDir(), "/model_deployment_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     auto registry = ModelRegistry::Open(dir_ + "/models");

@@ -221,13 +221,6 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
                : invalid("the body is not valid JSON", "invalid_json");
   }
   for (auto element : array) {
-    std::string_view raw;
-    simdjson::ondemand::object object;
-    if (element.get_object().get(object) != simdjson::SUCCESS ||
-        object.raw_json().get(raw) != simdjson::SUCCESS) {
-      return invalid(absl::StrCat("element ", items.size(),
-                                  " is not a JSON object (a transaction)"));
-    }
     if (items.size() == options_.max_batch) {
       Reply r;
       r.status = 413;
@@ -237,6 +230,26 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
                                       " transactions; split it"));
       return r;
     }
+    std::string_view raw;
+    simdjson::ondemand::object object;
+    const simdjson::error_code is_object = element.get_object().get(object);
+    if (is_object == simdjson::INCORRECT_TYPE) {
+      // Not a transaction: that item's error; the others are still decided.
+      Item item;
+      item.start = start;
+      item.done = true;
+      item.reply.status = 400;
+      item.reply.error_code = "invalid_field";
+      item.reply.body = ErrorBody("invalid_field", absl::StrCat("$[", items.size(), "]"),
+                                  "a batch item must be a JSON object (a transaction)");
+      items.push_back(std::move(item));
+      continue;
+    }
+    if (is_object != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) {
+      return invalid(absl::StrCat("element ", items.size(), " is not valid JSON"),
+                     "invalid_json");
+    }
+
     Item item;
     // raw_json points into the padded copy: keep offsets into the caller's body instead.
     item.raw = body.substr(static_cast<size_t>(raw.data() - padded.data()), raw.size());
@@ -264,6 +277,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
 void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& request) {
   thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
   for (Item& item : items) {
+    if (item.done) continue;  // refused while the batch was read
     const Steady::time_point t0 = Steady::now();
     RecordError error;
     if (!parser.Parse(item.raw, &item.tx, &error)) {

@@ -273,5 +273,16 @@ TEST_F(ScoreServiceTest, ARetryOfARefusedIdIsDecidedWithACapacityOfOne) {
   EXPECT_EQ(service.Score(Tx("one")).body, decided.body);
 }
 
+TEST_F(ScoreServiceTest, ABatchItemThatIsNotAnObjectIsThatItemsErrorOnly) {
+  const ScoreService::Reply r = service_->ScoreBatch(absl::StrCat("[1, ", Tx("nb1"), ", \"x\"]"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json j = nlohmann::json::parse(r.body);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["status"], 400);
+  EXPECT_EQ(j["results"][0]["error"]["field"], "$[0]");
+  EXPECT_EQ(j["results"][1]["transaction_id"], "nb1");
+  EXPECT_EQ(j["results"][2]["error"]["field"], "$[2]");
+}
+
 }  // namespace
 }  // namespace vigil

@@ -123,7 +123,7 @@ class HttpServerTest : public ::testing::Test {
 };
 
 TEST_F(HttpServerTest, KeepsAConnectionAliveAcrossRequests) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient client(server_->port());
   ASSERT_TRUE(client.connected()) << client.error();
   absl::StatusOr<TestHttpResponse> first =
@@ -153,7 +153,7 @@ TEST_F(HttpServerTest, KeepsAConnectionAliveAcrossRequests) {
 
 TEST_F(HttpServerTest, ABodyOverTheLimitIs413) {
   options_.limits.body_bytes = 1024;
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   {
     // Declared too long: refused from the headers, before any body is read.
     TestHttpClient client(server_->port());
@@ -185,7 +185,7 @@ TEST_F(HttpServerTest, ABodyOverTheLimitIs413) {
 
 TEST_F(HttpServerTest, HeadersOverTheLimitAre431) {
   options_.limits.header_bytes = 1024;
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient client(server_->port());
   ASSERT_OK(client.SendRaw(absl::StrCat("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: ",
                                         std::string(3000, 'h'), "\r\n\r\n")));
@@ -196,7 +196,7 @@ TEST_F(HttpServerTest, HeadersOverTheLimitAre431) {
 
 TEST_F(HttpServerTest, ASenderThatStallsMidRequestGets408) {
   options_.limits.request_timeout = Millis(200);
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   {
     // The headers complete, the body three bytes short of its length.
     TestHttpClient client(server_->port());
@@ -220,7 +220,7 @@ TEST_F(HttpServerTest, ASenderThatStallsMidRequestGets408) {
 
 TEST_F(HttpServerTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
   options_.limits.idle_timeout = Millis(200);
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient client(server_->port());
   ASSERT_OK(client.Request("GET", "/healthz"));
   const Steady::time_point start = Steady::now();
@@ -239,7 +239,7 @@ TEST_F(HttpServerTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
 
 TEST_F(HttpServerTest, ConnectionsBeyondTheMaximumAre503) {
   options_.limits.max_connections = 2;
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient a(server_->port()), b(server_->port());
   ASSERT_OK(a.Request("GET", "/a"));
   ASSERT_OK(b.Request("GET", "/b"));
@@ -272,7 +272,7 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheMaximumAre503) {
 }
 
 TEST_F(HttpServerTest, AMalformedRequestIs400) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   {
     TestHttpClient client(server_->port());
     ASSERT_OK(client.SendRaw("GARBAGE\r\n\r\n"));
@@ -288,7 +288,7 @@ TEST_F(HttpServerTest, AMalformedRequestIs400) {
 
 TEST_F(HttpServerTest, StopAnswersARequestInFlightBeforeReturning) {
   options_.grace = Millis(10000);
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient idle(server_->port());
   ASSERT_OK(idle.Request("GET", "/warm"));
   TestHttpClient client(server_->port());
@@ -310,7 +310,7 @@ TEST_F(HttpServerTest, StopFinishesWritingALargeResponse) {
   options_.grace = Millis(10000);
   handler_->slow_delay = Millis(100);
   handler_->slow_body_bytes = 32 << 20;
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient client(server_->port(), Millis(10000));
   ASSERT_OK(client.SendRaw(TestHttpClient::Format("GET", "/slow")));
   absl::StatusOr<TestHttpResponse> r;
@@ -324,7 +324,7 @@ TEST_F(HttpServerTest, StopFinishesWritingALargeResponse) {
 }
 
 TEST_F(HttpServerTest, StopWithNothingInFlightReturnsPromptly) {
-  Start();  // idle_timeout 5 s: Stop must not wait for it
+  ASSERT_NO_FATAL_FAILURE(Start());  // idle_timeout 5 s: Stop must not wait for it
   TestHttpClient idle(server_->port());
   ASSERT_OK(idle.Request("GET", "/x"));
   const Steady::time_point start = Steady::now();

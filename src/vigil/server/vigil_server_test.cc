@@ -3,6 +3,8 @@
 // injected through ServeHooks::wrap_model.
 #include "vigil/server/vigil_server.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -135,8 +137,10 @@ rules:
 class VigilServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/vigil_server_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    // The pid too: two builds' test runs may share the machine's temporary directory.
+    dir_ = absl::StrCat(::testing::TempDir(), "/vigil_server_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     const std::string source = testing::SourceDir();
@@ -232,7 +236,7 @@ void ExpectError(const TestHttpResponse& r, int status, const std::string& code,
 }
 
 TEST_F(VigilServerTest, ScoresATransaction) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string champion = server_->deployment().Current()->champion->version;
   const TestHttpResponse r = Score(Tx("e2e-1"));
   ASSERT_EQ(r.status, 200) << r.body;
@@ -270,7 +274,7 @@ TEST_F(VigilServerTest, ScoresATransaction) {
 }
 
 TEST_F(VigilServerTest, AnswersBadRequestsWithJsonErrors) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   std::string bad_amount = Tx("bad-1");
   bad_amount.replace(bad_amount.find("9000.00"), 7, "1,5");
   ExpectError(Score(bad_amount), 400, "invalid_amount", "$.amount.value");
@@ -293,7 +297,7 @@ TEST_F(VigilServerTest, AnswersBadRequestsWithJsonErrors) {
 
 TEST_F(VigilServerTest, ScoresBatches) {
   config_.limits.batch_size = 3;
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   std::string bad = Tx("batch-2");
   bad.replace(bad.find("9000.00"), 7, "1,5");
   const TestHttpResponse r =
@@ -319,7 +323,7 @@ TEST_F(VigilServerTest, ScoresBatches) {
 }
 
 TEST_F(VigilServerTest, ReportsHealthReadinessAndMetrics) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const TestHttpResponse health = Get("/healthz");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.Json()["status"], "ok");
@@ -346,7 +350,7 @@ TEST_F(VigilServerTest, ReportsHealthReadinessAndMetrics) {
 }
 
 TEST_F(VigilServerTest, IngestsAndActivatesPolicies) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string old_tag = ActivePolicyTag();
   const std::string text = testing::ReadFile(config_.policy);
   ASSERT_FALSE(text.empty());
@@ -397,7 +401,7 @@ rules:
 // Four clients score without pause while the policy is swapped: no request fails, each decision
 // names the old or the new version, and every request sent after the swap returned has the new.
 TEST_F(VigilServerTest, SwapsThePolicyUnderLoad) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string old_tag = ActivePolicyTag();
   const std::string text = WithVersion(testing::ReadFile(config_.policy), "e2e-swap");
   struct Result {
@@ -458,7 +462,7 @@ TEST_F(VigilServerTest, SwapsThePolicyUnderLoad) {
 
 // A byte-different copy of the model (same trees, another ref) as a canary, then as a shadow.
 TEST_F(VigilServerTest, SplitsTrafficToACanaryAndScoresAShadow) {
-  StartServer();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
   const auto champion = server_->deployment().Current()->champion;
   const std::string copy_path = dir_ + "/copy.json";
   std::ofstream(copy_path) << testing::ReadFile(config_.model) << "\n";
@@ -534,7 +538,7 @@ TEST_F(VigilServerTest, TheBreakerOpensOnASlowModelAndClosesWhenItRecovers) {
   config_.breaker.open_for = Millis(300);
   config_.score_budget = Millis(60);
   control_->delay_ms = 100;
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
 
   // Slow: degraded at the budget; after three slow calls the breaker opens.
@@ -583,7 +587,7 @@ TEST_F(VigilServerTest, AnUrgentPaymentIsDecidedWithinItsBudgetWhenTheModelIsSlo
   config_.score_budget = Millis(60);
   config_.breaker.failure_threshold = 1000;
   control_->delay_ms = 1000;
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   auto urgent = [](const std::string& id) {
     std::string tx = Tx(id);
     tx.insert(tx.size() - 1, R"(,"priority":"P0")");
@@ -618,7 +622,7 @@ TEST_F(VigilServerTest, ShedsWhenTheBatcherQueueIsFullAndRetriesAreDecidedOnce) 
   config_.score_budget = Millis(2000);
   config_.worker_threads = 16;
   control_->delay_ms = 50;
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
 
   constexpr int kClients = 16;
@@ -679,7 +683,7 @@ TEST_F(VigilServerTest, AFullWorkerPoolIs503) {
   config_.score_budget = Millis(10000);
   config_.breaker.failure_threshold = 1000;
   control_->delay_ms = 10000;  // until released
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
   TestHttpResponse a, b;
   std::thread ta([&] { a = Score(Tx("wp-a")); });
@@ -705,7 +709,7 @@ TEST_F(VigilServerTest, AScoreThatWaitedItsWholeBudgetForAWorkerIsShed) {
   config_.score_budget = Millis(100);
   config_.breaker.failure_threshold = 1000;
   control_->delay_ms = 5000;  // until released
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
   // a holds the only worker for its own budget (800 ms, from its header); b, with the default
   // 100 ms, waits behind it longer than that.
@@ -729,7 +733,7 @@ TEST_F(VigilServerTest, ShutdownAnswersARequestInFlight) {
   config_.score_budget = Millis(5000);
   config_.breaker.failure_threshold = 1000;
   control_->delay_ms = 300;
-  StartSlowServer();
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
   const uint16_t bound = port();
   TestHttpResponse r;
