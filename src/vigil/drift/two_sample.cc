@@ -1,0 +1,134 @@
+#include "vigil/drift/two_sample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace vigil::drift {
+
+ReferenceSample::ReferenceSample(std::vector<double> values) {
+  sorted_.reserve(values.size());
+  for (double v : values) {
+    if (std::isnan(v)) {
+      ++missing_;
+    } else {
+      sorted_.push_back(v);
+    }
+  }
+  std::sort(sorted_.begin(), sorted_.end());
+  prefix_.resize(sorted_.size() + 1);
+  prefix_[0] = 0;
+  for (size_t i = 0; i < sorted_.size(); ++i) prefix_[i + 1] = prefix_[i] + sorted_[i];
+  if (!sorted_.empty()) {
+    const long double n = static_cast<long double>(sorted_.size());
+    const long double mean = prefix_.back() / n;
+    long double squares = 0;
+    for (double v : sorted_) squares += (v - mean) * (v - mean);
+    mean_ = static_cast<double>(mean);
+    stddev_ = static_cast<double>(std::sqrt(squares / n));
+  }
+}
+
+size_t ReferenceSample::CountAtMost(double x) const {
+  return static_cast<size_t>(std::upper_bound(sorted_.begin(), sorted_.end(), x) -
+                             sorted_.begin());
+}
+
+size_t ReferenceSample::CountBelow(double x) const {
+  return static_cast<size_t>(std::lower_bound(sorted_.begin(), sorted_.end(), x) -
+                             sorted_.begin());
+}
+
+namespace {
+
+// Calls f(value, count of live values <= value) for each distinct live value, ascending.
+template <typename F>
+void ForEachDistinct(absl::Span<const double> live, F f) {
+  size_t i = 0;
+  while (i < live.size()) {
+    size_t j = i + 1;
+    while (j < live.size() && live[j] == live[i]) ++j;
+    f(live[i], j);
+    i = j;
+  }
+}
+
+}  // namespace
+
+double KsStatistic(const ReferenceSample& ref, absl::Span<const double> live) {
+  const uint64_t n = ref.size(), m = live.size();
+  if (n == 0 || m == 0) return 0;
+  // Compared exactly as |a/n - b/m| = |a m - b n| / (n m); the supremum over the merged
+  // samples is reached at a live value or just below it (F_live is constant in between).
+  uint64_t best = 0;
+  uint64_t previous = 0;  // live values below the current one
+  ForEachDistinct(live, [&](double value, size_t at_most) {
+    const uint64_t below = ref.CountBelow(value), upto = ref.CountAtMost(value);
+    const auto gap = [&](uint64_t a, uint64_t b) {
+      const uint64_t x = a * m, y = b * n;
+      return x > y ? x - y : y - x;
+    };
+    if (below > 0) best = std::max(best, gap(below, previous));
+    best = std::max(best, gap(upto, at_most));
+    previous = at_most;
+  });
+  return static_cast<double>(best) / (static_cast<double>(n) * static_cast<double>(m));
+}
+
+double Wasserstein1(const ReferenceSample& ref, absl::Span<const double> live) {
+  const size_t n = ref.size(), m = live.size();
+  if (n == 0 || m == 0) return 0;
+  const long double inv_n = 1.0L / static_cast<long double>(n);
+  const absl::Span<const double> r = ref.sorted();
+  // ∫_a^b F_ref(x) dx for finite a <= b: (1/n)[#(r <= a)(b - a) + Σ_{a < r_i < b} (b - r_i)].
+  const auto integral = [&](double a, double b) -> long double {
+    if (!(b > a)) return 0;
+    const size_t lo = ref.CountAtMost(a), hi = ref.CountBelow(b);
+    long double sum = static_cast<long double>(lo) * (static_cast<long double>(b) - a);
+    if (hi > lo) {
+      sum += static_cast<long double>(hi - lo) * b - (ref.SumOfSmallest(hi) - ref.SumOfSmallest(lo));
+    }
+    return sum * inv_n;
+  };
+  long double total = 0;
+  // Below the first live value F_live = 0: ∫ F_ref = (1/n) Σ_{r_i < y_1} (y_1 - r_i).
+  {
+    const size_t k = ref.CountBelow(live.front());
+    total += (static_cast<long double>(k) * live.front() - ref.SumOfSmallest(k)) * inv_n;
+  }
+  // Between live values y_j <= x < y_{j+1}, F_live = c = cnt/m: ∫ |F_ref - c| splits where
+  // F_ref reaches c, at the t-th smallest reference value, t = ceil(cnt n / m).
+  double a = 0;
+  uint64_t cnt = 0;
+  bool first = true;
+  ForEachDistinct(live, [&](double value, size_t at_most) {
+    if (!first) {
+      const double b = value;
+      const long double c = static_cast<long double>(cnt) / static_cast<long double>(m);
+      const uint64_t t = (cnt * n + m - 1) / m;
+      double s;
+      if (t == 0) {
+        s = a;
+      } else if (t > n) {
+        s = b;
+      } else {
+        s = std::clamp(r[t - 1], a, b);
+      }
+      total += c * (static_cast<long double>(s) - a) - integral(a, s);
+      total += integral(s, b) - c * (static_cast<long double>(b) - s);
+    }
+    first = false;
+    a = value;
+    cnt = at_most;
+  });
+  // Above the last live value F_live = 1: ∫ (1 - F_ref) = (1/n) Σ_{r_i > y_k} (r_i - y_k).
+  {
+    const size_t k = ref.CountAtMost(live.back());
+    total += ((ref.SumOfSmallest(n) - ref.SumOfSmallest(k)) -
+              static_cast<long double>(n - k) * live.back()) *
+             inv_n;
+  }
+  return static_cast<double>(total);
+}
+
+}  // namespace vigil::drift
