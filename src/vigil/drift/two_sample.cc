@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 namespace vigil::drift {
 
@@ -129,6 +130,72 @@ double Wasserstein1(const ReferenceSample& ref, absl::Span<const double> live) {
              inv_n;
   }
   return static_cast<double>(total);
+}
+
+namespace {
+
+// Pr(D_{n,n} >= h/n) = 2 (A0 (1 - A1 (1 - A2 (...)))) with A_k the ratios of binomials, in
+// the Horner-like order scipy uses (no subtractive cancellation).
+double ProbOutsideSquare(uint64_t n, uint64_t h) {
+  double p = 0;
+  for (int64_t k = static_cast<int64_t>(n / h); k >= 0; --k) {
+    double p1 = 1;
+    const double kh = static_cast<double>(static_cast<uint64_t>(k) * h);
+    for (uint64_t j = 0; j < h; ++j) {
+      p1 = (static_cast<double>(n) - kh - static_cast<double>(j)) * p1 /
+           (static_cast<double>(n) + kh + static_cast<double>(j) + 1);
+    }
+    p = p1 * (1.0 - p);
+  }
+  return 2 * p;
+}
+
+// 1 - Pr(every point (x, y) of the path has |x n - y m| < h g), m >= n.
+double ProbOutsideBand(uint64_t m, uint64_t n, uint64_t g, uint64_t h) {
+  const int64_t hg = static_cast<int64_t>(h * g);
+  const auto inside = [&](int64_t x, int64_t y) {
+    const int64_t v = x * static_cast<int64_t>(n) - y * static_cast<int64_t>(m);
+    return v < hg && -v < hg;
+  };
+  // column[y] = P(x, y): the share of paths to (x, y) that stayed inside (0 outside the band).
+  std::vector<double> column(n + 1, 0.0);
+  for (uint64_t y = 0; y <= n; ++y) {
+    if (!inside(0, static_cast<int64_t>(y))) break;
+    column[y] = 1;
+  }
+  // Only the band of y with |x n - y m| < h g can be inside: y_lo(x) <= y <= y_hi(x), both
+  // non-decreasing in x, so each column is computed over its band only.
+  const auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const int64_t mi = static_cast<int64_t>(m), ni = static_cast<int64_t>(n);
+  int64_t previous_lo = 0;
+  for (int64_t x = 1; x <= mi; ++x) {
+    const int64_t lo = std::max<int64_t>(0, floor_div(x * ni - hg, mi) + 1);
+    const int64_t hi = std::min<int64_t>(ni, floor_div(x * ni + hg - 1, mi));
+    if (hi < lo) return 1.0;  // no path stays inside
+    for (int64_t y = previous_lo; y < lo; ++y) column[static_cast<size_t>(y)] = 0;
+    double below = 0;  // P(x, lo - 1): outside the band
+    for (int64_t y = lo; y <= hi; ++y) {
+      double& cell = column[static_cast<size_t>(y)];  // holds P(x - 1, y)
+      cell = inside(x, y) ? (static_cast<double>(x) * cell + static_cast<double>(y) * below) /
+                                static_cast<double>(x + y)
+                          : 0.0;
+      below = cell;
+    }
+    previous_lo = lo;
+  }
+  return 1 - column[n];
+}
+
+}  // namespace
+
+double KsPValueExact(uint64_t n1, uint64_t n2, double d) {
+  const uint64_t g = std::gcd(n1, n2);
+  const uint64_t lcm = (n1 / g) * n2;
+  const uint64_t h = static_cast<uint64_t>(std::llround(d * static_cast<double>(lcm)));
+  if (h == 0) return 1.0;
+  const double p = n1 == n2 ? ProbOutsideSquare(n1, h)
+                            : ProbOutsideBand(std::max(n1, n2), std::min(n1, n2), g, h);
+  return std::clamp(p, 0.0, 1.0);
 }
 
 }  // namespace vigil::drift

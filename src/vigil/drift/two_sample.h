@@ -11,6 +11,7 @@
 #define VIGIL_DRIFT_TWO_SAMPLE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -46,6 +47,15 @@ double KsStatistic(const ReferenceSample& ref, absl::Span<const double> live);
 
 // ∫ |F_ref(x) - F_live(x)| dx. Same requirements.
 double Wasserstein1(const ReferenceSample& ref, absl::Span<const double> live);
+
+// The exact two-sided p-value of a KS statistic "d" between samples of sizes n1 and n2: the
+// probability under the null that a random interleaving of the two samples (a lattice path
+// from (0, 0) to (n1, n2)) leaves the band |x/n1 - y/n2| < d, as scipy.stats.ks_2samp computes
+// it with method 'exact' (and with 'auto' when max(n1, n2) <= 10,000): d is first rounded to
+// the lattice, h / lcm(n1, n2); equal sizes use the alternating-series form, others the
+// normalised path count P(x, y) = (x P(x-1, y) + y P(x, y-1)) / (x + y) over the band.
+// Costs O(max(n1, n2) · band). REQUIRES: n1, n2 >= 1, 0 <= d <= 1.
+double KsPValueExact(uint64_t n1, uint64_t n2, double d);
 
 }  // namespace vigil::drift
 
