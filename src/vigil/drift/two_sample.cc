@@ -1,5 +1,7 @@
 #include "vigil/drift/two_sample.h"
 
+#include "vigil/drift/kolmogorov.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -196,6 +198,14 @@ double KsPValueExact(uint64_t n1, uint64_t n2, double d) {
   const double p = n1 == n2 ? ProbOutsideSquare(n1, h)
                             : ProbOutsideBand(std::max(n1, n2), std::min(n1, n2), g, h);
   return std::clamp(p, 0.0, 1.0);
+}
+
+double KsPValue(uint64_t n1, uint64_t n2, double d) {
+  constexpr uint64_t kMaxExact = 10'000;
+  if (std::max(n1, n2) <= kMaxExact) return KsPValueExact(n1, n2, d);
+  const double a = static_cast<double>(std::max(n1, n2)), b = static_cast<double>(std::min(n1, n2));
+  const double en = a * b / (a + b);
+  return KolmogorovSf(static_cast<uint64_t>(std::nearbyint(en)), d);
 }
 
 }  // namespace vigil::drift

@@ -57,6 +57,12 @@ double Wasserstein1(const ReferenceSample& ref, absl::Span<const double> live);
 // Costs O(max(n1, n2) · band). REQUIRES: n1, n2 >= 1, 0 <= d <= 1.
 double KsPValueExact(uint64_t n1, uint64_t n2, double d);
 
+// The two-sided p-value by scipy's ks_2samp(method='auto') rule: KsPValueExact when
+// max(n1, n2) <= 10,000, else KolmogorovSf(round(n1 n2 / (n1 + n2)), d) (Smirnov's asymptotic
+// use of the one-sample distribution). scipy falls back from exact to asymptotic when its path
+// count overflows; the normalised count here does not overflow, so it stays exact.
+double KsPValue(uint64_t n1, uint64_t n2, double d);
+
 }  // namespace vigil::drift
 
 #endif  // VIGIL_DRIFT_TWO_SAMPLE_H_
