@@ -6,6 +6,7 @@
 #include "absl/synchronization/mutex.h"
 #include "vigil/cli/bench_command.h"
 #include "vigil/cli/command.h"
+#include "vigil/cli/drift_command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
 #include "vigil/cli/policy_command.h"
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
-                                   AddBenchCommand(vigil)};
+                                   AddBenchCommand(vigil), AddDriftCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
