@@ -15,8 +15,10 @@ absl::StatusOr<ReferenceBins> ReferenceBins::Create(std::vector<double> edges,
                                                    " counts (expected k + 1 edges for k >= 1 "
                                                    "counts)"));
   }
+  // One closed bin [v, v] is a constant reference (tools/train.py writes it so).
+  const bool constant = edges.size() == 2 && edges[0] == edges[1];
   for (size_t i = 0; i < edges.size(); ++i) {
-    if (!std::isfinite(edges[i]) || (i > 0 && !(edges[i] > edges[i - 1]))) {
+    if (!std::isfinite(edges[i]) || (i > 0 && !constant && !(edges[i] > edges[i - 1]))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "bins: edge ", i, " (", edges[i], ") must be finite and above the previous edge"));
     }

@@ -23,7 +23,8 @@ namespace vigil::drift {
 class ReferenceBins {
  public:
   // "edges": k + 1 strictly ascending finite edges (numpy.histogram's: bins [e_i, e_{i+1}),
-  // the last one closed); "counts": k reference counts, none negative. Errors name the problem.
+  // the last one closed), or two equal edges for a constant reference (one bin [v, v]);
+  // "counts": k reference counts, none negative. Errors name the problem.
   static absl::StatusOr<ReferenceBins> Create(std::vector<double> edges,
                                               std::vector<double> counts);
 

@@ -1,0 +1,104 @@
+#include "vigil/drift/reference_profile.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace vigil::drift {
+namespace {
+
+absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+absl::StatusOr<ReferenceProfile> ReferenceProfile::Parse(std::string_view json,
+                                                         std::string_view file) {
+  const nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
+  const auto error = [&](std::string_view where, std::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(View(file), ": ", View(where), ": ", View(what)));
+  };
+  if (root.is_discarded() || !root.is_object()) {
+    return error("$", "not a JSON object (a reference profile from tools/train.py)");
+  }
+  ReferenceProfile profile;
+  if (!root.contains("feature_schema_version") || !root["feature_schema_version"].is_string()) {
+    return error("feature_schema_version", "missing or not a string");
+  }
+  profile.schema_version_ = root["feature_schema_version"].get<std::string>();
+  if (!root.contains("rows") || !root["rows"].is_number_unsigned()) {
+    return error("rows", "missing or not a whole number");
+  }
+  profile.rows_ = root["rows"].get<uint64_t>();
+  if (!root.contains("features") || !root["features"].is_object()) {
+    return error("features", "missing or not an object");
+  }
+  for (const auto& [name, f] : root["features"].items()) {
+    const std::string where = absl::StrCat("features.", name);
+    if (!f.is_object()) return error(where, "not an object");
+    FeatureReference ref;
+    for (const char* key : {"count", "missing"}) {
+      if (!f.contains(key) || !f[key].is_number_unsigned()) {
+        return error(absl::StrCat(where, ".", key), "missing or not a whole number");
+      }
+    }
+    ref.count = f["count"].get<uint64_t>();
+    ref.missing = f["missing"].get<uint64_t>();
+    if (ref.missing > ref.count) return error(where, "more missing values than rows");
+    if (f.contains("bin_edges")) {
+      const auto numbers = [&](const char* key) -> absl::StatusOr<std::vector<double>> {
+        if (!f.contains(key) || !f[key].is_array()) {
+          return error(absl::StrCat(where, ".", key), "missing or not an array");
+        }
+        std::vector<double> out;
+        for (const auto& v : f[key]) {
+          if (!v.is_number()) return error(absl::StrCat(where, ".", key), "holds a non-number");
+          out.push_back(v.get<double>());
+        }
+        return out;
+      };
+      absl::StatusOr<std::vector<double>> edges = numbers("bin_edges");
+      if (!edges.ok()) return edges.status();
+      absl::StatusOr<std::vector<double>> counts = numbers("bin_counts");
+      if (!counts.ok()) return counts.status();
+      absl::StatusOr<std::vector<double>> sample = numbers("sample");
+      if (!sample.ok()) return sample.status();
+      absl::StatusOr<ReferenceBins> bins =
+          ReferenceBins::Create(*std::move(edges), *std::move(counts));
+      if (!bins.ok()) {
+        return error(where, std::string_view(bins.status().message().data(),
+                                             bins.status().message().size()));
+      }
+      ref.bins = *std::move(bins);
+      if (sample->empty()) return error(absl::StrCat(where, ".sample"), "empty");
+      ref.sample.emplace(*std::move(sample));
+      for (const char* key : {"mean", "std"}) {
+        if (!f.contains(key) || !f[key].is_number()) {
+          return error(absl::StrCat(where, ".", key), "missing or not a number");
+        }
+      }
+      ref.mean = f["mean"].get<double>();
+      ref.stddev = f["std"].get<double>();
+    }
+    profile.features_.emplace(name, std::move(ref));
+  }
+  return profile;
+}
+
+absl::StatusOr<ReferenceProfile> ReferenceProfile::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), path);
+}
+
+const FeatureReference* ReferenceProfile::Find(std::string_view feature) const {
+  const auto it = features_.find(feature);
+  return it == features_.end() ? nullptr : &it->second;
+}
+
+}  // namespace vigil::drift

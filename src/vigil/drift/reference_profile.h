@@ -1,0 +1,60 @@
+// ReferenceProfile: what the model was trained on, per feature, as tools/train.py writes it
+// (reference_profile.json): row and missing counts, the decile bins with their counts, mean and
+// standard deviation, and a bounded sorted sample (evenly spaced order statistics) for the
+// exact two-sample statistics.
+//
+//   {"feature_schema_version": "vigil.features.v1", "rows": 238735,
+//    "features": {"amount_reporting": {"count": 238735, "missing": 0,
+//        "bin_edges": [...11], "bin_counts": [...10], "mean": ..., "std": ..., "sample": [...]},
+//     ...}}
+//
+// A feature with no present value has only "count" and "missing".
+//
+// Thread safety: immutable after Load.
+#ifndef VIGIL_DRIFT_REFERENCE_PROFILE_H_
+#define VIGIL_DRIFT_REFERENCE_PROFILE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "vigil/drift/binned.h"
+#include "vigil/drift/two_sample.h"
+
+namespace vigil::drift {
+
+struct FeatureReference {
+  uint64_t count = 0;    // rows
+  uint64_t missing = 0;  // of which missing (NaN)
+  // Present when the feature had values in training.
+  std::optional<ReferenceBins> bins;
+  std::optional<ReferenceSample> sample;
+  double mean = 0, stddev = 0;
+};
+
+class ReferenceProfile {
+ public:
+  // Reads a profile (JSON text; "file" names it in errors). Errors name the feature and the
+  // member that is wrong.
+  static absl::StatusOr<ReferenceProfile> Parse(std::string_view json, std::string_view file);
+  static absl::StatusOr<ReferenceProfile> Load(const std::string& path);
+
+  const std::string& feature_schema_version() const { return schema_version_; }
+  uint64_t rows() const { return rows_; }
+  const std::map<std::string, FeatureReference, std::less<>>& features() const {
+    return features_;
+  }
+  const FeatureReference* Find(std::string_view feature) const;
+
+ private:
+  std::string schema_version_;
+  uint64_t rows_ = 0;
+  std::map<std::string, FeatureReference, std::less<>> features_;
+};
+
+}  // namespace vigil::drift
+
+#endif  // VIGIL_DRIFT_REFERENCE_PROFILE_H_
