@@ -229,12 +229,18 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   const bool queued = workers_->TrySubmit([this, route, start, shared]() mutable {
     const HttpRequest& req = shared->first;
     RequestLogEntry entry;
-    std::string traceparent;
+    ScoreOutcome outcome;  // the entry views its strings
     HttpResponse response;
     switch (route) {
       case kScore:
       case kScoreBatch:
-        response = Score(req, route == kScoreBatch, start, &traceparent, &entry);
+        response = Score(req, route == kScoreBatch, start, &outcome);
+        entry.trace_id = outcome.trace_id;
+        entry.transaction_id = outcome.transaction_id;
+        entry.action = outcome.action;
+        entry.degraded = outcome.degraded;
+        entry.degraded_reason = outcome.degraded_reason;
+        entry.error_code = outcome.error_code;
         break;
       case kPolicyIngest:
         response = IngestPolicy(req);
@@ -254,7 +260,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
 }
 
 HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
-                             std::string* traceparent_out, RequestLogEntry* log) {
+                             ScoreOutcome* outcome) {
   static constexpr std::string_view kJson = "application/json";
   const std::string_view content_type = request.Header("Content-Type");
   if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
@@ -289,7 +295,6 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   const std::optional<TraceContext> parent = TraceContext::Parse(request.Header("traceparent"));
   const TraceContext ours = parent.has_value() ? parent->Child() : TraceContext::Generate();
   score_request.traceparent = ours.ToTraceparent();
-  *traceparent_out = score_request.traceparent;
   ScoreService::Reply reply = batch ? parts_.service->ScoreBatch(request.body, score_request)
                                     : parts_.service->Score(request.body, score_request);
   HttpResponse response;
@@ -297,20 +302,12 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   response.body = std::move(reply.body);
   response.headers.push_back({"traceparent", score_request.traceparent});
   if (reply.status == 503) response.headers.push_back({"Retry-After", "1"});
-  // The log entry views these strings: keep them alive with the entry (thread-local slots
-  // are reused per request on this worker).
-  thread_local std::string trace_id, tx_id, action, reason, code;
-  trace_id = ours.TraceIdHex();
-  tx_id = std::move(reply.transaction_id);
-  action = std::move(reply.action);
-  reason = std::move(reply.degraded_reason);
-  code = std::move(reply.error_code);
-  log->trace_id = trace_id;
-  log->transaction_id = tx_id;
-  log->action = action;
-  log->degraded = reply.degraded;
-  log->degraded_reason = reason;
-  log->error_code = code;
+  outcome->trace_id = ours.TraceIdHex();
+  outcome->transaction_id = std::move(reply.transaction_id);
+  outcome->action = std::move(reply.action);
+  outcome->degraded = reply.degraded;
+  outcome->degraded_reason = std::move(reply.degraded_reason);
+  outcome->error_code = std::move(reply.error_code);
   return response;
 }
 

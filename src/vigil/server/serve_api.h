@@ -81,9 +81,13 @@ class ServeApi final : public HttpHandler {
            RequestLog* log);
   absl::Status RegisterMetrics();
 
+  // What a scoring request's log line says beyond the HTTP facts.
+  struct ScoreOutcome {
+    std::string trace_id, transaction_id, action, degraded_reason, error_code;
+    bool degraded = false;
+  };
   HttpResponse Score(const HttpRequest& request, bool batch,
-                     std::chrono::steady_clock::time_point arrival, std::string* traceparent_out,
-                     RequestLogEntry* log);
+                     std::chrono::steady_clock::time_point arrival, ScoreOutcome* outcome);
   HttpResponse IngestPolicy(const HttpRequest& request);
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
