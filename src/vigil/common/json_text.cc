@@ -83,4 +83,15 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
+std::string JsonErrorBody(std::string_view code, std::string_view field, std::string_view message) {
+  std::string out = "{\"error\":{\"code\":";
+  AppendJsonString(code, &out);
+  out += ",\"field\":";
+  AppendJsonString(field, &out);
+  out += ",\"message\":";
+  AppendJsonString(message, &out);
+  out += "}}";
+  return out;
+}
+
 }  // namespace vigil

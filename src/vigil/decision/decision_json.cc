@@ -29,6 +29,15 @@ void Key(const char* key, std::string* out) {
   out->append("\":");
 }
 
+// A probability with 6 decimals, or null when no model scored (NaN).
+void AppendScore(double score, std::string* out) {
+  if (std::isnan(score)) {
+    out->append("null");
+  } else {
+    absl::StrAppendFormat(out, "%.6f", score);
+  }
+}
+
 }  // namespace
 
 void AppendDecisionJson(const Decision& d, std::string* out) {
@@ -48,11 +57,7 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
   AppendJsonString(View(ActionName(d.action)), out);
   out->push_back(',');
   Key("score", out);
-  if (std::isnan(d.score)) {
-    out->append("null");
-  } else {
-    absl::StrAppendFormat(out, "%.6f", d.score);
-  }
+  AppendScore(d.score, out);
   out->push_back(',');
   Key("reasons", out);
   out->push_back('[');
@@ -94,11 +99,7 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
     out->append("{\"model_version\":");
     AppendJsonString(d.shadow_model_version, out);
     out->append(",\"score\":");
-    if (std::isnan(d.shadow_score)) {
-      out->append("null");
-    } else {
-      absl::StrAppendFormat(out, "%.6f", d.shadow_score);
-    }
+    AppendScore(d.shadow_score, out);
     out->append("},");
   }
   Key("feature_schema_version", out);

@@ -22,16 +22,6 @@ using Steady = std::chrono::steady_clock;
 
 std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
-std::string ErrorBody(std::string_view code, std::string_view field, std::string_view message) {
-  std::string out = "{\"error\":{\"code\":";
-  AppendJsonString(code, &out);
-  out += ",\"field\":";
-  AppendJsonString(field, &out);
-  out += ",\"message\":";
-  AppendJsonString(message, &out);
-  out += "}}";
-  return out;
-}
 
 // Stages timed per request, in the order of the latency_us object.
 enum Stage { kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kNumStages };
@@ -207,7 +197,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
     Reply r;
     r.status = 400;
     r.error_code = std::string(code);
-    r.body = ErrorBody(code, "$", message);
+    r.body = JsonErrorBody(code, "$", message);
     return r;
   };
   simdjson::ondemand::document doc;
@@ -225,7 +215,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
       Reply r;
       r.status = 413;
       r.error_code = "batch_too_large";
-      r.body = ErrorBody("batch_too_large", "$",
+      r.body = JsonErrorBody("batch_too_large", "$",
                          absl::StrCat("a batch holds at most ", options_.max_batch,
                                       " transactions; split it"));
       return r;
@@ -240,7 +230,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
       item.done = true;
       item.reply.status = 400;
       item.reply.error_code = "invalid_field";
-      item.reply.body = ErrorBody("invalid_field", absl::StrCat("$[", items.size(), "]"),
+      item.reply.body = JsonErrorBody("invalid_field", absl::StrCat("$[", items.size(), "]"),
                                   "a batch item must be a JSON object (a transaction)");
       items.push_back(std::move(item));
       continue;
@@ -283,7 +273,7 @@ void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& req
     if (!parser.Parse(item.raw, &item.tx, &error)) {
       item.reply.status = 400;
       item.reply.error_code = error.reason;
-      item.reply.body = ErrorBody(error.reason, error.field, error.message);
+      item.reply.body = JsonErrorBody(error.reason, error.field, error.message);
       item.done = true;
     }
     item.reply.transaction_id = item.tx.id;
@@ -347,7 +337,7 @@ void ScoreService::Features(std::vector<Item>& items) {
       const bool time = message.find("late") != std::string_view::npos ||
                         message.find("event time") != std::string_view::npos;
       item.reply.body =
-          ErrorBody("features_refused", time ? "$.timestamp" : "$.amount.currency", message);
+          JsonErrorBody("features_refused", time ? "$.timestamp" : "$.amount.currency", message);
       item.done = true;
     }
   }
@@ -385,18 +375,27 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
     if (group.members.empty()) continue;
     const size_t n = group.members.size();
     std::vector<const Transaction*> txs(n);
-    std::vector<double> rows(n * width);
+    // One transaction (every POST /v1/score) decides on its own row; a batch's rows are
+    // gathered into one contiguous block.
+    std::vector<double> gathered;
+    if (n > 1) gathered.resize(n * width);
     ScoreContext context;
     context.priority = Priority::kP2;
     for (size_t k = 0; k < n; ++k) {
       const Item& item = items[group.members[k]];
       txs[k] = &item.tx;
-      std::copy(item.row.begin(), item.row.end(), rows.begin() + static_cast<std::ptrdiff_t>(k * width));
+      if (n > 1) {
+        std::copy(item.row.begin(), item.row.end(),
+                  gathered.begin() + static_cast<std::ptrdiff_t>(k * width));
+      }
       context.priority = std::min(context.priority, item.tx.priority);
     }
+    const absl::Span<const double> rows =
+        n > 1 ? absl::MakeConstSpan(gathered) : absl::MakeConstSpan(items[group.members[0]].row);
     context.deadline = Steady::now() + budget;
     std::vector<Decision> decisions(n);
-    const absl::Status decided = group.decider->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids_, context);
+    const absl::Status decided =
+        group.decider->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids_, context);
     if (!decided.ok()) {
       // Overloaded: nothing decided; keep the rows for the retries.
       absl::MutexLock lock(&seen_mu_);
@@ -404,7 +403,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         Item& item = items[group.members[k]];
         item.reply.status = 503;
         item.reply.error_code = "overloaded";
-        item.reply.body = ErrorBody("overloaded", "", View(decided.message()));
+        item.reply.body = JsonErrorBody("overloaded", "", View(decided.message()));
         item.done = true;
         if (unscored_.emplace(item.tx.id, std::move(item.row)).second) {
           unscored_order_.push_back(item.tx.id);

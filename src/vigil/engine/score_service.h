@@ -112,7 +112,6 @@ class ScoreService {
   void Features(std::vector<Item>& items);
   void Decide(std::vector<Item>& items, const ScoreRequest& request);
   void Release(std::vector<Item>& items);
-  void Observe(const Item& item, const Decision* decision);
   std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
 
   ScoreServiceOptions options_;

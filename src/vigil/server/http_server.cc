@@ -38,22 +38,14 @@ std::string_view HttpRequest::Header(std::string_view name) const {
   return {};
 }
 
-std::string HttpErrorBody(std::string_view code, std::string_view field, std::string_view message) {
-  std::string out = "{\"error\":{\"code\":";
-  AppendJsonString(code, &out);
-  out += ",\"field\":";
-  AppendJsonString(field, &out);
-  out += ",\"message\":";
-  AppendJsonString(message, &out);
-  out += "}}";
-  return out;
-}
 
 HttpResponse HttpError(int status, std::string_view code, std::string_view field,
                        std::string_view message) {
   HttpResponse r;
   r.status = status;
-  r.body = HttpErrorBody(code, field, message);
+  r.body = JsonErrorBody(code, field, message);
+  r.error_code = std::string(code);
+  r.error_message = std::string(message);
   return r;
 }
 

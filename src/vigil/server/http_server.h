@@ -57,10 +57,13 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<HttpHeader> headers;  // besides Content-Type, Content-Length, Server, Connection
+  // For the request log when status >= 400 (the body holds them too): not sent.
+  std::string error_code;
+  std::string error_message;
 };
 
-// {"error":{"code":...,"field":...,"message":...}}: every error vigil answers over HTTP.
-std::string HttpErrorBody(std::string_view code, std::string_view field, std::string_view message);
+// An error response: status and the JSON error body (JsonErrorBody), code and message kept
+// for the request log.
 HttpResponse HttpError(int status, std::string_view code, std::string_view field,
                        std::string_view message);
 

@@ -165,17 +165,8 @@ void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse respon
   entry.remote = request.remote;
   entry.status = response.status;
   entry.latency = std::chrono::duration_cast<std::chrono::microseconds>(elapsed);
-  std::string error_code, error_message;
-  if (response.status >= 400 && entry.error_code.empty()) {
-    // The error body's code and message, for the log line.
-    const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
-    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-      error_code = body["error"].value("code", "");
-      error_message = body["error"].value("message", "");
-      entry.error_code = error_code;
-      entry.error_message = error_message;
-    }
-  }
+  if (entry.error_code.empty()) entry.error_code = response.error_code;
+  if (entry.error_message.empty()) entry.error_message = response.error_message;
   log_->Log(entry);
   std::move(respond)(std::move(response));
 }
@@ -357,7 +348,10 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request) {
       AppendJsonString(problems[i], &body);
     }
     body += "]}}";
-    return Json(422, std::move(body));
+    HttpResponse invalid = Json(422, std::move(body));
+    invalid.error_code = "policy_invalid";
+    invalid.error_message = std::string(message.substr(0, message.find('\n')));
+    return invalid;
   }
   if (activate) {
     if (absl::Status s = parts_.policies->Activate(entry->id, author); !s.ok()) {
