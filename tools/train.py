@@ -15,7 +15,8 @@ Writes into DIR:
   reference_profile.json  per feature: quantile bin edges (deciles; numpy.histogram bins, the
                           last one closed) and counts, missing count, mean and standard deviation,
                           and a bounded sorted sample (evenly spaced order statistics), for the
-                          drift monitor
+                          drift monitor; "score" profiles the model's probability on the
+                          validation rows the same way
 Prints PR-AUC and illicit-class F1 at the review threshold, overall and per typology.
 Run with /usr/bin/python3 (Debian's python3-xgboost, -sklearn, -pandas).
 """
@@ -89,29 +90,31 @@ def report(name, df, p, review):
     return out
 
 
+def profile_entry(v):
+    """One feature's (or the score's) reference: counts, decile bins, mean, std, sorted sample."""
+    v = np.asarray(v, dtype=float)
+    present = np.sort(v[~np.isnan(v)])
+    entry = {"count": int(len(v)), "missing": int(np.isnan(v).sum())}
+    if len(present):
+        edges = np.unique(np.quantile(present, np.linspace(0, 1, BINS + 1)))
+        if len(edges) > 1:
+            counts, _ = np.histogram(present, bins=edges)
+        else:  # a constant feature: one bin [v, v]
+            edges, counts = np.array([edges[0], edges[0]]), np.array([len(present)])
+        entry.update({
+            "bin_edges": [float(e) for e in edges],
+            "bin_counts": [int(c) for c in counts],
+            "mean": float(present.mean()),
+            "std": float(present.std()),
+            # Evenly spaced order statistics: a sorted sample for exact two-sample tests.
+            "sample": [float(x) for x in present[np.linspace(0, len(present) - 1,
+                                                             min(SAMPLE_SIZE, len(present))).astype(int)]],
+        })
+    return entry
+
+
 def profile(df, features):
-    prof = {}
-    for f in features:
-        v = df[f].to_numpy(dtype=float)
-        present = np.sort(v[~np.isnan(v)])
-        entry = {"count": int(len(v)), "missing": int(np.isnan(v).sum())}
-        if len(present):
-            edges = np.unique(np.quantile(present, np.linspace(0, 1, BINS + 1)))
-            if len(edges) > 1:
-                counts, _ = np.histogram(present, bins=edges)
-            else:  # a constant feature: one bin [v, v]
-                edges, counts = np.array([edges[0], edges[0]]), np.array([len(present)])
-            entry.update({
-                "bin_edges": [float(e) for e in edges],
-                "bin_counts": [int(c) for c in counts],
-                "mean": float(present.mean()),
-                "std": float(present.std()),
-                # Evenly spaced order statistics: a sorted sample for exact two-sample tests.
-                "sample": [float(x) for x in present[np.linspace(0, len(present) - 1,
-                                                                 min(SAMPLE_SIZE, len(present))).astype(int)]],
-            })
-        prof[f] = entry
-    return prof
+    return {f: profile_entry(df[f].to_numpy(dtype=float)) for f in features}
 
 
 def main():
@@ -196,8 +199,11 @@ def main():
     with open(os.path.join(args.out_dir, "model_card.json"), "w") as f:
         json.dump(card, f, indent=2)
     with open(os.path.join(args.out_dir, "reference_profile.json"), "w") as f:
+        # The score's reference is the model's probability on the validation rows: data it did
+        # not train on, as live traffic will be.
         json.dump({"feature_schema_version": SCHEMA_VERSION, "rows": len(train),
-                   "features": profile(train, features)}, f)
+                   "features": profile(train, features),
+                   "score": profile_entry(p_valid.astype(float))}, f)
     print(f"wrote model.json, thresholds.json, model_card.json, reference_profile.json to {args.out_dir}")
 
 

@@ -12,7 +12,8 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 
 }  // namespace
 
-absl::StatusOr<LiveWindow> LiveWindow::Create(LiveWindowConfig config, const ReferenceBins& bins) {
+absl::StatusOr<LiveWindow> LiveWindow::Create(LiveWindowConfig config,
+                                              std::vector<size_t> cells_per_subject) {
   if (config.slide.count() <= 0) {
     return absl::InvalidArgumentError("window slide must be positive");
   }
@@ -21,16 +22,33 @@ absl::StatusOr<LiveWindow> LiveWindow::Create(LiveWindowConfig config, const Ref
                                                    " s) must be a positive multiple of its slide (",
                                                    config.slide.count(), " s)"));
   }
-  if (config.sample_per_pane == 0) {
-    return absl::InvalidArgumentError("sample_per_pane must be at least 1");
+  if (config.decay_half_life.count() < 0) {
+    return absl::InvalidArgumentError("window decay half-life must not be negative");
   }
-  return LiveWindow(config, bins);
+  if (config.sample_rows_per_pane == 0) {
+    return absl::InvalidArgumentError("sample_rows_per_pane must be at least 1");
+  }
+  if (cells_per_subject.empty()) return absl::InvalidArgumentError("a window needs a subject");
+  std::vector<size_t> offsets{0};
+  for (size_t s = 0; s < cells_per_subject.size(); ++s) {
+    if (cells_per_subject[s] == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("subject ", s, " has no cells"));
+    }
+    offsets.push_back(offsets.back() + cells_per_subject[s]);
+  }
+  return LiveWindow(config, std::move(offsets));
 }
 
-LiveWindow::LiveWindow(LiveWindowConfig config, const ReferenceBins& bins)
-    : config_(config), bins_(&bins), rng_(config.seed) {
+LiveWindow::LiveWindow(LiveWindowConfig config, std::vector<size_t> offsets)
+    : config_(config),
+      slide_us_(std::chrono::duration_cast<std::chrono::microseconds>(config.slide).count()),
+      offsets_(std::move(offsets)),
+      rng_(config.seed) {
   panes_.resize(static_cast<size_t>(config.size.count() / config.slide.count()));
-  for (Pane& p : panes_) p.bins.assign(bins.size(), 0.0);
+  for (Pane& p : panes_) {
+    p.counts.assign(offsets_.back(), 0.0);
+    p.sample.reserve(config.sample_rows_per_pane * subjects());
+  }
 }
 
 uint64_t LiveWindow::Next() {
@@ -41,51 +59,79 @@ uint64_t LiveWindow::Next() {
   return z ^ (z >> 31);
 }
 
-void LiveWindow::Add(UtcTime t, double value) {
-  const int64_t slide_us = std::chrono::duration_cast<std::chrono::microseconds>(config_.slide).count();
-  const int64_t index = FloorDiv(ToUnixMicros(t), slide_us);
-  const int64_t panes = static_cast<int64_t>(panes_.size());
+int64_t LiveWindow::PaneOf(UtcTime t) const { return FloorDiv(ToUnixMicros(t), slide_us_); }
+
+bool LiveWindow::Add(UtcTime t, absl::Span<const uint32_t> cells,
+                     absl::Span<const double> values) {
+  const int64_t index = PaneOf(t);
+  const int64_t n = static_cast<int64_t>(panes_.size());
   newest_ = std::max(newest_, index);
-  if (index <= newest_ - panes) {
+  if (index <= newest_ - n) {
     ++late_;
-    return;
+    return false;
   }
-  Pane& p = panes_[static_cast<size_t>(((index % panes) + panes) % panes)];
+  Pane& p = panes_[static_cast<size_t>(((index % n) + n) % n)];
   if (p.index != index) {
     p.index = index;
-    p.present = p.missing = p.seen = 0;
-    std::fill(p.bins.begin(), p.bins.end(), 0.0);
+    p.rows = 0;
+    p.sampled = 0;
+    std::fill(p.counts.begin(), p.counts.end(), 0.0);
     p.sample.clear();
   }
-  if (std::isnan(value)) {
-    ++p.missing;
-    return;
-  }
-  ++p.present;
-  p.bins[bins_->Bin(value)] += 1;
-  ++p.seen;
-  if (p.sample.size() < config_.sample_per_pane) {
-    p.sample.push_back(value);
+  ++p.rows;
+  const size_t k = subjects();
+  for (size_t s = 0; s < k; ++s) p.counts[offsets_[s] + cells[s]] += 1;
+  // Reservoir sampling of rows: each row of the pane kept with equal odds.
+  if (p.sampled < config_.sample_rows_per_pane) {
+    p.sample.insert(p.sample.end(), values.begin(), values.begin() + static_cast<ptrdiff_t>(k));
+    ++p.sampled;
   } else {
-    const uint64_t j = Next() % p.seen;  // reservoir sampling: each value kept with equal odds
-    if (j < config_.sample_per_pane) p.sample[j] = value;
+    const uint64_t j = Next() % p.rows;
+    if (j < config_.sample_rows_per_pane) {
+      std::copy_n(values.begin(), k, p.sample.begin() + static_cast<ptrdiff_t>(j * k));
+    }
   }
+  return true;
 }
 
-LiveWindow::Snapshot LiveWindow::Take() const {
-  Snapshot s;
-  s.bin_counts.assign(bins_->size(), 0.0);
-  if (newest_ == INT64_MIN) return s;
-  const int64_t slide_us = std::chrono::duration_cast<std::chrono::microseconds>(config_.slide).count();
-  s.end = FromUnixMicros((newest_ + 1) * slide_us);
-  const int64_t panes = static_cast<int64_t>(panes_.size());
+double LiveWindow::WeightOf(int64_t pane, int64_t as_of) const {
+  if (config_.decay_half_life.count() == 0) return 1.0;
+  const double age_s = static_cast<double>(as_of - pane) * static_cast<double>(config_.slide.count());
+  return std::exp2(-age_s / static_cast<double>(config_.decay_half_life.count()));
+}
+
+uint64_t LiveWindow::RowsAsOf(int64_t as_of) const {
+  const int64_t n = static_cast<int64_t>(panes_.size());
+  uint64_t rows = 0;
   for (const Pane& p : panes_) {
-    if (p.index == INT64_MIN || p.index <= newest_ - panes) continue;  // empty or expired
-    s.present += p.present;
-    s.missing += p.missing;
-    for (size_t b = 0; b < p.bins.size(); ++b) s.bin_counts[b] += p.bins[b];
-    s.sample.insert(s.sample.end(), p.sample.begin(), p.sample.end());
+    if (p.index != INT64_MIN && p.index > as_of - n && p.index <= as_of) rows += p.rows;
   }
+  return rows;
+}
+
+LiveWindow::Snapshot LiveWindow::Take(size_t subject, int64_t as_of, bool with_sample) const {
+  Snapshot s;
+  const size_t begin = offsets_[subject], width = offsets_[subject + 1] - begin;
+  s.cells.assign(width, 0.0);
+  s.end = FromUnixMicros((as_of + 1) * slide_us_);
+  const int64_t n = static_cast<int64_t>(panes_.size());
+  double weight_sq = 0;
+  const size_t k = subjects();
+  for (const Pane& p : panes_) {
+    if (p.index == INT64_MIN || p.index <= as_of - n || p.index > as_of) continue;
+    const double w = WeightOf(p.index, as_of);
+    s.rows += p.rows;
+    s.weight += w * static_cast<double>(p.rows);
+    weight_sq += w * w * static_cast<double>(p.rows);
+    for (size_t c = 0; c < width; ++c) s.cells[c] += w * p.counts[begin + c];
+    if (with_sample) {
+      for (size_t r = 0; r < p.sampled; ++r) {
+        const double v = p.sample[r * k + subject];
+        if (!std::isnan(v)) s.sample.push_back(v);
+      }
+    }
+  }
+  s.effective_rows = weight_sq > 0 ? s.weight * s.weight / weight_sq : 0;
   std::sort(s.sample.begin(), s.sample.end());
   return s;
 }

@@ -12,6 +12,61 @@ namespace {
 
 absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
+// One entry of "features" (or "score"): counts, and with present values the bins, sample,
+// mean and standard deviation.
+absl::StatusOr<FeatureReference> ParseEntry(const nlohmann::json& f, const std::string& where,
+                                            std::string_view file) {
+  const auto error = [&](std::string_view at, std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(View(file), ": ", View(at), ": ", View(what)));
+  };
+  if (!f.is_object()) return error(where, "not an object");
+  FeatureReference ref;
+  for (const char* key : {"count", "missing"}) {
+    if (!f.contains(key) || !f[key].is_number_unsigned()) {
+      return error(absl::StrCat(where, ".", key), "missing or not a whole number");
+    }
+  }
+  ref.count = f["count"].get<uint64_t>();
+  ref.missing = f["missing"].get<uint64_t>();
+  if (ref.missing > ref.count) return error(where, "more missing values than rows");
+  if (f.contains("bin_edges")) {
+    const auto numbers = [&](const char* key) -> absl::StatusOr<std::vector<double>> {
+      if (!f.contains(key) || !f[key].is_array()) {
+        return error(absl::StrCat(where, ".", key), "missing or not an array");
+      }
+      std::vector<double> out;
+      for (const auto& v : f[key]) {
+        if (!v.is_number()) return error(absl::StrCat(where, ".", key), "holds a non-number");
+        out.push_back(v.get<double>());
+      }
+      return out;
+    };
+    absl::StatusOr<std::vector<double>> edges = numbers("bin_edges");
+    if (!edges.ok()) return edges.status();
+    absl::StatusOr<std::vector<double>> counts = numbers("bin_counts");
+    if (!counts.ok()) return counts.status();
+    absl::StatusOr<std::vector<double>> sample = numbers("sample");
+    if (!sample.ok()) return sample.status();
+    absl::StatusOr<ReferenceBins> bins =
+        ReferenceBins::Create(*std::move(edges), *std::move(counts));
+    if (!bins.ok()) {
+      return error(where, std::string_view(bins.status().message().data(),
+                                           bins.status().message().size()));
+    }
+    ref.bins = *std::move(bins);
+    if (sample->empty()) return error(absl::StrCat(where, ".sample"), "empty");
+    ref.sample.emplace(*std::move(sample));
+    for (const char* key : {"mean", "std"}) {
+      if (!f.contains(key) || !f[key].is_number()) {
+        return error(absl::StrCat(where, ".", key), "missing or not a number");
+      }
+    }
+    ref.mean = f["mean"].get<double>();
+    ref.stddev = f["std"].get<double>();
+  }
+  return ref;
+}
+
 }  // namespace
 
 absl::StatusOr<ReferenceProfile> ReferenceProfile::Parse(std::string_view json,
@@ -37,53 +92,14 @@ absl::StatusOr<ReferenceProfile> ReferenceProfile::Parse(std::string_view json,
     return error("features", "missing or not an object");
   }
   for (const auto& [name, f] : root["features"].items()) {
-    const std::string where = absl::StrCat("features.", name);
-    if (!f.is_object()) return error(where, "not an object");
-    FeatureReference ref;
-    for (const char* key : {"count", "missing"}) {
-      if (!f.contains(key) || !f[key].is_number_unsigned()) {
-        return error(absl::StrCat(where, ".", key), "missing or not a whole number");
-      }
-    }
-    ref.count = f["count"].get<uint64_t>();
-    ref.missing = f["missing"].get<uint64_t>();
-    if (ref.missing > ref.count) return error(where, "more missing values than rows");
-    if (f.contains("bin_edges")) {
-      const auto numbers = [&](const char* key) -> absl::StatusOr<std::vector<double>> {
-        if (!f.contains(key) || !f[key].is_array()) {
-          return error(absl::StrCat(where, ".", key), "missing or not an array");
-        }
-        std::vector<double> out;
-        for (const auto& v : f[key]) {
-          if (!v.is_number()) return error(absl::StrCat(where, ".", key), "holds a non-number");
-          out.push_back(v.get<double>());
-        }
-        return out;
-      };
-      absl::StatusOr<std::vector<double>> edges = numbers("bin_edges");
-      if (!edges.ok()) return edges.status();
-      absl::StatusOr<std::vector<double>> counts = numbers("bin_counts");
-      if (!counts.ok()) return counts.status();
-      absl::StatusOr<std::vector<double>> sample = numbers("sample");
-      if (!sample.ok()) return sample.status();
-      absl::StatusOr<ReferenceBins> bins =
-          ReferenceBins::Create(*std::move(edges), *std::move(counts));
-      if (!bins.ok()) {
-        return error(where, std::string_view(bins.status().message().data(),
-                                             bins.status().message().size()));
-      }
-      ref.bins = *std::move(bins);
-      if (sample->empty()) return error(absl::StrCat(where, ".sample"), "empty");
-      ref.sample.emplace(*std::move(sample));
-      for (const char* key : {"mean", "std"}) {
-        if (!f.contains(key) || !f[key].is_number()) {
-          return error(absl::StrCat(where, ".", key), "missing or not a number");
-        }
-      }
-      ref.mean = f["mean"].get<double>();
-      ref.stddev = f["std"].get<double>();
-    }
-    profile.features_.emplace(name, std::move(ref));
+    absl::StatusOr<FeatureReference> ref = ParseEntry(f, absl::StrCat("features.", name), file);
+    if (!ref.ok()) return ref.status();
+    profile.features_.emplace(name, *std::move(ref));
+  }
+  if (root.contains("score")) {
+    absl::StatusOr<FeatureReference> ref = ParseEntry(root["score"], "score", file);
+    if (!ref.ok()) return ref.status();
+    profile.score_ = *std::move(ref);
   }
   return profile;
 }

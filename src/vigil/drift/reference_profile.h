@@ -8,7 +8,9 @@
 //        "bin_edges": [...11], "bin_counts": [...10], "mean": ..., "std": ..., "sample": [...]},
 //     ...}}
 //
-// A feature with no present value has only "count" and "missing".
+// A feature with no present value has only "count" and "missing". An optional top-level
+// "score" entry of the same form profiles the model's score (its probability on the
+// validation rows) for the drift of the score distribution.
 //
 // Thread safety: immutable after Load.
 #ifndef VIGIL_DRIFT_REFERENCE_PROFILE_H_
@@ -48,11 +50,14 @@ class ReferenceProfile {
     return features_;
   }
   const FeatureReference* Find(std::string_view feature) const;
+  // The model score's reference, when the profile has one.
+  const std::optional<FeatureReference>& score() const { return score_; }
 
  private:
   std::string schema_version_;
   uint64_t rows_ = 0;
   std::map<std::string, FeatureReference, std::less<>> features_;
+  std::optional<FeatureReference> score_;
 };
 
 }  // namespace vigil::drift

@@ -1,0 +1,68 @@
+// DriftConfig: what the drift monitor watches and when it alarms (docs/drift.md).
+#ifndef VIGIL_DRIFT_DRIFT_CONFIG_H_
+#define VIGIL_DRIFT_DRIFT_CONFIG_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "vigil/drift/drift_level.h"
+#include "vigil/drift/escalation.h"
+#include "vigil/drift/null_calibration.h"
+
+namespace vigil::drift {
+
+struct DriftWindowSpec {
+  std::string name;
+  std::chrono::seconds size{60};
+  std::chrono::seconds slide{10};
+  std::chrono::seconds decay_half_life{0};  // 0: no decay (live_window.h)
+};
+
+enum class DriftCalibration {
+  // Severity from each subject's simulated no-drift distribution for the window's size
+  // (null_calibration.h), aimed at one false L2 per subject per false_alarm_period.
+  kNull,
+  // Severity from fixed raw score cut-offs (raw_preset), the same for every feature and window
+  // size: the conventional setting, kept as a preset for comparison.
+  kRawPreset,
+};
+
+struct DriftConfig {
+  std::vector<DriftWindowSpec> windows = {
+      {"short", std::chrono::seconds(60), std::chrono::seconds(10), std::chrono::seconds(0)},
+      {"long", std::chrono::seconds(300), std::chrono::seconds(60), std::chrono::seconds(0)}};
+  DriftScoreWeights weights;
+  double pseudo_count = 0.5;
+  DriftCalibration calibration = DriftCalibration::kNull;
+  // Expected time between false L2 alarms of one subject, all its windows together (each
+  // window gets an equal share of the budget at its own cadence).
+  std::chrono::hours false_alarm_period{24 * 30};
+  int null_windows = 2000;  // simulated no-drift windows per window size
+  // A window with fewer rows is not evaluated (its levels hold).
+  uint64_t min_rows = 50;
+  LevelCutoffs levels;
+  // kRawPreset: the raw weighted scores that map to severities l1, l2, l3 (piecewise linear
+  // through (0, 0), these three points, and 1 at l3's score plus the l2→l3 step).
+  double raw_l1 = 0.15, raw_l2 = 0.30, raw_l3 = 0.45;
+  EscalationPattern escalation;
+  // Features left out: those with known seasonality (hour of day, day of week) differ from a
+  // whole-period reference every hour by design.
+  std::vector<std::string> exclude = {"hour_of_day", "day_of_week"};
+  bool monitor_score = true;  // the model's score distribution, when the profile has it
+  bool freeze_on_l3 = true;   // L3 freezes the model: decisions rules-only and degraded
+  size_t sample_rows_per_pane = 128;
+  // Points kept per subject and window for reports (0: none). Beyond it, neighbouring points
+  // merge (keeping the highest severity), so a long replay still fits.
+  size_t history_points = 0;
+  uint64_t seed = 1;
+
+  // Errors name the member.
+  absl::Status Validate() const;
+};
+
+}  // namespace vigil::drift
+
+#endif  // VIGIL_DRIFT_DRIFT_CONFIG_H_

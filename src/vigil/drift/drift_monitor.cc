@@ -1,0 +1,440 @@
+#include "vigil/drift/drift_monitor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "vigil/core/transaction.h"
+#include "vigil/drift/two_sample.h"
+
+namespace vigil::drift {
+namespace {
+
+absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
+
+// Piecewise linear through (0, 0), (x1, y1), (x2, y2), (x3, y3) and (x3 + (x3 - x2), 1).
+double RawPresetSeverity(double score, const DriftConfig& c) {
+  const double xs[] = {0, c.raw_l1, c.raw_l2, c.raw_l3, c.raw_l3 + (c.raw_l3 - c.raw_l2)};
+  const double ys[] = {0, c.levels.l1, c.levels.l2, c.levels.l3, 1};
+  if (!(score > 0)) return 0;
+  for (int i = 1; i < 5; ++i) {
+    if (score <= xs[i]) return ys[i - 1] + (ys[i] - ys[i - 1]) * (score - xs[i - 1]) / (xs[i] - xs[i - 1]);
+  }
+  return 1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
+    const ReferenceProfile& profile, const std::string& schema_version,
+    const std::vector<std::string>& feature_names, DriftConfig config, DriftEventLog* events) {
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  if (profile.feature_schema_version() != schema_version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the reference profile is of feature schema '", profile.feature_schema_version(),
+        "' but the engine computes '", schema_version,
+        "': profile the training data of the deployed model (tools/train.py)"));
+  }
+  std::unique_ptr<DriftMonitor> m(new DriftMonitor(std::move(config), events));
+  const DriftConfig& c = m->config_;
+  m->width_ = feature_names.size();
+  absl::MutexLock lock(&m->mu_);
+  const auto add_subject = [&](const std::string& name, size_t column,
+                               const FeatureReference& ref) {
+    NullCalibrationOptions null;
+    null.windows = c.null_windows;
+    null.pseudo_count = c.pseudo_count;
+    null.weights = c.weights;
+    null.seed = c.seed * 1000003 + m->subjects_.size();
+    CellLayout cells(ref);
+    std::vector<double> counts = cells.reference_counts();
+    m->subjects_.push_back(Subject{name, column, &ref, std::move(cells),
+                                   NullCalibration(std::move(counts), null),
+                                   {}, EscalationMatcher(&c.escalation), {}, {}, {}, {}, {}});
+    Subject& s = m->subjects_.back();
+    for (const DriftWindowSpec& w : c.windows) {
+      s.trackers.emplace_back(&c.levels);
+      DriftWindowState state;
+      state.window = w.name;
+      s.last.push_back(state);
+      s.history.push_back(DriftSeries{name, w.name, {}});
+      s.stride.push_back(1);
+      s.pending_count.push_back(0);
+      s.pending.push_back(DriftPoint{});
+    }
+  };
+  for (size_t i = 0; i < feature_names.size(); ++i) {
+    const std::string& name = feature_names[i];
+    if (std::find(c.exclude.begin(), c.exclude.end(), name) != c.exclude.end()) {
+      m->unmonitored_.push_back(absl::StrCat(name, " (excluded by configuration)"));
+      continue;
+    }
+    const FeatureReference* ref = profile.Find(name);
+    if (ref == nullptr) {
+      m->unmonitored_.push_back(absl::StrCat(name, " (not in the reference profile)"));
+      continue;
+    }
+    add_subject(name, i, *ref);
+  }
+  m->features_monitored_ = m->subjects_.size();
+  if (c.monitor_score && profile.score().has_value()) {
+    add_subject(kScoreSubject, m->width_, *profile.score());
+  }
+  if (m->subjects_.empty()) {
+    return absl::InvalidArgumentError(
+        "no feature to monitor: every feature is excluded or missing from the reference profile");
+  }
+  std::vector<size_t> cells_per_subject;
+  for (const Subject& s : m->subjects_) cells_per_subject.push_back(s.cells.size());
+  for (const DriftWindowSpec& w : c.windows) {
+    absl::StatusOr<LiveWindow> live = LiveWindow::Create(
+        {w.size, w.slide, w.decay_half_life, c.sample_rows_per_pane, c.seed + m->windows_.size()},
+        cells_per_subject);
+    if (!live.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("drift.windows.", w.name, ": ", live.status().message()));
+    }
+    const double alpha = static_cast<double>(w.slide.count()) /
+                         static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                 c.false_alarm_period)
+                                                 .count()) /
+                         static_cast<double>(c.windows.size());
+    m->windows_.push_back(Window{w, *std::move(live), alpha});
+  }
+  m->row_cells_.resize(m->subjects_.size());
+  m->row_values_.resize(m->subjects_.size());
+  return m;
+}
+
+absl::Status DriftMonitor::Observe(UtcTime t, absl::Span<const double> features, double score) {
+  absl::MutexLock lock(&mu_);
+  return ObserveLocked(t, features, score);
+}
+
+absl::Status DriftMonitor::ObserveBatch(absl::Span<const UtcTime> times,
+                                        absl::Span<const double> features,
+                                        absl::Span<const double> scores) {
+  if (features.size() != times.size() * width_ || scores.size() != times.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("drift batch: ", times.size(), " rows need ", times.size() * width_,
+                     " feature values and ", times.size(), " scores, got ", features.size(),
+                     " and ", scores.size()));
+  }
+  absl::MutexLock lock(&mu_);
+  absl::Status status;
+  for (size_t r = 0; r < times.size(); ++r) {
+    status.Update(ObserveLocked(times[r], features.subspan(r * width_, width_), scores[r]));
+  }
+  return status;
+}
+
+absl::Status DriftMonitor::ObserveLocked(UtcTime t, absl::Span<const double> features,
+                                         double score) {
+  if (features.size() != width_) {
+    return absl::InvalidArgumentError(absl::StrCat("drift: a row of ", features.size(),
+                                                   " features, the schema has ", width_));
+  }
+  for (size_t s = 0; s < subjects_.size(); ++s) {
+    const Subject& subject = subjects_[s];
+    const double v = subject.column < width_ ? features[subject.column] : score;
+    row_values_[s] = v;
+    row_cells_[s] = subject.cells.Cell(v);
+  }
+  absl::Status status;
+  for (size_t w = 0; w < windows_.size(); ++w) {
+    LiveWindow& live = windows_[w].live;
+    const int64_t pane = live.PaneOf(t);
+    const int64_t newest = live.newest_pane();
+    if (newest != INT64_MIN && pane > newest) {
+      // Panes newest .. pane - 1 are complete: evaluate the window as of each boundary, as a
+      // live monitor would have, while it still holds rows.
+      const int64_t last = std::min(pane - 1, newest + static_cast<int64_t>(live.panes()) - 1);
+      for (int64_t b = newest; b <= last; ++b) status.Update(EvaluateLocked(w, b));
+    }
+    live.Add(t, row_cells_, row_values_);
+  }
+  ++rows_;
+  return status;
+}
+
+absl::Status DriftMonitor::Flush() {
+  absl::MutexLock lock(&mu_);
+  absl::Status status;
+  for (size_t w = 0; w < windows_.size(); ++w) {
+    const int64_t newest = windows_[w].live.newest_pane();
+    if (newest != INT64_MIN) status.Update(EvaluateLocked(w, newest));
+  }
+  return status;
+}
+
+double DriftMonitor::Severity(double score, double p, const Window& w) const {
+  if (config_.calibration == DriftCalibration::kRawPreset) return RawPresetSeverity(score, config_);
+  const double severity = config_.levels.l2 * std::log(p) / std::log(w.alpha);
+  return std::clamp(severity, 0.0, 1.0);
+}
+
+absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
+  Window& window = windows_[w];
+  if (window.live.RowsAsOf(as_of) < config_.min_rows) return absl::OkStatus();
+  ++evaluations_;
+  absl::Status status;
+  for (size_t i = 0; i < subjects_.size(); ++i) {
+    Subject& s = subjects_[i];
+    const LiveWindow::Snapshot snap = window.live.Take(i, as_of, /*with_sample=*/false);
+    DriftWindowState& state = s.last[w];
+    state.evaluated = true;
+    state.end = snap.end;
+    state.rows = snap.rows;
+    state.effective_rows = snap.effective_rows;
+    state.divergences = s.null.Measure(snap.cells, snap.effective_rows);
+    state.score = config_.weights.Score(state.divergences);
+    state.p_no_drift = config_.calibration == DriftCalibration::kNull
+                           ? s.null.Sf(state.score, snap.effective_rows)
+                           : std::numeric_limits<double>::quiet_NaN();
+    state.severity = Severity(state.score, state.p_no_drift, window);
+    const auto level_event = [&](const LevelChange& change, std::string detail) {
+      state.level = change.to;
+      state.level_since = snap.end;
+      DriftEvent e;
+      e.time = snap.end;
+      e.kind = std::string(kLevelChange);
+      e.subject = s.name;
+      e.window = window.spec.name;
+      e.from = change.from;
+      e.to = change.to;
+      e.severity = state.severity;
+      e.score = state.score;
+      e.detail = std::move(detail);
+      status.Update(Emit(std::move(e)));
+    };
+    if (const auto change = s.trackers[w].Observe(state.severity)) {
+      level_event(*change, absl::StrCat(snap.rows, " rows, p(no drift) ", state.p_no_drift));
+    }
+    if (s.escalation.Observe(snap.end, state.severity)) {
+      DriftEvent e;
+      e.time = snap.end;
+      e.kind = std::string(kCritical);
+      e.subject = s.name;
+      e.window = window.spec.name;
+      e.from = s.trackers[w].level();
+      e.to = DriftLevel::kL3;
+      e.severity = state.severity;
+      e.score = state.score;
+      e.detail = "severity rose through the escalation pattern";
+      status.Update(Emit(std::move(e)));
+      if (const auto change = s.trackers[w].Raise(DriftLevel::kL3)) {
+        level_event(*change, "raised by a critical escalation");
+      }
+    }
+    Remember(s, w, DriftPoint{snap.end, state.score, state.severity, s.trackers[w].level()});
+  }
+  status.Update(UpdateMonitorLevel(subjects_.front().last[w].end));
+  return status;
+}
+
+void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
+  if (config_.history_points == 0) return;
+  DriftPoint& pending = s.pending[w];
+  if (s.pending_count[w] == 0 || point.severity > pending.severity) {
+    const DriftLevel level = s.pending_count[w] == 0 ? point.level : std::max(pending.level, point.level);
+    pending = point;
+    pending.level = level;
+  } else {
+    pending.level = std::max(pending.level, point.level);
+  }
+  if (++s.pending_count[w] < s.stride[w]) return;
+  std::vector<DriftPoint>& points = s.history[w].points;
+  points.push_back(pending);
+  s.pending_count[w] = 0;
+  if (points.size() >= config_.history_points) {
+    // Merge neighbours, keeping the higher severity: the history halves, peaks survive.
+    std::vector<DriftPoint> merged;
+    merged.reserve(points.size() / 2 + 1);
+    for (size_t i = 0; i < points.size(); i += 2) {
+      DriftPoint p = points[i];
+      if (i + 1 < points.size()) {
+        const DriftPoint& q = points[i + 1];
+        const DriftLevel level = std::max(p.level, q.level);
+        if (q.severity > p.severity) p = q;
+        p.level = level;
+      }
+      merged.push_back(p);
+    }
+    points = std::move(merged);
+    s.stride[w] *= 2;
+  }
+}
+
+absl::Status DriftMonitor::Emit(DriftEvent event) {
+  ++events_emitted_;
+  if (events_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<DriftEvent> stored = events_->Append(std::move(event));
+  return stored.ok() ? absl::OkStatus() : stored.status();
+}
+
+absl::Status DriftMonitor::UpdateMonitorLevel(UtcTime t) {
+  DriftLevel level = DriftLevel::kNone;
+  for (const Subject& s : subjects_) {
+    for (const LevelTracker& tracker : s.trackers) level = std::max(level, tracker.level());
+  }
+  if (level == monitor_level_) return absl::OkStatus();
+  const DriftLevel previous = monitor_level_;
+  monitor_level_ = level;
+  level_.store(level, std::memory_order_release);
+  // The subjects that carry the level, most severe first (at most 8 named).
+  std::vector<std::pair<double, std::string>> drivers;
+  for (const Subject& s : subjects_) {
+    for (size_t w = 0; w < s.trackers.size(); ++w) {
+      if (s.trackers[w].level() >= std::max(level, DriftLevel::kL1)) {
+        drivers.emplace_back(s.last[w].severity,
+                             absl::StrCat(s.name, " (", windows_[w].spec.name, " ",
+                                          View(DriftLevelName(s.trackers[w].level())), ")"));
+      }
+    }
+  }
+  std::sort(drivers.begin(), drivers.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> names;
+  for (size_t i = 0; i < drivers.size() && i < 8; ++i) names.push_back(drivers[i].second);
+  const std::string detail =
+      names.empty() ? "no subject above L1"
+                    : absl::StrCat(absl::StrJoin(names, ", "),
+                                   drivers.size() > 8 ? absl::StrCat(" and ", drivers.size() - 8, " more") : "");
+  const auto event = [&](std::string_view kind) {
+    DriftEvent e;
+    e.time = t;
+    e.kind = std::string(kind);
+    e.subject = "monitor";
+    e.from = previous;
+    e.to = level;
+    e.severity = drivers.empty() ? 0 : drivers.front().first;
+    e.detail = detail;
+    return e;
+  };
+  absl::Status status = Emit(event(kLevelChange));
+  if (previous < DriftLevel::kL2 && level >= DriftLevel::kL2) status.Update(Emit(event(kRetrainRequested)));
+  if (config_.freeze_on_l3 && level == DriftLevel::kL3 && previous < DriftLevel::kL3) {
+    frozen_since_ = t;
+    frozen_.store(true, std::memory_order_release);
+    status.Update(Emit(event(kFreeze)));
+    status.Update(Emit(event(kTicketOpened)));
+  }
+  if (previous == DriftLevel::kL3 && level < DriftLevel::kL3 && frozen_.load()) {
+    frozen_.store(false, std::memory_order_release);
+    status.Update(Emit(event(kFreezeReleased)));
+  }
+  return status;
+}
+
+DriftState DriftMonitor::State(bool exact) const {
+  absl::MutexLock lock(&mu_);
+  DriftState state;
+  state.level = monitor_level_;
+  state.frozen = frozen_.load();
+  state.frozen_since = frozen_since_;
+  state.rows = rows_;
+  state.evaluations = evaluations_;
+  state.events = events_emitted_;
+  state.calibration = config_.calibration == DriftCalibration::kNull ? "null" : "raw-preset";
+  state.unmonitored = unmonitored_;
+  size_t drifted = 0;
+  for (const Window& w : windows_) state.late += w.live.late();
+  for (size_t i = 0; i < subjects_.size(); ++i) {
+    const Subject& s = subjects_[i];
+    DriftSubjectState subject;
+    subject.name = s.name;
+    for (size_t w = 0; w < windows_.size(); ++w) {
+      DriftWindowState ws = s.last[w];
+      ws.level = s.trackers[w].level();
+      subject.level = std::max(subject.level, ws.level);
+      const LiveWindow& live = windows_[w].live;
+      if (exact && s.reference->sample.has_value() && live.newest_pane() != INT64_MIN) {
+        const LiveWindow::Snapshot snap = live.Take(i, live.newest_pane(), /*with_sample=*/true);
+        ws.sample_size = snap.sample.size();
+        if (!snap.sample.empty()) {
+          const ReferenceSample& ref = *s.reference->sample;
+          const double d = KsStatistic(ref, snap.sample);
+          ws.ks = d;
+          ws.ks_pvalue = KsPValue(ref.size(), snap.sample.size(), d);
+          ws.wasserstein = Wasserstein1(ref, snap.sample);
+          if (s.reference->stddev > 0) ws.wasserstein_norm = *ws.wasserstein / s.reference->stddev;
+        }
+      }
+      subject.windows.push_back(std::move(ws));
+    }
+    if (i < features_monitored_ && subject.level >= DriftLevel::kL2) ++drifted;
+    state.subjects.push_back(std::move(subject));
+  }
+  state.drifted_share = features_monitored_ == 0 ? 0
+                                                 : static_cast<double>(drifted) /
+                                                       static_cast<double>(features_monitored_);
+  return state;
+}
+
+std::vector<DriftSeries> DriftMonitor::History() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<DriftSeries> out;
+  for (const Subject& s : subjects_) {
+    for (size_t w = 0; w < s.history.size(); ++w) {
+      DriftSeries series = s.history[w];
+      if (s.pending_count[w] > 0) series.points.push_back(s.pending[w]);
+      out.push_back(std::move(series));
+    }
+  }
+  return out;
+}
+
+std::string DriftStateToJson(const DriftState& state) {
+  const auto time = [](UtcTime t) -> nlohmann::json {
+    if (ToUnixMicros(t) == 0) return nullptr;
+    return FormatUtc(t);
+  };
+  const auto optional = [](const std::optional<double>& v) -> nlohmann::json {
+    if (!v.has_value()) return nullptr;
+    return *v;
+  };
+  nlohmann::json root = nlohmann::json::object();
+  root["level"] = std::string(DriftLevelName(state.level));
+  root["frozen"] = state.frozen;
+  root["frozen_since"] = state.frozen ? time(state.frozen_since) : nlohmann::json(nullptr);
+  root["drifted_share"] = state.drifted_share;
+  root["rows"] = state.rows;
+  root["late"] = state.late;
+  root["evaluations"] = state.evaluations;
+  root["events"] = state.events;
+  root["calibration"] = state.calibration;
+  nlohmann::json subjects = nlohmann::json::array();
+  for (const DriftSubjectState& s : state.subjects) {
+    nlohmann::json windows = nlohmann::json::array();
+    for (const DriftWindowState& w : s.windows) {
+      windows.push_back({{"window", w.window},
+                         {"evaluated", w.evaluated},
+                         {"end", time(w.end)},
+                         {"rows", w.rows},
+                         {"effective_rows", w.effective_rows},
+                         {"kl", w.divergences.kl},
+                         {"js", w.divergences.js},
+                         {"psi", w.divergences.psi},
+                         {"score", w.score},
+                         {"p_no_drift", w.p_no_drift},
+                         {"severity", w.severity},
+                         {"level", std::string(DriftLevelName(w.level))},
+                         {"since", time(w.level_since)},
+                         {"ks", optional(w.ks)},
+                         {"ks_pvalue", optional(w.ks_pvalue)},
+                         {"wasserstein", optional(w.wasserstein)},
+                         {"wasserstein_norm", optional(w.wasserstein_norm)},
+                         {"sample_size", w.sample_size}});
+    }
+    subjects.push_back({{"name", s.name},
+                        {"level", std::string(DriftLevelName(s.level))},
+                        {"windows", std::move(windows)}});
+  }
+  root["subjects"] = std::move(subjects);
+  root["unmonitored"] = state.unmonitored;
+  return root.dump();
+}
+
+}  // namespace vigil::drift

@@ -1,0 +1,174 @@
+// DriftMonitor: watches every feature and the model's score against the training reference on
+// event time, and turns what it sees into levels, escalations and events (docs/drift.md).
+//
+//   rows (event time, feature vector, score) ──► per window: exact cell counts + row sample
+//     at each pane boundary, per subject: divergences → weighted score → P(no drift gives
+//     this much) → calibrated severity → level (hysteresis), escalation pattern
+//     ──► events (DriftEventLog), monitor level, frozen flag, state for GET /v1/drift
+//
+// Severity: with the default null calibration, severity = l2 · ln p / ln α, clamped to [0, 1],
+// where p is the subject's no-drift probability of a score at least this large for a window of
+// this many rows and α = slide / false_alarm_period / windows is the per-evaluation false-alarm
+// budget of the window. So severity reaches the L2 cut-off exactly at the targeted false-alarm
+// rate, for every feature and window size; L1 (below) fires more often and is only logged, L3
+// (above) far less often. The raw preset maps the weighted score through fixed cut-offs.
+//
+// Monitor level: the highest subject level. Reaching L2 requests a retrain; reaching L3 (a
+// subject at L3, or a critical escalation) freezes the model — frozen() turns true, and the
+// engine decides rules-only and degraded — and opens a review ticket; leaving L3 releases the
+// freeze. Every level change and these monitor events are appended to the event log.
+//
+// Thread safety: internally synchronized; Observe* are meant for one feeding thread (rows in
+// roughly event-time order), State/History/frozen may be called from any thread.
+#ifndef VIGIL_DRIFT_DRIFT_MONITOR_H_
+#define VIGIL_DRIFT_DRIFT_MONITOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "vigil/common/clock.h"
+#include "vigil/drift/binned.h"
+#include "vigil/drift/cell_layout.h"
+#include "vigil/drift/drift_config.h"
+#include "vigil/drift/drift_event_log.h"
+#include "vigil/drift/drift_report.h"
+#include "vigil/drift/escalation.h"
+#include "vigil/drift/live_window.h"
+#include "vigil/drift/null_calibration.h"
+#include "vigil/drift/reference_profile.h"
+
+namespace vigil::drift {
+
+inline constexpr char kScoreSubject[] = "model_score";
+
+struct DriftWindowState {
+  std::string window;
+  bool evaluated = false;     // false until the window first had min_rows rows
+  UtcTime end{};              // of the last evaluation
+  uint64_t rows = 0;
+  double effective_rows = 0;
+  Divergences divergences;
+  double score = 0;           // weighted
+  double p_no_drift = 1;      // P(score at least this large | no drift)
+  double severity = 0;
+  DriftLevel level = DriftLevel::kNone;
+  UtcTime level_since{};      // event time of the last level change
+  // Exact two-sample statistics of the window's sample against the reference sample (State
+  // with exact = true and a subject with present values in both).
+  std::optional<double> ks, ks_pvalue, wasserstein, wasserstein_norm;
+  uint64_t sample_size = 0;
+};
+
+struct DriftSubjectState {
+  std::string name;
+  DriftLevel level = DriftLevel::kNone;  // the highest of its windows
+  std::vector<DriftWindowState> windows;
+};
+
+struct DriftState {
+  DriftLevel level = DriftLevel::kNone;
+  bool frozen = false;
+  UtcTime frozen_since{};
+  double drifted_share = 0;   // features (not the score) at L2 or above / features monitored
+  uint64_t rows = 0, late = 0, evaluations = 0, events = 0;
+  std::string calibration;    // "null" or "raw-preset"
+  std::vector<DriftSubjectState> subjects;
+  std::vector<std::string> unmonitored;  // schema features left out, with why
+};
+
+class DriftMonitor {
+ public:
+  // "feature_names": the feature vector's layout (schema order). Each feature is monitored
+  // unless excluded by the config; a feature the profile lacks is reported as unmonitored.
+  // "events" may be null (events are then only counted); it must outlive the monitor.
+  // Errors: the config is invalid, the profile's feature schema version differs from
+  // "schema_version", or no feature is left to monitor.
+  static absl::StatusOr<std::unique_ptr<DriftMonitor>> Create(
+      const ReferenceProfile& profile, const std::string& schema_version,
+      const std::vector<std::string>& feature_names, DriftConfig config,
+      DriftEventLog* events);
+
+  // One row at event time "t": "features" in the layout given at Create, "score" the model's
+  // probability (NaN: not scored). Windows whose panes "t" completes are evaluated first.
+  // Errors: a wrong row width, or an event the log could not store (the monitor's state has
+  // moved on regardless).
+  absl::Status Observe(UtcTime t, absl::Span<const double> features, double score);
+  // Rows r = 0..n-1: features[r * width, (r + 1) * width), scores[r].
+  absl::Status ObserveBatch(absl::Span<const UtcTime> times, absl::Span<const double> features,
+                            absl::Span<const double> scores);
+  // Evaluates every window as of its newest pane (the end of a replay).
+  absl::Status Flush();
+
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+  DriftLevel level() const { return level_.load(std::memory_order_acquire); }
+
+  // "exact": also the KS statistic and p-value and Wasserstein-1 of each window's current
+  // sample (costlier: for GET /v1/drift, not for every evaluation).
+  DriftState State(bool exact) const;
+  // Per subject and window, the evaluations kept (DriftConfig::history_points).
+  std::vector<DriftSeries> History() const;
+
+  size_t width() const { return width_; }
+
+ private:
+  struct Subject {
+    std::string name;
+    size_t column;  // in the feature row; width_ for the score
+    const FeatureReference* reference;
+    CellLayout cells;
+    NullCalibration null;
+    std::vector<LevelTracker> trackers;  // per window
+    EscalationMatcher escalation;
+    std::vector<DriftWindowState> last;  // per window
+    std::vector<DriftSeries> history;    // per window
+    std::vector<size_t> stride, pending_count;
+    std::vector<DriftPoint> pending;
+  };
+  struct Window {
+    DriftWindowSpec spec;
+    LiveWindow live;
+    double alpha;  // per-evaluation false-alarm budget
+  };
+
+  DriftMonitor(DriftConfig config, DriftEventLog* events) : config_(std::move(config)), events_(events) {}
+  absl::Status ObserveLocked(UtcTime t, absl::Span<const double> features, double score)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status EvaluateLocked(size_t window, int64_t as_of) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double Severity(double score, double p, const Window& w) const;
+  void Remember(Subject& s, size_t window, const DriftPoint& point) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Emit(DriftEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status UpdateMonitorLevel(UtcTime t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const DriftConfig config_;
+  DriftEventLog* const events_;
+  size_t width_ = 0;
+  size_t features_monitored_ = 0;
+  std::vector<std::string> unmonitored_;
+
+  mutable absl::Mutex mu_;
+  std::vector<Subject> subjects_ ABSL_GUARDED_BY(mu_);
+  std::vector<Window> windows_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint32_t> row_cells_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> row_values_ ABSL_GUARDED_BY(mu_);
+  DriftLevel monitor_level_ ABSL_GUARDED_BY(mu_) = DriftLevel::kNone;
+  UtcTime frozen_since_ ABSL_GUARDED_BY(mu_){};
+  uint64_t rows_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t evaluations_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t events_emitted_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<bool> frozen_{false};
+  std::atomic<DriftLevel> level_{DriftLevel::kNone};
+};
+
+std::string DriftStateToJson(const DriftState& state);
+
+}  // namespace vigil::drift
+
+#endif  // VIGIL_DRIFT_DRIFT_MONITOR_H_

@@ -1,0 +1,77 @@
+// DriftTap: feeds a DriftMonitor from the decision path without putting the monitor's work on
+// it. The caller copies its rows into a bounded queue (a memcpy); one background thread
+// observes them in order.
+//
+// When the queue is full the tap either waits for room (kBlock: replay, where losing rows would
+// make the drift seen depend on timing) or drops the rows and counts them (kDrop: serving,
+// where a decision must never wait on monitoring). Either way memory stays bounded.
+//
+// Thread safety: Offer may be called from several threads (rows are observed in the order the
+// offers took the queue's lock); Drain and the destructor from any one thread.
+#ifndef VIGIL_DRIFT_DRIFT_TAP_H_
+#define VIGIL_DRIFT_DRIFT_TAP_H_
+
+#include <cstdint>
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "vigil/common/clock.h"
+#include "vigil/drift/drift_monitor.h"
+
+namespace vigil::drift {
+
+class DriftTap {
+ public:
+  enum class WhenFull { kBlock, kDrop };
+
+  // "monitor" must outlive the tap. "capacity_rows" >= 1 bounds the rows queued.
+  DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full);
+  // Observes what is queued, then stops the thread.
+  ~DriftTap();
+  DriftTap(const DriftTap&) = delete;
+  DriftTap& operator=(const DriftTap&) = delete;
+
+  // Queues n = times.size() rows (features: n × monitor width, scores: n, NaN when not
+  // scored). Returns false when the rows were dropped (kDrop and no room). A batch larger than
+  // the capacity is split.
+  bool Offer(absl::Span<const UtcTime> times, absl::Span<const double> features,
+             absl::Span<const double> scores);
+
+  // Waits until every row offered so far has been observed.
+  void Drain();
+
+  uint64_t dropped() const;
+  uint64_t observed() const;
+  // The first error the monitor returned (an event it could not store), OK if none.
+  absl::Status status() const;
+
+ private:
+  struct Chunk {
+    std::vector<UtcTime> times;
+    std::vector<double> features;
+    std::vector<double> scores;
+  };
+  void Run();
+
+  DriftMonitor* const monitor_;
+  const size_t capacity_;
+  const WhenFull when_full_;
+  mutable absl::Mutex mu_;
+  std::deque<Chunk> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t in_flight_rows_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t observed_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace vigil::drift
+
+#endif  // VIGIL_DRIFT_DRIFT_TAP_H_

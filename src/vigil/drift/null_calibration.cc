@@ -1,0 +1,137 @@
+#include "vigil/drift/null_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace vigil::drift {
+namespace {
+
+constexpr int kMinGrid = 6;  // n = 8
+constexpr size_t kMinExceedances = 10;
+
+int64_t GridRows(int grid) { return std::llround(std::exp2(grid / 2.0)); }
+
+}  // namespace
+
+absl::Status DriftScoreWeights::Validate() const {
+  for (double w : {kl, js, psi}) {
+    if (!std::isfinite(w) || w < 0) {
+      return absl::InvalidArgumentError("drift score weights must be finite and not negative");
+    }
+  }
+  if (kl + js + psi <= 0) {
+    return absl::InvalidArgumentError("drift score weights must not all be 0");
+  }
+  return absl::OkStatus();
+}
+
+NullCalibration::NullCalibration(std::vector<double> reference_counts,
+                                 NullCalibrationOptions options)
+    : reference_counts_(std::move(reference_counts)), options_(options) {
+  const double total = std::accumulate(reference_counts_.begin(), reference_counts_.end(), 0.0);
+  const double k = static_cast<double>(reference_counts_.size());
+  for (double c : reference_counts_) {
+    probabilities_.push_back((c + options_.pseudo_count) / (total + k * options_.pseudo_count));
+  }
+}
+
+Divergences NullCalibration::Measure(absl::Span<const double> cells,
+                                     double effective_rows) const {
+  const double total = std::accumulate(cells.begin(), cells.end(), 0.0);
+  if (total <= 0) return {};
+  const double scale = effective_rows / total;
+  if (scale == 1.0) return BinnedDivergences(reference_counts_, cells, options_.pseudo_count);
+  std::vector<double> scaled(cells.begin(), cells.end());
+  for (double& c : scaled) c *= scale;
+  return BinnedDivergences(reference_counts_, scaled, options_.pseudo_count);
+}
+
+const NullCalibration::Null& NullCalibration::NullFor(int grid) {
+  auto it = buckets_.find(grid);
+  if (it != buckets_.end()) return it->second;
+  const int64_t n = GridRows(grid);
+  // One generator per grid size, seeded from the options: the same null whatever order sizes
+  // are first asked for.
+  std::mt19937_64 rng(options_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(grid));
+  Null null;
+  null.sorted.reserve(static_cast<size_t>(options_.windows));
+  std::vector<double> cells(probabilities_.size());
+  for (int w = 0; w < options_.windows; ++w) {
+    // Multinomial(n, p) as conditional binomials.
+    int64_t left = n;
+    double mass = 1.0;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (left == 0 || c + 1 == cells.size()) {
+        cells[c] = static_cast<double>(left);
+        left = 0;
+        continue;
+      }
+      const double p = std::clamp(probabilities_[c] / mass, 0.0, 1.0);
+      const int64_t x = std::binomial_distribution<int64_t>(left, p)(rng);
+      cells[c] = static_cast<double>(x);
+      left -= x;
+      mass -= probabilities_[c];
+      if (mass <= 0) mass = 1e-300;
+    }
+    null.sorted.push_back(
+        options_.weights.Score(BinnedDivergences(reference_counts_, cells, options_.pseudo_count)));
+  }
+  std::sort(null.sorted.begin(), null.sorted.end());
+  null.mean = std::accumulate(null.sorted.begin(), null.sorted.end(), 0.0) /
+              static_cast<double>(null.sorted.size());
+  const size_t r = null.sorted.size();
+  const size_t iu = std::min(r - 1, static_cast<size_t>((1.0 - options_.tail_fraction) *
+                                                        static_cast<double>(r)));
+  null.u = null.sorted[iu];
+  double excess = 0;
+  size_t above = 0;
+  for (double z : null.sorted) {
+    if (z > null.u) {
+      excess += z - null.u;
+      ++above;
+    }
+  }
+  null.p_u = static_cast<double>(above + 1) / static_cast<double>(r + 1);
+  null.beta = above >= kMinExceedances
+                  ? excess / static_cast<double>(above)
+                  : (options_.weights.kl + 2 * options_.weights.psi) / static_cast<double>(n);
+  if (!(null.beta > 0)) null.beta = 1.0 / static_cast<double>(n);
+  return buckets_.emplace(grid, std::move(null)).first->second;
+}
+
+double NullCalibration::SfAt(const Null& null, double score) const {
+  if (score > null.u) return null.p_u * std::exp(-(score - null.u) / null.beta);
+  const auto at_least = static_cast<double>(
+      null.sorted.end() - std::lower_bound(null.sorted.begin(), null.sorted.end(), score));
+  return (at_least + 1) / static_cast<double>(null.sorted.size() + 1);
+}
+
+double NullCalibration::Sf(double score, double rows) {
+  if (!std::isfinite(score)) return score > 0 ? std::numeric_limits<double>::min() : 1.0;
+  rows = std::max(rows, 8.0);
+  const double x = 2 * std::log2(rows);  // grid coordinate
+  const int lo = std::max(kMinGrid, static_cast<int>(std::floor(x)));
+  const double f = std::clamp(x - lo, 0.0, 1.0);
+  const Null& low = NullFor(lo);
+  if (f == 0) return std::max(SfAt(low, score), std::numeric_limits<double>::min());
+  const Null& high = NullFor(lo + 1);
+  // Null scores shrink with the window roughly as n^-gamma (gamma 1 for KL and PSI, 1/2 for
+  // the JS distance); gamma is measured from the two neighbouring grid sizes, and each one's
+  // distribution is read at the score rescaled to its size. Interpolating at a fixed score
+  // instead would understate P between grid sizes (log P is concave in log n).
+  const double n_lo = static_cast<double>(GridRows(lo)), n_hi = static_cast<double>(GridRows(lo + 1));
+  double gamma = 0.75;
+  if (low.mean > 0 && high.mean > 0) {
+    gamma = std::clamp(std::log(low.mean / high.mean) / std::log(n_hi / n_lo), 0.0, 1.5);
+  }
+  const double p_lo = SfAt(low, score * std::pow(rows / n_lo, gamma));
+  const double p_hi = SfAt(high, score * std::pow(rows / n_hi, gamma));
+  const double log_p = (1 - f) * std::log(std::max(p_lo, std::numeric_limits<double>::min())) +
+                       f * std::log(std::max(p_hi, std::numeric_limits<double>::min()));
+  return std::max(std::exp(log_p), std::numeric_limits<double>::min());
+}
+
+}  // namespace vigil::drift

@@ -1,0 +1,99 @@
+// NullCalibration: how large a subject's weighted drift score gets when nothing has drifted,
+// for a window of n rows — so that a score can be turned into a calibrated severity that means
+// the same for every feature and every window size.
+//
+// Why: the binned divergences of a small window are large from sampling noise alone (at 100
+// rows the default score averages about 0.08 with no drift), and how large depends on the
+// feature's bins; one raw cut-off for every feature and window would alarm all day on small
+// windows and never on large ones.
+//
+// How: for a window of n rows, `windows` no-drift windows are drawn (multinomial over the
+// reference's cells, with the reference's probabilities smoothed by the same pseudo-count as
+// the statistics, so a value the training data never had is rare, not impossible) and scored
+// exactly as live windows are. The survival function P(score >= s) is the empirical one up to
+// the (1 - tail_fraction) quantile u; beyond u, where no simulation reaches the small
+// probabilities alarms are set at, it is the exponential tail fitted to the exceedances over
+// u (peaks over threshold, scale = their mean excess). The binned statistics are smooth
+// functions of a chi-square-like count statistic whose tail is exponential; for chi-square
+// with more than two degrees of freedom the mean excess shrinks further out, so the fit
+// overstates tail probabilities: alarms come less often than targeted, not more.
+// When fewer than 10 simulated scores exceed u (a nearly constant feature), the tail scale is
+// the analytic one, (w_kl + 2 w_psi) / n: the chi-square tail's scale 2 carried through
+// KL ≈ X / 2n and PSI ≈ X / n.
+//
+// Null distributions are simulated lazily per window size on a grid of sizes 2^(j/2) (8, 11,
+// 16, 22, ...) and cached; between grid sizes, each neighbour's distribution is read at the
+// score rescaled by (n / n_grid)^gamma, gamma measured from the neighbours' mean scores, and
+// log P interpolated linearly in log n.
+//
+// Thread safety: not synchronized (one per subject, owned by the monitor).
+#ifndef VIGIL_DRIFT_NULL_CALIBRATION_H_
+#define VIGIL_DRIFT_NULL_CALIBRATION_H_
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "vigil/drift/binned.h"
+
+namespace vigil::drift {
+
+// The weighted drift score: kl·KL + js·JS + psi·PSI.
+struct DriftScoreWeights {
+  double kl = 0.4;
+  double js = 0.35;
+  double psi = 0.25;
+
+  double Score(const Divergences& d) const { return kl * d.kl + js * d.js + psi * d.psi; }
+  // OK when every weight is finite, >= 0, and at least one is > 0.
+  absl::Status Validate() const;
+};
+
+struct NullCalibrationOptions {
+  int windows = 2000;          // no-drift windows simulated per window size
+  double tail_fraction = 0.1;  // the share above u fitted by the exponential tail
+  double pseudo_count = 0.5;   // the statistics' smoothing (binned.h)
+  DriftScoreWeights weights;
+  uint64_t seed = 1;
+};
+
+class NullCalibration {
+ public:
+  // "reference_counts": the subject's reference count per cell (CellLayout).
+  NullCalibration(std::vector<double> reference_counts, NullCalibrationOptions options);
+
+  // The divergences of a window's cell counts from the reference, the counts scaled to
+  // "effective_rows" rows (Kish's size of a decayed window; their own total otherwise), and
+  // their weighted score.
+  Divergences Measure(absl::Span<const double> cells, double effective_rows) const;
+  double Score(absl::Span<const double> cells, double effective_rows) const {
+    return options_.weights.Score(Measure(cells, effective_rows));
+  }
+
+  // P(score >= s) under no drift for a window of "rows" rows (rows >= 1), in (0, 1].
+  double Sf(double score, double rows);
+
+  size_t simulated_sizes() const { return buckets_.size(); }
+
+ private:
+  struct Null {
+    std::vector<double> sorted;  // simulated scores
+    double u = 0;                // tail threshold
+    double beta = 0;             // exponential tail scale
+    double p_u = 1;              // P(score > u)
+    double mean = 0;             // of the simulated scores
+  };
+  const Null& NullFor(int grid);  // grid point j: n = round(2^(j/2))
+  double SfAt(const Null& null, double score) const;
+
+  std::vector<double> reference_counts_;
+  std::vector<double> probabilities_;  // smoothed reference probabilities
+  NullCalibrationOptions options_;
+  std::map<int, Null> buckets_;
+};
+
+}  // namespace vigil::drift
+
+#endif  // VIGIL_DRIFT_NULL_CALIBRATION_H_
