@@ -15,8 +15,9 @@ Writes into DIR:
   reference_profile.json  per feature: quantile bin edges (deciles; numpy.histogram bins, the
                           last one closed) and counts, missing count, mean and standard deviation,
                           and a bounded sorted sample (evenly spaced order statistics), for the
-                          drift monitor; "score" profiles the model's probability on the
-                          validation rows the same way
+                          drift monitor, and the dispersion per window length (how much the
+                          stream's own windows vary, beyond sampling noise); "score" profiles
+                          the model's probability on the validation rows the same way
 Prints PR-AUC and illicit-class F1 at the review threshold, overall and per typology.
 Run with /usr/bin/python3 (Debian's python3-xgboost, -sklearn, -pandas).
 """
@@ -90,8 +91,56 @@ def report(name, df, p, review):
     return out
 
 
-def profile_entry(v):
-    """One feature's (or the score's) reference: counts, decile bins, mean, std, sorted sample."""
+# Window lengths (seconds) at which the training stream's own variation between windows is
+# measured (the "dispersion" of a profile entry).
+DISPERSION_WINDOWS = (60, 300, 900, 3600, 21600, 86400)
+MIN_DISPERSION_WINDOWS = 20
+
+
+def dispersion(v, seconds, edges, counts):
+    """How much more a window's histogram varies over the training stream than an iid sample's.
+
+    For each window length, the rows are cut into consecutive windows of that many seconds of
+    event time; each window's Pearson statistic X against the whole period's cells (missing and
+    the quantile bins) is divided by its iid expectation k - 1. The dispersion is the 95th
+    percentile of X / (k - 1) over the windows divided by chi-square's own 95th percentile of
+    that ratio, at least 1: a window of n rows then varies like an iid sample of n / dispersion
+    rows, in the upper tail where alarms are set. Windows with fewer than 5 rows are skipped, and
+    a length with fewer than 20 windows is left out.
+    """
+    from scipy.stats import chi2
+    missing = np.isnan(v)
+    cells = np.where(missing, 0, 1 + np.clip(np.searchsorted(edges, np.where(missing, 0, v), side="right") - 1,
+                                             0, len(counts) - 1))
+    ref = np.concatenate([[missing.sum()], counts]).astype(float)
+    keep = ref > 0
+    q = ref[keep] / ref[keep].sum()
+    k = int(keep.sum())
+    out = {}
+    if k < 2:
+        return out
+    remap = -np.ones(len(ref), dtype=int)
+    remap[keep] = np.arange(k)
+    cells = remap[cells]
+    for w in DISPERSION_WINDOWS:
+        win = seconds // w
+        _, idx = np.unique(win, return_inverse=True)
+        table = np.zeros((idx.max() + 1, k))
+        np.add.at(table, (idx, cells), 1)
+        n = table.sum(1)
+        table, n = table[n >= 5], n[n >= 5]
+        if len(n) < MIN_DISPERSION_WINDOWS:
+            continue
+        expected = n[:, None] * q[None, :]
+        ratio = ((table - expected) ** 2 / expected).sum(1) / (k - 1)
+        iid = chi2.ppf(0.95, k - 1) / (k - 1)
+        out[str(w)] = max(1.0, float(np.percentile(ratio, 95) / iid))
+    return out
+
+
+def profile_entry(v, seconds=None):
+    """One feature's (or the score's) reference: counts, decile bins, mean, std, sorted sample,
+    and with event times the dispersion per window length."""
     v = np.asarray(v, dtype=float)
     present = np.sort(v[~np.isnan(v)])
     entry = {"count": int(len(v)), "missing": int(np.isnan(v).sum())}
@@ -110,11 +159,18 @@ def profile_entry(v):
             "sample": [float(x) for x in present[np.linspace(0, len(present) - 1,
                                                              min(SAMPLE_SIZE, len(present))).astype(int)]],
         })
+        if seconds is not None and len(edges) > 1:
+            entry["dispersion"] = dispersion(v, seconds, edges, counts)
     return entry
 
 
+def event_seconds(df):
+    return pd.to_datetime(df["timestamp"], utc=True).astype("int64").to_numpy() // 10**9
+
+
 def profile(df, features):
-    return {f: profile_entry(df[f].to_numpy(dtype=float)) for f in features}
+    seconds = event_seconds(df)
+    return {f: profile_entry(df[f].to_numpy(dtype=float), seconds) for f in features}
 
 
 def main():
@@ -203,7 +259,7 @@ def main():
         # not train on, as live traffic will be.
         json.dump({"feature_schema_version": SCHEMA_VERSION, "rows": len(train),
                    "features": profile(train, features),
-                   "score": profile_entry(p_valid.astype(float))}, f)
+                   "score": profile_entry(p_valid.astype(float), event_seconds(valid))}, f)
     print(f"wrote model.json, thresholds.json, model_card.json, reference_profile.json to {args.out_dir}")
 
 

@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "vigil/cli/data_files.h"
 #include "vigil/engine/decision_pipeline.h"
+#include "vigil/drift/measured_null.h"
+#include "vigil/drift/reference_profile.h"
 #include "vigil/engine/replay.h"
 
 namespace vigil::cli {
@@ -26,7 +30,32 @@ struct ReplayFlags {
   bool fail_on_reject = false;
   DecisionConfig decisions;  // with --policy
   std::string compare;       // --compare: a second policy
+  std::string drift_profile;
+  std::string drift_calibration = "null";
+  int64_t drift_false_alarm_days = 30;
+  int64_t drift_half_life = 0;
+  std::string drift_short = "60/10", drift_long = "300/60";
+  std::string drift_null;
 };
+
+// "SIZE/SLIDE" in seconds, e.g. "300/60".
+bool ParseWindow(const std::string& text, drift::DriftWindowSpec& w) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    const long long size = std::stoll(text.substr(0, slash), &used);
+    if (used != slash) return false;
+    const std::string rest = text.substr(slash + 1);
+    const long long slide = std::stoll(rest, &used);
+    if (used != rest.size()) return false;
+    w.size = std::chrono::seconds(size);
+    w.slide = std::chrono::seconds(slide);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 int RunReplayCommand(ReplayFlags& flags) {
   absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
@@ -73,6 +102,72 @@ int RunReplayCommand(ReplayFlags& flags) {
   if (decider == nullptr && !flags.compare.empty()) {
     std::cerr << "vigil replay: --compare needs --policy (the baseline)\n";
     return kExitUsage;
+  }
+
+  // Drift: on with --drift-profile, or with --drift-report and a reference_profile.json beside
+  // the --model (tools/train.py writes it there).
+  std::optional<drift::ReferenceProfile> profile;
+  if (flags.drift_profile.empty() && (!o.drift_report.empty() || !o.drift_null_out.empty())) {
+    const std::filesystem::path beside =
+        std::filesystem::path(flags.decisions.model_path).parent_path() / "reference_profile.json";
+    if (flags.decisions.model_path.empty() || !std::filesystem::exists(beside)) {
+      std::cerr << "vigil replay: --drift-report and --drift-null-out need --drift-profile (or a "
+                   "--model with reference_profile.json beside it)\n";
+      return kExitUsage;
+    }
+    flags.drift_profile = beside.string();
+  }
+  if (!flags.drift_profile.empty()) {
+    absl::StatusOr<drift::ReferenceProfile> loaded = drift::ReferenceProfile::Load(flags.drift_profile);
+    if (!loaded.ok()) {
+      std::cerr << "vigil replay: --drift-profile: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    profile = *std::move(loaded);
+    o.drift_profile = &*profile;
+    if (flags.drift_calibration == "raw-preset") {
+      o.drift.calibration = drift::DriftCalibration::kRawPreset;
+    } else if (flags.drift_calibration != "null") {
+      std::cerr << "vigil replay: --drift-calibration: '" << flags.drift_calibration
+                << "' is not one of null, raw-preset\n";
+      return kExitUsage;
+    }
+    if (flags.drift_false_alarm_days < 1) {
+      std::cerr << "vigil replay: --drift-false-alarm-days must be at least 1\n";
+      return kExitUsage;
+    }
+    o.drift.false_alarm_period = std::chrono::hours(24 * flags.drift_false_alarm_days);
+    if (flags.drift_half_life < 0) {
+      std::cerr << "vigil replay: --drift-half-life must not be negative\n";
+      return kExitUsage;
+    }
+    for (drift::DriftWindowSpec& w : o.drift.windows) {
+      const std::string& text = w.name == "short" ? flags.drift_short : flags.drift_long;
+      if (!ParseWindow(text, w)) {
+        std::cerr << "vigil replay: --drift-" << w.name << ": '" << text
+                  << "' is not SIZE/SLIDE in seconds (e.g. 300/60)\n";
+        return kExitUsage;
+      }
+      if (w.name == "long") w.decay_half_life = std::chrono::seconds(flags.drift_half_life);
+    }
+    // The measured null: --drift-null, else drift_null.json beside the profile when present.
+    if (flags.drift_null.empty()) {
+      const std::filesystem::path beside =
+          std::filesystem::path(flags.drift_profile).parent_path() / "drift_null.json";
+      if (std::filesystem::exists(beside) && o.drift_null_out.empty()) flags.drift_null = beside.string();
+    }
+    if (!flags.drift_null.empty()) {
+      absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(flags.drift_null);
+      if (!null.ok()) {
+        std::cerr << "vigil replay: --drift-null: " << null.status().message() << "\n";
+        return kExitUsage;
+      }
+      o.drift.measured_null = std::make_shared<const drift::MeasuredNull>(*std::move(null));
+    }
+    if (absl::Status valid = o.drift.Validate(); !valid.ok()) {
+      std::cerr << "vigil replay: " << valid.message() << "\n";
+      return kExitUsage;
+    }
   }
 
   absl::StatusOr<ReplaySummary> summary = RunReplay(o, *fx, RealClock());
@@ -153,6 +248,31 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--reason-codes", flags->decisions.options.reason_codes,
                   "Model reason codes (TreeSHAP) per REVIEW/BLOCK decision; 0: none")
       ->capture_default_str();
+  app->add_option("--drift-profile", flags->drift_profile,
+                  "Watch every feature (and with --model the score) for drift against this "
+                  "reference profile (tools/train.py's reference_profile.json), on event time as "
+                  "`vigil serve` would have (docs/drift.md)");
+  app->add_option("--drift-report", flags->options.drift_report,
+                  "Write a self-contained HTML page with the drift severity per feature over "
+                  "time and the level bands (the profile defaults to the one beside --model)");
+  app->add_option("--drift-calibration", flags->drift_calibration,
+                  "null (default: per window size, aimed at one false L2 per feature per "
+                  "--drift-false-alarm-days) or raw-preset (fixed cut-offs 0.15 / 0.30)");
+  app->add_option("--drift-false-alarm-days", flags->drift_false_alarm_days,
+                  "Expected days between false L2 alarms of one feature (default 30)");
+  app->add_option("--drift-null", flags->drift_null,
+                  "The training stream's measured no-drift scores (written by --drift-null-out; "
+                  "default: drift_null.json beside the profile, when present)");
+  app->add_option("--drift-null-out", flags->options.drift_null_out,
+                  "Write this replay's window scores as a measured null (replay the training "
+                  "stream with the same drift settings)");
+  app->add_option("--drift-short", flags->drift_short,
+                  "The short window, SIZE/SLIDE in seconds (default 60/10)");
+  app->add_option("--drift-long", flags->drift_long,
+                  "The long window, SIZE/SLIDE in seconds (default 300/60)");
+  app->add_option("--drift-half-life", flags->drift_half_life,
+                  "Exponential time decay of the long window, half-life in seconds (default 0: "
+                  "none)");
   app->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
   app->add_flag("--fail-on-reject", flags->fail_on_reject,
                 "Exit with status 1 when any record was rejected");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "vigil/drift/null_calibration.h"
 
 namespace vigil::drift {
+
+class MeasuredNull;
 
 struct DriftWindowSpec {
   std::string name;
@@ -58,6 +61,11 @@ struct DriftConfig {
   // merge (keeping the highest severity), so a long replay still fits.
   size_t history_points = 0;
   uint64_t seed = 1;
+  // The no-drift scores of the training stream's windows (measured_null.h); with it a window
+  // is drift only if unusual against both nulls. Must match the windows, weights and smoothing.
+  std::shared_ptr<const MeasuredNull> measured_null;
+  // Keep every evaluation's score, to write a measured null (DriftMonitor::RecordedNull).
+  bool record_null = false;
 
   // Errors name the member.
   absl::Status Validate() const;

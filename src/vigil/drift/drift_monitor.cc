@@ -38,9 +38,39 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
         "' but the engine computes '", schema_version,
         "': profile the training data of the deployed model (tools/train.py)"));
   }
+  const MeasuredNull* measured = config.measured_null.get();
+  std::vector<const MeasuredNull::Window*> measured_windows(config.windows.size(), nullptr);
+  if (measured != nullptr) {
+    const auto mismatch = [](std::string_view what) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the measured null was measured with ", View(what),
+          ": measure it again with this configuration (vigil replay --drift-null-out)"));
+    };
+    if (measured->feature_schema_version != schema_version) {
+      return mismatch(absl::StrCat("feature schema '", measured->feature_schema_version, "'"));
+    }
+    if (measured->weights.kl != config.weights.kl || measured->weights.js != config.weights.js ||
+        measured->weights.psi != config.weights.psi || measured->pseudo_count != config.pseudo_count) {
+      return mismatch("other score weights or smoothing");
+    }
+    for (size_t w = 0; w < config.windows.size(); ++w) {
+      const DriftWindowSpec& spec = config.windows[w];
+      for (const MeasuredNull::Window& mw : measured->windows) {
+        if (mw.spec.name == spec.name && mw.spec.size == spec.size && mw.spec.slide == spec.slide &&
+            mw.spec.decay_half_life == spec.decay_half_life) {
+          measured_windows[w] = &mw;
+        }
+      }
+      if (measured_windows[w] == nullptr) {
+        return mismatch(absl::StrCat("no window '", spec.name, "' of ", spec.size.count(), " s every ",
+                                     spec.slide.count(), " s"));
+      }
+    }
+  }
   std::unique_ptr<DriftMonitor> m(new DriftMonitor(std::move(config), events));
   const DriftConfig& c = m->config_;
   m->width_ = feature_names.size();
+  m->schema_version_ = schema_version;
   absl::MutexLock lock(&m->mu_);
   const auto add_subject = [&](const std::string& name, size_t column,
                                const FeatureReference& ref) {
@@ -53,10 +83,22 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
     std::vector<double> counts = cells.reference_counts();
     m->subjects_.push_back(Subject{name, column, &ref, std::move(cells),
                                    NullCalibration(std::move(counts), null),
-                                   {}, EscalationMatcher(&c.escalation), {}, {}, {}, {}, {}});
+                                   {}, {}, {}, {}, EscalationMatcher(&c.escalation), {}, {}, {}, {}, {}});
     Subject& s = m->subjects_.back();
     for (const DriftWindowSpec& w : c.windows) {
       s.trackers.emplace_back(&c.levels);
+      s.dispersion.push_back(ref.DispersionAt(static_cast<double>(w.size.count())));
+      s.recorded.emplace_back();
+      s.measured.emplace_back();
+      const MeasuredNull::Window* mw = measured_windows[s.measured.size() - 1];
+      if (mw != nullptr) {
+        const auto it = mw->scores.find(name);
+        // A subject the training stream rarely saw in a full window has no usable measure.
+        if (it != mw->scores.end() && it->second.size() >= 20) {
+          const double spread = it->second.back() - it->second.front();
+          s.measured.back().emplace(it->second, 0.1, spread > 0 ? spread / 10 : 1e-3);
+        }
+      }
       DriftWindowState state;
       state.window = w.name;
       s.last.push_back(state);
@@ -191,9 +233,14 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
     state.effective_rows = snap.effective_rows;
     state.divergences = s.null.Measure(snap.cells, snap.effective_rows);
     state.score = config_.weights.Score(state.divergences);
+    state.dispersion = s.dispersion[w];
     state.p_no_drift = config_.calibration == DriftCalibration::kNull
-                           ? s.null.Sf(state.score, snap.effective_rows)
+                           ? s.null.Sf(state.score, snap.effective_rows / s.dispersion[w])
                            : std::numeric_limits<double>::quiet_NaN();
+    if (config_.calibration == DriftCalibration::kNull && s.measured[w].has_value()) {
+      state.p_no_drift = std::max(state.p_no_drift, s.measured[w]->Sf(state.score));
+    }
+    if (config_.record_null) s.recorded[w].push_back(state.score);
     state.severity = Severity(state.score, state.p_no_drift, window);
     const auto level_event = [&](const LevelChange& change, std::string detail) {
       state.level = change.to;
@@ -337,7 +384,9 @@ DriftState DriftMonitor::State(bool exact) const {
   state.rows = rows_;
   state.evaluations = evaluations_;
   state.events = events_emitted_;
-  state.calibration = config_.calibration == DriftCalibration::kNull ? "null" : "raw-preset";
+  state.calibration = config_.calibration == DriftCalibration::kRawPreset ? "raw-preset"
+                      : config_.measured_null != nullptr           ? "null+measured"
+                                                                   : "null";
   state.unmonitored = unmonitored_;
   size_t drifted = 0;
   for (const Window& w : windows_) state.late += w.live.late();
@@ -386,6 +435,24 @@ std::vector<DriftSeries> DriftMonitor::History() const {
   return out;
 }
 
+MeasuredNull DriftMonitor::RecordedNull() const {
+  absl::MutexLock lock(&mu_);
+  MeasuredNull out;
+  out.feature_schema_version = schema_version_;
+  out.weights = config_.weights;
+  out.pseudo_count = config_.pseudo_count;
+  for (size_t w = 0; w < windows_.size(); ++w) {
+    MeasuredNull::Window window;
+    window.spec = windows_[w].spec;
+    for (const Subject& s : subjects_) {
+      window.evaluations = std::max<uint64_t>(window.evaluations, s.recorded[w].size());
+      if (!s.recorded[w].empty()) window.scores[s.name] = MeasuredNull::Compress(s.recorded[w]);
+    }
+    out.windows.push_back(std::move(window));
+  }
+  return out;
+}
+
 std::string DriftStateToJson(const DriftState& state) {
   const auto time = [](UtcTime t) -> nlohmann::json {
     if (ToUnixMicros(t) == 0) return nullptr;
@@ -418,6 +485,7 @@ std::string DriftStateToJson(const DriftState& state) {
                          {"js", w.divergences.js},
                          {"psi", w.divergences.psi},
                          {"score", w.score},
+                         {"dispersion", w.dispersion},
                          {"p_no_drift", w.p_no_drift},
                          {"severity", w.severity},
                          {"level", std::string(DriftLevelName(w.level))},

@@ -8,7 +8,9 @@
 //
 // Severity: with the default null calibration, severity = l2 · ln p / ln α, clamped to [0, 1],
 // where p is the subject's no-drift probability of a score at least this large for a window of
-// this many rows and α = slide / false_alarm_period / windows is the per-evaluation false-alarm
+// this many rows — divided by the reference's dispersion at the window's length, because a
+// real stream's windows differ from each other more than iid samples do, and only a change
+// beyond that natural variation is drift — and α = slide / false_alarm_period / windows is the per-evaluation false-alarm
 // budget of the window. So severity reaches the L2 cut-off exactly at the targeted false-alarm
 // rate, for every feature and window size; L1 (below) fires more often and is only logged, L3
 // (above) far less often. The raw preset maps the weighted score through fixed cut-offs.
@@ -40,8 +42,10 @@
 #include "vigil/drift/drift_config.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_report.h"
+#include "vigil/drift/empirical_null.h"
 #include "vigil/drift/escalation.h"
 #include "vigil/drift/live_window.h"
+#include "vigil/drift/measured_null.h"
 #include "vigil/drift/null_calibration.h"
 #include "vigil/drift/reference_profile.h"
 
@@ -57,6 +61,7 @@ struct DriftWindowState {
   double effective_rows = 0;
   Divergences divergences;
   double score = 0;           // weighted
+  double dispersion = 1;      // the reference stream's variation at this window length
   double p_no_drift = 1;      // P(score at least this large | no drift)
   double severity = 0;
   DriftLevel level = DriftLevel::kNone;
@@ -79,7 +84,7 @@ struct DriftState {
   UtcTime frozen_since{};
   double drifted_share = 0;   // features (not the score) at L2 or above / features monitored
   uint64_t rows = 0, late = 0, evaluations = 0, events = 0;
-  std::string calibration;    // "null" or "raw-preset"
+  std::string calibration;    // "null", "null+measured" or "raw-preset"
   std::vector<DriftSubjectState> subjects;
   std::vector<std::string> unmonitored;  // schema features left out, with why
 };
@@ -91,6 +96,8 @@ class DriftMonitor {
   // "events" may be null (events are then only counted); it must outlive the monitor.
   // Errors: the config is invalid, the profile's feature schema version differs from
   // "schema_version", or no feature is left to monitor.
+  // With a measured null: kFailedPrecondition when it was measured for another schema, other
+  // windows, weights or smoothing.
   static absl::StatusOr<std::unique_ptr<DriftMonitor>> Create(
       const ReferenceProfile& profile, const std::string& schema_version,
       const std::vector<std::string>& feature_names, DriftConfig config,
@@ -115,6 +122,9 @@ class DriftMonitor {
   DriftState State(bool exact) const;
   // Per subject and window, the evaluations kept (DriftConfig::history_points).
   std::vector<DriftSeries> History() const;
+  // With DriftConfig::record_null: every evaluation's score so far, as a measured null for
+  // monitors with this configuration.
+  MeasuredNull RecordedNull() const;
 
   size_t width() const { return width_; }
 
@@ -126,6 +136,9 @@ class DriftMonitor {
     CellLayout cells;
     NullCalibration null;
     std::vector<LevelTracker> trackers;  // per window
+    std::vector<double> dispersion;      // per window
+    std::vector<std::optional<EmpiricalNull>> measured;  // per window (DriftConfig::measured_null)
+    std::vector<std::vector<double>> recorded;           // per window (DriftConfig::record_null)
     EscalationMatcher escalation;
     std::vector<DriftWindowState> last;  // per window
     std::vector<DriftSeries> history;    // per window
@@ -150,6 +163,7 @@ class DriftMonitor {
   const DriftConfig config_;
   DriftEventLog* const events_;
   size_t width_ = 0;
+  std::string schema_version_;
   size_t features_monitored_ = 0;
   std::vector<std::string> unmonitored_;
 

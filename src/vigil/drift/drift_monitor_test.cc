@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/drift/measured_null.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
 
@@ -358,6 +359,61 @@ TEST_F(DriftMonitorTest, HistoryIsBoundedAndKeepsPeaks) {
       EXPECT_GT(peak, 0.7);
     }
   }
+}
+
+// A stream whose windows vary more than iid samples (bursts of one amount class) alarms
+// against the simulated null alone; measured on a training stream of the same kind, the
+// monitor takes the larger no-drift probability and stays quiet on a fresh stream of that kind.
+TEST_F(DriftMonitorTest, MeasuredNullAbsorbsTheTrainingStreamsOwnBursts) {
+  const auto bursty = [](DriftMonitor& m, uint64_t seed) {
+    World w;
+    w.rng.seed(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int i = 0; i < 6 * 3600 * 5; ++i) {  // 6 h at 5 rows/s
+      Row r = w.Draw();
+      // Every 10 minutes, one minute where a third of the rows repeat one large amount.
+      if ((i / 300) % 10 == 0 && u(w.rng) < 0.33) r.features[0] = 2000;
+      ASSERT_OK(m.Observe(At(i / 5.0), r.features, r.score));
+    }
+  };
+  DriftConfig record;
+  record.record_null = true;
+  record.freeze_on_l3 = false;
+  auto training = Monitor(record);
+  bursty(*training, 1);
+  auto measured = std::make_shared<MeasuredNull>(training->RecordedNull());
+  ASSERT_EQ(measured->windows.size(), 2u);
+  EXPECT_GT(measured->windows[0].evaluations, 2000u);
+  EXPECT_EQ(measured->windows[0].scores.count("amount"), 1u);
+  ASSERT_OK_AND_ASSIGN(MeasuredNull parsed, MeasuredNull::Parse(measured->ToJson(), "null"));
+
+  DriftConfig plain;
+  plain.freeze_on_l3 = false;
+  plain.history_points = 100'000;
+  auto simulated_only = Monitor(plain);
+  bursty(*simulated_only, 2);
+  DriftConfig with_measured = plain;
+  with_measured.measured_null = std::make_shared<const MeasuredNull>(parsed);
+  auto both = Monitor(with_measured);
+  bursty(*both, 2);
+  EXPECT_EQ(both->State(false).calibration, "null+measured");
+  // Evaluations of "amount" at or above the L2 cut-off.
+  const auto l2_evaluations = [](const DriftMonitor& m) {
+    int n = 0;
+    for (const DriftSeries& s : m.History()) {
+      if (s.subject != "amount") continue;
+      for (const DriftPoint& p : s.points) n += p.severity >= 0.7;
+    }
+    return n;
+  };
+  EXPECT_GT(l2_evaluations(*simulated_only), 20);
+  EXPECT_EQ(l2_evaluations(*both), 0);
+
+  // A measured null of other windows is refused.
+  DriftConfig other = with_measured;
+  other.windows[0].size = std::chrono::seconds(120);
+  EXPECT_THAT(DriftMonitor::Create(*profile_, kSchema, kFeatures, other, nullptr),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no window 'short'")));
 }
 
 TEST_F(DriftMonitorTest, LateRowsAreCountedNotObserved) {

@@ -10,7 +10,6 @@ namespace vigil::drift {
 namespace {
 
 constexpr int kMinGrid = 6;  // n = 8
-constexpr size_t kMinExceedances = 10;
 
 int64_t GridRows(int grid) { return std::llround(std::exp2(grid / 2.0)); }
 
@@ -49,15 +48,15 @@ Divergences NullCalibration::Measure(absl::Span<const double> cells,
   return BinnedDivergences(reference_counts_, scaled, options_.pseudo_count);
 }
 
-const NullCalibration::Null& NullCalibration::NullFor(int grid) {
+const EmpiricalNull& NullCalibration::NullFor(int grid) {
   auto it = buckets_.find(grid);
   if (it != buckets_.end()) return it->second;
   const int64_t n = GridRows(grid);
   // One generator per grid size, seeded from the options: the same null whatever order sizes
   // are first asked for.
   std::mt19937_64 rng(options_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(grid));
-  Null null;
-  null.sorted.reserve(static_cast<size_t>(options_.windows));
+  std::vector<double> scores;
+  scores.reserve(static_cast<size_t>(options_.windows));
   std::vector<double> cells(probabilities_.size());
   for (int w = 0; w < options_.windows; ++w) {
     // Multinomial(n, p) as conditional binomials.
@@ -76,37 +75,14 @@ const NullCalibration::Null& NullCalibration::NullFor(int grid) {
       mass -= probabilities_[c];
       if (mass <= 0) mass = 1e-300;
     }
-    null.sorted.push_back(
+    scores.push_back(
         options_.weights.Score(BinnedDivergences(reference_counts_, cells, options_.pseudo_count)));
   }
-  std::sort(null.sorted.begin(), null.sorted.end());
-  null.mean = std::accumulate(null.sorted.begin(), null.sorted.end(), 0.0) /
-              static_cast<double>(null.sorted.size());
-  const size_t r = null.sorted.size();
-  const size_t iu = std::min(r - 1, static_cast<size_t>((1.0 - options_.tail_fraction) *
-                                                        static_cast<double>(r)));
-  null.u = null.sorted[iu];
-  double excess = 0;
-  size_t above = 0;
-  for (double z : null.sorted) {
-    if (z > null.u) {
-      excess += z - null.u;
-      ++above;
-    }
-  }
-  null.p_u = static_cast<double>(above + 1) / static_cast<double>(r + 1);
-  null.beta = above >= kMinExceedances
-                  ? excess / static_cast<double>(above)
-                  : (options_.weights.kl + 2 * options_.weights.psi) / static_cast<double>(n);
-  if (!(null.beta > 0)) null.beta = 1.0 / static_cast<double>(n);
-  return buckets_.emplace(grid, std::move(null)).first->second;
-}
-
-double NullCalibration::SfAt(const Null& null, double score) const {
-  if (score > null.u) return null.p_u * std::exp(-(score - null.u) / null.beta);
-  const auto at_least = static_cast<double>(
-      null.sorted.end() - std::lower_bound(null.sorted.begin(), null.sorted.end(), score));
-  return (at_least + 1) / static_cast<double>(null.sorted.size() + 1);
+  // Fallback tail scale: chi-square's tail scale 2 carried through KL ≈ X / 2n, PSI ≈ X / n.
+  const double fallback = (options_.weights.kl + 2 * options_.weights.psi) / static_cast<double>(n);
+  return buckets_.emplace(grid, EmpiricalNull(std::move(scores), options_.tail_fraction,
+                                              fallback > 0 ? fallback : 1.0 / static_cast<double>(n)))
+      .first->second;
 }
 
 double NullCalibration::Sf(double score, double rows) {
@@ -115,20 +91,20 @@ double NullCalibration::Sf(double score, double rows) {
   const double x = 2 * std::log2(rows);  // grid coordinate
   const int lo = std::max(kMinGrid, static_cast<int>(std::floor(x)));
   const double f = std::clamp(x - lo, 0.0, 1.0);
-  const Null& low = NullFor(lo);
-  if (f == 0) return std::max(SfAt(low, score), std::numeric_limits<double>::min());
-  const Null& high = NullFor(lo + 1);
+  const EmpiricalNull& low = NullFor(lo);
+  if (f == 0) return std::max(low.Sf(score), std::numeric_limits<double>::min());
+  const EmpiricalNull& high = NullFor(lo + 1);
   // Null scores shrink with the window roughly as n^-gamma (gamma 1 for KL and PSI, 1/2 for
   // the JS distance); gamma is measured from the two neighbouring grid sizes, and each one's
   // distribution is read at the score rescaled to its size. Interpolating at a fixed score
   // instead would understate P between grid sizes (log P is concave in log n).
   const double n_lo = static_cast<double>(GridRows(lo)), n_hi = static_cast<double>(GridRows(lo + 1));
   double gamma = 0.75;
-  if (low.mean > 0 && high.mean > 0) {
-    gamma = std::clamp(std::log(low.mean / high.mean) / std::log(n_hi / n_lo), 0.0, 1.5);
+  if (low.mean() > 0 && high.mean() > 0) {
+    gamma = std::clamp(std::log(low.mean() / high.mean()) / std::log(n_hi / n_lo), 0.0, 1.5);
   }
-  const double p_lo = SfAt(low, score * std::pow(rows / n_lo, gamma));
-  const double p_hi = SfAt(high, score * std::pow(rows / n_hi, gamma));
+  const double p_lo = low.Sf(score * std::pow(rows / n_lo, gamma));
+  const double p_hi = high.Sf(score * std::pow(rows / n_hi, gamma));
   const double log_p = (1 - f) * std::log(std::max(p_lo, std::numeric_limits<double>::min())) +
                        f * std::log(std::max(p_hi, std::numeric_limits<double>::min()));
   return std::max(std::exp(log_p), std::numeric_limits<double>::min());

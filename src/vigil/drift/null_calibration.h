@@ -10,10 +10,10 @@
 // How: for a window of n rows, `windows` no-drift windows are drawn (multinomial over the
 // reference's cells, with the reference's probabilities smoothed by the same pseudo-count as
 // the statistics, so a value the training data never had is rare, not impossible) and scored
-// exactly as live windows are. The survival function P(score >= s) is the empirical one up to
-// the (1 - tail_fraction) quantile u; beyond u, where no simulation reaches the small
-// probabilities alarms are set at, it is the exponential tail fitted to the exceedances over
-// u (peaks over threshold, scale = their mean excess). The binned statistics are smooth
+// exactly as live windows are. The survival function P(score >= s) is EmpiricalNull's: the
+// empirical one up to the (1 - tail_fraction) quantile u; beyond u, where no simulation
+// reaches the small probabilities alarms are set at, the exponential tail fitted to the
+// exceedances over u (peaks over threshold, scale = their mean excess). The binned statistics are smooth
 // functions of a chi-square-like count statistic whose tail is exponential; for chi-square
 // with more than two degrees of freedom the mean excess shrinks further out, so the fit
 // overstates tail probabilities: alarms come less often than targeted, not more.
@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "vigil/drift/binned.h"
+#include "vigil/drift/empirical_null.h"
 
 namespace vigil::drift {
 
@@ -78,20 +79,12 @@ class NullCalibration {
   size_t simulated_sizes() const { return buckets_.size(); }
 
  private:
-  struct Null {
-    std::vector<double> sorted;  // simulated scores
-    double u = 0;                // tail threshold
-    double beta = 0;             // exponential tail scale
-    double p_u = 1;              // P(score > u)
-    double mean = 0;             // of the simulated scores
-  };
-  const Null& NullFor(int grid);  // grid point j: n = round(2^(j/2))
-  double SfAt(const Null& null, double score) const;
+  const EmpiricalNull& NullFor(int grid);  // grid point j: n = round(2^(j/2))
 
   std::vector<double> reference_counts_;
   std::vector<double> probabilities_;  // smoothed reference probabilities
   NullCalibrationOptions options_;
-  std::map<int, Null> buckets_;
+  std::map<int, EmpiricalNull> buckets_;
 };
 
 }  // namespace vigil::drift

@@ -1,9 +1,13 @@
 #include "vigil/drift/reference_profile.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -64,6 +68,21 @@ absl::StatusOr<FeatureReference> ParseEntry(const nlohmann::json& f, const std::
     ref.mean = f["mean"].get<double>();
     ref.stddev = f["std"].get<double>();
   }
+  if (f.contains("dispersion")) {
+    const std::string at = absl::StrCat(where, ".dispersion");
+    if (!f["dispersion"].is_object()) return error(at, "not an object");
+    for (const auto& [seconds, factor] : f["dispersion"].items()) {
+      double length = 0;
+      if (!absl::SimpleAtod(seconds, &length) || !(length > 0)) {
+        return error(at, absl::StrCat("key '", seconds, "' is not a window length in seconds"));
+      }
+      if (!factor.is_number() || !(factor.get<double>() >= 1) || !std::isfinite(factor.get<double>())) {
+        return error(absl::StrCat(at, ".", seconds), "not a number >= 1");
+      }
+      ref.dispersion.emplace_back(length, factor.get<double>());
+    }
+    std::sort(ref.dispersion.begin(), ref.dispersion.end());
+  }
   return ref;
 }
 
@@ -110,6 +129,17 @@ absl::StatusOr<ReferenceProfile> ReferenceProfile::Load(const std::string& path)
   std::ostringstream text;
   text << in.rdbuf();
   return Parse(text.str(), path);
+}
+
+double FeatureReference::DispersionAt(double seconds) const {
+  if (dispersion.empty()) return 1.0;
+  if (seconds <= dispersion.front().first) return dispersion.front().second;
+  if (seconds >= dispersion.back().first) return dispersion.back().second;
+  const auto hi = std::upper_bound(dispersion.begin(), dispersion.end(),
+                                   std::make_pair(seconds, std::numeric_limits<double>::infinity()));
+  const auto lo = hi - 1;
+  const double f = std::log(seconds / lo->first) / std::log(hi->first / lo->first);
+  return std::exp((1 - f) * std::log(lo->second) + f * std::log(hi->second));
 }
 
 const FeatureReference* ReferenceProfile::Find(std::string_view feature) const {

@@ -10,7 +10,9 @@
 //
 // A feature with no present value has only "count" and "missing". An optional top-level
 // "score" entry of the same form profiles the model's score (its probability on the
-// validation rows) for the drift of the score distribution.
+// validation rows) for the drift of the score distribution. An entry's optional
+// "dispersion": {"60": 1.2, "300": 1.7, ...} maps window lengths in seconds to how much the
+// training stream's windows varied beyond sampling noise (factors >= 1).
 //
 // Thread safety: immutable after Load.
 #ifndef VIGIL_DRIFT_REFERENCE_PROFILE_H_
@@ -21,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "vigil/drift/binned.h"
@@ -35,6 +39,14 @@ struct FeatureReference {
   std::optional<ReferenceBins> bins;
   std::optional<ReferenceSample> sample;
   double mean = 0, stddev = 0;
+  // How much the training stream's own windows varied beyond sampling noise, by window length:
+  // (seconds, factor >= 1), ascending. A window of n rows varies like an iid sample of
+  // n / factor rows (tools/train.py, "dispersion"). Empty: not measured (treated as 1).
+  std::vector<std::pair<double, double>> dispersion;
+
+  // The factor for a window of "seconds": log-linear interpolation between measured lengths,
+  // the nearest measured one outside their range, 1 when none was measured.
+  double DispersionAt(double seconds) const;
 };
 
 class ReferenceProfile {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,10 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "vigil/common/status_macros.h"
+#include "vigil/drift/drift_event_log.h"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/drift_report.h"
+#include "vigil/drift/drift_tap.h"
 #include "vigil/engine/event_time_orderer.h"
 #include "vigil/engine/feature_row_writer.h"
 #include "vigil/features/feature_extractor.h"
@@ -191,6 +196,8 @@ class Replayer {
   absl::Status ReadAndOrder(TransactionReader& reader, EventTimeOrderer& orderer);
   absl::Status ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer);
   absl::Status OpenFeaturesOut(int64_t resume_offset);
+  absl::Status OpenDrift();
+  absl::Status FinishDrift();
   absl::Status Checkpoint(int64_t position);
   void Reject(int64_t line, std::string_view field, std::string_view reason,
               std::string_view message, std::string_view record);
@@ -214,7 +221,121 @@ class Replayer {
   Backtest backtest_;
   PolicyComparer comparer_;
   std::ofstream decisions_out_;
+
+  // With ReplayOptions::drift_profile: the monitor, fed by its own thread (the tap blocks when
+  // full, so every row is observed and the drift seen does not depend on timing).
+  std::unique_ptr<drift::DriftEventLog> drift_log_;
+  std::unique_ptr<drift::DriftMonitor> drift_;
+  std::unique_ptr<drift::DriftTap> drift_tap_;
 };
+
+absl::Status Replayer::OpenDrift() {
+  if (options_.drift_profile == nullptr) return absl::OkStatus();
+  // Events stay in memory: the replay reports them (summary, HTML); a replay is a what-if, not
+  // the deployment's record.
+  VIGIL_ASSIGN_OR_RETURN(drift_log_, drift::DriftEventLog::Open(nullptr, clock_, 100'000));
+  drift::DriftConfig config = options_.drift;
+  if (!options_.drift_report.empty() && config.history_points == 0) config.history_points = 2048;
+  if (!options_.drift_null_out.empty()) config.record_null = true;
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  VIGIL_ASSIGN_OR_RETURN(drift_, drift::DriftMonitor::Create(*options_.drift_profile,
+                                                             schema->version(), schema->names(),
+                                                             std::move(config), drift_log_.get()));
+  drift_tap_ = std::make_unique<drift::DriftTap>(drift_.get(), 64 * 1024,
+                                                 drift::DriftTap::WhenFull::kBlock);
+  return absl::OkStatus();
+}
+
+absl::Status Replayer::FinishDrift() {
+  if (drift_ == nullptr) return absl::OkStatus();
+  drift_tap_->Drain();
+  VIGIL_RETURN_IF_ERROR(drift_tap_->status());
+  VIGIL_RETURN_IF_ERROR(drift_->Flush());
+  DriftSummary out;
+  const drift::DriftState state = drift_->State(/*exact=*/false);
+  out.final_level = std::string(drift::DriftLevelName(state.level));
+  out.evaluations = static_cast<int64_t>(state.evaluations);
+  out.rows_late = static_cast<int64_t>(state.late);
+  const std::vector<drift::DriftEvent> events = drift_log_->Recent(100'000);
+  drift::DriftLevel worst = state.level;
+  std::optional<UtcTime> frozen_at;
+  for (const drift::DriftEvent& e : events) {
+    ++out.events[e.kind];
+    if (e.kind == drift::kLevelChange && e.subject != "monitor" && e.to >= drift::DriftLevel::kL2) {
+      std::string& level = out.drifted[e.subject];
+      if (level.empty() || level < drift::DriftLevelName(e.to)) level = drift::DriftLevelName(e.to);
+    }
+    if (e.kind == drift::kLevelChange && e.subject == "monitor") worst = std::max(worst, e.to);
+    if (e.kind == drift::kFreeze) frozen_at = e.time;
+    if (e.kind == drift::kFreezeReleased && frozen_at.has_value()) {
+      out.frozen_seconds += std::chrono::duration<double>(e.time - *frozen_at).count();
+      frozen_at.reset();
+    }
+  }
+  if (frozen_at.has_value() && !state.subjects.empty()) {
+    UtcTime end = *frozen_at;
+    for (const auto& w : state.subjects.front().windows) end = std::max(end, w.end);
+    out.frozen_seconds += std::chrono::duration<double>(end - *frozen_at).count();
+  }
+  out.worst_level = std::string(drift::DriftLevelName(worst));
+  out.calibration = state.calibration;
+  if (!options_.drift_null_out.empty()) {
+    std::ofstream null_out(options_.drift_null_out, std::ios::binary | std::ios::trunc);
+    null_out << drift_->RecordedNull().ToJson();
+    null_out.close();
+    if (!null_out) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot write the measured null to '", options_.drift_null_out, "'"));
+    }
+  }
+  if (!options_.drift_report.empty()) {
+    drift::DriftReport report;
+    report.title = absl::StrCat("Drift of ", options_.input_path);
+    report.facts = {
+        {"input", options_.input_path},
+        {"rows observed", absl::StrCat(state.rows)},
+        {"feature schema", options_.drift_profile->feature_schema_version()},
+        {"reference rows", absl::StrCat(options_.drift_profile->rows())},
+        {"calibration", state.calibration == "raw-preset"
+                            ? "raw preset (fixed cut-offs)"
+                            : absl::StrCat(state.calibration == "null+measured"
+                                               ? "simulated null per window size and the "
+                                                 "training stream's measured null"
+                                               : "simulated null per window size",
+                                           ", one false L2 per subject per ",
+                                           options_.drift.false_alarm_period.count() / 24, " days")},
+        {"worst level", out.worst_level},
+        {"time frozen (L3)", absl::StrFormat("%.0f s", out.frozen_seconds)},
+    };
+    std::string windows;
+    for (const drift::DriftWindowSpec& w : options_.drift.windows) {
+      absl::StrAppend(&windows, windows.empty() ? "" : ", ", w.name, " ", w.size.count(), " s every ",
+                      w.slide.count(), " s",
+                      w.decay_half_life.count() > 0
+                          ? absl::StrCat(" (half-life ", w.decay_half_life.count(), " s)")
+                          : "");
+    }
+    report.facts.emplace_back("windows", windows);
+    if (!state.unmonitored.empty()) {
+      std::string list;
+      for (const std::string& u : state.unmonitored) absl::StrAppend(&list, list.empty() ? "" : ", ", u);
+      report.facts.emplace_back("not monitored", list);
+    }
+    report.cutoffs = options_.drift.levels;
+    report.series = drift_->History();
+    report.events = events;
+    std::ofstream html(options_.drift_report, std::ios::binary | std::ios::trunc);
+    html << drift::RenderDriftReportHtml(report);
+    html.close();
+    if (!html) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot write the drift report to '", options_.drift_report, "'"));
+    }
+    out.report = options_.drift_report;
+  }
+  summary_.drift = std::move(out);
+  return absl::OkStatus();
+}
 
 absl::Status Replayer::OpenState() {
   if (options_.data_dir.empty()) {
@@ -301,6 +422,8 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
   std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
   std::vector<size_t> decision_of(kBatch);
+  std::vector<UtcTime> drift_times;
+  std::vector<double> drift_rows, drift_scores;
   UuidV7Generator ids(clock_, 0x5eed);
   if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
     decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
@@ -363,6 +486,21 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       }
     }
     const auto t2b = Steady::now();
+    if (drift_tap_ != nullptr) {
+      // The accepted rows with their scores, in event-time order, to the monitor's thread.
+      drift_times.clear();
+      drift_scores.clear();
+      drift_rows.clear();
+      for (size_t i = 0; i < n; ++i) {
+        if (!statuses[i].ok()) continue;
+        drift_times.push_back(txs[i].event_time);
+        drift_scores.push_back(options_.decisions != nullptr ? decisions[decision_of[i]].score
+                                                             : std::nan(""));
+        drift_rows.insert(drift_rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * width),
+                          rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+      }
+      drift_tap_->Offer(drift_times, drift_rows, drift_scores);
+    }
     // Per-record stage latencies are the batch's time shared evenly among its records.
     const auto order_each = (t1 - t0) / static_cast<int64_t>(n);
     const auto features_each = (t2 - t1) / static_cast<int64_t>(n);
@@ -476,7 +614,9 @@ absl::StatusOr<ReplaySummary> Replayer::Run() {
     }
   }
   VIGIL_RETURN_IF_ERROR(OpenFeaturesOut(resume_offset));
+  VIGIL_RETURN_IF_ERROR(OpenDrift());
   VIGIL_RETURN_IF_ERROR(ProcessInOrder(*reader, orderer));
+  VIGIL_RETURN_IF_ERROR(FinishDrift());
   VIGIL_RETURN_IF_ERROR(rejects_.Close());
 
   summary_.elapsed_seconds = std::chrono::duration<double>(clock_.Monotonic() - start).count();
@@ -564,6 +704,17 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
     j["backtest"] = BacktestToJson(*s.backtest);
   }
   if (s.comparison.has_value()) j["comparison"] = ComparisonToJson(*s.comparison);
+  if (s.drift.has_value()) {
+    j["drift"] = {{"calibration", s.drift->calibration},
+                  {"worst_level", s.drift->worst_level},
+                  {"final_level", s.drift->final_level},
+                  {"evaluations", s.drift->evaluations},
+                  {"rows_late", s.drift->rows_late},
+                  {"events", s.drift->events},
+                  {"drifted", s.drift->drifted},
+                  {"frozen_seconds", s.drift->frozen_seconds},
+                  {"report", s.drift->report}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -609,6 +760,26 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
     out += BacktestToText(*s.backtest);
   }
   if (s.comparison.has_value()) out += ComparisonToText(*s.comparison);
+  if (s.drift.has_value()) {
+    const DriftSummary& d = *s.drift;
+    absl::StrAppendFormat(&out, "drift: worst level %s, final %s, %d evaluations (calibration %s)",
+                          d.worst_level, d.final_level, d.evaluations, d.calibration);
+    if (d.frozen_seconds > 0) {
+      absl::StrAppendFormat(&out, ", frozen (L3) %.0f s of event time", d.frozen_seconds);
+    }
+    out += "\n";
+    if (!d.events.empty()) {
+      out += "  events      ";
+      for (const auto& [kind, n] : d.events) absl::StrAppendFormat(&out, " %s %d", kind, n);
+      out += "\n";
+    }
+    if (!d.drifted.empty()) {
+      out += "  drifted     ";
+      for (const auto& [subject, level] : d.drifted) absl::StrAppendFormat(&out, " %s (%s)", subject, level);
+      out += "\n";
+    }
+    if (!d.report.empty()) absl::StrAppendFormat(&out, "  report       %s\n", d.report);
+  }
   return out;
 }
 

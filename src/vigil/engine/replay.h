@@ -28,6 +28,8 @@
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/drift/drift_config.h"
+#include "vigil/drift/reference_profile.h"
 #include "vigil/engine/backtest.h"
 #include "vigil/features/feature_config.h"
 
@@ -64,6 +66,19 @@ struct ReplayOptions {
   // With decisions: one CSV row per decision (docs/replay.md); empty: none. Written from the
   // start each run (a resumed run writes only its own records).
   std::string decisions_out;
+  // Drift (docs/drift.md): with a reference profile, every processed row — and with decisions
+  // its score — is watched on event time exactly as `vigil serve` watches live traffic, so the
+  // replay shows drift as it would have been seen live; nullptr: off. Decisions are not frozen
+  // by an L3 here: a backtest measures the policy and model as configured, and the summary and
+  // report show when a live deployment would have frozen.
+  const drift::ReferenceProfile* drift_profile = nullptr;
+  drift::DriftConfig drift;
+  // With drift_profile: a self-contained HTML report (plots of severity per subject, events)
+  // written here; empty: none.
+  std::string drift_report;
+  // With drift_profile: write the no-drift scores of this replay's windows here, as a measured
+  // null for monitors with the same configuration (replay the training stream); empty: none.
+  std::string drift_null_out;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;
@@ -73,6 +88,18 @@ struct StageLatency {
   std::string stage;  // "read", "order", "features", "decide", "output"
   uint64_t count = 0;
   std::chrono::nanoseconds p50{0}, p90{0}, p99{0}, p999{0}, max{0};
+};
+
+struct DriftSummary {
+  std::string calibration;  // "null", "null+measured" or "raw-preset"
+  std::string worst_level = "none", final_level = "none";
+  int64_t evaluations = 0;
+  int64_t rows_late = 0;  // rows older than a window when they arrived (not observed)
+  std::map<std::string, int64_t> events;  // by kind
+  // Subjects that reached L2 or above, with their worst level ("amount_reporting": "L3").
+  std::map<std::string, std::string> drifted;
+  double frozen_seconds = 0;  // event time spent at L3 (a live deployment decides rules-only)
+  std::string report;         // the HTML report's path, when written
 };
 
 struct ReplaySummary {
@@ -99,6 +126,7 @@ struct ReplaySummary {
   std::optional<BacktestSummary> backtest;        // with ReplayOptions::decisions
   std::string policy_version, model_version;      // of the decisions, when made
   std::optional<PolicyComparison> comparison;     // with ReplayOptions::compare
+  std::optional<DriftSummary> drift;              // with ReplayOptions::drift_profile
 };
 
 // Errors: the input cannot be opened or read (kNotFound / kUnavailable), the data dir is

@@ -1,0 +1,58 @@
+#include "vigil/drift/empirical_null.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace vigil::drift {
+namespace {
+
+TEST(EmpiricalNull, BodyIsTheEmpiricalSurvival) {
+  std::vector<double> scores;
+  for (int i = 1; i <= 999; ++i) scores.push_back(i);  // 1..999, shuffled order is irrelevant
+  const EmpiricalNull null(scores, 0.1, 1.0);
+  EXPECT_DOUBLE_EQ(null.Sf(0), 1.0);
+  EXPECT_DOUBLE_EQ(null.Sf(500), (500.0 + 1) / 1000);  // 500..999 are >= 500
+  EXPECT_DOUBLE_EQ(null.mean(), 500);
+  EXPECT_DOUBLE_EQ(null.tail_threshold(), 900);  // the 90% quantile
+}
+
+TEST(EmpiricalNull, ExponentialDataGetsAnExponentialTail) {
+  std::mt19937_64 rng(3);
+  std::exponential_distribution<double> e(2.0);  // mean 0.5: P(X >= x) = exp(-2x)
+  std::vector<double> scores;
+  for (int i = 0; i < 20'000; ++i) scores.push_back(e(rng));
+  const EmpiricalNull null(scores, 0.1, 1.0);
+  EXPECT_NEAR(null.tail_scale(), 0.5, 0.05);
+  EXPECT_LT(null.tail_shape(), 0.05);
+  // Far beyond the sample (P = 1e-9 at x = 10.36): within a factor of 10.
+  const double x = -std::log(1e-9) / 2;
+  EXPECT_GT(null.Sf(x), 1e-10);
+  EXPECT_LT(null.Sf(x), 1e-8);
+}
+
+TEST(EmpiricalNull, HeavyTailsAreNotExtrapolatedAsExponential) {
+  // Pareto with tail index 3 (xi = 1/3): P(X >= x) = x^-3 for x >= 1.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> scores;
+  for (int i = 0; i < 20'000; ++i) scores.push_back(std::pow(1 - u(rng), -1.0 / 3));
+  const EmpiricalNull null(scores, 0.1, 1.0);
+  EXPECT_NEAR(null.tail_shape(), 1.0 / 3, 0.12);
+  // At x = 100, P = 1e-6: an exponential fit would claim a vanishing probability.
+  EXPECT_GT(null.Sf(100), 1e-7);
+  EXPECT_LT(null.Sf(100), 1e-4);
+}
+
+TEST(EmpiricalNull, AlmostConstantScoresUseTheFallbackScale) {
+  std::vector<double> scores(1000, 0.25);
+  scores.back() = 0.3;
+  const EmpiricalNull null(scores, 0.1, 0.01);
+  EXPECT_EQ(null.tail_scale(), 0.01);
+  EXPECT_NEAR(null.Sf(0.35), null.Sf(0.2500001) * std::exp(-0.1 / 0.01), 1e-12);
+}
+
+}  // namespace
+}  // namespace vigil::drift
