@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 #include <filesystem>
@@ -17,6 +18,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include "vigil/cli/data_files.h"
+#include "vigil/drift/measured_null.h"
+#include "vigil/drift/reference_profile.h"
+#include "vigil/engine/decision_pipeline.h"
+#include "vigil/engine/replay.h"
+#include "vigil/features/feature_extractor.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/json_writer.h"
 #include "vigil/ingest/transaction_reader.h"
@@ -349,6 +355,106 @@ int RunBenchHttp(const BenchFlags& flags) {
   return kExitOk;
 }
 
+struct DriftBenchFlags {
+  std::string input;
+  std::string model = "build/demo/model/model.json";
+  std::string policy = "policies/default.yaml";
+  std::string profile;  // default: reference_profile.json beside the model
+  std::string null;     // default: drift_null.json beside the profile, when present
+  int repeat = 5;
+  std::string json_out;
+};
+
+// The drift monitor's cost on the full replay pipeline (features, model, policy): replays of
+// one file alternate without and with the monitor, so both see the same machine state; the
+// medians' ratio is the overhead.
+int RunBenchDrift(const DriftBenchFlags& flags) {
+  absl::StatusOr<FxRates> fx = LoadFxRates("");
+  if (!fx.ok()) {
+    std::cerr << "vigil bench drift: " << fx.status().message() << "\n";
+    return kExitUsage;
+  }
+  DecisionConfig decision;
+  decision.policy_path = flags.policy;
+  decision.model_path = flags.model;
+  absl::StatusOr<std::unique_ptr<DecisionMaker>> decider = BuildDecisionMaker(decision);
+  if (!decider.ok()) {
+    std::cerr << "vigil bench drift: " << decider.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string profile_path =
+      !flags.profile.empty()
+          ? flags.profile
+          : (std::filesystem::path(flags.model).parent_path() / "reference_profile.json").string();
+  absl::StatusOr<drift::ReferenceProfile> profile = drift::ReferenceProfile::Load(profile_path);
+  if (!profile.ok()) {
+    std::cerr << "vigil bench drift: " << profile.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::string null_path = flags.null;
+  if (null_path.empty()) {
+    const auto beside = std::filesystem::path(profile_path).parent_path() / "drift_null.json";
+    if (std::filesystem::exists(beside)) null_path = beside.string();
+  }
+  std::shared_ptr<const drift::MeasuredNull> measured;
+  if (!null_path.empty()) {
+    absl::StatusOr<drift::MeasuredNull> loaded = drift::MeasuredNull::Load(null_path);
+    if (!loaded.ok()) {
+      std::cerr << "vigil bench drift: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    measured = std::make_shared<const drift::MeasuredNull>(*std::move(loaded));
+  }
+  std::vector<double> off, on;
+  int64_t records = 0, evaluations = 0;
+  std::string worst;
+  for (int i = 0; i < 2 * flags.repeat; ++i) {
+    ReplayOptions o;
+    o.input_path = flags.input;
+    o.decisions = decider->get();
+    const bool with_drift = i % 2 == 1;
+    if (with_drift) {
+      o.drift_profile = &*profile;
+      o.drift.measured_null = measured;
+    }
+    absl::StatusOr<ReplaySummary> s = RunReplay(o, *fx, RealClock());
+    if (!s.ok()) {
+      std::cerr << "vigil bench drift: " << s.status().message() << "\n";
+      return kExitUsage;
+    }
+    records = s->records;
+    (with_drift ? on : off).push_back(s->records_per_second);
+    if (with_drift && s->drift.has_value()) {
+      evaluations = s->drift->evaluations;
+      worst = s->drift->worst_level;
+    }
+    std::printf("run %2d  drift %-3s  %9.0f records/s\n", i + 1, with_drift ? "on" : "off",
+                s->records_per_second);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  const double m_off = median(off), m_on = median(on);
+  const double overhead = 1 - m_on / m_off;
+  std::printf(
+      "drift monitoring overhead on the full replay pipeline (%zu features, %lld records, "
+      "%lld window evaluations, worst level %s):\n  off %.0f records/s, on %.0f records/s "
+      "(medians of %d): overhead %.1f%%\n",
+      FeatureExtractor::Schema()->size(), static_cast<long long>(records),
+      static_cast<long long>(evaluations), worst.c_str(), m_off, m_on, flags.repeat,
+      100 * overhead);
+  if (!flags.json_out.empty()) {
+    std::ofstream out(flags.json_out, std::ios::binary | std::ios::trunc);
+    out << absl::StrFormat(
+        "{\"input\":\"%s\",\"features\":%d,\"records\":%d,\"evaluations\":%d,"
+        "\"off_records_per_second\":%.1f,\"on_records_per_second\":%.1f,\"overhead\":%.4f}\n",
+        flags.input, FeatureExtractor::Schema()->size(), records, evaluations, m_off, m_on,
+        overhead);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 Command AddBenchCommand(CLI::App& vigil) {
@@ -391,8 +497,23 @@ Command AddBenchCommand(CLI::App& vigil) {
       "Example:\n"
       "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"
       "The client and the server share this machine: figures are for the pair.");
-  return Command{app, [flags, http] {
+  auto drift_flags = std::make_shared<DriftBenchFlags>();
+  CLI::App* drift = app->add_subcommand(
+      "drift",
+      "The drift monitor's overhead on the full replay pipeline (features, model, policy): "
+      "replays of FILE alternate without and with the monitor; medians and their ratio");
+  drift->add_option("FILE", drift_flags->input, "Transactions to replay")->required();
+  drift->add_option("--model", drift_flags->model, "Model file")->capture_default_str();
+  drift->add_option("--policy", drift_flags->policy, "Policy file")->capture_default_str();
+  drift->add_option("--profile", drift_flags->profile,
+                    "Reference profile (default: reference_profile.json beside the model)");
+  drift->add_option("--null", drift_flags->null,
+                    "Measured null (default: drift_null.json beside the profile, when present)");
+  drift->add_option("--repeat", drift_flags->repeat, "Runs of each")->capture_default_str();
+  drift->add_option("--json-out", drift_flags->json_out, "Also write the result as JSON");
+  return Command{app, [flags, http, drift_flags, drift] {
                    if (http->parsed()) return RunBenchHttp(*flags);
+                   if (drift->parsed()) return RunBenchDrift(*drift_flags);
                    return kExitUsage;
                  }};
 }

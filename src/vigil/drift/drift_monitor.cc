@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -72,17 +73,22 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
   m->width_ = feature_names.size();
   m->schema_version_ = schema_version;
   absl::MutexLock lock(&m->mu_);
+  // Subjects with the same reference cells (constant features, one-hot columns never set in
+  // training) have the same null: simulate it once.
+  std::map<std::vector<double>, std::shared_ptr<NullCalibration>> nulls;
   const auto add_subject = [&](const std::string& name, size_t column,
                                const FeatureReference& ref) {
     NullCalibrationOptions null;
     null.windows = c.null_windows;
     null.pseudo_count = c.pseudo_count;
     null.weights = c.weights;
-    null.seed = c.seed * 1000003 + m->subjects_.size();
+    null.seed = c.seed * 1000003 + nulls.size();
     CellLayout cells(ref);
-    std::vector<double> counts = cells.reference_counts();
-    m->subjects_.push_back(Subject{name, column, &ref, std::move(cells),
-                                   NullCalibration(std::move(counts), null),
+    std::shared_ptr<NullCalibration>& shared = nulls[cells.reference_counts()];
+    if (shared == nullptr) {
+      shared = std::make_shared<NullCalibration>(cells.reference_counts(), null);
+    }
+    m->subjects_.push_back(Subject{name, column, &ref, std::move(cells), shared,
                                    {}, {}, {}, {}, EscalationMatcher(&c.escalation), {}, {}, {}, {}, {}});
     Subject& s = m->subjects_.back();
     for (const DriftWindowSpec& w : c.windows) {
@@ -223,19 +229,28 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
   if (window.live.RowsAsOf(as_of) < config_.min_rows) return absl::OkStatus();
   ++evaluations_;
   absl::Status status;
+  window.live.Sum(as_of, totals_);
+  struct {
+    UtcTime end;
+    uint64_t rows;
+  } snap{FromUnixMicros((as_of + 1) * std::chrono::duration_cast<std::chrono::microseconds>(
+                                          window.spec.slide)
+                                          .count()),
+         totals_.rows};
   for (size_t i = 0; i < subjects_.size(); ++i) {
     Subject& s = subjects_[i];
-    const LiveWindow::Snapshot snap = window.live.Take(i, as_of, /*with_sample=*/false);
     DriftWindowState& state = s.last[w];
     state.evaluated = true;
     state.end = snap.end;
-    state.rows = snap.rows;
-    state.effective_rows = snap.effective_rows;
-    state.divergences = s.null.Measure(snap.cells, snap.effective_rows);
+    state.rows = totals_.rows;
+    state.effective_rows = totals_.effective_rows;
+    const size_t begin = window.live.offset(i);
+    state.divergences = s.null->Measure(
+        absl::MakeConstSpan(totals_.cells).subspan(begin, s.cells.size()), totals_.effective_rows);
     state.score = config_.weights.Score(state.divergences);
     state.dispersion = s.dispersion[w];
     state.p_no_drift = config_.calibration == DriftCalibration::kNull
-                           ? s.null.Sf(state.score, snap.effective_rows / s.dispersion[w])
+                           ? s.null->Sf(state.score, totals_.effective_rows / s.dispersion[w])
                            : std::numeric_limits<double>::quiet_NaN();
     if (config_.calibration == DriftCalibration::kNull && s.measured[w].has_value()) {
       state.p_no_drift = std::max(state.p_no_drift, s.measured[w]->Sf(state.score));

@@ -134,7 +134,7 @@ class DriftMonitor {
     size_t column;  // in the feature row; width_ for the score
     const FeatureReference* reference;
     CellLayout cells;
-    NullCalibration null;
+    std::shared_ptr<NullCalibration> null;  // shared by subjects with equal reference cells
     std::vector<LevelTracker> trackers;  // per window
     std::vector<double> dispersion;      // per window
     std::vector<std::optional<EmpiricalNull>> measured;  // per window (DriftConfig::measured_null)
@@ -172,6 +172,7 @@ class DriftMonitor {
   std::vector<Window> windows_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> row_cells_ ABSL_GUARDED_BY(mu_);
   std::vector<double> row_values_ ABSL_GUARDED_BY(mu_);
+  LiveWindow::Totals totals_ ABSL_GUARDED_BY(mu_);
   DriftLevel monitor_level_ ABSL_GUARDED_BY(mu_) = DriftLevel::kNone;
   UtcTime frozen_since_ ABSL_GUARDED_BY(mu_){};
   uint64_t rows_ ABSL_GUARDED_BY(mu_) = 0;

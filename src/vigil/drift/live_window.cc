@@ -109,6 +109,23 @@ uint64_t LiveWindow::RowsAsOf(int64_t as_of) const {
   return rows;
 }
 
+void LiveWindow::Sum(int64_t as_of, Totals& out) const {
+  out.rows = 0;
+  out.weight = 0;
+  out.cells.assign(offsets_.back(), 0.0);
+  const int64_t n = static_cast<int64_t>(panes_.size());
+  double weight_sq = 0;
+  for (const Pane& p : panes_) {
+    if (p.index == INT64_MIN || p.index <= as_of - n || p.index > as_of) continue;
+    const double w = WeightOf(p.index, as_of);
+    out.rows += p.rows;
+    out.weight += w * static_cast<double>(p.rows);
+    weight_sq += w * w * static_cast<double>(p.rows);
+    for (size_t c = 0; c < out.cells.size(); ++c) out.cells[c] += w * p.counts[c];
+  }
+  out.effective_rows = weight_sq > 0 ? out.weight * out.weight / weight_sq : 0;
+}
+
 LiveWindow::Snapshot LiveWindow::Take(size_t subject, int64_t as_of, bool with_sample) const {
   Snapshot s;
   const size_t begin = offsets_[subject], width = offsets_[subject + 1] - begin;

@@ -70,6 +70,17 @@ class LiveWindow {
   // Subject "subject" over the panes (as_of - panes, as_of]; "with_sample" fills sample.
   Snapshot Take(size_t subject, int64_t as_of, bool with_sample) const;
 
+  // Every subject at once over the panes (as_of - panes, as_of]: cells[offset(s) + c] is
+  // subject s's weighted count of cell c (one pass over the panes, for evaluating all subjects).
+  struct Totals {
+    uint64_t rows = 0;
+    double weight = 0;
+    double effective_rows = 0;
+    std::vector<double> cells;
+  };
+  void Sum(int64_t as_of, Totals& out) const;
+  size_t offset(size_t subject) const { return offsets_[subject]; }
+
   size_t panes() const { return panes_.size(); }
   size_t subjects() const { return offsets_.size() - 1; }
   uint64_t late() const { return late_; }

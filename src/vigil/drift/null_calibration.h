@@ -83,6 +83,7 @@ class NullCalibration {
 
   std::vector<double> reference_counts_;
   std::vector<double> probabilities_;  // smoothed reference probabilities
+  std::vector<double> log_probabilities_;
   NullCalibrationOptions options_;
   std::map<int, EmpiricalNull> buckets_;
 };

@@ -122,3 +122,24 @@ TEST(DriftScoreWeights, Validate) {
 
 }  // namespace
 }  // namespace vigil::drift
+
+namespace vigil::drift {
+namespace {
+
+TEST(NullCalibration, MeasureIsBinnedDivergencesWithTheReferencePrecomputed) {
+  const std::vector<double> ref = {500, 0, 7, 30'000, 1, 12'000, 0};
+  NullCalibration null(ref, {});
+  for (const std::vector<double>& live : std::vector<std::vector<double>>{
+           {0, 0, 0, 100, 0, 40, 0}, {3, 1, 0, 0, 0, 1, 9}, {500, 0, 7, 30'000, 1, 12'000, 0}}) {
+    double n = 0;
+    for (double c : live) n += c;
+    const Divergences want = BinnedDivergences(ref, live, 0.5);
+    const Divergences got = null.Measure(live, n);
+    EXPECT_NEAR(got.kl, want.kl, 1e-12);
+    EXPECT_NEAR(got.js, want.js, 1e-12);
+    EXPECT_NEAR(got.psi, want.psi, 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace vigil::drift

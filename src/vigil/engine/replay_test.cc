@@ -5,7 +5,10 @@
 #include <fstream>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "vigil/drift/measured_null.h"
 #include "gtest/gtest.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/testing/files.h"
@@ -211,6 +214,88 @@ TEST_F(ReplayTest, SummaryJsonHasTheDocumentedKeys) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
   EXPECT_NE(ReplaySummaryToText(s).find("667 accepted, 0 rejected"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// Two hours of payments, 100 a minute, amounts uniform in [100, 1000); from "shift_minute" on,
+// ten times larger.
+std::string DriftStream(int shift_minute) {
+  std::string out = kHeader;
+  uint64_t x = 7;
+  for (int minute = 0; minute < 120; ++minute) {
+    for (int i = 0; i < 100; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      double amount = 100 + static_cast<double>(x >> 11) / 9007199254740992.0 * 900;
+      if (minute >= shift_minute) amount *= 10;
+      out += absl::StrFormat("2022/09/01 %02d:%02d,001,A%d,002,B%d,%.2f,US Dollar,%.2f,US Dollar,ACH,0\n",
+                             minute / 60, minute % 60, i, (i * 7) % 100, amount, amount);
+    }
+  }
+  return out;
+}
+
+// A profile of amount_reporting alone (uniform [100, 1000) deciles); the other features are
+// reported as unmonitored.
+drift::ReferenceProfile AmountProfile() {
+  std::vector<double> edges, counts, sample;
+  for (int i = 0; i <= 10; ++i) edges.push_back(100 + 90 * i);
+  for (int i = 0; i < 10; ++i) counts.push_back(1000);
+  for (int i = 0; i < 2000; ++i) sample.push_back(100 + 0.45 * i);
+  nlohmann::json j = {{"feature_schema_version", FeatureExtractor::Schema()->version()},
+                      {"rows", 10000}};
+  j["features"]["amount_reporting"] = {{"count", 10000}, {"missing", 0}, {"bin_edges", edges},
+                                       {"bin_counts", counts}, {"mean", 550},
+                                       {"std", 259.8}, {"sample", sample}};
+  return *drift::ReferenceProfile::Parse(j.dump(), "profile");
+}
+
+TEST_F(ReplayTest, DriftIsWatchedOnEventTimeAndReported) {
+  const std::string input = dir_ + "/shifted.csv";
+  Write(input, DriftStream(60));
+  const drift::ReferenceProfile profile = AmountProfile();
+  ReplayOptions o = Options(input);
+  o.drift_profile = &profile;
+  o.drift_report = dir_ + "/drift.html";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  ASSERT_TRUE(s.drift.has_value());
+  EXPECT_EQ(s.drift->worst_level, "L3");
+  EXPECT_EQ(s.drift->drifted.at("amount_reporting"), "L3");
+  EXPECT_GT(s.drift->events.at("retrain_requested"), 0);
+  EXPECT_GT(s.drift->events.at("freeze"), 0);
+  EXPECT_GT(s.drift->frozen_seconds, 1800);  // the shifted hour, less the detection delay
+  EXPECT_LT(s.drift->frozen_seconds, 3700);
+  const std::string html = ReadFile(o.drift_report);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("amount_reporting"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(ReplaySummaryToJson(s));
+  EXPECT_EQ(j["drift"]["worst_level"], "L3");
+  EXPECT_NE(ReplaySummaryToText(s).find("drift: worst level L3"), std::string::npos);
+}
+
+TEST_F(ReplayTest, AMeasuredNullFromOneReplayCalibratesTheNext) {
+  const std::string quiet = dir_ + "/quiet.csv";
+  Write(quiet, DriftStream(1000));  // never shifted
+  const drift::ReferenceProfile profile = AmountProfile();
+  ReplayOptions o = Options(quiet);
+  o.drift_profile = &profile;
+  o.drift_null_out = dir_ + "/null.json";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary first, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(first.drift->calibration, "null");
+  EXPECT_TRUE(first.drift->worst_level == "none" || first.drift->worst_level == "L1")
+      << first.drift->worst_level;
+  ASSERT_OK_AND_ASSIGN(drift::MeasuredNull null, drift::MeasuredNull::Load(o.drift_null_out));
+  ASSERT_EQ(null.windows.size(), 2u);
+  EXPECT_EQ(null.windows[0].scores.count("amount_reporting"), 1u);
+  ReplayOptions again = Options(quiet);
+  again.drift_profile = &profile;
+  again.drift.measured_null = std::make_shared<const drift::MeasuredNull>(null);
+  ASSERT_OK_AND_ASSIGN(ReplaySummary second, RunReplay(again, fx_, RealClock()));
+  EXPECT_EQ(second.drift->calibration, "null+measured");
 }
 
 }  // namespace
