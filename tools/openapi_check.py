@@ -11,9 +11,10 @@
    that the schemas must accept or refuse, so a loosened schema is caught too.
 2. `vigil serve --routes` lists exactly the spec's operations.
 3. A real server (`vigil model add` first, then `vigil serve --listen 127.0.0.1:0` on a fresh
-   data directory): every request below is sent with http.client, and every answer's status,
-   headers, content type and body are checked against what the spec says for that route and
-   status; then SIGTERM, and the server must exit 0.
+   data directory, with drift monitoring over a small reference profile written here, freeze
+   off so that no decision depends on it): every request below is sent with http.client, and
+   every answer's status, headers, content type and body are checked against what the spec
+   says for that route and status; then SIGTERM, and the server must exit 0.
 
 Every mismatch is collected (one failure does not stop the others); exit 1 with the list, or 0
 with a one-line summary. --spec-only runs step 1 alone (no binary needed).
@@ -50,6 +51,9 @@ STARTUP_TIMEOUT_S = 30
 REQUEST_TIMEOUT_S = 20
 SHUTDOWN_TIMEOUT_S = 30
 MAX_ERRORS_PER_BODY = 8
+# The feature schema `vigil serve` computes: a drift profile must name it (a server built with
+# another schema refuses the profile at start, and this check says so).
+FEATURE_SCHEMA_VERSION = "vigil.features.v1"
 
 
 class Failures:
@@ -662,6 +666,7 @@ class Live:
         self.stdout_queue = queue.Queue()
         self.stdout_thread = None
         self.stderr_path = os.path.join(self.tmp, "serve.stderr")
+        self.profile_path = os.path.join(self.tmp, "reference_profile.json")
         self.stderr_file = None
         self.requests = 0
         self.model_ref = None
@@ -695,10 +700,27 @@ class Live:
                           f"the stored path {m.group(2)} does not exist")
         self.model_ref = m.group(1)
 
+    def write_profile(self):
+        """A reference profile (tools/train.py's form) of two features and the score."""
+        def entry(lo, hi):
+            return {"count": 1000, "missing": 0,
+                    "bin_edges": [lo + (hi - lo) * i / 10 for i in range(11)],
+                    "bin_counts": [100] * 10, "mean": (lo + hi) / 2, "std": (hi - lo) / 3.5,
+                    "sample": [lo + (hi - lo) * i / 20 for i in range(21)]}
+        profile = {"feature_schema_version": FEATURE_SCHEMA_VERSION, "rows": 1000,
+                   "features": {"amount_reporting": entry(0, 50000),
+                                "is_cross_currency": entry(0, 1)},
+                   "score": entry(0, 1)}
+        with open(self.profile_path, "w", encoding="utf-8") as f:
+            json.dump(profile, f)
+
     def start(self):
+        self.write_profile()
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.args.policy,
-               "--fx-rates", self.args.fx_rates]
+               "--fx-rates", self.args.fx_rates, "--drift-profile", self.profile_path,
+               "--drift-freeze", "false", "--drift-min-rows", "1",
+               "--drift-short-window", "60/60"]
         where = "vigil serve"
         self.stderr_file = open(self.stderr_path, "wb")
         try:
@@ -981,6 +1003,7 @@ class Live:
         self.scenario("activate", self.t_activate)
         self.scenario("shadow", self.t_shadow)
         self.scenario("readyz after", self.t_readyz_after)
+        self.scenario("drift", self.t_drift)
         self.scenario("metrics", self.t_metrics)
 
     def scenario(self, name, fn):
@@ -1321,12 +1344,36 @@ class Live:
                                   f"{key} {ready.get(key)!r}, decisions report "
                                   f"{first.get(key)!r} (activate=false must not change it)")
 
+    def t_drift(self):
+        label = "GET /v1/drift"
+        # The monitor observes decisions on a thread of its own: wait until it has seen some
+        # (the payments scored above span several minutes of event time, so windows were
+        # evaluated and the state has values, not only defaults).
+        deadline = time.monotonic() + REQUEST_TIMEOUT_S
+        while True:
+            r = self.send(label, "GET", "/v1/drift")
+            body = strict_json(r.body.decode("utf-8", "replace")) if r is not None and \
+                r.status == 200 else None
+            if not isinstance(body, dict) or body.get("evaluations", 0) > 0 or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        state = self.check(label, r, 200, "GET", "/v1/drift")
+        if isinstance(state, dict):
+            self.fails.expect(state.get("rows", 0) > 0, label,
+                              f"rows {state.get('rows')!r}: the decisions above were not observed")
+            names = {s.get("name") for s in state.get("subjects", [])}
+            self.fails.expect({"amount_reporting", "is_cross_currency", "model_score"} <= names,
+                              label, f"subjects {sorted(names)!r}")
+
     def t_metrics(self):
         label = "GET /metrics"
         r = self.send(label, "GET", "/metrics")
         text = self.check(label, r, 200, "GET", "/metrics")
         if isinstance(text, str):
             self.fails.expect("# TYPE" in text, label, "no '# TYPE' line: not Prometheus text")
+            self.fails.expect("vigil_drift_severity{" in text, label,
+                              "no vigil_drift_severity series while drift is on")
 
 
 def run_live(args, spec, fails):

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -25,12 +27,57 @@ struct ServeFlags {
   std::optional<int> io_threads, workers;
   std::optional<int64_t> score_budget_ms;
   std::optional<double> log_sample_rate;
+  // drift.*
+  std::string drift_profile, drift_measured_null, drift_calibration, drift_short_window,
+      drift_long_window;
+  std::optional<bool> drift_freeze;
+  std::optional<int64_t> drift_false_alarm_days, drift_min_rows, drift_queue;
   bool routes = false;
 };
 
 int Fail(absl::string_view message, int code = kExitUsage) {
   std::cerr << "vigil serve: " << message << "\n";
   return code;
+}
+
+// The --drift-* flags over the configuration's drift keys; errors name the flag.
+absl::Status ApplyDriftFlags(const ServeFlags& flags, ServeDriftConfig* drift) {
+  const auto flag_error = [](absl::string_view flag, absl::string_view message) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", message));
+  };
+  if (!flags.drift_profile.empty()) drift->profile = flags.drift_profile;
+  if (!flags.drift_measured_null.empty()) drift->measured_null = flags.drift_measured_null;
+  if (!flags.drift_calibration.empty()) {
+    absl::StatusOr<drift::DriftCalibration> c = ParseDriftCalibration(flags.drift_calibration);
+    if (!c.ok()) return flag_error("--drift-calibration", c.status().message());
+    drift->monitor.calibration = *c;
+  }
+  if (flags.drift_freeze) drift->monitor.freeze_on_l3 = *flags.drift_freeze;
+  if (flags.drift_false_alarm_days) {
+    if (*flags.drift_false_alarm_days < 1 || *flags.drift_false_alarm_days > 3650) {
+      return flag_error("--drift-false-alarm-days", "drift.false_alarm_days must be 1 to 3650");
+    }
+    drift->monitor.false_alarm_period = std::chrono::hours(24 * *flags.drift_false_alarm_days);
+  }
+  for (drift::DriftWindowSpec& w : drift->monitor.windows) {
+    const std::string& text = w.name == "short"  ? flags.drift_short_window
+                              : w.name == "long" ? flags.drift_long_window
+                                                 : std::string();
+    if (text.empty()) continue;
+    if (absl::Status s = ParseDriftWindow(text, absl::StrCat("drift.", w.name, "_window"), &w);
+        !s.ok()) {
+      return flag_error(absl::StrCat("--drift-", w.name, "-window"), s.message());
+    }
+  }
+  if (flags.drift_min_rows) {
+    if (*flags.drift_min_rows < 1) return flag_error("--drift-min-rows", "must be at least 1");
+    drift->monitor.min_rows = static_cast<uint64_t>(*flags.drift_min_rows);
+  }
+  if (flags.drift_queue) {
+    if (*flags.drift_queue < 1) return flag_error("--drift-queue", "must be at least 1");
+    drift->queue_rows = static_cast<size_t>(*flags.drift_queue);
+  }
+  return absl::OkStatus();
 }
 
 int RunServe(const ServeFlags& flags) {
@@ -79,6 +126,7 @@ int RunServe(const ServeFlags& flags) {
   if (flags.workers) config.worker_threads = *flags.workers;
   if (flags.score_budget_ms) config.score_budget = std::chrono::milliseconds(*flags.score_budget_ms);
   if (flags.log_sample_rate) config.log_sample_rate = *flags.log_sample_rate;
+  if (absl::Status s = ApplyDriftFlags(flags, &config.drift); !s.ok()) return Fail(s.message());
   if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
   absl::StatusOr<FxRates> fx = LoadFxRates(config.fx_rates);
   if (!fx.ok()) return Fail(fx.status().message());
@@ -112,7 +160,7 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--config", flags->config,
                   "YAML configuration (keys as the flags: listen, data_dir, policy, model, "
                   "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, workers, "
-                  "log; docs/serve.md); flags override it");
+                  "log, drift; docs/serve.md); flags override it");
   app->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
   app->add_option("--data-dir", flags->data_dir,
                   "Data directory: policy versions, model registry, feature state");
@@ -133,6 +181,27 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--log-sample-rate", flags->log_sample_rate,
                   "Share of successful requests logged (default 0.01; errors and degraded "
                   "decisions always)");
+  app->add_option("--drift-profile", flags->drift_profile,
+                  "Reference profile (tools/train.py) for drift monitoring (default: "
+                  "reference_profile.json beside --model when it exists; none: drift off)");
+  app->add_option("--drift-measured-null,--drift-null", flags->drift_measured_null,
+                  "The training stream's measured no-drift scores (vigil replay "
+                  "--drift-null-out; default: drift_null.json beside the profile, when present)");
+  app->add_option("--drift-calibration", flags->drift_calibration,
+                  "Drift severity calibration: null (default) or raw-preset");
+  app->add_option("--drift-freeze", flags->drift_freeze,
+                  "true (default): drift L3 freezes the model (rules-only, degraded decisions)");
+  app->add_option("--drift-false-alarm-days", flags->drift_false_alarm_days,
+                  "Expected days between false L2 drift alarms of one feature (default 30)");
+  app->add_option("--drift-short-window,--drift-short", flags->drift_short_window,
+                  "Short drift window, SIZE/SLIDE in seconds of event time (default 60/10)");
+  app->add_option("--drift-long-window,--drift-long", flags->drift_long_window,
+                  "Long drift window, SIZE/SLIDE in seconds (default 300/60)");
+  app->add_option("--drift-min-rows", flags->drift_min_rows,
+                  "Rows a drift window needs to be evaluated (default 50)");
+  app->add_option("--drift-queue", flags->drift_queue,
+                  "Decided rows that may wait for the drift monitor; beyond, dropped (default "
+                  "65536)");
   app->add_flag("--routes", flags->routes, "Print the served routes and exit");
   app->footer(
       "Examples:\n"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -244,13 +245,26 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
     state.end = snap.end;
     state.rows = totals_.rows;
     state.effective_rows = totals_.effective_rows;
-    const size_t begin = window.live.offset(i);
-    state.divergences = s.null->Measure(
-        absl::MakeConstSpan(totals_.cells).subspan(begin, s.cells.size()), totals_.effective_rows);
+    absl::Span<const double> cells =
+        absl::MakeConstSpan(totals_.cells).subspan(window.live.offset(i), s.cells.size());
+    double effective_rows = totals_.effective_rows;
+    if (s.column == width_) {
+      // A missing score is a decision no model scored (a timeout, an open breaker, rules-only
+      // deployments), not a change in the traffic: the score is judged on the scored rows.
+      score_cells_.assign(cells.begin(), cells.end());
+      const double all = std::accumulate(score_cells_.begin(), score_cells_.end(), 0.0);
+      const double scored = all - score_cells_[0];
+      score_cells_[0] = 0;
+      if (!(scored > 0)) continue;  // nothing scored in this window: the score's levels hold
+      effective_rows *= scored / all;
+      cells = score_cells_;
+    }
+    state.effective_rows = effective_rows;
+    state.divergences = s.null->Measure(cells, effective_rows);
     state.score = config_.weights.Score(state.divergences);
     state.dispersion = s.dispersion[w];
     state.p_no_drift = config_.calibration == DriftCalibration::kNull
-                           ? s.null->Sf(state.score, totals_.effective_rows / s.dispersion[w])
+                           ? s.null->Sf(state.score, effective_rows / s.dispersion[w])
                            : std::numeric_limits<double>::quiet_NaN();
     if (config_.calibration == DriftCalibration::kNull && s.measured[w].has_value()) {
       state.p_no_drift = std::max(state.p_no_drift, s.measured[w]->Sf(state.score));

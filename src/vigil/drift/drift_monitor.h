@@ -104,7 +104,8 @@ class DriftMonitor {
       DriftEventLog* events);
 
   // One row at event time "t": "features" in the layout given at Create, "score" the model's
-  // probability (NaN: not scored). Windows whose panes "t" completes are evaluated first.
+  // probability (NaN: not scored — such rows count for the features, and the score is judged on
+  // the rows that have one). Windows whose panes "t" completes are evaluated first.
   // Errors: a wrong row width, or an event the log could not store (the monitor's state has
   // moved on regardless).
   absl::Status Observe(UtcTime t, absl::Span<const double> features, double score);
@@ -173,6 +174,7 @@ class DriftMonitor {
   std::vector<uint32_t> row_cells_ ABSL_GUARDED_BY(mu_);
   std::vector<double> row_values_ ABSL_GUARDED_BY(mu_);
   LiveWindow::Totals totals_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> score_cells_ ABSL_GUARDED_BY(mu_);
   DriftLevel monitor_level_ ABSL_GUARDED_BY(mu_) = DriftLevel::kNone;
   UtcTime frozen_since_ ABSL_GUARDED_BY(mu_){};
   uint64_t rows_ ABSL_GUARDED_BY(mu_) = 0;

@@ -416,6 +416,22 @@ TEST_F(DriftMonitorTest, MeasuredNullAbsorbsTheTrainingStreamsOwnBursts) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no window 'short'")));
 }
 
+TEST_F(DriftMonitorTest, UnscoredRowsDoNotMoveTheScoresDistribution) {
+  // Half the decisions unscored (a model outage, rules-only fallbacks): the features still
+  // count every row, the score is judged on the scored half, and nothing drifts.
+  auto m = Monitor();
+  World w;
+  for (int i = 0; i < 900 * 20; ++i) {
+    const Row r = w.Draw();
+    ASSERT_OK(m->Observe(At(i / 20.0), r.features, i % 2 == 0 ? r.score : std::nan("")));
+  }
+  const DriftState s = m->State(false);
+  const DriftSubjectState& score = Subject(s, "model_score");
+  EXPECT_LT(score.level, DriftLevel::kL2);
+  EXPECT_NEAR(score.windows[0].effective_rows, 600, 1);  // half of the 1,200 rows scored
+  EXPECT_NEAR(Subject(s, "amount").windows[0].effective_rows, 1200, 1);
+}
+
 TEST_F(DriftMonitorTest, LateRowsAreCountedNotObserved) {
   auto m = Monitor();
   World w;

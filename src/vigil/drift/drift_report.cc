@@ -689,8 +689,10 @@ void AppendPlots(std::string& out, const DriftReport& report, const std::vector<
     }
     std::vector<const DriftEvent*> marks;
     for (const DriftEvent& e : report.events) {
+      // The monitor's own L1 comings and goings would bury the plot; its retrain requests,
+      // freezes and releases are what an analyst looks for.
       if ((e.kind == kLevelChange && e.subject == s.name) ||
-          (s.name == kModelScore && e.subject == kMonitor)) {
+          (s.name == kModelScore && e.subject == kMonitor && e.kind != kLevelChange)) {
         marks.push_back(&e);
       }
     }

@@ -69,7 +69,8 @@ struct DriftReport {
 // point adds nothing); a subject's windows are merged, so overlapping time counts once.
 //
 // Windows: "short" is drawn thin and light, any other window bold. Events: level_change events
-// are marked on their subject's plot; "monitor" events as dashed lines on model_score's plot.
+// are marked on their subject's plot; the monitor's retrain requests, freezes and releases (not its
+// level changes) as dashed lines on model_score's plot.
 // A report without series renders a page that says there was nothing to plot.
 std::string RenderDriftReportHtml(const DriftReport& report);
 

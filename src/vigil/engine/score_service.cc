@@ -11,6 +11,8 @@
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/decision/decision_json.h"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/drift_tap.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/record_error.h"
 #include "vigil/metrics/value_histogram.h"
@@ -71,6 +73,9 @@ struct ScoreService::Metrics {
   std::array<ValueHistogram*, kNumRoles> scores{};
   Counter* agree = nullptr;
   Counter* disagree = nullptr;
+  // With drift attached (else null):
+  std::array<Counter*, 3> frozen{};  // [class]
+  Counter* drift_dropped = nullptr;
 };
 
 ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
@@ -94,6 +99,11 @@ ScoreService::~ScoreService() = default;
 
 std::shared_ptr<const ModelDeployment::Snapshot> ScoreService::Deployment() const {
   return deployment_ != nullptr ? deployment_->Current() : fixed_;
+}
+
+void ScoreService::AttachDrift(drift::DriftMonitor* monitor, drift::DriftTap* tap) {
+  drift_monitor_ = monitor;
+  drift_tap_ = tap;
 }
 
 absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
@@ -125,7 +135,7 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
         m->degraded[c],
         registry.AddCounter("vigil_degraded_decisions_total",
                             "Decisions made on rules alone because the model path was late, "
-                            "failing or its breaker open.",
+                            "failing or its breaker open, or the drift monitor froze the model.",
                             {{"class", cls}}));
     VIGIL_ASSIGN_OR_RETURN(
         m->shed[c], registry.AddCounter("vigil_shed_total",
@@ -150,6 +160,21 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                                                        kAgreementHelp, {{"agree", "true"}}));
   VIGIL_ASSIGN_OR_RETURN(m->disagree, registry.AddCounter("vigil_shadow_agreement_total",
                                                           kAgreementHelp, {{"agree", "false"}}));
+  if (drift_monitor_ != nullptr) {
+    for (int c = 0; c < 3; ++c) {
+      VIGIL_ASSIGN_OR_RETURN(
+          m->frozen[c],
+          registry.AddCounter("vigil_drift_frozen_decisions_total",
+                              "Decisions made on rules alone (degraded, drift_freeze) because the "
+                              "drift monitor froze the model (L3).",
+                              {{"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
+    }
+    VIGIL_ASSIGN_OR_RETURN(
+        m->drift_dropped,
+        registry.AddCounter("vigil_drift_rows_dropped_total",
+                            "Decided transactions not seen by the drift monitor because its "
+                            "queue (drift.queue) was full."));
+  }
   metrics_ = std::move(m);
   return absl::OkStatus();
 }
@@ -354,10 +379,13 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
     std::vector<size_t> members;
   };
   std::array<Group, 2> groups;
-  groups[0].decider = deployment->champion != nullptr ? deployment->champion->decider.get()
-                                                      : deployment->rules.get();
-  groups[0].role = deployment->champion != nullptr ? "champion" : "none";
-  if (deployment->challenger != nullptr) {
+  // A model frozen by the drift monitor decides nothing: the rules decide alone (no champion,
+  // no challenger). Read once, so that a batch is decided one way.
+  const bool frozen = drift_monitor_ != nullptr && drift_monitor_->frozen();
+  const bool champion = deployment->champion != nullptr && !frozen;
+  groups[0].decider = champion ? deployment->champion->decider.get() : deployment->rules.get();
+  groups[0].role = champion ? "champion" : "none";
+  if (deployment->challenger != nullptr && !frozen) {
     groups[1].decider = deployment->challenger->decider.get();
     groups[1].role = "challenger";
     groups[1].metric_role = kChallenger;
@@ -422,6 +450,10 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
       Decision& d = decisions[k];
       d.model_role = group.role;
       d.traceparent = request.traceparent;
+      if (frozen) {
+        d.degraded = true;
+        d.degraded_reason = std::string(kDriftFreezeReason);
+      }
       if (deployment->shadow != nullptr) {
         // Scored directly, never queued: the shadow must not slow or shed the decision.
         double shadow_score = std::nan("");
@@ -467,8 +499,38 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         record(kTotal, end - item.start);
         metrics_->decisions[static_cast<int>(d.action)][c]->Increment();
         if (d.degraded) metrics_->degraded[c]->Increment();
+        if (frozen && metrics_->frozen[c] != nullptr) metrics_->frozen[c]->Increment();
       }
     }
+    if (drift_tap_ != nullptr) {
+      OfferDrift(items, group.members, rows, decisions,
+                 frozen ? deployment->champion.get() : nullptr);
+    }
+  }
+}
+
+void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
+                              absl::Span<const double> rows, absl::Span<const Decision> decisions,
+                              const ModelDeployment::Model* frozen_model) {
+  const size_t n = members.size();
+  std::vector<UtcTime> times(n);
+  std::vector<double> scores(n);
+  for (size_t k = 0; k < n; ++k) {
+    times[k] = items[members[k]].tx.event_time;
+    scores[k] = decisions[k].score;
+  }
+  if (frozen_model != nullptr && frozen_model->direct != nullptr) {
+    // A frozen model decides nothing, but the monitor still needs its score distribution to
+    // see the traffic return to what the model was trained on (and to lift the freeze when the
+    // score was what drifted): it is scored directly (never queued, like a shadow) for the
+    // monitor only; the Decision carries no score.
+    if (!frozen_model->direct->Score(rows, n, absl::MakeSpan(scores)).ok()) {
+      std::fill(scores.begin(), scores.end(), std::nan(""));
+    }
+  }
+  if (!drift_tap_->Offer(times, rows, scores) && metrics_ != nullptr &&
+      metrics_->drift_dropped != nullptr) {
+    metrics_->drift_dropped->Increment(n);
   }
 }
 

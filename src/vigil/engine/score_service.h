@@ -20,6 +20,12 @@
 // deciding model); the reply is {"results":[...]} with, per item in order, the Decision or
 // {"index":i,"status":s,"error":{...}}.
 //
+// Drift (optional, AttachDrift): every transaction decided here (200, first arrival) is offered
+// to a drift tap — event time, feature row, model score — which drops rather than waits when
+// its queue is full, so monitoring never slows a decision. While the monitor holds the model
+// frozen (drift L3), the deployment's rules decide alone, and every such decision is degraded
+// with degraded_reason "drift_freeze".
+//
 // Thread safety: Score and ScoreBatch may be called from any number of threads. Feature updates
 // are serialized (one lock); parsing, deciding and encoding run in parallel.
 #ifndef VIGIL_ENGINE_SCORE_SERVICE_H_
@@ -39,8 +45,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/ids.h"
+#include "vigil/core/decision.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/decision_maker.h"
 #include "vigil/engine/model_deployment.h"
@@ -50,6 +58,14 @@
 #include "vigil/metrics/metrics_registry.h"
 
 namespace vigil {
+
+namespace drift {
+class DriftMonitor;
+class DriftTap;
+}  // namespace drift
+
+// The degraded_reason of a decision made rules-only because the drift monitor froze the model.
+inline constexpr std::string_view kDriftFreezeReason = "drift_freeze";
 
 struct ScoreServiceOptions {
   FeatureConfig features;
@@ -91,9 +107,17 @@ class ScoreService {
   Reply Score(std::string_view body, const ScoreRequest& request = {});
   Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});
 
+  // Watches the decisions for drift: each one decided from now on is offered to "tap" (which
+  // feeds "monitor"); while monitor->frozen(), decisions are rules-only and degraded
+  // ("drift_freeze"). "tap" should be a WhenFull::kDrop tap, so that a full queue drops rows
+  // (counted) instead of making a decision wait. Both must outlive the service (or at least its
+  // last Score call). Call once, before RegisterMetrics and before serving: the pointers are
+  // read without synchronization.
+  void AttachDrift(drift::DriftMonitor* monitor, drift::DriftTap* tap);
+
   // Registers the service's metrics (stage latency per priority class, decisions, degraded and
-  // shed counts, model score distributions by role, shadow agreement). Call once, before
-  // serving.
+  // shed counts, model score distributions by role, shadow agreement; with drift attached, the
+  // decisions frozen by drift and the drift rows dropped). Call once, before serving.
   absl::Status RegisterMetrics(MetricsRegistry& registry);
 
   // The latency histogram of one stage ("parse", "features", "model", "rules", "explain",
@@ -112,6 +136,12 @@ class ScoreService {
   void Features(std::vector<Item>& items);
   void Decide(std::vector<Item>& items, const ScoreRequest& request);
   void Release(std::vector<Item>& items);
+  // Offers the decided members' rows (contiguous in "rows") to the drift tap. "frozen_model":
+  // the champion while the model is frozen (its score is then computed here, for monitoring
+  // only), else null and the decisions' scores are offered.
+  void OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
+                  absl::Span<const double> rows, absl::Span<const Decision> decisions,
+                  const ModelDeployment::Model* frozen_model);
   std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
 
   ScoreServiceOptions options_;
@@ -134,6 +164,9 @@ class ScoreService {
   absl::flat_hash_map<std::string, std::vector<double>> unscored_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> unscored_order_ ABSL_GUARDED_BY(seen_mu_);
   std::unique_ptr<Metrics> metrics_;
+  // Set by AttachDrift before serving, then constant; null: no drift monitoring.
+  drift::DriftMonitor* drift_monitor_ = nullptr;
+  drift::DriftTap* drift_tap_ = nullptr;
 };
 
 }  // namespace vigil

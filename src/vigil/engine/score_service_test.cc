@@ -5,9 +5,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/drift_tap.h"
+#include "vigil/drift/reference_profile.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
 
@@ -282,6 +286,96 @@ TEST_F(ScoreServiceTest, ABatchItemThatIsNotAnObjectIsThatItemsErrorOnly) {
   EXPECT_EQ(j["results"][0]["error"]["field"], "$[0]");
   EXPECT_EQ(j["results"][1]["transaction_id"], "nb1");
   EXPECT_EQ(j["results"][2]["error"]["field"], "$[2]");
+}
+
+// A payment of 9000 USD at 2022-09-01T08:00:00Z + "second" s of event time.
+std::string TxAt(const std::string& id, int second) {
+  return absl::StrFormat(R"({"id":"%s","timestamp":"2022-09-01T08:%02d:%02dZ",)"
+                         R"("originator":{"account_id":"A1","bank_id":"B1"},)"
+                         R"("beneficiary":{"account_id":"A2","bank_id":"B2"},)"
+                         R"("amount":{"value":"9000.00","currency":"USD"}})",
+                         id, second / 60, second % 60);
+}
+
+// The drift monitor of a service: a reference where amount_reporting lies in [0, 10] (far
+// below the payments above), windows of 10 s of event time evaluated from 5 rows on the raw
+// preset's fixed cut-offs, so the first evaluation is L3 and freezes the model.
+class ScoreServiceDriftTest : public ScoreServiceTest {
+ protected:
+  void SetUp() override {
+    nlohmann::json edges = nlohmann::json::array();
+    for (int i = 0; i <= 10; ++i) edges.push_back(i);
+    const nlohmann::json profile = {
+        {"feature_schema_version", FeatureExtractor::Schema()->version()},
+        {"rows", 100},
+        {"features",
+         {{"amount_reporting",
+           {{"count", 100},
+            {"missing", 0},
+            {"bin_edges", edges},
+            {"bin_counts", std::vector<int>(10, 10)},
+            {"mean", 5},
+            {"std", 2.9},
+            {"sample", {0, 2, 4, 6, 8, 10}}}}}}};
+    auto parsed = drift::ReferenceProfile::Parse(profile.dump(), "profile.json");
+    ASSERT_OK(parsed);
+    profile_ = *std::move(parsed);
+    drift::DriftConfig config;
+    config.calibration = drift::DriftCalibration::kRawPreset;
+    config.windows = {{"short", std::chrono::seconds(10), std::chrono::seconds(10), {}}};
+    config.min_rows = 5;
+    const auto schema = FeatureExtractor::Schema();
+    auto monitor =
+        drift::DriftMonitor::Create(profile_, schema->version(), schema->names(), config, nullptr);
+    ASSERT_OK(monitor);
+    monitor_ = *std::move(monitor);
+    tap_ =
+        std::make_unique<drift::DriftTap>(monitor_.get(), 1000, drift::DriftTap::WhenFull::kDrop);
+    service_->AttachDrift(monitor_.get(), tap_.get());
+    ASSERT_OK(service_->RegisterMetrics(metrics_));
+  }
+
+  drift::ReferenceProfile profile_;
+  std::unique_ptr<drift::DriftMonitor> monitor_;
+  std::unique_ptr<drift::DriftTap> tap_;
+  MetricsRegistry metrics_;
+};
+
+TEST_F(ScoreServiceDriftTest, OffersEachDecidedTransactionOnce) {
+  ASSERT_EQ(service_->Score(TxAt("d1", 0)).status, 200);
+  ASSERT_EQ(service_->Score(TxAt("d1", 0)).status, 200);  // a repeat
+  ASSERT_EQ(service_->Score("not json").status, 400);
+  ASSERT_EQ(service_->Score(Tx("d2", "GBP")).status, 422);  // refused by the features
+  const ScoreService::Reply batch = service_->ScoreBatch(absl::StrCat(
+      "[", TxAt("d3", 1), ",", TxAt("d4", 2), ",", TxAt("d3", 1), ",", TxAt("d1", 0), "]"));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  tap_->Drain();
+  EXPECT_EQ(monitor_->State(false).rows, 3u);  // d1, d3, d4
+  EXPECT_EQ(tap_->dropped(), 0u);
+}
+
+TEST_F(ScoreServiceDriftTest, AFrozenModelLeavesTheRulesToDecideDegraded) {
+  // Seconds 0..9 fill a pane; the payment at second 10 completes it: evaluated, L3, frozen.
+  for (int i = 0; i <= 10; ++i) {
+    const ScoreService::Reply r = service_->Score(TxAt(absl::StrCat("f", i), i));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_FALSE(r.degraded) << r.body;
+  }
+  tap_->Drain();
+  ASSERT_TRUE(monitor_->frozen());
+  const ScoreService::Reply frozen = service_->Score(TxAt("f11", 11));
+  ASSERT_EQ(frozen.status, 200) << frozen.body;
+  EXPECT_TRUE(frozen.degraded);
+  EXPECT_EQ(frozen.degraded_reason, "drift_freeze");
+  const nlohmann::json d = nlohmann::json::parse(frozen.body);
+  EXPECT_EQ(d["degraded"], true);
+  EXPECT_EQ(d["degraded_reason"], "drift_freeze");
+  EXPECT_EQ(d["model_role"], "none");
+  EXPECT_EQ(d["action"], "REVIEW");  // the policy's rule still fires
+  const std::string text = metrics_.RenderPrometheusText();
+  EXPECT_THAT(text, HasSubstr("vigil_drift_frozen_decisions_total{class=\"P1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("vigil_degraded_decisions_total{class=\"P1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("vigil_drift_rows_dropped_total 0\n"));
 }
 
 }  // namespace

@@ -43,9 +43,9 @@ bool GetVarint(absl::string_view* in, uint64_t* v) {
 
 FeatureStore::~FeatureStore() = default;
 
-absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(const std::string& data_dir,
-                                                                 const FxRates& fx,
-                                                                 const FeatureConfig& config) {
+absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(
+    const std::string& data_dir, const FxRates& fx, const FeatureConfig& config,
+    const std::vector<std::string>& extra_column_families) {
   std::unique_ptr<FeatureStore> store(new FeatureStore());
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
@@ -56,6 +56,13 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(const std::stri
   KvStoreOptions options;
   options.path = data_dir + "/features";
   options.column_families = {kAccounts, kMeta};
+  for (const std::string& family : extra_column_families) {
+    if (family == kAccounts || family == kMeta) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column family '", family, "' belongs to the feature store"));
+    }
+    options.column_families.push_back(family);
+  }
   options.sync_writes = true;
   VIGIL_ASSIGN_OR_RETURN(store->kv_, KvStore::Open(options));
   store->extractor_ = std::make_unique<FeatureExtractor>(fx, config);

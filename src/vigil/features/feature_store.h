@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "vigil/core/fx_rates.h"
@@ -37,14 +38,21 @@ struct CheckpointStats {
 class FeatureStore {
  public:
   // Opens or creates the store at "data_dir"/features and restores its state. "fx" must outlive
-  // the store. Fails with kFailedPrecondition when the stored feature schema version differs
-  // from this build's (state of another definition must not be mixed in).
-  static absl::StatusOr<std::unique_ptr<FeatureStore>> Open(const std::string& data_dir,
-                                                           const FxRates& fx,
-                                                           const FeatureConfig& config);
+  // the store. "extra_column_families" are opened (created when missing) beside the store's
+  // own, for other state that should share its directory and write-ahead log (the drift event
+  // log of `vigil serve`); their names must not be "accounts" or "meta". Fails with
+  // kFailedPrecondition when the stored feature schema version differs from this build's
+  // (state of another definition must not be mixed in).
+  static absl::StatusOr<std::unique_ptr<FeatureStore>> Open(
+      const std::string& data_dir, const FxRates& fx, const FeatureConfig& config,
+      const std::vector<std::string>& extra_column_families = {});
   ~FeatureStore();
 
   FeatureExtractor& extractor() { return *extractor_; }
+  // The key-value store underneath, for the extra column families given to Open. Unlike the
+  // FeatureStore it is safe for concurrent use; it lives as long as this FeatureStore. Writing
+  // to "accounts" or "meta" through it would bypass the checkpoint protocol: don't.
+  KvStore& kv() { return *kv_; }
   // Cursor entries restored by Open (as written by the last Checkpoint).
   const std::map<std::string, std::string>& cursor() const { return cursor_; }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -184,6 +185,23 @@ TEST_F(FeatureStoreTest, AStagedCheckpointIsWhatTheCommitMakesDurable) {
   for (size_t i = 30; i < 40; ++i) {
     EXPECT_TRUE(SameRow(Row(store->extractor(), txs[i]), expected[i - 30])) << i;
   }
+}
+
+// Other state may share the store's directory and log: its families are opened beside the
+// store's own and survive a restart; the store's own names are refused.
+TEST_F(FeatureStoreTest, OpensExtraColumnFamiliesForOtherState) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto store,
+                         FeatureStore::Open(dir_, fx_, FeatureConfig{}, {"drift_events"}));
+    ASSERT_OK(store->kv().Put("drift_events", "k", "v"));
+  }
+  ASSERT_OK_AND_ASSIGN(auto store,
+                       FeatureStore::Open(dir_, fx_, FeatureConfig{}, {"drift_events"}));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> v, store->kv().Get("drift_events", "k"));
+  EXPECT_EQ(v, "v");
+  store.reset();
+  EXPECT_THAT(FeatureStore::Open(dir_, fx_, FeatureConfig{}, {"accounts"}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

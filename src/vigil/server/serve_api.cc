@@ -12,6 +12,10 @@
 #include "nlohmann/json.hpp"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/drift/drift_event.h"
+#include "vigil/drift/drift_event_log.h"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/drift_tap.h"
 #include "vigil/server/trace_context.h"
 
 namespace vigil {
@@ -30,6 +34,7 @@ enum RouteId {
   kHealthz,
   kReadyz,
   kMetrics,
+  kDrift,
   kUnmatched,  // 404 and server-answered errors
   kNumRoutes
 };
@@ -47,7 +52,10 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/healthz", "healthz"},
     {"GET", "/readyz", "readyz"},
     {"GET", "/metrics", "metrics"},
+    {"GET", "/v1/drift", "drift"},
 }};
+// The events GET /v1/drift lists, the newest ones.
+constexpr size_t kDriftEventsShown = 50;
 constexpr const char* kUnmatchedLabel = "other";
 
 constexpr std::array<int, 12> kStatuses = {200, 400, 404, 405, 408, 413,
@@ -238,6 +246,10 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         break;
       case kActivate:
         response = Activate(req);
+        break;
+      case kDrift:
+        // On a worker: the exact statistics take the monitor's lock for a few milliseconds.
+        response = Drift();
         break;
     }
     Finish(route, req, std::move(response), start, entry, std::move(shared->second));
@@ -462,6 +474,27 @@ HttpResponse ServeApi::Metrics() const {
   r.content_type = std::string(View(MetricsRegistry::kContentType));
   r.body = metrics_->RenderPrometheusText();
   return r;
+}
+
+HttpResponse ServeApi::Drift() const {
+  if (parts_.drift_monitor == nullptr) {
+    return HttpError(404, "drift_off", "",
+                     "drift monitoring is off: no reference profile (set drift.profile, or put "
+                     "reference_profile.json beside the model file; docs/serve.md)");
+  }
+  nlohmann::json out = nlohmann::json::parse(
+      drift::DriftStateToJson(parts_.drift_monitor->State(/*exact=*/true)), nullptr, false);
+  if (!out.is_object()) return HttpError(500, "internal", "", "the drift state is not JSON");
+  // The state counts its events in "events"; here that member lists the newest of them (oldest
+  // first), and the count moves to "events_total".
+  out["events_total"] = std::move(out["events"]);
+  nlohmann::json events = nlohmann::json::array();
+  for (const drift::DriftEvent& e : parts_.drift_events->Recent(kDriftEventsShown)) {
+    events.push_back(nlohmann::json::parse(drift::DriftEventToJson(e), nullptr, false));
+  }
+  out["events"] = std::move(events);
+  out["dropped_rows"] = parts_.drift_tap->dropped();
+  return Json(200, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace vigil

@@ -7,6 +7,7 @@
 //   GET  /healthz             alive
 //   GET  /readyz              200 once model, policy and state are loaded; 503 before
 //   GET  /metrics             Prometheus text
+//   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
 //
 // Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
 // answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
@@ -35,11 +36,21 @@
 
 namespace vigil {
 
+namespace drift {
+class DriftEventLog;
+class DriftMonitor;
+class DriftTap;
+}  // namespace drift
+
 // What the routes serve once loaded. Owned by the caller; must outlive the ServeApi's use.
 struct ServeParts {
   ScoreService* service = nullptr;
   PolicyStore* policies = nullptr;
   ModelDeployment* deployment = nullptr;
+  // Drift monitoring: all three set, or all null when it is off (GET /v1/drift is then 404).
+  drift::DriftMonitor* drift_monitor = nullptr;
+  drift::DriftEventLog* drift_events = nullptr;
+  drift::DriftTap* drift_tap = nullptr;
 };
 
 struct ServeApiOptions {
@@ -92,6 +103,7 @@ class ServeApi final : public HttpHandler {
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
   HttpResponse Metrics() const;
+  HttpResponse Drift() const;
   void Finish(int route, const HttpRequest& request, HttpResponse response,
               std::chrono::steady_clock::time_point start, RequestLogEntry entry,
               HttpResponder respond);

@@ -70,6 +70,68 @@ class ConfigReader {
   std::vector<std::string> errors_;
 };
 
+drift::DriftWindowSpec* FindWindow(drift::DriftConfig& config, std::string_view name) {
+  for (drift::DriftWindowSpec& w : config.windows) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
+  if (!d.IsMap()) {
+    r.Error(d, "'drift' must be a mapping (profile, calibration, freeze, ...)");
+    return;
+  }
+  r.Keys(d,
+         {"profile", "measured_null", "calibration", "freeze", "false_alarm_days", "short_window",
+          "long_window", "min_rows", "queue"},
+         "drift");
+  if (const YAML::Node n = d["profile"]; n) r.String(n, "drift.profile", &out->profile);
+  if (const YAML::Node n = d["measured_null"]; n) {
+    r.String(n, "drift.measured_null", &out->measured_null);
+  }
+  if (const YAML::Node n = d["calibration"]; n) {
+    // YAML reads a bare `null` as the null value: that is the null calibration too.
+    const std::string text = n.IsNull() ? "null" : n.IsScalar() ? n.Scalar() : "";
+    absl::StatusOr<drift::DriftCalibration> calibration = ParseDriftCalibration(text);
+    if (calibration.ok()) {
+      out->monitor.calibration = *calibration;
+    } else {
+      r.Error(n, "'drift.calibration' must be null or raw-preset");
+    }
+  }
+  if (const YAML::Node n = d["freeze"]; n) {
+    bool freeze = true;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, freeze)) {
+      r.Error(n, "'drift.freeze' must be true or false");
+    } else {
+      out->monitor.freeze_on_l3 = freeze;
+    }
+  }
+  if (const YAML::Node n = d["false_alarm_days"]; n) {
+    int64_t days = 30;
+    r.Integer(n, "drift.false_alarm_days", &days, 1, 3650);
+    out->monitor.false_alarm_period = std::chrono::hours(24 * days);
+  }
+  for (const char* name : {"short", "long"}) {
+    const std::string key = absl::StrCat(name, "_window");
+    if (const YAML::Node n = d[key]; n) {
+      const std::string text = n.IsScalar() ? n.Scalar() : "";
+      if (absl::Status s =
+              ParseDriftWindow(text, absl::StrCat("drift.", key), FindWindow(out->monitor, name));
+          !s.ok()) {
+        r.Error(n, std::string_view(s.message().data(), s.message().size()));
+      }
+    }
+  }
+  if (const YAML::Node n = d["min_rows"]; n) {
+    r.Integer(n, "drift.min_rows", &out->monitor.min_rows, 1, 100'000'000);
+  }
+  if (const YAML::Node n = d["queue"]; n) {
+    r.Integer(n, "drift.queue", &out->queue_rows, 1, 100'000'000);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
@@ -79,6 +141,37 @@ absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
   return absl::InvalidArgumentError(absl::StrCat("unknown batcher preset '",
                                                  absl::string_view(name.data(), name.size()),
                                                  "' (fast, immediate or compliance)"));
+}
+
+absl::StatusOr<drift::DriftCalibration> ParseDriftCalibration(std::string_view text) {
+  if (text == "null") return drift::DriftCalibration::kNull;
+  if (text == "raw-preset") return drift::DriftCalibration::kRawPreset;
+  return absl::InvalidArgumentError(absl::StrCat("drift.calibration: unknown calibration '",
+                                                 absl::string_view(text.data(), text.size()),
+                                                 "' (null or raw-preset)"));
+}
+
+absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
+                              drift::DriftWindowSpec* window) {
+  const absl::string_view k(key.data(), key.size());
+  const absl::string_view t(text.data(), text.size());
+  const size_t slash = t.find('/');
+  int64_t size = 0;
+  int64_t slide = 0;
+  if (slash == absl::string_view::npos || !absl::SimpleAtoi(t.substr(0, slash), &size) ||
+      !absl::SimpleAtoi(t.substr(slash + 1), &slide)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        k, ": '", t, "' is not SIZE/SLIDE in whole seconds (e.g. 60/10: 60 s sliding by 10 s)"));
+  }
+  constexpr int64_t kWeek = 7 * 24 * 3600;
+  if (slide < 1 || size < slide || size > kWeek || size % slide != 0 || size / slide > 10'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k, ": '", t, "': SIZE must be a multiple of SLIDE >= 1 s, at most 7 days ",
+                     "and at most 10000 slides"));
+  }
+  window->size = std::chrono::seconds(size);
+  window->slide = std::chrono::seconds(slide);
+  return absl::OkStatus();
 }
 
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {
@@ -119,7 +212,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
           "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
-          "log"},
+          "log", "drift"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -213,6 +306,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
       }
     }
   }
+  if (const YAML::Node d = root["drift"]; d) ParseDrift(d, r, &c.drift);
   if (!r.errors().empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
   }
@@ -230,6 +324,21 @@ absl::Status ServeConfig::Validate() const {
   if (!model.empty() && !model_ref.empty()) {
     return absl::InvalidArgumentError("give model or model_ref, not both");
   }
+  if (drift.queue_rows < 1) return absl::InvalidArgumentError("drift.queue must be at least 1");
+  for (const drift::DriftWindowSpec& w : drift.monitor.windows) {
+    const std::string key = absl::StrCat("drift.", w.name, "_window");
+    // The same check as the parser's, on the value as set (flags, tests).
+    drift::DriftWindowSpec copy = w;
+    const std::string text = absl::StrCat(w.size.count(), "/", w.slide.count());
+    if (absl::Status s = ParseDriftWindow(text, key, &copy); !s.ok()) return s;
+  }
+  if (drift.monitor.min_rows < 1) {
+    return absl::InvalidArgumentError("drift.min_rows must be at least 1");
+  }
+  if (drift.monitor.false_alarm_period < std::chrono::hours(24)) {
+    return absl::InvalidArgumentError("drift.false_alarm_days must be at least 1");
+  }
+  if (absl::Status s = drift.monitor.Validate(); !s.ok()) return s;
   return batcher.Validate();
 }
 

@@ -17,6 +17,16 @@
 //   lists: policies/lists         # default: lists/ beside the policy file
 //   workers: {threads: 64, queue: 4096}  # requests that may wait (scoring, admin)
 //   log: {path: "", sample_rate: 0.01}   # JSON lines; "" = stderr
+//   drift:                        # the drift monitor of live decisions (docs/serve.md, Drift)
+//     profile: model/reference_profile.json  # default: reference_profile.json beside `model`
+//     measured_null: model/drift_null.json    # default: drift_null.json beside the profile
+//     calibration: null           # null | raw-preset
+//     freeze: true                # L3 freezes the model: rules-only, degraded decisions
+//     false_alarm_days: 30        # expected days between false L2 alarms of one subject
+//     short_window: 60/10         # SIZE/SLIDE in seconds of event time
+//     long_window: 300/60
+//     min_rows: 50                # a window with fewer rows is not evaluated
+//     queue: 65536                # rows waiting for the monitor; beyond it they are dropped
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -30,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "vigil/batching/batch_policy.h"
 #include "vigil/batching/circuit_breaker.h"
+#include "vigil/drift/drift_config.h"
 
 namespace vigil {
 
@@ -40,6 +51,25 @@ struct ServeLimits {
   std::chrono::milliseconds idle_timeout{60000};
   size_t max_connections = 1024;
   size_t batch_size = 1000;  // transactions per POST /v1/score/batch
+};
+
+// `drift:`: what the drift monitor of `vigil serve` watches with, and when it alarms.
+struct ServeDriftConfig {
+  // A reference_profile.json from tools/train.py. Empty: reference_profile.json beside the
+  // model file (`model`) when that file exists. No profile: drift monitoring is off.
+  std::string profile;
+  // drift.measured_null: the training stream's window scores (`vigil replay --drift-null-out`),
+  // which the null calibration then also asks (docs/drift.md). Empty: drift_null.json beside
+  // the profile when that file exists, else none. It must have been measured with the same
+  // windows: the start fails otherwise.
+  std::string measured_null;
+  // drift.calibration, drift.freeze (freeze_on_l3), drift.false_alarm_days
+  // (false_alarm_period), drift.short_window and drift.long_window (windows "short" and
+  // "long"), drift.min_rows; every other member keeps drift::DriftConfig's default.
+  drift::DriftConfig monitor;
+  // drift.queue: decided rows that may wait for the monitor's thread. Beyond it rows are
+  // dropped (and counted), never waited for. About 420 bytes a row (50 features of v1).
+  size_t queue_rows = 65536;
 };
 
 struct ServeConfig {
@@ -62,13 +92,24 @@ struct ServeConfig {
   size_t worker_queue = 4096;
   std::string log_path;  // empty: stderr
   double log_sample_rate = 0.01;
+  ServeDriftConfig drift;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
   // nearest known key), as are values out of range.
   static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
-  // Checks the combination: a data dir; not both model and model_ref; positive limits.
+  // Checks the combination: a data dir; not both model and model_ref; positive limits; the
+  // drift settings (errors name the drift.* key).
   absl::Status Validate() const;
 };
+
+// drift.calibration: "null" (per window size, docs/drift.md) or "raw-preset".
+absl::StatusOr<drift::DriftCalibration> ParseDriftCalibration(std::string_view text);
+
+// drift.short_window / drift.long_window: "SIZE/SLIDE" in whole seconds ("60/10"), SIZE a
+// positive multiple of SLIDE, at most 10,000 panes and at most 7 days. Sets window->size and
+// ->slide; errors name "key".
+absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
+                              drift::DriftWindowSpec* window);
 
 // The batcher presets by name: "fast", "immediate", "compliance".
 absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name);

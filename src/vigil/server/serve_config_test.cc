@@ -1,5 +1,6 @@
 #include "vigil/server/serve_config.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/testing/status_matchers.h"
@@ -103,6 +104,95 @@ log: {sample_rate: 2}
                           HasSubstr("'sample_rate' must be a number from 0 to 1")));
   EXPECT_THAT(BatcherPreset("slow"), StatusIs(absl::StatusCode::kInvalidArgument,
                                               HasSubstr("fast, immediate or compliance")));
+}
+
+TEST(ServeConfig, ReadsTheDriftKeys) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+drift:
+  profile: model/reference_profile.json
+  measured_null: model/drift_null.json
+  calibration: raw-preset
+  freeze: false
+  false_alarm_days: 7
+  short_window: 30/5
+  long_window: 600/60
+  min_rows: 20
+  queue: 1000
+)",
+                              "serve.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->drift.profile, "model/reference_profile.json");
+  EXPECT_EQ(c->drift.measured_null, "model/drift_null.json");
+  EXPECT_EQ(c->drift.monitor.calibration, drift::DriftCalibration::kRawPreset);
+  EXPECT_FALSE(c->drift.monitor.freeze_on_l3);
+  EXPECT_EQ(c->drift.monitor.false_alarm_period, std::chrono::hours(7 * 24));
+  ASSERT_EQ(c->drift.monitor.windows.size(), 2u);
+  EXPECT_EQ(c->drift.monitor.windows[0].name, "short");
+  EXPECT_EQ(c->drift.monitor.windows[0].size, std::chrono::seconds(30));
+  EXPECT_EQ(c->drift.monitor.windows[0].slide, std::chrono::seconds(5));
+  EXPECT_EQ(c->drift.monitor.windows[1].size, std::chrono::seconds(600));
+  EXPECT_EQ(c->drift.monitor.windows[1].slide, std::chrono::seconds(60));
+  EXPECT_EQ(c->drift.monitor.min_rows, 20u);
+  EXPECT_EQ(c->drift.queue_rows, 1000u);
+}
+
+TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
+  auto defaults = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
+  ASSERT_OK(defaults);
+  EXPECT_TRUE(defaults->drift.profile.empty());  // beside the model, else off
+  EXPECT_EQ(defaults->drift.monitor.calibration, drift::DriftCalibration::kNull);
+  EXPECT_TRUE(defaults->drift.monitor.freeze_on_l3);
+  EXPECT_EQ(defaults->drift.monitor.false_alarm_period, std::chrono::hours(30 * 24));
+  EXPECT_EQ(defaults->drift.monitor.windows[0].size, std::chrono::seconds(60));
+  EXPECT_EQ(defaults->drift.monitor.windows[1].slide, std::chrono::seconds(60));
+  EXPECT_EQ(defaults->drift.queue_rows, 65536u);
+  // A bare `null` is YAML's null value, a quoted one a string: both mean the null calibration.
+  for (const char* text : {"null", "\"null\"", "~"}) {
+    auto c = ServeConfig::Parse(absl::StrCat("data_dir: d\ndrift: {calibration: ", text, "}\n"),
+                                "serve.yaml");
+    ASSERT_OK(c) << text;
+    EXPECT_EQ(c->drift.monitor.calibration, drift::DriftCalibration::kNull) << text;
+  }
+}
+
+TEST(ServeConfig, BadDriftValuesNameTheirKey) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+drift:
+  calibration: exact
+  freeze: maybe
+  false_alarm_days: 0
+  short_window: 60/7
+  long_window: "300"
+  queue: 0
+  min_row: 3
+)",
+                              "serve.yaml");
+  ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  const std::string m(c.status().message());
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:16: 'drift.calibration' must be null or raw-preset"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: 'drift.freeze' must be true or false"));
+  EXPECT_THAT(m, HasSubstr("'drift.false_alarm_days' must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("drift.short_window: '60/7': SIZE must be a multiple of SLIDE"));
+  EXPECT_THAT(m, HasSubstr("drift.long_window: '300' is not SIZE/SLIDE"));
+  EXPECT_THAT(m, HasSubstr("'drift.queue' must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("unknown key 'min_row' in drift (did you mean 'min_rows'?)"));
+
+  drift::DriftWindowSpec w;
+  EXPECT_OK(ParseDriftWindow("10/10", "drift.short_window", &w));
+  EXPECT_EQ(w.size, std::chrono::seconds(10));
+  EXPECT_THAT(ParseDriftWindow("0/0", "drift.short_window", &w),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.short_window")));
+  EXPECT_THAT(ParseDriftCalibration("exact"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.calibration")));
+  ServeConfig set;
+  set.data_dir = "d";
+  set.drift.queue_rows = 0;
+  EXPECT_THAT(set.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.queue")));
+  set.drift.queue_rows = 1;
+  set.drift.monitor.windows[1].size = std::chrono::seconds(90);  // slide 60
+  EXPECT_THAT(set.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.long_window")));
 }
 
 }  // namespace

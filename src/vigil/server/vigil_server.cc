@@ -1,16 +1,25 @@
 #include "vigil/server/vigil_server.h"
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/drift/drift_event_log.h"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/drift_tap.h"
+#include "vigil/drift/measured_null.h"
+#include "vigil/drift/reference_profile.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
@@ -31,6 +40,23 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 // The roles whose models queue (a shadow is scored directly).
 constexpr std::array<const char*, 2> kQueuedRoles = {"champion", "challenger"};
 
+constexpr char kProfileBesideModel[] = "reference_profile.json";
+constexpr char kNullBesideProfile[] = "drift_null.json";
+
+// "file" in the directory of "path" when it exists, else "".
+std::string Beside(const std::string& path, const char* file) {
+  const std::filesystem::path beside = std::filesystem::path(path).parent_path() / file;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(beside, ec) ? beside.string() : "";
+}
+
+// The reference profile drift monitoring uses: drift.profile, else reference_profile.json
+// beside the model file when it exists; "" when there is none (drift off).
+std::string DriftProfilePath(const ServeConfig& c) {
+  if (!c.drift.profile.empty()) return c.drift.profile;
+  return c.model.empty() ? "" : Beside(c.model, kProfileBesideModel);
+}
+
 }  // namespace
 
 struct VigilServer::Gauges {
@@ -40,6 +66,24 @@ struct VigilServer::Gauges {
   Gauge* workers_busy = nullptr;
   Gauge* workers_queued = nullptr;
   Counter* breaker_openings = nullptr;
+};
+
+// The drift monitor's state as gauges, read from DriftMonitor::State at each scrape. Subjects
+// and windows are fixed when the monitor is created, so the series are registered once.
+struct VigilServer::DriftGauges {
+  struct Window {
+    Gauge* severity = nullptr;
+    Gauge* score = nullptr;
+  };
+  std::vector<std::vector<Window>> windows;  // [subject][window], in State()'s order
+  std::vector<Gauge*> level;                 // [subject]
+  Gauge* monitor_level = nullptr;
+  Gauge* frozen = nullptr;
+  Gauge* drifted_share = nullptr;
+  Counter* events = nullptr;
+  // Scrapes may run concurrently: the events counter advances by what was not yet reported.
+  absl::Mutex mu;
+  uint64_t events_reported ABSL_GUARDED_BY(mu) = 0;
 };
 
 absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig config, FxRates fx,
@@ -74,11 +118,21 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   std::shared_ptr<HttpHandler> handler(s->api_.get(), [](HttpHandler*) {});
   VIGIL_ASSIGN_OR_RETURN(s->http_, HttpServer::Start(std::move(http), std::move(handler)));
   VIGIL_RETURN_IF_ERROR(s->Load());
-  s->api_->SetReady({s->service_.get(), s->policies_.get(), s->deployment_.get()});
+  s->api_->SetReady({s->service_.get(), s->policies_.get(), s->deployment_.get(),
+                     s->drift_monitor_.get(), s->drift_events_.get(), s->drift_tap_.get()});
   s->checkpointer_ = std::thread([srv = s.get()] {
+    bool drift_error_logged = false;
     while (!srv->stop_checkpoints_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
       if (absl::Status st = srv->service_->Checkpoint(); !st.ok()) {
         srv->log_->Event("error", "feature checkpoint failed", {{"error", std::string(st.message())}});
+      }
+      // The tap keeps the monitor's first error (an event it could not store); say it once.
+      if (srv->drift_tap_ != nullptr && !drift_error_logged) {
+        if (absl::Status st = srv->drift_tap_->status(); !st.ok()) {
+          srv->log_->Event("error", "drift monitor failed to record an event",
+                           {{"error", std::string(st.message())}});
+          drift_error_logged = true;
+        }
       }
     }
   });
@@ -87,7 +141,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                  {{"listen", absl::StrCat(c.host, ":", s->port())},
                   {"policy", s->policies_->Active()->tag()},
                   {"model", champion != nullptr ? champion->version : ""},
-                  {"batcher", c.batcher_preset}});
+                  {"batcher", c.batcher_preset},
+                  {"drift", s->drift_summary_}});
   return s;
 }
 
@@ -190,8 +245,15 @@ absl::Status VigilServer::Load() {
   deployment_ = std::make_unique<ModelDeployment>(std::move(registry), loader, std::move(rules));
   if (!champion.empty()) VIGIL_RETURN_IF_ERROR(deployment_->SetChampion(champion));
 
+  // The drift events share the feature store's RocksDB (one more column family), so a data dir
+  // stays one store to back up and the events outlive restarts.
+  const std::string drift_profile = DriftProfilePath(c);
+  std::vector<std::string> families;
+  if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FeatureStore> features,
-                         FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}));
+                         FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}, families));
+  // Owned by the feature store, which the service owns (see the members' order).
+  KvStore* const kv = &features->kv();
   ScoreServiceOptions options;
   options.idempotency_capacity = c.idempotency_capacity;
   options.score_budget = c.score_budget;
@@ -201,7 +263,140 @@ absl::Status VigilServer::Load() {
                                                     [](const ModelDeployment*) {});
   service_ = std::make_unique<ScoreService>(std::move(features), options, std::move(deployment),
                                             RealClock());
-  return service_->RegisterMetrics(*metrics_);
+  VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
+  VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
+  return RegisterDriftGauges();
+}
+
+absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* kv) {
+  const ServeConfig& c = config_;
+  if (profile_path.empty()) {
+    drift_summary_ = absl::StrCat("off: no reference profile (set drift.profile, or put ",
+                                  kProfileBesideModel, " beside the model file)");
+    log_->Event("info", "drift monitor off", {{"reason", drift_summary_}});
+    return absl::OkStatus();
+  }
+  const auto named = [](const char* key, const std::string& path, const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(key, " ", path, ": ", s.message()));
+  };
+  absl::StatusOr<drift::ReferenceProfile> profile = drift::ReferenceProfile::Load(profile_path);
+  if (!profile.ok()) return named("drift.profile", profile_path, profile.status());
+  drift_profile_ = std::make_unique<drift::ReferenceProfile>(*std::move(profile));
+  drift::DriftConfig monitor_config = c.drift.monitor;
+  const std::string null_path = !c.drift.measured_null.empty()
+                                    ? c.drift.measured_null
+                                    : Beside(profile_path, kNullBesideProfile);
+  if (!null_path.empty()) {
+    absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(null_path);
+    if (!null.ok()) return named("drift.measured_null", null_path, null.status());
+    monitor_config.measured_null = std::make_shared<const drift::MeasuredNull>(*std::move(null));
+  }
+  VIGIL_ASSIGN_OR_RETURN(drift_events_, drift::DriftEventLog::Open(kv, RealClock()));
+  const bool has_champion = deployment_->Current()->champion != nullptr;
+  // Without a model every score is missing, which the monitor would read as the score's
+  // distribution drifting (and freeze on it): watch the features only.
+  if (!has_champion) monitor_config.monitor_score = false;
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  absl::StatusOr<std::unique_ptr<drift::DriftMonitor>> monitor = drift::DriftMonitor::Create(
+      *drift_profile_, schema->version(), schema->names(), monitor_config, drift_events_.get());
+  if (!monitor.ok()) {
+    // A measured null of other windows is the likely mismatch; else the profile is at fault.
+    const bool null_at_fault = absl::StrContains(monitor.status().message(), "measured null");
+    return null_at_fault ? named("drift.measured_null", null_path, monitor.status())
+                         : named("drift.profile", profile_path, monitor.status());
+  }
+  drift_monitor_ = *std::move(monitor);
+  drift_tap_ = std::make_unique<drift::DriftTap>(drift_monitor_.get(), c.drift.queue_rows,
+                                                 drift::DriftTap::WhenFull::kDrop);
+  service_->AttachDrift(drift_monitor_.get(), drift_tap_.get());
+  const drift::DriftState state = drift_monitor_->State(/*exact=*/false);
+  drift_summary_ = absl::StrCat("on: ", profile_path, ", ", state.subjects.size(), " subjects, ",
+                                state.unmonitored.size(), " features unmonitored, freeze ",
+                                monitor_config.freeze_on_l3 ? "on" : "off");
+  log_->Event("info", "drift monitor on",
+              {{"profile", profile_path},
+               {"subjects", absl::StrCat(state.subjects.size())},
+               {"unmonitored", absl::StrCat(state.unmonitored.size())},
+               {"score", monitor_config.monitor_score ? "watched" : "not watched (no model)"},
+               {"calibration", state.calibration},
+               {"measured_null", null_path},
+               {"freeze", monitor_config.freeze_on_l3 ? "on" : "off"},
+               {"events_stored", absl::StrCat(drift_events_->last_id())}});
+  return absl::OkStatus();
+}
+
+absl::Status VigilServer::RegisterDriftGauges() {
+  if (drift_monitor_ == nullptr) return absl::OkStatus();
+  auto g = std::make_unique<DriftGauges>();
+  const drift::DriftState state = drift_monitor_->State(/*exact=*/false);
+  for (const drift::DriftSubjectState& subject : state.subjects) {
+    std::vector<DriftGauges::Window> windows;
+    for (const drift::DriftWindowState& w : subject.windows) {
+      const MetricLabels labels = {{"subject", subject.name}, {"window", w.window}};
+      DriftGauges::Window gauges;
+      VIGIL_ASSIGN_OR_RETURN(
+          gauges.severity,
+          metrics_->AddGauge("vigil_drift_severity",
+                             "Calibrated drift severity in [0, 1] of a feature (or model_score) "
+                             "in an event-time window, as of its last evaluation.",
+                             labels));
+      VIGIL_ASSIGN_OR_RETURN(
+          gauges.score,
+          metrics_->AddGauge("vigil_drift_score",
+                             "Raw weighted drift score (KL, JS, PSI) of a feature (or "
+                             "model_score) in an event-time window, as of its last evaluation.",
+                             labels));
+      windows.push_back(gauges);
+    }
+    g->windows.push_back(std::move(windows));
+    Gauge* level = nullptr;
+    VIGIL_ASSIGN_OR_RETURN(level,
+                           metrics_->AddGauge("vigil_drift_level",
+                                              "Drift level of a feature (or model_score), the "
+                                              "highest of its windows: 0 none, 1..3 L1..L3.",
+                                              {{"subject", subject.name}}));
+    g->level.push_back(level);
+  }
+  VIGIL_ASSIGN_OR_RETURN(
+      g->monitor_level, metrics_->AddGauge("vigil_drift_monitor_level",
+                                           "The drift monitor's level, the highest subject "
+                                           "level: 0 none, 1 log, 2 retrain requested, 3 frozen."));
+  VIGIL_ASSIGN_OR_RETURN(g->frozen,
+                         metrics_->AddGauge("vigil_drift_frozen",
+                                            "1 while drift holds the model frozen (decisions "
+                                            "rules-only, degraded), else 0."));
+  VIGIL_ASSIGN_OR_RETURN(g->drifted_share,
+                         metrics_->AddGauge("vigil_drift_drifted_share",
+                                            "Share of the monitored features at L2 or above."));
+  VIGIL_ASSIGN_OR_RETURN(g->events,
+                         metrics_->AddCounter("vigil_drift_events_total",
+                                              "Drift events raised (level changes, retrain "
+                                              "requests, escalations, freezes and releases)."));
+  drift_gauges_ = std::move(g);
+  return absl::OkStatus();
+}
+
+void VigilServer::RefreshDriftGauges() {
+  // /metrics answers while Load runs: the drift members are published by SetReady.
+  if (!api_->ready() || drift_gauges_ == nullptr) return;
+  DriftGauges& g = *drift_gauges_;
+  const drift::DriftState state = drift_monitor_->State(/*exact=*/false);
+  for (size_t s = 0; s < state.subjects.size() && s < g.windows.size(); ++s) {
+    const drift::DriftSubjectState& subject = state.subjects[s];
+    for (size_t w = 0; w < subject.windows.size() && w < g.windows[s].size(); ++w) {
+      g.windows[s][w].severity->Set(subject.windows[w].severity);
+      g.windows[s][w].score->Set(subject.windows[w].score);
+    }
+    g.level[s]->Set(static_cast<double>(subject.level));
+  }
+  g.monitor_level->Set(static_cast<double>(state.level));
+  g.frozen->Set(state.frozen ? 1 : 0);
+  g.drifted_share->Set(state.drifted_share);
+  absl::MutexLock lock(&g.mu);
+  if (state.events > g.events_reported) {
+    g.events->Increment(state.events - g.events_reported);
+    g.events_reported = state.events;
+  }
 }
 
 void VigilServer::RefreshGauges() {
@@ -224,6 +419,7 @@ void VigilServer::RefreshGauges() {
   g.connections->Set(static_cast<double>(http_->stats().open));
   g.workers_busy->Set(static_cast<double>(workers_->busy()));
   g.workers_queued->Set(static_cast<double>(workers_->queued()));
+  RefreshDriftGauges();
 }
 
 absl::Status VigilServer::Shutdown() {
@@ -234,6 +430,14 @@ absl::Status VigilServer::Shutdown() {
   http_->Stop();
   stop_checkpoints_.Notify();
   if (checkpointer_.joinable()) checkpointer_.join();
+  if (drift_tap_ != nullptr) {
+    // Every decision made is observed (and its events stored) before the last checkpoint.
+    drift_tap_->Drain();
+    if (absl::Status st = drift_tap_->status(); !st.ok()) {
+      log_->Event("error", "drift monitor failed to record an event",
+                  {{"error", std::string(st.message())}});
+    }
+  }
   absl::Status status = service_ != nullptr ? service_->Checkpoint() : absl::OkStatus();
   log_->Event("info", "vigil serve stopped",
               {{"checkpoint", status.ok() ? "ok" : std::string(status.message())}});

@@ -7,12 +7,19 @@
 //
 // and the feature state is checkpointed to the data dir every second and at shutdown.
 //
+// Drift: with a reference profile (drift.profile, or reference_profile.json beside the model
+// file) every decision is offered to a DriftMonitor through a dropping DriftTap; its events
+// are kept in the feature store's RocksDB (column family drift_events), its state is served
+// at GET /v1/drift and as vigil_drift_* gauges, and an L3 freezes the model (rules-only,
+// degraded decisions) until the monitor releases it.
+//
 // Thread safety: Start and Shutdown from one controlling thread; the accessors from any.
 #ifndef VIGIL_SERVER_VIGIL_SERVER_H_
 #define VIGIL_SERVER_VIGIL_SERVER_H_
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -30,6 +37,14 @@
 #include "vigil/server/worker_pool.h"
 
 namespace vigil {
+
+class KvStore;
+namespace drift {
+class DriftEventLog;
+class DriftMonitor;
+class DriftTap;
+class ReferenceProfile;
+}  // namespace drift
 
 // Fault injection for tests and drills: wraps each loaded model's scorer (say, to make it
 // slow) before the breaker and batcher are put around it.
@@ -51,13 +66,19 @@ class VigilServer {
   ModelDeployment& deployment() { return *deployment_; }
   RequestLog& log() { return *log_; }
 
-  // Stops accepting, answers what is in flight, writes a last checkpoint, stops. Idempotent.
+  // Stops accepting, answers what is in flight, lets the drift monitor observe every decision
+  // made, writes a last checkpoint, stops. Idempotent.
   absl::Status Shutdown();
 
  private:
   VigilServer() = default;
   absl::Status Load();
+  // The drift monitor over "kv" (the feature store's, with the drift_events family open) when
+  // a profile is found, attached to the service; else drift stays off. Sets drift_summary_.
+  absl::Status StartDrift(const std::string& profile, KvStore* kv);
+  absl::Status RegisterDriftGauges();
   void RefreshGauges();
+  void RefreshDriftGauges();
 
   ServeConfig config_;
   ServeHooks hooks_;
@@ -69,10 +90,20 @@ class VigilServer {
   std::unique_ptr<PolicyStore> policies_;
   std::unique_ptr<ModelDeployment> deployment_;
   std::unique_ptr<ScoreService> service_;
+  // Drift (null when off). Declared after service_, so destroyed before it: the event log
+  // writes to the KvStore that the service's feature store owns; the tap goes first (it
+  // observes what it still holds), then the monitor, the log and the profile it points into.
+  std::unique_ptr<drift::ReferenceProfile> drift_profile_;
+  std::unique_ptr<drift::DriftEventLog> drift_events_;
+  std::unique_ptr<drift::DriftMonitor> drift_monitor_;
+  std::unique_ptr<drift::DriftTap> drift_tap_;
+  std::string drift_summary_;  // for the startup log
   std::unique_ptr<HttpServer> http_;
   ValueHistogram* batch_sizes_ = nullptr;
   struct Gauges;
   std::unique_ptr<Gauges> gauges_;
+  struct DriftGauges;
+  std::unique_ptr<DriftGauges> drift_gauges_;
   absl::Notification stop_checkpoints_;
   std::thread checkpointer_;
   bool shut_down_ = false;

@@ -1,0 +1,393 @@
+// End-to-end tests of drift monitoring in `vigil serve`: the real VigilServer in-process (the
+// testdata model, the default policy, the FX table) with a small reference profile written by
+// each test, spoken to over loopback HTTP. The monitor works on event time, so the payments'
+// timestamps drive its windows: no test waits for the wall clock, only for the monitor's thread
+// to observe what was decided.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/drift/measured_null.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/server/serve_api.h"
+#include "vigil/server/testing_http_client.h"
+#include "vigil/server/vigil_server.h"
+#include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using testing::HttpOnce;
+using testing::TestHttpResponse;
+using Millis = std::chrono::milliseconds;
+using Steady = std::chrono::steady_clock;
+
+// A payment at 2022-09-01T08:00:00Z + "second" s of event time.
+std::string TxAt(const std::string& id, int second, const std::string& value = "9000.00") {
+  return absl::StrFormat(R"({"id":"%s","timestamp":"2022-09-01T08:%02d:%02dZ",)"
+                         R"("originator":{"account_id":"A1","bank_id":"B1"},)"
+                         R"("beneficiary":{"account_id":"A2","bank_id":"B2"},)"
+                         R"("amount":{"value":"%s","currency":"USD"}})",
+                         id, second / 60, second % 60, value);
+}
+
+// One profile entry (reference_profile.h) of 1000 rows spread evenly over [lo, hi] in ten bins.
+nlohmann::json Entry(double lo, double hi) {
+  nlohmann::json edges = nlohmann::json::array();
+  nlohmann::json counts = nlohmann::json::array();
+  nlohmann::json sample = nlohmann::json::array();
+  for (int i = 0; i <= 10; ++i) edges.push_back(lo + (hi - lo) * i / 10);
+  for (int i = 0; i < 10; ++i) counts.push_back(100);
+  for (int i = 0; i <= 20; ++i) sample.push_back(lo + (hi - lo) * i / 20);
+  return {{"count", 1000},        {"missing", 0},          {"bin_edges", edges},
+          {"bin_counts", counts}, {"mean", (lo + hi) / 2}, {"std", (hi - lo) / 3.5},
+          {"sample", sample}};
+}
+
+// A profile of the engine's schema that covers amount_reporting (over [lo, hi]) and, with
+// "score", the model's score; every other feature is left out, so the monitor lists it as
+// unmonitored.
+std::string Profile(double lo, double hi, bool score = true) {
+  nlohmann::json profile = {{"feature_schema_version", FeatureExtractor::Schema()->version()},
+                            {"rows", 1000},
+                            {"features", {{"amount_reporting", Entry(lo, hi)}}}};
+  if (score) profile["score"] = Entry(0, 1);
+  return profile.dump();
+}
+
+// The value of one series ("name{labels}") in Prometheus text; NaN when absent.
+double MetricValue(const std::string& text, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.size() > series.size() && absl::StartsWith(line, series) &&
+        line[series.size()] == ' ') {
+      double v = 0;
+      if (absl::SimpleAtod(line.substr(series.size() + 1), &v)) return v;
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Polls "done" until it holds or 15 s pass (generous: the CI machine is small and shared).
+template <typename F>
+bool Eventually(F done) {
+  const Steady::time_point give_up = Steady::now() + std::chrono::seconds(15);
+  while (!done()) {
+    if (Steady::now() > give_up) return false;
+    std::this_thread::sleep_for(Millis(2));
+  }
+  return true;
+}
+
+std::vector<std::string> EventKinds(const nlohmann::json& drift) {
+  std::vector<std::string> kinds;
+  for (const nlohmann::json& e : drift["events"]) kinds.push_back(e.value("kind", ""));
+  return kinds;
+}
+
+class VigilServerDriftTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The pid too: two builds' test runs may share the machine's temporary directory.
+    dir_ = absl::StrCat(::testing::TempDir(), "/vigil_server_drift_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string source = testing::SourceDir();
+    config_.host = "127.0.0.1";
+    config_.port = 0;
+    config_.data_dir = dir_ + "/data";
+    config_.model = testing::TestDataPath("models/serve_model.json");
+    config_.policy = source + "/policies/default.yaml";
+    config_.lists = source + "/policies/lists";
+    config_.fx_rates = source + "/data/fx_rates.csv";
+    config_.log_path = dir_ + "/serve.log";
+    config_.worker_threads = 4;
+    config_.worker_queue = 64;
+    config_.score_budget = Millis(2000);
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string WriteProfile(const std::string& path, double lo, double hi, bool score = true) {
+    std::ofstream(path) << Profile(lo, hi, score);
+    return path;
+  }
+  // Drift on with "profile", the raw preset's fixed cut-offs (no calibration noise to reason
+  // about), windows of 10 s and 20 s sliding by 10 s of event time, evaluated from 5 rows.
+  void SmallWindows(const std::string& profile) {
+    config_.drift.profile = profile;
+    config_.drift.monitor.calibration = drift::DriftCalibration::kRawPreset;
+    config_.drift.monitor.windows[0].size = config_.drift.monitor.windows[0].slide =
+        std::chrono::seconds(10);
+    config_.drift.monitor.windows[1].size = std::chrono::seconds(20);
+    config_.drift.monitor.windows[1].slide = std::chrono::seconds(10);
+    config_.drift.monitor.min_rows = 5;
+  }
+  // Scores payments far-<from>..far-<to> at those seconds (amount 9000, far above [0, 10]) and
+  // waits until the monitor is frozen.
+  void FreezeWithFarPayments() {
+    // Seconds 0..9 fill the first pane; the payment at second 10 completes it (an evaluation).
+    for (int i = 0; i <= 10; ++i) {
+      const TestHttpResponse r = Score(TxAt(absl::StrCat("far-", i), i));
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+    nlohmann::json drift;
+    ASSERT_TRUE(Eventually([&] {
+      drift = Drift();
+      return drift.value("frozen", false);
+    })) << drift.dump();
+  }
+
+  void StartServer() {
+    absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+    ASSERT_OK(fx);
+    auto server = VigilServer::Start(config_, *std::move(fx));
+    ASSERT_OK(server);
+    server_ = *std::move(server);
+  }
+
+  TestHttpResponse Send(const std::string& method, const std::string& target,
+                        const std::string& body = "") {
+    absl::StatusOr<TestHttpResponse> r = HttpOnce(server_->port(), method, target, body);
+    EXPECT_OK(r);
+    return r.ok() ? *std::move(r) : TestHttpResponse{};
+  }
+  TestHttpResponse Score(const std::string& body) { return Send("POST", "/v1/score", body); }
+  nlohmann::json Drift() {
+    const TestHttpResponse r = Send("GET", "/v1/drift");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.Json();
+  }
+
+  std::string dir_;
+  ServeConfig config_;
+  std::unique_ptr<VigilServer> server_;
+};
+
+TEST_F(VigilServerDriftTest, IsOffWithoutAProfile) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_EQ(Score(TxAt("off-1", 0)).status, 200);
+  const TestHttpResponse r = Send("GET", "/v1/drift");
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(r.Header("Content-Type"), "application/json");
+  EXPECT_EQ(r.Json()["error"].value("code", ""), "drift_off") << r.body;
+  EXPECT_THAT(r.Json()["error"].value("message", ""), HasSubstr("drift.profile"));
+  const std::string metrics = Send("GET", "/metrics").body;
+  EXPECT_FALSE(absl::StrContains(metrics, "vigil_drift_")) << "no drift series while off";
+  EXPECT_THAT(ServeApi::Routes(), Contains("GET /v1/drift"));
+  std::ifstream log(config_.log_path);
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("drift monitor off"));
+}
+
+// The default profile is reference_profile.json beside the model file.
+TEST_F(VigilServerDriftTest, WatchesDecisionsWithTheProfileBesideTheModel) {
+  std::filesystem::create_directories(dir_ + "/model");
+  const std::string model = dir_ + "/model/serve_model.json";
+  std::filesystem::copy_file(config_.model, model);
+  config_.model = model;
+  WriteProfile(dir_ + "/model/reference_profile.json", 0, 20000);
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+
+  constexpr int kPayments = 5;
+  for (int i = 0; i < kPayments; ++i) {
+    const TestHttpResponse r = Score(TxAt(absl::StrCat("on-", i), i));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.Json()["degraded"], false) << r.body;
+  }
+  ASSERT_EQ(Score(TxAt("on-0", 0)).status, 200);  // a repeat: not observed twice
+  nlohmann::json drift;
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    return drift.value("rows", 0) >= kPayments;
+  })) << drift.dump();
+  EXPECT_EQ(drift["rows"], kPayments);
+  EXPECT_EQ(drift["level"], "none");
+  EXPECT_EQ(drift["frozen"], false);
+  EXPECT_EQ(drift["calibration"], "null");
+  EXPECT_EQ(drift["dropped_rows"], 0);
+  ASSERT_TRUE(drift["events"].is_array()) << drift.dump();
+  std::set<std::string> subjects;
+  for (const nlohmann::json& s : drift["subjects"]) {
+    subjects.insert(s["name"].get<std::string>());
+    ASSERT_EQ(s["windows"].size(), 2u) << s.dump();
+    EXPECT_EQ(s["windows"][0]["window"], "short");
+    EXPECT_EQ(s["windows"][1]["window"], "long");
+    // Fewer rows than drift.min_rows (50): not evaluated yet, but the exact statistics of the
+    // window's sample are there.
+    EXPECT_EQ(s["windows"][0]["evaluated"], false);
+    EXPECT_EQ(s["windows"][0]["sample_size"], kPayments) << s.dump();
+  }
+  EXPECT_EQ(subjects, (std::set<std::string>{"amount_reporting", "model_score"}));
+  ASSERT_TRUE(drift["unmonitored"].is_array());
+  EXPECT_THAT(drift["unmonitored"].get<std::vector<std::string>>(),
+              Contains("cycle_length (not in the reference profile)"));
+
+  const std::string metrics = Send("GET", "/metrics").body;
+  for (const char* series :
+       {R"(vigil_drift_severity{subject="amount_reporting",window="short"})",
+        R"(vigil_drift_score{subject="model_score",window="long"})",
+        R"(vigil_drift_level{subject="amount_reporting"})", "vigil_drift_monitor_level",
+        "vigil_drift_frozen", "vigil_drift_drifted_share", "vigil_drift_rows_dropped_total",
+        "vigil_drift_events_total", R"(vigil_drift_frozen_decisions_total{class="P1"})"}) {
+    EXPECT_EQ(MetricValue(metrics, series), 0) << series;
+  }
+}
+
+// A reference far from the traffic, windows of 10 s of event time and 5 rows: the first
+// evaluation puts amount_reporting at L3, which freezes the model.
+TEST_F(VigilServerDriftTest, AnL3FreezesTheModelAndDecisionsAreDegraded) {
+  SmallWindows(WriteProfile(dir_ + "/far_profile.json", 0, 10));
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_NO_FATAL_FAILURE(FreezeWithFarPayments());
+  nlohmann::json drift = Drift();
+  EXPECT_EQ(drift["frozen"], true);
+  EXPECT_EQ(drift["level"], "L3");
+  EXPECT_FALSE(drift["frozen_since"].is_null());
+  EXPECT_EQ(drift["drifted_share"], 1.0);  // the one monitored feature
+  const std::vector<std::string> kinds = EventKinds(drift);
+  EXPECT_THAT(kinds, Contains("level_change"));
+  EXPECT_THAT(kinds, Contains("retrain_requested"));
+  EXPECT_THAT(kinds, Contains("freeze"));
+  EXPECT_THAT(kinds, Contains("ticket_opened"));
+
+  // Frozen: the rules decide alone, and say so.
+  const TestHttpResponse frozen = Score(TxAt("far-11", 11));
+  ASSERT_EQ(frozen.status, 200) << frozen.body;
+  const nlohmann::json d = frozen.Json();
+  EXPECT_EQ(d["degraded"], true) << frozen.body;
+  EXPECT_EQ(d["degraded_reason"], "drift_freeze") << frozen.body;
+  EXPECT_TRUE(d["score"].is_null()) << frozen.body;
+  EXPECT_EQ(d["model_role"], "none") << frozen.body;
+  EXPECT_EQ(d["model_version"], "") << frozen.body;
+  const TestHttpResponse batch =
+      Send("POST", "/v1/score/batch",
+           absl::StrCat("[", TxAt("far-12", 12), ",", TxAt("far-13", 13), "]"));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  for (const nlohmann::json& item : batch.Json()["results"]) {
+    EXPECT_EQ(item["degraded_reason"], "drift_freeze") << batch.body;
+  }
+
+  const std::string metrics = Send("GET", "/metrics").body;
+  EXPECT_EQ(MetricValue(metrics, "vigil_drift_frozen"), 1);
+  EXPECT_EQ(MetricValue(metrics, "vigil_drift_monitor_level"), 3);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_drift_level{subject="amount_reporting"})"), 3);
+  EXPECT_EQ(
+      MetricValue(metrics, R"(vigil_drift_severity{subject="amount_reporting",window="short"})"),
+      1);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_drift_frozen_decisions_total{class="P1"})"), 3);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_degraded_decisions_total{class="P1"})"), 3);
+  EXPECT_GE(MetricValue(metrics, "vigil_drift_events_total"), 4);
+
+  // The frozen decisions carry no score, yet the monitor still sees the frozen model's score
+  // (else the score's distribution would drift because of the freeze itself): three frozen
+  // payments alone in a new pane of the short window leave three scores in its sample.
+  for (int i = 20; i < 23; ++i) {
+    const TestHttpResponse r = Score(TxAt(absl::StrCat("far-", i), i));
+    ASSERT_EQ(r.Json()["degraded_reason"], "drift_freeze") << r.body;
+  }
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    return drift.value("rows", 0) == 17;
+  })) << drift.dump();
+  for (const nlohmann::json& subject : drift["subjects"]) {
+    EXPECT_EQ(subject["windows"][0]["sample_size"], 3) << subject.dump();
+  }
+
+  // The events are stored in the data dir: a restart still lists them (its windows start
+  // afresh, so the new monitor is not frozen).
+  server_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  drift = Drift();
+  EXPECT_EQ(drift["frozen"], false);
+  EXPECT_THAT(EventKinds(drift), Contains("freeze"));
+}
+
+// Leaving L3 releases the freeze: once every window has seen payments like the reference for
+// a few evaluations (the hysteresis: 3 below the cut-off), the model decides again.
+TEST_F(VigilServerDriftTest, TheFreezeIsReleasedWhenTheTrafficReturnsToTheReference) {
+  SmallWindows(WriteProfile(dir_ + "/far_profile.json", 0, 10, /*score=*/false));
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_NO_FATAL_FAILURE(FreezeWithFarPayments());
+  // Panes of ten payments at 0.50, 1.50, ... 9.50 USD: one in each reference bin, exactly the
+  // reference's shape. Short windows are below the cut-off from the pane of seconds 20..29,
+  // long ones (20 s) from 30..39 on; the payment at second 70 completes the pane of 60..69.
+  for (int second = 20; second <= 70; ++second) {
+    const TestHttpResponse r =
+        Score(TxAt(absl::StrCat("near-", second), second, absl::StrFormat("%d.50", second % 10)));
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  nlohmann::json drift;
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    return drift.contains("frozen") && !drift["frozen"].get<bool>() && drift.value("rows", 0) == 62;
+  })) << drift.dump();
+  EXPECT_NE(drift["level"], "L3");
+  EXPECT_THAT(EventKinds(drift), Contains("freeze_released"));
+  const TestHttpResponse r = Score(TxAt("near-71", 71, "1.50"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["degraded"], false) << r.body;
+  EXPECT_EQ(r.Json()["model_role"], "champion") << r.body;
+  EXPECT_EQ(MetricValue(Send("GET", "/metrics").body, "vigil_drift_frozen"), 0);
+}
+
+// drift_null.json beside the profile joins the calibration (as in `vigil replay`), and one
+// measured with other windows than the server's stops the start, naming it.
+TEST_F(VigilServerDriftTest, UsesTheMeasuredNullBesideTheProfile) {
+  config_.drift.profile = WriteProfile(dir_ + "/reference_profile.json", 0, 20000);
+  drift::MeasuredNull null;
+  null.feature_schema_version = FeatureExtractor::Schema()->version();
+  for (const drift::DriftWindowSpec& w : config_.drift.monitor.windows) {
+    null.windows.push_back({w, 100, {{"amount_reporting", {0.01, 0.02, 0.05}}}});
+  }
+  std::ofstream(dir_ + "/drift_null.json") << null.ToJson();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  EXPECT_EQ(Drift()["calibration"], "null+measured");
+  server_.reset();
+
+  config_.drift.monitor.windows[0].size = std::chrono::seconds(30);  // not what was measured
+  absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+  ASSERT_OK(fx);
+  auto server = VigilServer::Start(config_, *std::move(fx));
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("drift.measured_null"));
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("drift_null.json"));
+}
+
+TEST_F(VigilServerDriftTest, ABadProfileStopsTheStartNamingIt) {
+  config_.drift.profile = dir_ + "/missing.json";
+  absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+  ASSERT_OK(fx);
+  auto server = VigilServer::Start(config_, *std::move(fx));
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("drift.profile"));
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("missing.json"));
+}
+
+}  // namespace
+}  // namespace vigil
