@@ -428,8 +428,12 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
       evaluations = s->drift->evaluations;
       worst = s->drift->worst_level;
     }
-    std::printf("run %2d  drift %-3s  %9.0f records/s\n", i + 1, with_drift ? "on" : "off",
+    std::printf("run %2d  drift %-3s  %9.0f records/s", i + 1, with_drift ? "on" : "off",
                 s->records_per_second);
+    if (with_drift && s->drift.has_value()) {
+      std::printf("  (waited %.2f s for the monitor)", s->drift->blocked_seconds);
+    }
+    std::printf("\n");
   }
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

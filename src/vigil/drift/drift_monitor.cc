@@ -74,9 +74,20 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
   m->width_ = feature_names.size();
   m->schema_version_ = schema_version;
   absl::MutexLock lock(&m->mu_);
-  // Subjects with the same reference cells (constant features, one-hot columns never set in
-  // training) have the same null: simulate it once.
-  std::map<std::vector<double>, std::shared_ptr<NullCalibration>> nulls;
+  // Subjects whose reference cell probabilities agree within 5% each (constant features,
+  // one-hot columns never set in training, decile-binned features without missing values)
+  // have the same null for all purposes: simulate it once.
+  std::map<std::vector<int64_t>, std::shared_ptr<NullCalibration>> nulls;
+  const auto null_key = [&](const std::vector<double>& counts) {
+    const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
+    const double k = static_cast<double>(counts.size());
+    std::vector<int64_t> key;
+    for (double count : counts) {
+      const double q = (count + c.pseudo_count) / (total + k * c.pseudo_count);
+      key.push_back(std::llround(std::log(q) / 0.05));
+    }
+    return key;
+  };
   const auto add_subject = [&](const std::string& name, size_t column,
                                const FeatureReference& ref) {
     NullCalibrationOptions null;
@@ -85,7 +96,7 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
     null.weights = c.weights;
     null.seed = c.seed * 1000003 + nulls.size();
     CellLayout cells(ref);
-    std::shared_ptr<NullCalibration>& shared = nulls[cells.reference_counts()];
+    std::shared_ptr<NullCalibration>& shared = nulls[null_key(cells.reference_counts())];
     if (shared == nullptr) {
       shared = std::make_shared<NullCalibration>(cells.reference_counts(), null);
     }

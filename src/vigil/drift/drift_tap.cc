@@ -1,6 +1,7 @@
 #include "vigil/drift/drift_tap.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace vigil::drift {
 
@@ -45,7 +46,12 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
     const auto room = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return queued_rows_ + n <= capacity_;
     };
-    mu_.Await(absl::Condition(&room));
+    if (!room()) {
+      const auto start = std::chrono::steady_clock::now();
+      mu_.Await(absl::Condition(&room));
+      blocked_seconds_ +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   }
   queued_rows_ += n;
   queue_.push_back(std::move(chunk));
@@ -84,6 +90,11 @@ void DriftTap::Drain() {
 uint64_t DriftTap::dropped() const {
   absl::MutexLock lock(&mu_);
   return dropped_;
+}
+
+double DriftTap::blocked_seconds() const {
+  absl::MutexLock lock(&mu_);
+  return blocked_seconds_;
 }
 
 uint64_t DriftTap::observed() const {

@@ -46,6 +46,8 @@ class DriftTap {
   void Drain();
 
   uint64_t dropped() const;
+  // Time Offer spent waiting for room (kBlock): how much the feeder was held back.
+  double blocked_seconds() const;
   uint64_t observed() const;
   // The first error the monitor returned (an event it could not store), OK if none.
   absl::Status status() const;
@@ -68,6 +70,7 @@ class DriftTap {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t observed_ ABSL_GUARDED_BY(mu_) = 0;
+  double blocked_seconds_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -241,7 +241,7 @@ absl::Status Replayer::OpenDrift() {
   VIGIL_ASSIGN_OR_RETURN(drift_, drift::DriftMonitor::Create(*options_.drift_profile,
                                                              schema->version(), schema->names(),
                                                              std::move(config), drift_log_.get()));
-  drift_tap_ = std::make_unique<drift::DriftTap>(drift_.get(), 64 * 1024,
+  drift_tap_ = std::make_unique<drift::DriftTap>(drift_.get(), 256 * 1024,
                                                  drift::DriftTap::WhenFull::kBlock);
   return absl::OkStatus();
 }
@@ -252,6 +252,7 @@ absl::Status Replayer::FinishDrift() {
   VIGIL_RETURN_IF_ERROR(drift_tap_->status());
   VIGIL_RETURN_IF_ERROR(drift_->Flush());
   DriftSummary out;
+  out.blocked_seconds = drift_tap_->blocked_seconds();
   const drift::DriftState state = drift_->State(/*exact=*/false);
   out.final_level = std::string(drift::DriftLevelName(state.level));
   out.evaluations = static_cast<int64_t>(state.evaluations);
@@ -713,6 +714,7 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
                   {"events", s.drift->events},
                   {"drifted", s.drift->drifted},
                   {"frozen_seconds", s.drift->frozen_seconds},
+                  {"blocked_seconds", s.drift->blocked_seconds},
                   {"report", s.drift->report}};
   }
   return j.dump(2) + "\n";

@@ -99,6 +99,7 @@ struct DriftSummary {
   // Subjects that reached L2 or above, with their worst level ("amount_reporting": "L3").
   std::map<std::string, std::string> drifted;
   double frozen_seconds = 0;  // event time spent at L3 (a live deployment decides rules-only)
+  double blocked_seconds = 0;  // the replay waited this long for the monitor to catch up
   std::string report;         // the HTML report's path, when written
 };
 
