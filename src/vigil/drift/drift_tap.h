@@ -4,7 +4,9 @@
 //
 // When the queue is full the tap either waits for room (kBlock: replay, where losing rows would
 // make the drift seen depend on timing) or drops the rows and counts them (kDrop: serving,
-// where a decision must never wait on monitoring). Either way memory stays bounded.
+// where a decision must never wait on monitoring). Either way memory stays bounded. The thread
+// takes rows in batches (256, or whatever waited 50 ms), so single-row offers do not wake it
+// one by one.
 //
 // Thread safety: Offer may be called from several threads (rows are observed in the order the
 // offers took the queue's lock); Drain and the destructor from any one thread.
@@ -68,6 +70,7 @@ class DriftTap {
   size_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
   size_t in_flight_rows_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int draining_ ABSL_GUARDED_BY(mu_) = 0;  // Drain calls waiting
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t observed_ ABSL_GUARDED_BY(mu_) = 0;
   double blocked_seconds_ ABSL_GUARDED_BY(mu_) = 0;
