@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/drift/measured_null.h"
@@ -36,6 +37,7 @@ struct ReplayFlags {
   int64_t drift_half_life = 0;
   std::string drift_short = "60/10", drift_long = "300/60";
   std::string drift_null;
+  std::optional<std::string> drift_exclude;
 };
 
 // "SIZE/SLIDE" in seconds, e.g. "300/60".
@@ -149,6 +151,12 @@ int RunReplayCommand(ReplayFlags& flags) {
         return kExitUsage;
       }
       if (w.name == "long") w.decay_half_life = std::chrono::seconds(flags.drift_half_life);
+    }
+    if (flags.drift_exclude.has_value()) {
+      o.drift.exclude.clear();
+      for (absl::string_view name : absl::StrSplit(*flags.drift_exclude, ',', absl::SkipEmpty())) {
+        o.drift.exclude.emplace_back(name);
+      }
     }
     // The measured null: --drift-null, else drift_null.json beside the profile when present.
     if (flags.drift_null.empty()) {
@@ -266,6 +274,9 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--drift-null-out", flags->options.drift_null_out,
                   "Write this replay's window scores as a measured null (replay the training "
                   "stream with the same drift settings)");
+  app->add_option("--drift-exclude", flags->drift_exclude,
+                  "Features the monitor leaves out, comma-separated (default: hour_of_day,"
+                  "day_of_week, seasonal by design; empty: watch every feature)");
   app->add_option("--drift-short", flags->drift_short,
                   "The short window, SIZE/SLIDE in seconds (default 60/10)");
   app->add_option("--drift-long", flags->drift_long,

@@ -84,7 +84,7 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   }
   r.Keys(d,
          {"profile", "measured_null", "calibration", "freeze", "false_alarm_days", "short_window",
-          "long_window", "min_rows", "queue"},
+          "long_window", "min_rows", "queue", "exclude"},
          "drift");
   if (const YAML::Node n = d["profile"]; n) r.String(n, "drift.profile", &out->profile);
   if (const YAML::Node n = d["measured_null"]; n) {
@@ -129,6 +129,21 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   }
   if (const YAML::Node n = d["queue"]; n) {
     r.Integer(n, "drift.queue", &out->queue_rows, 1, 100'000'000);
+  }
+  if (const YAML::Node n = d["exclude"]; n) {
+    // Features left out (seasonal ones); replaces the default list, [] watches every feature.
+    if (!n.IsSequence()) {
+      r.Error(n, "'drift.exclude' must be a list of feature names");
+    } else {
+      out->monitor.exclude.clear();
+      for (const YAML::Node& name : n) {
+        if (!name.IsScalar() || name.Scalar().empty()) {
+          r.Error(name, "'drift.exclude' must hold feature names");
+        } else {
+          out->monitor.exclude.push_back(name.Scalar());
+        }
+      }
+    }
   }
 }
 

@@ -65,7 +65,8 @@ struct ServeDriftConfig {
   std::string measured_null;
   // drift.calibration, drift.freeze (freeze_on_l3), drift.false_alarm_days
   // (false_alarm_period), drift.short_window and drift.long_window (windows "short" and
-  // "long"), drift.min_rows; every other member keeps drift::DriftConfig's default.
+  // "long"), drift.min_rows, drift.exclude (features left out; default hour_of_day and
+  // day_of_week, seasonal); every other member keeps drift::DriftConfig's default.
   drift::DriftConfig monitor;
   // drift.queue: decided rows that may wait for the monitor's thread. Beyond it rows are
   // dropped (and counted), never waited for. About 420 bytes a row (50 features of v1).

@@ -118,6 +118,7 @@ drift:
   long_window: 600/60
   min_rows: 20
   queue: 1000
+  exclude: [hour_of_day]
 )",
                               "serve.yaml");
   ASSERT_OK(c);
@@ -134,6 +135,10 @@ drift:
   EXPECT_EQ(c->drift.monitor.windows[1].slide, std::chrono::seconds(60));
   EXPECT_EQ(c->drift.monitor.min_rows, 20u);
   EXPECT_EQ(c->drift.queue_rows, 1000u);
+  EXPECT_THAT(c->drift.monitor.exclude, ::testing::ElementsAre("hour_of_day"));
+  auto bad = ServeConfig::Parse("data_dir: d\ndrift:\n  exclude: hour_of_day\n", "serve.yaml");
+  EXPECT_THAT(bad.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("'drift.exclude' must be a list")));
 }
 
 TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
