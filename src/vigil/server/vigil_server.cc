@@ -293,8 +293,8 @@ absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* k
   }
   VIGIL_ASSIGN_OR_RETURN(drift_events_, drift::DriftEventLog::Open(kv, RealClock()));
   const bool has_champion = deployment_->Current()->champion != nullptr;
-  // Without a model every score is missing, which the monitor would read as the score's
-  // distribution drifting (and freeze on it): watch the features only.
+  // Without a model at start there is no score to watch (and no reference for a champion
+  // activated later, whose own profile would be needed): watch the features only.
   if (!has_champion) monitor_config.monitor_score = false;
   const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
   absl::StatusOr<std::unique_ptr<drift::DriftMonitor>> monitor = drift::DriftMonitor::Create(
