@@ -38,6 +38,21 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
   chunk.times.assign(times.begin(), times.end());
   chunk.features.assign(features.begin(), features.end());
   chunk.scores.assign(scores.begin(), scores.end());
+  return Enqueue(std::move(chunk));
+}
+
+bool DriftTap::Offer(std::vector<UtcTime>&& times, std::vector<double>&& features,
+                     std::vector<double>&& scores) {
+  if (times.empty()) return true;
+  Chunk chunk;
+  chunk.times = std::move(times);
+  chunk.features = std::move(features);
+  chunk.scores = std::move(scores);
+  return Enqueue(std::move(chunk));
+}
+
+bool DriftTap::Enqueue(Chunk chunk) {
+  const size_t n = chunk.times.size();
   absl::MutexLock lock(&mu_);
   if (when_full_ == WhenFull::kDrop) {
     if (queued_rows_ + n > capacity_) {
@@ -45,8 +60,9 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
       return false;
     }
   } else {
+    // A chunk beyond the capacity waits for an empty queue (else it could never enter).
     const auto room = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return queued_rows_ + n <= capacity_;
+      return queued_rows_ + n <= capacity_ || queued_rows_ == 0;
     };
     if (!room()) {
       const auto start = std::chrono::steady_clock::now();

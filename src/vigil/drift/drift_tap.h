@@ -44,6 +44,11 @@ class DriftTap {
   bool Offer(absl::Span<const UtcTime> times, absl::Span<const double> features,
              absl::Span<const double> scores);
 
+  // The same, taking the caller's buffers instead of copying them (sizes as above; no split:
+  // a batch beyond the capacity waits, or is dropped, whole).
+  bool Offer(std::vector<UtcTime>&& times, std::vector<double>&& features,
+             std::vector<double>&& scores);
+
   // Waits until every row offered so far has been observed.
   void Drain();
 
@@ -61,6 +66,7 @@ class DriftTap {
     std::vector<double> scores;
   };
   void Run();
+  bool Enqueue(Chunk chunk);
 
   DriftMonitor* const monitor_;
   const size_t capacity_;

@@ -423,8 +423,6 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
   std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
   std::vector<size_t> decision_of(kBatch);
-  std::vector<UtcTime> drift_times;
-  std::vector<double> drift_rows, drift_scores;
   UuidV7Generator ids(clock_, 0x5eed);
   if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
     decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
@@ -489,9 +487,11 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
     const auto t2b = Steady::now();
     if (drift_tap_ != nullptr) {
       // The accepted rows with their scores, in event-time order, to the monitor's thread.
-      drift_times.clear();
-      drift_scores.clear();
-      drift_rows.clear();
+      std::vector<UtcTime> drift_times;
+      std::vector<double> drift_rows, drift_scores;
+      drift_times.reserve(n);
+      drift_scores.reserve(n);
+      drift_rows.reserve(n * width);
       for (size_t i = 0; i < n; ++i) {
         if (!statuses[i].ok()) continue;
         drift_times.push_back(txs[i].event_time);
@@ -500,7 +500,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         drift_rows.insert(drift_rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * width),
                           rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
       }
-      drift_tap_->Offer(drift_times, drift_rows, drift_scores);
+      drift_tap_->Offer(std::move(drift_times), std::move(drift_rows), std::move(drift_scores));
     }
     // Per-record stage latencies are the batch's time shared evenly among its records.
     const auto order_each = (t1 - t0) / static_cast<int64_t>(n);
