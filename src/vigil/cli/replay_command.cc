@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/engine/decision_pipeline.h"
@@ -39,25 +40,6 @@ struct ReplayFlags {
   std::string drift_null;
   std::optional<std::string> drift_exclude;
 };
-
-// "SIZE/SLIDE" in seconds, e.g. "300/60".
-bool ParseWindow(const std::string& text, drift::DriftWindowSpec& w) {
-  const size_t slash = text.find('/');
-  if (slash == std::string::npos) return false;
-  try {
-    size_t used = 0;
-    const long long size = std::stoll(text.substr(0, slash), &used);
-    if (used != slash) return false;
-    const std::string rest = text.substr(slash + 1);
-    const long long slide = std::stoll(rest, &used);
-    if (used != rest.size()) return false;
-    w.size = std::chrono::seconds(size);
-    w.slide = std::chrono::seconds(slide);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 int RunReplayCommand(ReplayFlags& flags) {
   absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
@@ -127,13 +109,13 @@ int RunReplayCommand(ReplayFlags& flags) {
     }
     profile = *std::move(loaded);
     o.drift_profile = &*profile;
-    if (flags.drift_calibration == "raw-preset") {
-      o.drift.calibration = drift::DriftCalibration::kRawPreset;
-    } else if (flags.drift_calibration != "null") {
-      std::cerr << "vigil replay: --drift-calibration: '" << flags.drift_calibration
-                << "' is not one of null, raw-preset\n";
+    absl::StatusOr<drift::DriftCalibration> calibration =
+        drift::ParseDriftCalibration(flags.drift_calibration);
+    if (!calibration.ok()) {
+      std::cerr << "vigil replay: --drift-calibration: " << calibration.status().message() << "\n";
       return kExitUsage;
     }
+    o.drift.calibration = *calibration;
     if (flags.drift_false_alarm_days < 1) {
       std::cerr << "vigil replay: --drift-false-alarm-days must be at least 1\n";
       return kExitUsage;
@@ -145,9 +127,9 @@ int RunReplayCommand(ReplayFlags& flags) {
     }
     for (drift::DriftWindowSpec& w : o.drift.windows) {
       const std::string& text = w.name == "short" ? flags.drift_short : flags.drift_long;
-      if (!ParseWindow(text, w)) {
-        std::cerr << "vigil replay: --drift-" << w.name << ": '" << text
-                  << "' is not SIZE/SLIDE in seconds (e.g. 300/60)\n";
+      if (absl::Status s = drift::ParseDriftWindow(text, absl::StrCat("--drift-", w.name), &w);
+          !s.ok()) {
+        std::cerr << "vigil replay: " << s.message() << "\n";
         return kExitUsage;
       }
       if (w.name == "long") w.decay_half_life = std::chrono::seconds(flags.drift_half_life);

@@ -48,7 +48,7 @@ absl::Status ApplyDriftFlags(const ServeFlags& flags, ServeDriftConfig* drift) {
   if (!flags.drift_profile.empty()) drift->profile = flags.drift_profile;
   if (!flags.drift_measured_null.empty()) drift->measured_null = flags.drift_measured_null;
   if (!flags.drift_calibration.empty()) {
-    absl::StatusOr<drift::DriftCalibration> c = ParseDriftCalibration(flags.drift_calibration);
+    absl::StatusOr<drift::DriftCalibration> c = drift::ParseDriftCalibration(flags.drift_calibration);
     if (!c.ok()) return flag_error("--drift-calibration", c.status().message());
     drift->monitor.calibration = *c;
   }
@@ -64,7 +64,7 @@ absl::Status ApplyDriftFlags(const ServeFlags& flags, ServeDriftConfig* drift) {
                               : w.name == "long" ? flags.drift_long_window
                                                  : std::string();
     if (text.empty()) continue;
-    if (absl::Status s = ParseDriftWindow(text, absl::StrCat("drift.", w.name, "_window"), &w);
+    if (absl::Status s = drift::ParseDriftWindow(text, absl::StrCat("drift.", w.name, "_window"), &w);
         !s.ok()) {
       return flag_error(absl::StrCat("--drift-", w.name, "-window"), s.message());
     }

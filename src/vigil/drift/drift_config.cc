@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace vigil::drift {
@@ -54,6 +55,37 @@ absl::Status DriftConfig::Validate() const {
   if (sample_rows_per_pane < 1 || sample_rows_per_pane > 100'000) {
     return absl::InvalidArgumentError("drift.sample_rows_per_pane must be in [1, 100000]");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DriftCalibration> ParseDriftCalibration(std::string_view text) {
+  if (text == "null") return DriftCalibration::kNull;
+  if (text == "raw-preset") return DriftCalibration::kRawPreset;
+  return absl::InvalidArgumentError(absl::StrCat("drift.calibration: unknown calibration '",
+                                                 absl::string_view(text.data(), text.size()),
+                                                 "' (null or raw-preset)"));
+}
+
+absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
+                              DriftWindowSpec* window) {
+  const absl::string_view k(key.data(), key.size());
+  const absl::string_view t(text.data(), text.size());
+  const size_t slash = t.find('/');
+  int64_t size = 0;
+  int64_t slide = 0;
+  if (slash == absl::string_view::npos || !absl::SimpleAtoi(t.substr(0, slash), &size) ||
+      !absl::SimpleAtoi(t.substr(slash + 1), &slide)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        k, ": '", t, "' is not SIZE/SLIDE in whole seconds (e.g. 60/10: 60 s sliding by 10 s)"));
+  }
+  constexpr int64_t kWeek = 7 * 24 * 3600;
+  if (slide < 1 || size < slide || size > kWeek || size % slide != 0 || size / slide > 10'000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k, ": '", t, "': SIZE must be a multiple of SLIDE >= 1 s, at most 7 days ",
+                     "and at most 10000 slides"));
+  }
+  window->size = std::chrono::seconds(size);
+  window->slide = std::chrono::seconds(slide);
   return absl::OkStatus();
 }
 

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "vigil/drift/drift_level.h"
 #include "vigil/drift/escalation.h"
 #include "vigil/drift/null_calibration.h"
@@ -70,6 +72,15 @@ struct DriftConfig {
   // Errors name the member.
   absl::Status Validate() const;
 };
+
+// A calibration by name (serve drift.calibration, replay --drift-calibration): "null" (per window size, docs/drift.md) or "raw-preset".
+absl::StatusOr<DriftCalibration> ParseDriftCalibration(std::string_view text);
+
+// A window as written in configuration (drift.short_window, --drift-short): "SIZE/SLIDE" in whole seconds ("60/10"), SIZE a
+// positive multiple of SLIDE, at most 10,000 panes and at most 7 days. Sets window->size and
+// ->slide; errors name "key".
+absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
+                              DriftWindowSpec* window);
 
 }  // namespace vigil::drift
 

@@ -242,20 +242,14 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
   ++evaluations_;
   absl::Status status;
   window.live.Sum(as_of, totals_);
-  struct {
-    UtcTime end;
-    uint64_t rows;
-  } snap{FromUnixMicros((as_of + 1) * std::chrono::duration_cast<std::chrono::microseconds>(
-                                          window.spec.slide)
-                                          .count()),
-         totals_.rows};
+  const UtcTime end = FromUnixMicros(
+      (as_of + 1) * std::chrono::duration_cast<std::chrono::microseconds>(window.spec.slide).count());
   for (size_t i = 0; i < subjects_.size(); ++i) {
     Subject& s = subjects_[i];
     DriftWindowState& state = s.last[w];
     state.evaluated = true;
-    state.end = snap.end;
+    state.end = end;
     state.rows = totals_.rows;
-    state.effective_rows = totals_.effective_rows;
     absl::Span<const double> cells =
         absl::MakeConstSpan(totals_.cells).subspan(window.live.offset(i), s.cells.size());
     double effective_rows = totals_.effective_rows;
@@ -284,9 +278,9 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
     state.severity = Severity(state.score, state.p_no_drift, window);
     const auto level_event = [&](const LevelChange& change, std::string detail) {
       state.level = change.to;
-      state.level_since = snap.end;
+      state.level_since = end;
       DriftEvent e;
-      e.time = snap.end;
+      e.time = end;
       e.kind = std::string(kLevelChange);
       e.subject = s.name;
       e.window = window.spec.name;
@@ -298,11 +292,11 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
       status.Update(Emit(std::move(e)));
     };
     if (const auto change = s.trackers[w].Observe(state.severity)) {
-      level_event(*change, absl::StrCat(snap.rows, " rows, p(no drift) ", state.p_no_drift));
+      level_event(*change, absl::StrCat(totals_.rows, " rows, p(no drift) ", state.p_no_drift));
     }
-    if (s.escalation.Observe(snap.end, state.severity)) {
+    if (s.escalation.Observe(end, state.severity)) {
       DriftEvent e;
-      e.time = snap.end;
+      e.time = end;
       e.kind = std::string(kCritical);
       e.subject = s.name;
       e.window = window.spec.name;
@@ -316,7 +310,7 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
         level_event(*change, "raised by a critical escalation");
       }
     }
-    Remember(s, w, DriftPoint{snap.end, state.score, state.severity, s.trackers[w].level()});
+    Remember(s, w, DriftPoint{end, state.score, state.severity, s.trackers[w].level()});
   }
   status.Update(UpdateMonitorLevel(subjects_.front().last[w].end));
   return status;

@@ -528,7 +528,11 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
       std::fill(scores.begin(), scores.end(), std::nan(""));
     }
   }
-  if (!drift_tap_->Offer(times, rows, scores) && metrics_ != nullptr &&
+  // The queue takes these buffers as they are: one copy of the rows, none of the rest.
+  std::vector<double> features(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(
+                                                                n * drift_monitor_->width()));
+  if (!drift_tap_->Offer(std::move(times), std::move(features), std::move(scores)) &&
+      metrics_ != nullptr &&
       metrics_->drift_dropped != nullptr) {
     metrics_->drift_dropped->Increment(n);
   }

@@ -93,7 +93,7 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   if (const YAML::Node n = d["calibration"]; n) {
     // YAML reads a bare `null` as the null value: that is the null calibration too.
     const std::string text = n.IsNull() ? "null" : n.IsScalar() ? n.Scalar() : "";
-    absl::StatusOr<drift::DriftCalibration> calibration = ParseDriftCalibration(text);
+    absl::StatusOr<drift::DriftCalibration> calibration = drift::ParseDriftCalibration(text);
     if (calibration.ok()) {
       out->monitor.calibration = *calibration;
     } else {
@@ -118,7 +118,7 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
     if (const YAML::Node n = d[key]; n) {
       const std::string text = n.IsScalar() ? n.Scalar() : "";
       if (absl::Status s =
-              ParseDriftWindow(text, absl::StrCat("drift.", key), FindWindow(out->monitor, name));
+              drift::ParseDriftWindow(text, absl::StrCat("drift.", key), FindWindow(out->monitor, name));
           !s.ok()) {
         r.Error(n, std::string_view(s.message().data(), s.message().size()));
       }
@@ -156,37 +156,6 @@ absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
   return absl::InvalidArgumentError(absl::StrCat("unknown batcher preset '",
                                                  absl::string_view(name.data(), name.size()),
                                                  "' (fast, immediate or compliance)"));
-}
-
-absl::StatusOr<drift::DriftCalibration> ParseDriftCalibration(std::string_view text) {
-  if (text == "null") return drift::DriftCalibration::kNull;
-  if (text == "raw-preset") return drift::DriftCalibration::kRawPreset;
-  return absl::InvalidArgumentError(absl::StrCat("drift.calibration: unknown calibration '",
-                                                 absl::string_view(text.data(), text.size()),
-                                                 "' (null or raw-preset)"));
-}
-
-absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
-                              drift::DriftWindowSpec* window) {
-  const absl::string_view k(key.data(), key.size());
-  const absl::string_view t(text.data(), text.size());
-  const size_t slash = t.find('/');
-  int64_t size = 0;
-  int64_t slide = 0;
-  if (slash == absl::string_view::npos || !absl::SimpleAtoi(t.substr(0, slash), &size) ||
-      !absl::SimpleAtoi(t.substr(slash + 1), &slide)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        k, ": '", t, "' is not SIZE/SLIDE in whole seconds (e.g. 60/10: 60 s sliding by 10 s)"));
-  }
-  constexpr int64_t kWeek = 7 * 24 * 3600;
-  if (slide < 1 || size < slide || size > kWeek || size % slide != 0 || size / slide > 10'000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(k, ": '", t, "': SIZE must be a multiple of SLIDE >= 1 s, at most 7 days ",
-                     "and at most 10000 slides"));
-  }
-  window->size = std::chrono::seconds(size);
-  window->slide = std::chrono::seconds(slide);
-  return absl::OkStatus();
 }
 
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {
@@ -345,7 +314,7 @@ absl::Status ServeConfig::Validate() const {
     // The same check as the parser's, on the value as set (flags, tests).
     drift::DriftWindowSpec copy = w;
     const std::string text = absl::StrCat(w.size.count(), "/", w.slide.count());
-    if (absl::Status s = ParseDriftWindow(text, key, &copy); !s.ok()) return s;
+    if (absl::Status s = drift::ParseDriftWindow(text, key, &copy); !s.ok()) return s;
   }
   if (drift.monitor.min_rows < 1) {
     return absl::InvalidArgumentError("drift.min_rows must be at least 1");

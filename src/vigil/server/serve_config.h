@@ -103,15 +103,6 @@ struct ServeConfig {
   absl::Status Validate() const;
 };
 
-// drift.calibration: "null" (per window size, docs/drift.md) or "raw-preset".
-absl::StatusOr<drift::DriftCalibration> ParseDriftCalibration(std::string_view text);
-
-// drift.short_window / drift.long_window: "SIZE/SLIDE" in whole seconds ("60/10"), SIZE a
-// positive multiple of SLIDE, at most 10,000 panes and at most 7 days. Sets window->size and
-// ->slide; errors name "key".
-absl::Status ParseDriftWindow(std::string_view text, std::string_view key,
-                              drift::DriftWindowSpec* window);
-
 // The batcher presets by name: "fast", "immediate", "compliance".
 absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name);
 

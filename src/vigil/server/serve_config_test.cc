@@ -183,11 +183,11 @@ drift:
   EXPECT_THAT(m, HasSubstr("unknown key 'min_row' in drift (did you mean 'min_rows'?)"));
 
   drift::DriftWindowSpec w;
-  EXPECT_OK(ParseDriftWindow("10/10", "drift.short_window", &w));
+  EXPECT_OK(drift::ParseDriftWindow("10/10", "drift.short_window", &w));
   EXPECT_EQ(w.size, std::chrono::seconds(10));
-  EXPECT_THAT(ParseDriftWindow("0/0", "drift.short_window", &w),
+  EXPECT_THAT(drift::ParseDriftWindow("0/0", "drift.short_window", &w),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.short_window")));
-  EXPECT_THAT(ParseDriftCalibration("exact"),
+  EXPECT_THAT(drift::ParseDriftCalibration("exact"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.calibration")));
   ServeConfig set;
   set.data_dir = "d";
