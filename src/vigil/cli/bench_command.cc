@@ -433,7 +433,9 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
     std::printf("run %2d  drift %-3s  %9.0f records/s", i + 1, with_drift ? "on" : "off",
                 s->records_per_second);
     if (with_drift && s->drift.has_value()) {
-      std::printf("  (waited %.2f s for the monitor)", s->drift->blocked_seconds);
+      std::printf("  (monitor %.2f s CPU; replay waited %.2f s for queue room, %.2f s at the end)",
+                  s->drift->monitor_cpu_seconds, s->drift->blocked_seconds,
+                  s->drift->drain_seconds);
     }
     std::printf("\n");
   }

@@ -1,11 +1,22 @@
 #include "vigil/drift/drift_tap.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 
 #include "absl/time/time.h"
 
 namespace vigil::drift {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
 
 DriftTap::DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full)
     : monitor_(monitor), capacity_(std::max<size_t>(1, capacity_rows)), when_full_(when_full) {
@@ -98,10 +109,13 @@ void DriftTap::Run() {
       for (const Chunk& c : chunks) in_flight_rows_ += c.times.size();
     }
     absl::Status status;
+    const double cpu_start = ThreadCpuSeconds();
     for (const Chunk& c : chunks) {
       status.Update(monitor_->ObserveBatch(c.times, c.features, c.scores));
     }
+    const double cpu = ThreadCpuSeconds() - cpu_start;
     absl::MutexLock lock(&mu_);
+    monitor_cpu_seconds_ += cpu;
     if (!status.ok() && status_.ok()) status_ = std::move(status);
     queued_rows_ -= in_flight_rows_;
     observed_ += in_flight_rows_;
@@ -125,6 +139,11 @@ uint64_t DriftTap::dropped() const {
 double DriftTap::blocked_seconds() const {
   absl::MutexLock lock(&mu_);
   return blocked_seconds_;
+}
+
+double DriftTap::monitor_cpu_seconds() const {
+  absl::MutexLock lock(&mu_);
+  return monitor_cpu_seconds_;
 }
 
 uint64_t DriftTap::observed() const {

@@ -55,6 +55,9 @@ class DriftTap {
   uint64_t dropped() const;
   // Time Offer spent waiting for room (kBlock): how much the feeder was held back.
   double blocked_seconds() const;
+  // CPU time the tap's thread spent observing rows: the monitor's own cost, whether or not
+  // anyone waited for it.
+  double monitor_cpu_seconds() const;
   uint64_t observed() const;
   // The first error the monitor returned (an event it could not store), OK if none.
   absl::Status status() const;
@@ -80,6 +83,7 @@ class DriftTap {
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t observed_ ABSL_GUARDED_BY(mu_) = 0;
   double blocked_seconds_ ABSL_GUARDED_BY(mu_) = 0;
+  double monitor_cpu_seconds_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -8,13 +8,15 @@ namespace vigil::drift {
 namespace {
 
 constexpr size_t kMinExceedances = 10;
+constexpr size_t kBodySteps = 256;
 
 }  // namespace
 
 EmpiricalNull::EmpiricalNull(std::vector<double> scores, double tail_fraction,
                              double fallback_scale)
     : sorted_(std::move(scores)) {
-  std::sort(sorted_.begin(), sorted_.end());
+  // Measured nulls arrive sorted (MeasuredNull::Compress); a monitor builds a hundred of them.
+  if (!std::is_sorted(sorted_.begin(), sorted_.end())) std::sort(sorted_.begin(), sorted_.end());
   const size_t r = sorted_.size();
   mean_ = std::accumulate(sorted_.begin(), sorted_.end(), 0.0) / static_cast<double>(r);
   const size_t iu =
@@ -42,6 +44,16 @@ EmpiricalNull::EmpiricalNull(std::vector<double> scores, double tail_fraction,
     beta_ = fallback_scale;
   }
   if (!(beta_ > 0)) beta_ = fallback_scale;
+  const double lo = sorted_.front();
+  if (u_ > lo) {
+    body_inverse_step_ = static_cast<double>(kBodySteps) / (u_ - lo);
+    body_.resize(kBodySteps + 1);
+    for (size_t b = 0; b <= kBodySteps; ++b) {
+      const double at = b == kBodySteps ? u_ : lo + static_cast<double>(b) / body_inverse_step_;
+      const auto at_least = sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), at);
+      body_[b] = static_cast<float>(static_cast<double>(at_least + 1) / static_cast<double>(r + 1));
+    }
+  }
 }
 
 double EmpiricalNull::Sf(double score) const {
@@ -49,9 +61,11 @@ double EmpiricalNull::Sf(double score) const {
     const double y = (score - u_) / beta_;
     return xi_ < 1e-9 ? p_u_ * std::exp(-y) : p_u_ * std::pow(1 + xi_ * y, -1 / xi_);
   }
-  const auto at_least = static_cast<double>(
-      sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), score));
-  return (at_least + 1) / static_cast<double>(sorted_.size() + 1);
+  if (body_.empty() || !(score > sorted_.front())) return 1.0;
+  const double x = (score - sorted_.front()) * body_inverse_step_;
+  const size_t b = std::min(static_cast<size_t>(x), kBodySteps - 1);
+  const double f = std::min(x - static_cast<double>(b), 1.0);
+  return body_[b] + f * (body_[b + 1] - body_[b]);
 }
 
 }  // namespace vigil::drift

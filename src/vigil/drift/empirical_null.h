@@ -4,7 +4,10 @@
 // probabilities alarms are set at.
 //
 // Up to the (1 - tail_fraction) quantile u, P(score >= s) is the empirical (#{z >= s} + 1) /
-// (R + 1); beyond u it is a generalized Pareto tail fitted to the exceedances over u (peaks
+// (R + 1), read at 256 equal steps between the smallest score and u and linear between them
+// (within a step's share of the sample of the exact count: a p of at least P(score > u) is
+// far from any alarm, and a monitor reads hundreds of these distributions per evaluation, so
+// a kilobyte table that stays in cache beats a search through each sample); beyond u it is a generalized Pareto tail fitted to the exceedances over u (peaks
 // over threshold, method of moments), P(score > u) · (1 + xi (s - u) / scale)^(-1/xi), the
 // shape xi kept in [0, 0.45]: real streams' window scores have heavier tails than any
 // exponential (bursts), and a tail never assumed lighter than exponential keeps the false
@@ -40,6 +43,10 @@ class EmpiricalNull {
   double beta_ = 1;  // tail scale
   double xi_ = 0;    // tail shape (0: exponential)
   double p_u_ = 1;   // P(score > u)
+  // The empirical survival at sorted_.front() + b / body_inverse_step_, b = 0..256. Empty
+  // when the body is a point.
+  std::vector<float> body_;
+  double body_inverse_step_ = 0;
 };
 
 }  // namespace vigil::drift

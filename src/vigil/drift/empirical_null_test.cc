@@ -14,9 +14,50 @@ TEST(EmpiricalNull, BodyIsTheEmpiricalSurvival) {
   for (int i = 1; i <= 999; ++i) scores.push_back(i);  // 1..999, shuffled order is irrelevant
   const EmpiricalNull null(scores, 0.1, 1.0);
   EXPECT_DOUBLE_EQ(null.Sf(0), 1.0);
-  EXPECT_DOUBLE_EQ(null.Sf(500), (500.0 + 1) / 1000);  // 500..999 are >= 500
+  EXPECT_NEAR(null.Sf(500), (500.0 + 1) / 1000, 1e-3);  // 500..999 are >= 500
   EXPECT_DOUBLE_EQ(null.mean(), 500);
   EXPECT_DOUBLE_EQ(null.tail_threshold(), 900);  // the 90% quantile
+}
+
+// The body is read from a table at 256 equal steps between the smallest score and u: at the
+// steps it is the exact count, between them it lies between the counts at the step's two ends
+// (ties and clumps included, where a step holds hundreds of equal scores or none).
+TEST(EmpiricalNull, BodyStaysWithinTheExactCountsAtItsSteps) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> spread(-3, 1.5);
+  std::vector<double> scores;
+  for (int i = 0; i < 1500; ++i) scores.push_back(spread(rng));
+  for (int i = 0; i < 400; ++i) scores.push_back(0.02);  // a clump of ties
+  for (int i = 0; i < 100; ++i) scores.push_back(std::round(spread(rng) * 100) / 100);
+  const EmpiricalNull null(scores, 0.1, 1.0);
+  const auto scan = [&](double s) {
+    double at_least = 0;
+    for (double z : scores) at_least += z >= s;
+    return (at_least + 1) / static_cast<double>(scores.size() + 1);
+  };
+  const double lo = null.sorted().front(), u = null.tail_threshold();
+  const double step = (u - lo) / 256;
+  for (int b = 0; b <= 256; ++b) {
+    const double at = b == 256 ? u : lo + b / (256 / (u - lo));
+    EXPECT_NEAR(null.Sf(at), scan(at), 1e-6) << "step " << b;
+  }
+  std::vector<double> probes = scores;
+  for (double z : scores) {
+    probes.push_back(std::nextafter(z, 0.0));
+    probes.push_back(std::nextafter(z, 1.0));
+  }
+  for (double s : probes) {
+    if (s > u) continue;  // the fitted tail
+    if (s <= lo) {
+      EXPECT_EQ(null.Sf(s), 1.0) << s;
+      continue;
+    }
+    const double b = std::floor((s - lo) / step);
+    const double p = null.Sf(s);
+    EXPECT_LE(p, scan(lo + b * step) + 1e-6) << s;
+    EXPECT_GE(p, scan(std::min(u, lo + (b + 1) * step)) - 1e-6) << s;
+  }
+  EXPECT_EQ(null.Sf(-1), 1.0);
 }
 
 TEST(EmpiricalNull, ExponentialDataGetsAnExponentialTail) {

@@ -1,6 +1,7 @@
 #include "vigil/drift/null_calibration.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -51,6 +52,30 @@ NullCalibration::NullCalibration(std::vector<double> reference_counts,
     probabilities_.push_back((c + options_.pseudo_count) / (total + k * options_.pseudo_count));
     log_probabilities_.push_back(std::log(probabilities_.back()));
   }
+  // Vose's construction of the alias table: columns of height k·p; each short column is
+  // topped up from a tall one, which becomes its alias.
+  const size_t cells = probabilities_.size();
+  keep_.assign(cells, UINT32_MAX);
+  alias_.resize(cells);
+  std::iota(alias_.begin(), alias_.end(), 0u);
+  std::vector<double> height(cells);
+  std::vector<uint32_t> small, large;
+  for (size_t c = 0; c < cells; ++c) {
+    height[c] = probabilities_[c] * k;
+    (height[c] < 1 ? small : large).push_back(static_cast<uint32_t>(c));
+  }
+  while (!small.empty() && !large.empty()) {
+    const uint32_t s = small.back(), l = large.back();
+    small.pop_back();
+    keep_[s] = static_cast<uint32_t>(std::min(height[s] * 4294967296.0, 4294967295.0));
+    alias_[s] = l;
+    height[l] = (height[l] + height[s]) - 1;
+    if (height[l] < 1) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  // What is left is 1 up to rounding: kept whole (alias_ is the column itself).
 }
 
 Divergences NullCalibration::Measure(absl::Span<const double> cells,
@@ -79,6 +104,51 @@ Divergences NullCalibration::Measure(absl::Span<const double> cells,
   return d;
 }
 
+template <typename Rng>
+void NullCalibration::DrawWindow(int64_t n, Rng& rng, std::vector<uint32_t>& counts) const {
+  std::fill(counts.begin(), counts.end(), 0u);
+  const size_t cells = counts.size();
+  if (n <= kCategoricalMaxRows && cells <= kMaxAliasCells) {
+    // Two rows per 64 random bits. Of 32 bits x, x·k = column · 2^32 + coin: the column is
+    // uniform, and the coin uniform within it in steps of k / 2^32 (fine enough for a cell of
+    // a reference of millions). Alternate rows count into two arrays, so that a run of rows in
+    // one cell does not wait on its own increments.
+    const uint64_t k = cells;
+    std::array<uint32_t, 2 * kMaxAliasCells> twice{};
+    uint32_t* const even = twice.data();
+    uint32_t* const odd = twice.data() + cells;
+    const auto draw = [&](uint32_t x) {
+      const uint64_t scaled = static_cast<uint64_t>(x) * k;
+      const auto column = static_cast<size_t>(scaled >> 32);
+      return static_cast<uint32_t>(scaled) < keep_[column] ? column : alias_[column];
+    };
+    int64_t r = 0;
+    for (; r + 1 < n; r += 2) {
+      const uint64_t bits = rng();
+      ++even[draw(static_cast<uint32_t>(bits))];
+      ++odd[draw(static_cast<uint32_t>(bits >> 32))];
+    }
+    if (r < n) ++even[draw(static_cast<uint32_t>(rng()))];
+    for (size_t c = 0; c < cells; ++c) counts[c] = even[c] + odd[c];
+    return;
+  }
+  // Multinomial(n, p) as conditional binomials.
+  int64_t left = n;
+  double mass = 1.0;
+  for (size_t c = 0; c < cells && left > 0; ++c) {
+    if (c + 1 == cells) {
+      counts[c] = static_cast<uint32_t>(left);
+      break;
+    }
+    const double p = std::clamp(probabilities_[c] / mass, 0.0, 1.0);
+    const int64_t x = std::binomial_distribution<int64_t>(left, p)(rng);
+    counts[c] = static_cast<uint32_t>(x);
+    left -= x;
+    mass -= probabilities_[c];
+    if (mass <= 0) mass = 1e-300;
+  }
+}
+
 const EmpiricalNull& NullCalibration::NullFor(int grid) {
   auto it = buckets_.find(grid);
   if (it != buckets_.end()) return it->second;
@@ -88,25 +158,45 @@ const EmpiricalNull& NullCalibration::NullFor(int grid) {
   SplitMix64 rng{options_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(grid)};
   std::vector<double> scores;
   scores.reserve(static_cast<size_t>(options_.windows));
-  std::vector<double> cells(probabilities_.size());
-  for (int w = 0; w < options_.windows; ++w) {
-    // Multinomial(n, p) as conditional binomials.
-    int64_t left = n;
-    double mass = 1.0;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (left == 0 || c + 1 == cells.size()) {
-        cells[c] = static_cast<double>(left);
-        left = 0;
-        continue;
+  const size_t cells = probabilities_.size();
+  std::vector<uint32_t> counts(cells);
+  if (n <= kTermTableMaxRows) {
+    // Measure's terms per cell and count (NaN: not computed yet), for windows of n rows.
+    const size_t stride = static_cast<size_t>(n) + 1;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> kl(cells * stride, nan), psi(cells * stride), js(cells * stride);
+    const double a = options_.pseudo_count;
+    const double norm = static_cast<double>(n) + static_cast<double>(cells) * a;
+    for (int w = 0; w < options_.windows; ++w) {
+      DrawWindow(n, rng, counts);
+      Divergences d;
+      double js_sum = 0;
+      for (size_t c = 0; c < cells; ++c) {
+        const size_t at = c * stride + counts[c];
+        if (std::isnan(kl[at])) {
+          const double p = probabilities_[c];
+          const double q = (static_cast<double>(counts[c]) + a) / norm;
+          const double log_q = std::log(q);
+          const double log_ratio = log_q - log_probabilities_[c];
+          const double log_mid = std::log(0.5 * (p + q));
+          kl[at] = q * log_ratio;
+          psi[at] = (q - p) * log_ratio;
+          js[at] = p * (log_probabilities_[c] - log_mid) + q * (log_q - log_mid);
+        }
+        d.kl += kl[at];
+        d.psi += psi[at];
+        js_sum += js[at];
       }
-      const double p = std::clamp(probabilities_[c] / mass, 0.0, 1.0);
-      const int64_t x = std::binomial_distribution<int64_t>(left, p)(rng);
-      cells[c] = static_cast<double>(x);
-      left -= x;
-      mass -= probabilities_[c];
-      if (mass <= 0) mass = 1e-300;
+      d.js = std::sqrt(std::max(0.0, js_sum / 2));
+      scores.push_back(options_.weights.Score(d));
     }
-    scores.push_back(options_.weights.Score(Measure(cells, static_cast<double>(n))));
+  } else {
+    std::vector<double> window(cells);
+    for (int w = 0; w < options_.windows; ++w) {
+      DrawWindow(n, rng, counts);
+      std::copy(counts.begin(), counts.end(), window.begin());
+      scores.push_back(options_.weights.Score(Measure(window, static_cast<double>(n))));
+    }
   }
   // Fallback tail scale: chi-square's tail scale 2 carried through KL ≈ X / 2n, PSI ≈ X / n.
   const double fallback = (options_.weights.kl + 2 * options_.weights.psi) / static_cast<double>(n);

@@ -22,7 +22,11 @@
 // KL ≈ X / 2n and PSI ≈ X / n.
 //
 // Null distributions are simulated lazily per window size on a grid of sizes 2^(j/2) (8, 11,
-// 16, 22, ...) and cached; between grid sizes, each neighbour's distribution is read at the
+// 16, 22, ...) and cached. A window of up to kCategoricalMaxRows rows (of at most kMaxAliasCells cells) is drawn row by row
+// (Walker's alias method: one random number per row), a larger one as conditional binomials
+// (one per cell); up to kTermTableMaxRows rows its score is summed from per-cell tables of the
+// divergence terms by count, each entry computed the first time a count occurs (Measure's
+// arithmetic, without two logarithms per cell and window); between grid sizes, each neighbour's distribution is read at the
 // score rescaled by (n / n_grid)^gamma, gamma measured from the neighbours' mean scores, and
 // log P interpolated linearly in log n.
 //
@@ -78,12 +82,23 @@ class NullCalibration {
 
   size_t simulated_sizes() const { return buckets_.size(); }
 
+  static constexpr int64_t kCategoricalMaxRows = 512;
+  static constexpr size_t kMaxAliasCells = 64;  // more cells: binomials at every size
+  static constexpr int64_t kTermTableMaxRows = 4096;
+
  private:
   const EmpiricalNull& NullFor(int grid);  // grid point j: n = round(2^(j/2))
+  // One no-drift window of n rows: its count per cell.
+  template <typename Rng>
+  void DrawWindow(int64_t n, Rng& rng, std::vector<uint32_t>& counts) const;
 
   std::vector<double> reference_counts_;
   std::vector<double> probabilities_;  // smoothed reference probabilities
   std::vector<double> log_probabilities_;
+  // Walker's alias table over the cells: column c keeps itself with odds keep_[c] / 2^32,
+  // else gives alias_[c].
+  std::vector<uint32_t> keep_;
+  std::vector<uint32_t> alias_;
   NullCalibrationOptions options_;
   std::map<int, EmpiricalNull> buckets_;
 };

@@ -248,11 +248,15 @@ absl::Status Replayer::OpenDrift() {
 
 absl::Status Replayer::FinishDrift() {
   if (drift_ == nullptr) return absl::OkStatus();
+  const auto drain_start = clock_.Monotonic();
   drift_tap_->Drain();
+  const double drain_seconds = std::chrono::duration<double>(clock_.Monotonic() - drain_start).count();
   VIGIL_RETURN_IF_ERROR(drift_tap_->status());
   VIGIL_RETURN_IF_ERROR(drift_->Flush());
   DriftSummary out;
   out.blocked_seconds = drift_tap_->blocked_seconds();
+  out.drain_seconds = drain_seconds;
+  out.monitor_cpu_seconds = drift_tap_->monitor_cpu_seconds();
   const drift::DriftState state = drift_->State(/*exact=*/false);
   out.final_level = std::string(drift::DriftLevelName(state.level));
   out.evaluations = static_cast<int64_t>(state.evaluations);
@@ -715,6 +719,8 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
                   {"drifted", s.drift->drifted},
                   {"frozen_seconds", s.drift->frozen_seconds},
                   {"blocked_seconds", s.drift->blocked_seconds},
+                  {"drain_seconds", s.drift->drain_seconds},
+                  {"monitor_cpu_seconds", s.drift->monitor_cpu_seconds},
                   {"report", s.drift->report}};
   }
   return j.dump(2) + "\n";

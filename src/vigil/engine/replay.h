@@ -99,7 +99,9 @@ struct DriftSummary {
   // Subjects that reached L2 or above, with their worst level ("amount_reporting": "L3").
   std::map<std::string, std::string> drifted;
   double frozen_seconds = 0;  // event time spent at L3 (a live deployment decides rules-only)
-  double blocked_seconds = 0;  // the replay waited this long for the monitor to catch up
+  double blocked_seconds = 0;  // the replay waited this long for room in the monitor's queue
+  double drain_seconds = 0;    // and this long at the end, for the monitor to finish
+  double monitor_cpu_seconds = 0;  // the monitor's own work (its thread's CPU time)
   std::string report;         // the HTML report's path, when written
 };
 
