@@ -1,5 +1,6 @@
 #include "vigil/cli/bench_command.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -367,9 +368,17 @@ struct DriftBenchFlags {
   std::string json_out;
 };
 
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 // The drift monitor's cost on the full replay pipeline (features, model, policy): replays of
 // one file alternate without and with the monitor, so both see the same machine state; the
-// medians' ratio is the overhead.
+// medians' ratio is the overhead. Beside the wall clock, which a shared machine makes noisy,
+// the replay thread's own CPU time says what the monitor adds to the decision path (the tap's
+// copies, a colder cache), and the monitor thread's CPU time how much room it has to keep up.
 int RunBenchDrift(const DriftBenchFlags& flags) {
   absl::StatusOr<FxRates> fx = LoadFxRates("");
   if (!fx.ok()) {
@@ -407,7 +416,7 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
     }
     measured = std::make_shared<const drift::MeasuredNull>(*std::move(loaded));
   }
-  std::vector<double> off, on;
+  std::vector<double> off, on, off_cpu, on_cpu, monitor_cpu, monitor_share;
   int64_t records = 0, evaluations = 0;
   std::string worst;
   for (int i = 0; i < 2 * flags.repeat; ++i) {
@@ -419,21 +428,26 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
       o.drift_profile = &*profile;
       o.drift.measured_null = measured;
     }
+    const double cpu_start = ThreadCpuSeconds();
     absl::StatusOr<ReplaySummary> s = RunReplay(o, *fx, RealClock());
+    const double cpu = ThreadCpuSeconds() - cpu_start;
     if (!s.ok()) {
       std::cerr << "vigil bench drift: " << s.status().message() << "\n";
       return kExitUsage;
     }
     records = s->records;
     (with_drift ? on : off).push_back(s->records_per_second);
+    (with_drift ? on_cpu : off_cpu).push_back(cpu);
+    std::printf("run %2d  drift %-3s  %9.0f records/s  replay thread %.2f s CPU", i + 1,
+                with_drift ? "on" : "off", s->records_per_second, cpu);
     if (with_drift && s->drift.has_value()) {
       evaluations = s->drift->evaluations;
       worst = s->drift->worst_level;
-    }
-    std::printf("run %2d  drift %-3s  %9.0f records/s", i + 1, with_drift ? "on" : "off",
-                s->records_per_second);
-    if (with_drift && s->drift.has_value()) {
-      std::printf("  (monitor %.2f s CPU; replay waited %.2f s for queue room, %.2f s at the end)",
+      monitor_cpu.push_back(s->drift->monitor_cpu_seconds);
+      monitor_share.push_back(s->elapsed_seconds > 0
+                                  ? s->drift->monitor_cpu_seconds / s->elapsed_seconds
+                                  : 0);
+      std::printf("  monitor %.2f s CPU  (replay waited %.2f s for queue room, %.2f s at the end)",
                   s->drift->monitor_cpu_seconds, s->drift->blocked_seconds,
                   s->drift->drain_seconds);
     }
@@ -445,20 +459,33 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
   };
   const double m_off = median(off), m_on = median(on);
   const double overhead = 1 - m_on / m_off;
+  // Each "on" run against the "off" run just before it: a slow spell of a shared machine
+  // then moves both sides of a ratio, not one median.
+  std::vector<double> paired;
+  for (size_t i = 0; i < on.size(); ++i) paired.push_back(1 - on[i] / off[i]);
+  const double paired_overhead = median(paired);
+  const double cpu_off = median(off_cpu), cpu_on = median(on_cpu);
+  const double cpu_overhead = cpu_on / cpu_off - 1;
+  const double m_monitor = median(monitor_cpu), m_share = median(monitor_share);
   std::printf(
       "drift monitoring overhead on the full replay pipeline (%zu features, %lld records, "
-      "%lld window evaluations, worst level %s):\n  off %.0f records/s, on %.0f records/s "
-      "(medians of %d): overhead %.1f%%\n",
+      "%lld window evaluations, worst level %s), medians of %d:\n"
+      "  throughput          off %.0f records/s, on %.0f records/s: overhead %.1f%% "
+      "(median of the runs' pairs %.1f%%)\n"
+      "  replay thread CPU   off %.3f s, on %.3f s: %+.1f%%\n"
+      "  monitor thread CPU  %.3f s, busy %.0f%% of the replay's time\n",
       FeatureExtractor::Schema()->size(), static_cast<long long>(records),
-      static_cast<long long>(evaluations), worst.c_str(), m_off, m_on, flags.repeat,
-      100 * overhead);
+      static_cast<long long>(evaluations), worst.c_str(), flags.repeat, m_off, m_on,
+      100 * overhead, 100 * paired_overhead, cpu_off, cpu_on, 100 * cpu_overhead, m_monitor, 100 * m_share);
   if (!flags.json_out.empty()) {
     std::ofstream out(flags.json_out, std::ios::binary | std::ios::trunc);
     out << absl::StrFormat(
         "{\"input\":\"%s\",\"features\":%d,\"records\":%d,\"evaluations\":%d,"
-        "\"off_records_per_second\":%.1f,\"on_records_per_second\":%.1f,\"overhead\":%.4f}\n",
+        "\"off_records_per_second\":%.1f,\"on_records_per_second\":%.1f,\"overhead\":%.4f,"
+        "\"paired_overhead\":%.4f,\"off_replay_cpu_seconds\":%.4f,\"on_replay_cpu_seconds\":%.4f,"
+        "\"replay_cpu_overhead\":%.4f,\"monitor_cpu_seconds\":%.4f,\"monitor_busy_share\":%.4f}\n",
         flags.input, FeatureExtractor::Schema()->size(), records, evaluations, m_off, m_on,
-        overhead);
+        overhead, paired_overhead, cpu_off, cpu_on, cpu_overhead, m_monitor, m_share);
   }
   return kExitOk;
 }

@@ -45,25 +45,28 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
     }
     return all;
   }
-  Chunk chunk;
-  chunk.times.assign(times.begin(), times.end());
-  chunk.features.assign(features.begin(), features.end());
-  chunk.scores.assign(scores.begin(), scores.end());
-  return Enqueue(std::move(chunk));
+  Rows rows;
+  rows.times.assign(times.begin(), times.end());
+  rows.features.assign(features.begin(), features.end());
+  rows.scores.assign(scores.begin(), scores.end());
+  return Enqueue(std::move(rows));
 }
 
-bool DriftTap::Offer(std::vector<UtcTime>&& times, std::vector<double>&& features,
-                     std::vector<double>&& scores) {
-  if (times.empty()) return true;
-  Chunk chunk;
-  chunk.times = std::move(times);
-  chunk.features = std::move(features);
-  chunk.scores = std::move(scores);
-  return Enqueue(std::move(chunk));
+DriftTap::Rows DriftTap::Spare() {
+  absl::MutexLock lock(&mu_);
+  if (spare_.empty()) return {};
+  Rows rows = std::move(spare_.back());
+  spare_.pop_back();
+  return rows;
 }
 
-bool DriftTap::Enqueue(Chunk chunk) {
-  const size_t n = chunk.times.size();
+bool DriftTap::Offer(Rows&& rows) {
+  if (rows.times.empty()) return true;
+  return Enqueue(std::move(rows));
+}
+
+bool DriftTap::Enqueue(Rows rows) {
+  const size_t n = rows.times.size();
   absl::MutexLock lock(&mu_);
   if (when_full_ == WhenFull::kDrop) {
     if (queued_rows_ + n > capacity_) {
@@ -71,7 +74,7 @@ bool DriftTap::Enqueue(Chunk chunk) {
       return false;
     }
   } else {
-    // A chunk beyond the capacity waits for an empty queue (else it could never enter).
+    // A batch beyond the capacity waits for an empty queue (else it could never enter).
     const auto room = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return queued_rows_ + n <= capacity_ || queued_rows_ == 0;
     };
@@ -83,7 +86,7 @@ bool DriftTap::Enqueue(Chunk chunk) {
     }
   }
   queued_rows_ += n;
-  queue_.push_back(std::move(chunk));
+  queue_.push_back(std::move(rows));
   return true;
 }
 
@@ -94,7 +97,7 @@ void DriftTap::Run() {
   const size_t batch_rows = std::min<size_t>(256, capacity_);
   const absl::Duration max_delay = absl::Milliseconds(50);
   for (;;) {
-    std::deque<Chunk> chunks;
+    std::deque<Rows> chunks;
     {
       absl::MutexLock lock(&mu_);
       const auto ready = [this, batch_rows]() ABSL_SHARED_LOCKS_REQUIRED(mu_) -> bool {
@@ -106,11 +109,11 @@ void DriftTap::Run() {
         continue;
       }
       chunks.swap(queue_);
-      for (const Chunk& c : chunks) in_flight_rows_ += c.times.size();
+      for (const Rows& c : chunks) in_flight_rows_ += c.times.size();
     }
     absl::Status status;
     const double cpu_start = ThreadCpuSeconds();
-    for (const Chunk& c : chunks) {
+    for (const Rows& c : chunks) {
       status.Update(monitor_->ObserveBatch(c.times, c.features, c.scores));
     }
     const double cpu = ThreadCpuSeconds() - cpu_start;
@@ -120,6 +123,13 @@ void DriftTap::Run() {
     queued_rows_ -= in_flight_rows_;
     observed_ += in_flight_rows_;
     in_flight_rows_ = 0;
+    for (Rows& c : chunks) {
+      if (spare_.size() >= kSpareRows) break;
+      c.times.clear();
+      c.features.clear();
+      c.scores.clear();
+      spare_.push_back(std::move(c));
+    }
   }
 }
 

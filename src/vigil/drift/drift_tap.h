@@ -44,10 +44,20 @@ class DriftTap {
   bool Offer(absl::Span<const UtcTime> times, absl::Span<const double> features,
              absl::Span<const double> scores);
 
-  // The same, taking the caller's buffers instead of copying them (sizes as above; no split:
-  // a batch beyond the capacity waits, or is dropped, whole).
-  bool Offer(std::vector<UtcTime>&& times, std::vector<double>&& features,
-             std::vector<double>&& scores);
+  // Rows in the caller's buffers, taken instead of copied.
+  struct Rows {
+    std::vector<UtcTime> times;
+    std::vector<double> features;  // times.size() × monitor width
+    std::vector<double> scores;    // times.size()
+  };
+  // Empty buffers, with the capacity of rows already observed when there are such (at most
+  // kSpareRows are kept): a feeder that fills these and offers them allocates nothing once
+  // warm, and no buffer is freed on another thread than the one that made it.
+  Rows Spare();
+  // The same as the copying Offer, taking the buffers (sizes as above; no split: a batch beyond
+  // the capacity waits, or is dropped, whole).
+  bool Offer(Rows&& rows);
+  static constexpr size_t kSpareRows = 8;
 
   // Waits until every row offered so far has been observed.
   void Drain();
@@ -63,19 +73,15 @@ class DriftTap {
   absl::Status status() const;
 
  private:
-  struct Chunk {
-    std::vector<UtcTime> times;
-    std::vector<double> features;
-    std::vector<double> scores;
-  };
   void Run();
-  bool Enqueue(Chunk chunk);
+  bool Enqueue(Rows rows);
 
   DriftMonitor* const monitor_;
   const size_t capacity_;
   const WhenFull when_full_;
   mutable absl::Mutex mu_;
-  std::deque<Chunk> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Rows> queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<Rows> spare_ ABSL_GUARDED_BY(mu_);
   size_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
   size_t in_flight_rows_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -60,6 +60,37 @@ TEST(DriftTap, BlockingTapObservesEveryRowInOrder) {
   EXPECT_GT(state.evaluations, 100u);
 }
 
+// Buffers handed over are observed like copied ones, and come back empty with their capacity
+// once observed, so that a steady feeder stops allocating.
+TEST(DriftTap, HandedOverBuffersAreObservedAndComeBackForReuse) {
+  const ReferenceProfile profile = Profile();
+  auto monitor = MakeMonitor(profile);
+  DriftTap tap(monitor.get(), 1000, DriftTap::WhenFull::kBlock);
+  DriftTap::Rows first = tap.Spare();
+  EXPECT_EQ(first.features.capacity(), 0u);  // nothing observed yet: fresh buffers
+  std::vector<const double*> handed;
+  for (int batch = 0; batch < 20; ++batch) {
+    DriftTap::Rows rows = batch == 0 ? std::move(first) : tap.Spare();
+    for (int i = 0; i < 100; ++i) {
+      rows.times.push_back(At(batch * 10 + i / 10));
+      rows.features.push_back(i);
+      rows.scores.push_back(std::nan(""));
+    }
+    handed.push_back(rows.features.data());
+    EXPECT_TRUE(tap.Offer(std::move(rows)));
+    tap.Drain();
+  }
+  EXPECT_EQ(tap.observed(), 2000u);
+  EXPECT_EQ(monitor->State(false).rows, 2000u);
+  // After the first batch, each one reused the buffer the monitor had just observed.
+  for (size_t b = 1; b < handed.size(); ++b) EXPECT_EQ(handed[b], handed[0]) << b;
+  DriftTap::Rows again = tap.Spare();
+  EXPECT_TRUE(again.times.empty());
+  EXPECT_TRUE(again.features.empty());
+  EXPECT_GE(again.features.capacity(), 100u);
+  EXPECT_TRUE(tap.Offer(DriftTap::Rows{}));  // nothing to observe
+}
+
 TEST(DriftTap, DroppingTapNeverWaitsAndCountsWhatItDrops) {
   const ReferenceProfile profile = Profile();
   auto monitor = MakeMonitor(profile);

@@ -490,21 +490,22 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
     }
     const auto t2b = Steady::now();
     if (drift_tap_ != nullptr) {
-      // The accepted rows with their scores, in event-time order, to the monitor's thread.
-      std::vector<UtcTime> drift_times;
-      std::vector<double> drift_rows, drift_scores;
-      drift_times.reserve(n);
-      drift_scores.reserve(n);
-      drift_rows.reserve(n * width);
+      // The accepted rows with their scores, in event-time order, to the monitor's thread, in
+      // buffers it has already observed.
+      drift::DriftTap::Rows batch = drift_tap_->Spare();
+      batch.times.reserve(n);
+      batch.scores.reserve(n);
+      batch.features.reserve(n * width);
       for (size_t i = 0; i < n; ++i) {
         if (!statuses[i].ok()) continue;
-        drift_times.push_back(txs[i].event_time);
-        drift_scores.push_back(options_.decisions != nullptr ? decisions[decision_of[i]].score
+        batch.times.push_back(txs[i].event_time);
+        batch.scores.push_back(options_.decisions != nullptr ? decisions[decision_of[i]].score
                                                              : std::nan(""));
-        drift_rows.insert(drift_rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * width),
-                          rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+        batch.features.insert(batch.features.end(),
+                              rows.begin() + static_cast<std::ptrdiff_t>(i * width),
+                              rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
       }
-      drift_tap_->Offer(std::move(drift_times), std::move(drift_rows), std::move(drift_scores));
+      drift_tap_->Offer(std::move(batch));
     }
     // Per-record stage latencies are the batch's time shared evenly among its records.
     const auto order_each = (t1 - t0) / static_cast<int64_t>(n);

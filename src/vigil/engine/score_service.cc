@@ -513,25 +513,26 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
                               absl::Span<const double> rows, absl::Span<const Decision> decisions,
                               const ModelDeployment::Model* frozen_model) {
   const size_t n = members.size();
-  std::vector<UtcTime> times(n);
-  std::vector<double> scores(n);
+  // Buffers the monitor has observed before: once warm, no allocation per request.
+  drift::DriftTap::Rows batch = drift_tap_->Spare();
+  batch.times.resize(n);
+  batch.scores.resize(n);
   for (size_t k = 0; k < n; ++k) {
-    times[k] = items[members[k]].tx.event_time;
-    scores[k] = decisions[k].score;
+    batch.times[k] = items[members[k]].tx.event_time;
+    batch.scores[k] = decisions[k].score;
   }
   if (frozen_model != nullptr && frozen_model->direct != nullptr) {
     // A frozen model decides nothing, but the monitor still needs its score distribution to
     // see the traffic return to what the model was trained on (and to lift the freeze when the
     // score was what drifted): it is scored directly (never queued, like a shadow) for the
     // monitor only; the Decision carries no score.
-    if (!frozen_model->direct->Score(rows, n, absl::MakeSpan(scores)).ok()) {
-      std::fill(scores.begin(), scores.end(), std::nan(""));
+    if (!frozen_model->direct->Score(rows, n, absl::MakeSpan(batch.scores)).ok()) {
+      std::fill(batch.scores.begin(), batch.scores.end(), std::nan(""));
     }
   }
-  // The queue takes these buffers as they are: one copy of the rows, none of the rest.
-  std::vector<double> features(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(
-                                                                n * drift_monitor_->width()));
-  if (!drift_tap_->Offer(std::move(times), std::move(features), std::move(scores)) &&
+  batch.features.assign(rows.begin(),
+                        rows.begin() + static_cast<std::ptrdiff_t>(n * drift_monitor_->width()));
+  if (!drift_tap_->Offer(std::move(batch)) &&
       metrics_ != nullptr &&
       metrics_->drift_dropped != nullptr) {
     metrics_->drift_dropped->Increment(n);
