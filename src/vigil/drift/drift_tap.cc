@@ -2,9 +2,15 @@
 
 #include <time.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
+#include "absl/base/casts.h"
 #include "absl/time/time.h"
 
 namespace vigil::drift {
@@ -17,6 +23,22 @@ double ThreadCpuSeconds() {
 }
 
 }  // namespace
+
+void CopyForAnotherCore(absl::Span<const double> from, double* to) {
+#if defined(__x86_64__)
+  const size_t n = from.size();
+  size_t i = 0;
+  if (n > 0 && reinterpret_cast<uintptr_t>(to) % 16 != 0) {
+    _mm_stream_si64(reinterpret_cast<long long*>(to), absl::bit_cast<long long>(from[0]));
+    i = 1;
+  }
+  for (; i + 2 <= n; i += 2) _mm_stream_pd(to + i, _mm_loadu_pd(from.data() + i));
+  if (i < n) _mm_stream_si64(reinterpret_cast<long long*>(to + i), absl::bit_cast<long long>(from[i]));
+  _mm_sfence();
+#else
+  std::copy(from.begin(), from.end(), to);
+#endif
+}
 
 DriftTap::DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full)
     : monitor_(monitor), capacity_(std::max<size_t>(1, capacity_rows)), when_full_(when_full) {

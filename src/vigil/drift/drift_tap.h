@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <deque>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -26,6 +28,33 @@
 #include "vigil/drift/drift_monitor.h"
 
 namespace vigil::drift {
+
+// Leaves elements default-initialized on resize (no zeroing of doubles a feeder overwrites).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// Copies "from" to "to" for a reader on another core, with stores that bypass the caches
+// where the processor has them (x86-64): the copy neither evicts the writer's working set nor
+// waits for the reader's core to give up the lines it read from the same buffer last time.
+// Visible to other threads after the next release of a mutex (the copy ends with a store
+// fence).
+void CopyForAnotherCore(absl::Span<const double> from, double* to);
 
 class DriftTap {
  public:
@@ -47,7 +76,7 @@ class DriftTap {
   // Rows in the caller's buffers, taken instead of copied.
   struct Rows {
     std::vector<UtcTime> times;
-    std::vector<double> features;  // times.size() × monitor width
+    std::vector<double, DefaultInitAllocator<double>> features;  // times.size() × width
     std::vector<double> scores;    // times.size()
   };
   // Empty buffers, with the capacity of rows already observed when there are such (at most
