@@ -1,6 +1,9 @@
 #include "vigil/drift/drift_tap.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -40,8 +43,12 @@ void CopyForAnotherCore(absl::Span<const double> from, double* to) {
 #endif
 }
 
-DriftTap::DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full)
-    : monitor_(monitor), capacity_(std::max<size_t>(1, capacity_rows)), when_full_(when_full) {
+DriftTap::DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full,
+                   size_t wake_rows)
+    : monitor_(monitor),
+      capacity_(std::max<size_t>(1, capacity_rows)),
+      when_full_(when_full),
+      wake_rows_(std::clamp<size_t>(wake_rows, 1, capacity_)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -116,7 +123,9 @@ void DriftTap::Run() {
   // The thread wakes when a batch of rows is waiting (or after kMaxDelay with fewer), not per
   // row: at tens of thousands of single-row offers a second, a wake-up per offer would cost
   // the decision path more in context switches than the monitor costs itself.
-  const size_t batch_rows = std::min<size_t>(256, capacity_);
+  // Best effort (a container may forbid it): the thread's own nice value, not the process's.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  const size_t batch_rows = wake_rows_;
   const absl::Duration max_delay = absl::Milliseconds(50);
   for (;;) {
     std::deque<Rows> chunks;

@@ -60,8 +60,14 @@ class DriftTap {
  public:
   enum class WhenFull { kBlock, kDrop };
 
-  // "monitor" must outlive the tap. "capacity_rows" >= 1 bounds the rows queued.
-  DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full);
+  // "monitor" must outlive the tap. "capacity_rows" >= 1 bounds the rows queued. The thread
+  // wakes when "wake_rows" rows wait (or 50 ms after the first): a bulk feeder such as replay
+  // sets it high, so that the two threads hand over large batches and rarely signal each other.
+  // The thread runs at a lower scheduling priority (nice +10) than its feeders: where cores are
+  // short, decisions come first and the monitor takes what is left (kDrop: it drops rows, and
+  // counts them; kBlock: the feeder waits for it only when the queue is full).
+  DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full,
+           size_t wake_rows = 256);
   // Observes what is queued, then stops the thread.
   ~DriftTap();
   DriftTap(const DriftTap&) = delete;
@@ -108,6 +114,7 @@ class DriftTap {
   DriftMonitor* const monitor_;
   const size_t capacity_;
   const WhenFull when_full_;
+  const size_t wake_rows_;
   mutable absl::Mutex mu_;
   std::deque<Rows> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<Rows> spare_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/testing/status_matchers.h"
@@ -91,6 +92,23 @@ TEST(DriftTap, HandedOverBuffersAreObservedAndComeBackForReuse) {
   EXPECT_TRUE(again.features.empty());
   EXPECT_GE(again.features.capacity(), 100u);
   EXPECT_TRUE(tap.Offer(DriftTap::Rows{}));  // nothing to observe
+}
+
+// A bulk feeder's tap wakes its thread only for large batches, yet a few rows are never
+// stranded: Drain takes them at once, and the thread looks at least every 50 ms regardless.
+TEST(DriftTap, FewerRowsThanAWakeBatchAreStillObserved) {
+  const ReferenceProfile profile = Profile();
+  auto monitor = MakeMonitor(profile);
+  DriftTap tap(monitor.get(), 100'000, DriftTap::WhenFull::kBlock, /*wake_rows=*/50'000);
+  const std::vector<UtcTime> times = {At(0), At(1), At(2)};
+  const std::vector<double> values = {1, 2, 3};
+  const std::vector<double> scores(3, std::nan(""));
+  EXPECT_TRUE(tap.Offer(times, values, scores));
+  for (int i = 0; i < 200 && tap.observed() < 3; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(tap.observed(), 3u);  // by the 50 ms look, not a wake
+  EXPECT_TRUE(tap.Offer(times, values, scores));
+  tap.Drain();
+  EXPECT_EQ(tap.observed(), 6u);
 }
 
 TEST(CopyForAnotherCore, CopiesEveryBitAtAnyAlignmentAndLength) {

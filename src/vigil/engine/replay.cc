@@ -242,7 +242,8 @@ absl::Status Replayer::OpenDrift() {
                                                              schema->version(), schema->names(),
                                                              std::move(config), drift_log_.get()));
   drift_tap_ = std::make_unique<drift::DriftTap>(drift_.get(), 256 * 1024,
-                                                 drift::DriftTap::WhenFull::kBlock);
+                                                 drift::DriftTap::WhenFull::kBlock,
+                                                 /*wake_rows=*/16 * 1024);
   return absl::OkStatus();
 }
 
