@@ -36,7 +36,9 @@ void CopyForAnotherCore(absl::Span<const double> from, double* to) {
     i = 1;
   }
   for (; i + 2 <= n; i += 2) _mm_stream_pd(to + i, _mm_loadu_pd(from.data() + i));
-  if (i < n) _mm_stream_si64(reinterpret_cast<long long*>(to + i), absl::bit_cast<long long>(from[i]));
+  if (i < n) {
+    _mm_stream_si64(reinterpret_cast<long long*>(to + i), absl::bit_cast<long long>(from[i]));
+  }
   _mm_sfence();
 #else
   std::copy(from.begin(), from.end(), to);

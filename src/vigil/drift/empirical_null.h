@@ -7,11 +7,12 @@
 // (R + 1), read at 256 equal steps between the smallest score and u and linear between them
 // (within a step's share of the sample of the exact count: a p of at least P(score > u) is
 // far from any alarm, and a monitor reads hundreds of these distributions per evaluation, so
-// a kilobyte table that stays in cache beats a search through each sample); beyond u it is a generalized Pareto tail fitted to the exceedances over u (peaks
-// over threshold, method of moments), P(score > u) · (1 + xi (s - u) / scale)^(-1/xi), the
-// shape xi kept in [0, 0.45]: real streams' window scores have heavier tails than any
-// exponential (bursts), and a tail never assumed lighter than exponential keeps the false
-// alarms at or below the target. With fewer than 10 exceedances (a nearly constant
+// a kilobyte table that stays in cache beats a search through each sample). Beyond u it is
+// a generalized Pareto tail fitted to the exceedances over u (peaks over threshold, method
+// of moments), P(score > u) · (1 + xi (s - u) / scale)^(-1/xi), the shape xi kept in
+// [0, 0.45]: real streams' window scores have heavier tails than any exponential (bursts),
+// and a tail never assumed lighter than exponential keeps the false alarms at or below the
+// target. With fewer than 10 exceedances (a nearly constant
 // distribution) the tail is exponential with the caller's fallback scale.
 //
 // Thread safety: immutable after construction.

@@ -22,13 +22,14 @@
 // KL ≈ X / 2n and PSI ≈ X / n.
 //
 // Null distributions are simulated lazily per window size on a grid of sizes 2^(j/2) (8, 11,
-// 16, 22, ...) and cached. A window of up to kCategoricalMaxRows rows (of at most kMaxAliasCells cells) is drawn row by row
-// (Walker's alias method: one random number per row), a larger one as conditional binomials
-// (one per cell); up to kTermTableMaxRows rows its score is summed from per-cell tables of the
-// divergence terms by count, each entry computed the first time a count occurs (Measure's
-// arithmetic, without two logarithms per cell and window); between grid sizes, each neighbour's distribution is read at the
-// score rescaled by (n / n_grid)^gamma, gamma measured from the neighbours' mean scores, and
-// log P interpolated linearly in log n.
+// 16, 22, ...) and cached. A window of up to kCategoricalMaxRows rows (of at most
+// kMaxAliasCells cells) is drawn row by row (Walker's alias method, two rows per 64 random
+// bits), a larger one as conditional binomials (one per cell). Up to kTermTableMaxRows rows,
+// its score is summed from per-cell tables of the divergence terms by count, each entry
+// computed the first time a count occurs (Measure's arithmetic, without two logarithms per
+// cell and window). Between grid sizes, each neighbour's distribution is read at the score
+// rescaled by (n / n_grid)^gamma, gamma measured from the neighbours' mean scores, and log P
+// interpolated linearly in log n.
 //
 // Thread safety: not synchronized (one per subject, owned by the monitor).
 #ifndef VIGIL_DRIFT_NULL_CALIBRATION_H_
