@@ -1,6 +1,5 @@
 #include "vigil/cli/bench_command.h"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include "vigil/cli/data_files.h"
+#include "vigil/common/clock.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
 #include "vigil/engine/decision_pipeline.h"
@@ -367,12 +367,6 @@ struct DriftBenchFlags {
   int repeat = 5;
   std::string json_out;
 };
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // The drift monitor's cost on the full replay pipeline (features, model, policy): replays of
 // one file alternate without and with the monitor, so both see the same machine state; the

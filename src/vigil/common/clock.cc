@@ -1,5 +1,7 @@
 #include "vigil/common/clock.h"
 
+#include <time.h>
+
 namespace vigil {
 namespace {
 
@@ -19,6 +21,12 @@ class SystemClock final : public Clock {
 Clock& RealClock() {
   static SystemClock* clock = new SystemClock();  // never destroyed: usable during shutdown
   return *clock;
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 }  // namespace vigil

@@ -29,6 +29,10 @@ class Clock {
 // The process's real clock. The returned reference is valid for the program's lifetime.
 Clock& RealClock();
 
+// CPU time the calling thread has consumed, in seconds: what a piece of work cost its thread,
+// whatever else the machine ran meanwhile (not injectable: it measures, it does not decide).
+double ThreadCpuSeconds();
+
 // Microseconds since the Unix epoch.
 inline int64_t ToUnixMicros(UtcTime t) { return t.time_since_epoch().count(); }
 inline UtcTime FromUnixMicros(int64_t us) { return UtcTime(std::chrono::microseconds(us)); }

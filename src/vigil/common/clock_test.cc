@@ -1,6 +1,7 @@
 #include "vigil/common/clock.h"
 
 #include <chrono>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "vigil/testing/fake_clock.h"
@@ -32,6 +33,19 @@ TEST(RealClock, MonotonicNeverGoesBack) {
     ASSERT_GE(next, prev);
     prev = next;
   }
+}
+
+TEST(ThreadCpuSeconds, CountsTheThreadsWorkNotItsSleep) {
+  const double start = ThreadCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const double slept = ThreadCpuSeconds() - start;
+  EXPECT_LT(slept, 0.03);  // sleeping costs (almost) no CPU
+  volatile double sink = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  const double busy = ThreadCpuSeconds() - start - slept;
+  EXPECT_GT(busy, 0.01);  // spinning does, even on a loaded machine
+  EXPECT_LT(busy, 5.0);
 }
 
 TEST(FakeClock, MovesOnlyWhenAdvanced) {

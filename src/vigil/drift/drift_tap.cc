@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -17,15 +16,6 @@
 #include "absl/time/time.h"
 
 namespace vigil::drift {
-namespace {
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
 
 void CopyForAnotherCore(absl::Span<const double> from, double* to) {
 #if defined(__x86_64__)
