@@ -503,7 +503,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
       }
     }
     if (drift_tap_ != nullptr) {
-      OfferDrift(items, group.members, rows, decisions,
+      OfferDrift(items, group.members, rows, decisions, group.metric_role == kChampion,
                  frozen ? deployment->champion.get() : nullptr);
     }
   }
@@ -511,7 +511,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
 
 void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
                               absl::Span<const double> rows, absl::Span<const Decision> decisions,
-                              const ModelDeployment::Model* frozen_model) {
+                              bool champion, const ModelDeployment::Model* frozen_model) {
   const size_t n = members.size();
   // Buffers the monitor has observed before: once warm, no allocation per request.
   drift::DriftTap::Rows batch = drift_tap_->Spare();
@@ -520,6 +520,11 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
   for (size_t k = 0; k < n; ++k) {
     batch.times[k] = items[members[k]].tx.event_time;
     batch.scores[k] = decisions[k].score;
+  }
+  if (!champion) {
+    // A challenger's score comes from another model: against the champion's profile it would
+    // look like drift. Its rows still count for the features.
+    std::fill(batch.scores.begin(), batch.scores.end(), std::nan(""));
   }
   if (frozen_model != nullptr && frozen_model->direct != nullptr) {
     // A frozen model decides nothing, but the monitor still needs its score distribution to

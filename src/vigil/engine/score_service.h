@@ -136,12 +136,14 @@ class ScoreService {
   void Features(std::vector<Item>& items);
   void Decide(std::vector<Item>& items, const ScoreRequest& request);
   void Release(std::vector<Item>& items);
-  // Offers the decided members' rows (contiguous in "rows") to the drift tap. "frozen_model":
-  // the champion while the model is frozen (its score is then computed here, for monitoring
-  // only), else null and the decisions' scores are offered.
+  // Offers the decided members' rows (contiguous in "rows") to the drift tap. The score
+  // watched is the champion's, whose training profile it is compared with: "champion" false
+  // (a challenger's group) offers the rows unscored. "frozen_model": the champion while the
+  // model is frozen (its score is then computed here, for monitoring only), else null and the
+  // decisions' scores are offered.
   void OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
                   absl::Span<const double> rows, absl::Span<const Decision> decisions,
-                  const ModelDeployment::Model* frozen_model);
+                  bool champion, const ModelDeployment::Model* frozen_model);
   std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
 
   ScoreServiceOptions options_;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -28,9 +29,11 @@
 #include "nlohmann/json.hpp"
 #include "vigil/drift/measured_null.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/engine/model_registry.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/vigil_server.h"
+#include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -326,6 +329,42 @@ TEST_F(VigilServerDriftTest, AnL3FreezesTheModelAndDecisionsAreDegraded) {
   drift = Drift();
   EXPECT_EQ(drift["frozen"], false);
   EXPECT_THAT(EventKinds(drift), Contains("freeze"));
+}
+
+// The score watched is the champion's: a challenger's payments count for the features, but its
+// scores (another model's) are not compared with the champion's training profile.
+TEST_F(VigilServerDriftTest, AChallengersScoresAreNotTakenForTheChampions) {
+  WriteProfile(dir_ + "/profile.json", 0, 20000);
+  config_.drift.profile = dir_ + "/profile.json";
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string copy_path = dir_ + "/copy.json";
+  std::ofstream(copy_path) << testing::ReadFile(config_.model) << "\n";
+  auto registry = ModelRegistry::Open(config_.data_dir + "/models");
+  ASSERT_OK(registry);
+  auto copy = registry->Add(copy_path);
+  ASSERT_OK(copy);
+  const TestHttpResponse activated =
+      Send("POST", "/v1/engine/activate",
+           absl::StrCat(R"({"model_ref":")", copy->ref, R"(","traffic_weight":0.5})"));
+  ASSERT_EQ(activated.status, 200) << activated.body;
+  int champion = 0, challenger = 0;
+  for (int i = 0; champion < 3 || challenger < 3; ++i) {
+    const std::string id = absl::StrCat("split-", i);
+    const TestHttpResponse r = Score(TxAt(id, i % 5));
+    ASSERT_EQ(r.status, 200) << r.body;
+    (r.Json()["model_role"] == "challenger" ? challenger : champion) += 1;
+  }
+  nlohmann::json drift;
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    return drift.value("rows", 0) >= champion + challenger;
+  })) << drift.dump();
+  std::map<std::string, int> sampled;
+  for (const nlohmann::json& s : drift["subjects"]) {
+    sampled[s["name"].get<std::string>()] = s["windows"][0]["sample_size"].get<int>();
+  }
+  EXPECT_EQ(sampled["amount_reporting"], champion + challenger) << drift.dump();
+  EXPECT_EQ(sampled["model_score"], champion) << drift.dump();
 }
 
 // Leaving L3 releases the freeze: once every window has seen payments like the reference for
