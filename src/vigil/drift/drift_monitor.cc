@@ -170,8 +170,10 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
 }
 
 absl::Status DriftMonitor::Observe(UtcTime t, absl::Span<const double> features, double score) {
-  absl::MutexLock lock(&mu_);
-  return ObserveLocked(t, features, score);
+  absl::ReleasableMutexLock lock(&mu_);
+  absl::Status status = ObserveLocked(t, features, score);
+  status.Update(StoreEvents(lock));
+  return status;
 }
 
 absl::Status DriftMonitor::ObserveBatch(absl::Span<const UtcTime> times,
@@ -183,11 +185,12 @@ absl::Status DriftMonitor::ObserveBatch(absl::Span<const UtcTime> times,
                      " feature values and ", times.size(), " scores, got ", features.size(),
                      " and ", scores.size()));
   }
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   absl::Status status;
   for (size_t r = 0; r < times.size(); ++r) {
     status.Update(ObserveLocked(times[r], features.subspan(r * width_, width_), scores[r]));
   }
+  status.Update(StoreEvents(lock));
   return status;
 }
 
@@ -203,7 +206,6 @@ absl::Status DriftMonitor::ObserveLocked(UtcTime t, absl::Span<const double> fea
     row_values_[s] = v;
     row_cells_[s] = subject.cells.Cell(v);
   }
-  absl::Status status;
   for (size_t w = 0; w < windows_.size(); ++w) {
     LiveWindow& live = windows_[w].live;
     const int64_t pane = live.PaneOf(t);
@@ -212,22 +214,21 @@ absl::Status DriftMonitor::ObserveLocked(UtcTime t, absl::Span<const double> fea
       // Panes newest .. pane - 1 are complete: evaluate the window as of each boundary, as a
       // live monitor would have, while it still holds rows.
       const int64_t last = std::min(pane - 1, newest + static_cast<int64_t>(live.panes()) - 1);
-      for (int64_t b = newest; b <= last; ++b) status.Update(EvaluateLocked(w, b));
+      for (int64_t b = newest; b <= last; ++b) EvaluateLocked(w, b);
     }
     live.Add(t, row_cells_, row_values_);
   }
   ++rows_;
-  return status;
+  return absl::OkStatus();
 }
 
 absl::Status DriftMonitor::Flush() {
-  absl::MutexLock lock(&mu_);
-  absl::Status status;
+  absl::ReleasableMutexLock lock(&mu_);
   for (size_t w = 0; w < windows_.size(); ++w) {
     const int64_t newest = windows_[w].live.newest_pane();
-    if (newest != INT64_MIN) status.Update(EvaluateLocked(w, newest));
+    if (newest != INT64_MIN) EvaluateLocked(w, newest);
   }
-  return status;
+  return StoreEvents(lock);
 }
 
 double DriftMonitor::Severity(double score, double p, const Window& w) const {
@@ -236,11 +237,10 @@ double DriftMonitor::Severity(double score, double p, const Window& w) const {
   return std::clamp(severity, 0.0, 1.0);
 }
 
-absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
+void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
   Window& window = windows_[w];
-  if (window.live.RowsAsOf(as_of) < config_.min_rows) return absl::OkStatus();
+  if (window.live.RowsAsOf(as_of) < config_.min_rows) return;
   ++evaluations_;
-  absl::Status status;
   window.live.Sum(as_of, totals_);
   const UtcTime end = FromUnixMicros(
       (as_of + 1) * std::chrono::duration_cast<std::chrono::microseconds>(window.spec.slide).count());
@@ -289,7 +289,7 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
       e.severity = state.severity;
       e.score = state.score;
       e.detail = std::move(detail);
-      status.Update(Emit(std::move(e)));
+      Emit(std::move(e));
     };
     if (const auto change = s.trackers[w].Observe(state.severity)) {
       level_event(*change, absl::StrCat(totals_.rows, " rows, p(no drift) ", state.p_no_drift));
@@ -305,15 +305,14 @@ absl::Status DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
       e.severity = state.severity;
       e.score = state.score;
       e.detail = "severity rose through the escalation pattern";
-      status.Update(Emit(std::move(e)));
+      Emit(std::move(e));
       if (const auto change = s.trackers[w].Raise(DriftLevel::kL3)) {
         level_event(*change, "raised by a critical escalation");
       }
     }
     Remember(s, w, DriftPoint{end, state.score, state.severity, s.trackers[w].level()});
   }
-  status.Update(UpdateMonitorLevel(subjects_.front().last[w].end));
-  return status;
+  UpdateMonitorLevel(subjects_.front().last[w].end);
 }
 
 void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
@@ -349,19 +348,33 @@ void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
   }
 }
 
-absl::Status DriftMonitor::Emit(DriftEvent event) {
+void DriftMonitor::Emit(DriftEvent event) {
   ++events_emitted_;
-  if (events_ == nullptr) return absl::OkStatus();
-  absl::StatusOr<DriftEvent> stored = events_->Append(std::move(event));
-  return stored.ok() ? absl::OkStatus() : stored.status();
+  if (events_ != nullptr) unstored_.push_back(std::move(event));
 }
 
-absl::Status DriftMonitor::UpdateMonitorLevel(UtcTime t) {
+absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock) {
+  // The log's store writes synchronously: never while holding mu_, which State (GET
+  // /v1/drift, /metrics) takes. store_mu_ is taken before mu_ is let go, so events are stored
+  // in the order they happened whichever thread emitted them.
+  std::vector<DriftEvent> events;
+  events.swap(unstored_);
+  absl::MutexLock store(&store_mu_);
+  lock.Release();
+  absl::Status status;
+  for (DriftEvent& e : events) {
+    absl::StatusOr<DriftEvent> stored = events_->Append(std::move(e));
+    if (!stored.ok()) status.Update(stored.status());
+  }
+  return status;
+}
+
+void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
   DriftLevel level = DriftLevel::kNone;
   for (const Subject& s : subjects_) {
     for (const LevelTracker& tracker : s.trackers) level = std::max(level, tracker.level());
   }
-  if (level == monitor_level_) return absl::OkStatus();
+  if (level == monitor_level_) return;
   const DriftLevel previous = monitor_level_;
   monitor_level_ = level;
   level_.store(level, std::memory_order_release);
@@ -394,19 +407,18 @@ absl::Status DriftMonitor::UpdateMonitorLevel(UtcTime t) {
     e.detail = detail;
     return e;
   };
-  absl::Status status = Emit(event(kLevelChange));
-  if (previous < DriftLevel::kL2 && level >= DriftLevel::kL2) status.Update(Emit(event(kRetrainRequested)));
+  Emit(event(kLevelChange));
+  if (previous < DriftLevel::kL2 && level >= DriftLevel::kL2) Emit(event(kRetrainRequested));
   if (config_.freeze_on_l3 && level == DriftLevel::kL3 && previous < DriftLevel::kL3) {
     frozen_since_ = t;
     frozen_.store(true, std::memory_order_release);
-    status.Update(Emit(event(kFreeze)));
-    status.Update(Emit(event(kTicketOpened)));
+    Emit(event(kFreeze));
+    Emit(event(kTicketOpened));
   }
   if (previous == DriftLevel::kL3 && level < DriftLevel::kL3 && frozen_.load()) {
     frozen_.store(false, std::memory_order_release);
-    status.Update(Emit(event(kFreezeReleased)));
+    Emit(event(kFreezeReleased));
   }
-  return status;
 }
 
 DriftState DriftMonitor::State(bool exact) const {

@@ -21,7 +21,9 @@
 // freeze. Every level change and these monitor events are appended to the event log.
 //
 // Thread safety: internally synchronized; Observe* are meant for one feeding thread (rows in
-// roughly event-time order), State/History/frozen may be called from any thread.
+// roughly event-time order), State/History/frozen may be called from any thread. Events are
+// written to the log after the state's lock is released, so a reader of the state never waits
+// on the log's store.
 #ifndef VIGIL_DRIFT_DRIFT_MONITOR_H_
 #define VIGIL_DRIFT_DRIFT_MONITOR_H_
 
@@ -155,11 +157,14 @@ class DriftMonitor {
   DriftMonitor(DriftConfig config, DriftEventLog* events) : config_(std::move(config)), events_(events) {}
   absl::Status ObserveLocked(UtcTime t, absl::Span<const double> features, double score)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status EvaluateLocked(size_t window, int64_t as_of) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvaluateLocked(size_t window, int64_t as_of) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Severity(double score, double p, const Window& w) const;
   void Remember(Subject& s, size_t window, const DriftPoint& point) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Emit(DriftEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status UpdateMonitorLevel(UtcTime t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts the event and queues it for the log (StoreEvents writes it).
+  void Emit(DriftEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores the queued events after releasing "lock" (which holds mu_): the first error, if any.
+  absl::Status StoreEvents(absl::ReleasableMutexLock& lock) ABSL_LOCKS_EXCLUDED(store_mu_);
+  void UpdateMonitorLevel(UtcTime t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DriftConfig config_;
   DriftEventLog* const events_;
@@ -168,6 +173,7 @@ class DriftMonitor {
   size_t features_monitored_ = 0;
   std::vector<std::string> unmonitored_;
 
+  absl::Mutex store_mu_ ABSL_ACQUIRED_AFTER(mu_);  // orders the log's appends
   mutable absl::Mutex mu_;
   std::vector<Subject> subjects_ ABSL_GUARDED_BY(mu_);
   std::vector<Window> windows_ ABSL_GUARDED_BY(mu_);
@@ -180,6 +186,7 @@ class DriftMonitor {
   uint64_t rows_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t evaluations_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t events_emitted_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<DriftEvent> unstored_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> frozen_{false};
   std::atomic<DriftLevel> level_{DriftLevel::kNone};
 };
