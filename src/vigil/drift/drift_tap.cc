@@ -4,36 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 
-#include "absl/base/casts.h"
 #include "absl/time/time.h"
 
 namespace vigil::drift {
-
-void CopyForAnotherCore(absl::Span<const double> from, double* to) {
-#if defined(__x86_64__)
-  const size_t n = from.size();
-  size_t i = 0;
-  if (n > 0 && reinterpret_cast<uintptr_t>(to) % 16 != 0) {
-    _mm_stream_si64(reinterpret_cast<long long*>(to), absl::bit_cast<long long>(from[0]));
-    i = 1;
-  }
-  for (; i + 2 <= n; i += 2) _mm_stream_pd(to + i, _mm_loadu_pd(from.data() + i));
-  if (i < n) {
-    _mm_stream_si64(reinterpret_cast<long long*>(to + i), absl::bit_cast<long long>(from[i]));
-  }
-  _mm_sfence();
-#else
-  std::copy(from.begin(), from.end(), to);
-#endif
-}
 
 DriftTap::DriftTap(DriftMonitor* monitor, size_t capacity_rows, WhenFull when_full,
                    size_t wake_rows)
@@ -78,6 +55,7 @@ DriftTap::Rows DriftTap::Spare() {
   if (spare_.empty()) return {};
   Rows rows = std::move(spare_.back());
   spare_.pop_back();
+  spare_rows_ -= rows.scores.capacity();
   return rows;
 }
 
@@ -147,7 +125,8 @@ void DriftTap::Run() {
     observed_ += in_flight_rows_;
     in_flight_rows_ = 0;
     for (Rows& c : chunks) {
-      if (spare_.size() >= kSpareRows) break;
+      if (spare_rows_ + c.scores.capacity() > wake_rows_) break;
+      spare_rows_ += c.scores.capacity();
       c.times.clear();
       c.features.clear();
       c.scores.clear();

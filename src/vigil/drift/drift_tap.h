@@ -16,8 +16,6 @@
 #include <cstdint>
 #include <deque>
 #include <thread>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -28,33 +26,6 @@
 #include "vigil/drift/drift_monitor.h"
 
 namespace vigil::drift {
-
-// Leaves elements default-initialized on resize (no zeroing of doubles a feeder overwrites).
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  DefaultInitAllocator() = default;
-  template <typename U>
-  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
-// Copies "from" to "to" for a reader on another core, with stores that bypass the caches
-// where the processor has them (x86-64): the copy neither evicts the writer's working set nor
-// waits for the reader's core to give up the lines it read from the same buffer last time.
-// Visible to other threads after the next release of a mutex (the copy ends with a store
-// fence).
-void CopyForAnotherCore(absl::Span<const double> from, double* to);
 
 class DriftTap {
  public:
@@ -82,17 +53,17 @@ class DriftTap {
   // Rows in the caller's buffers, taken instead of copied.
   struct Rows {
     std::vector<UtcTime> times;
-    std::vector<double, DefaultInitAllocator<double>> features;  // times.size() × width
+    std::vector<double> features;  // times.size() × monitor width
     std::vector<double> scores;    // times.size()
   };
-  // Empty buffers, with the capacity of rows already observed when there are such (at most
-  // kSpareRows are kept): a feeder that fills these and offers them allocates nothing once
-  // warm, and no buffer is freed on another thread than the one that made it.
+  // Empty buffers, with the capacity of rows already observed when there are such: the tap
+  // keeps observed buffers up to a wake batch's worth of rows, so a feeder that fills these
+  // and offers them allocates little in steady state, and its buffers are seldom freed on the
+  // tap's thread.
   Rows Spare();
   // The same as the copying Offer, taking the buffers (sizes as above; no split: a batch beyond
   // the capacity waits, or is dropped, whole).
   bool Offer(Rows&& rows);
-  static constexpr size_t kSpareRows = 8;
 
   // Waits until every row offered so far has been observed.
   void Drain();
@@ -118,6 +89,7 @@ class DriftTap {
   mutable absl::Mutex mu_;
   std::deque<Rows> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<Rows> spare_ ABSL_GUARDED_BY(mu_);
+  size_t spare_rows_ ABSL_GUARDED_BY(mu_) = 0;  // their capacity, in rows
   size_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
   size_t in_flight_rows_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

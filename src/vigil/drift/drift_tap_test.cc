@@ -1,8 +1,6 @@
 #include "vigil/drift/drift_tap.h"
 
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -109,26 +107,6 @@ TEST(DriftTap, FewerRowsThanAWakeBatchAreStillObserved) {
   EXPECT_TRUE(tap.Offer(times, values, scores));
   tap.Drain();
   EXPECT_EQ(tap.observed(), 6u);
-}
-
-TEST(CopyForAnotherCore, CopiesEveryBitAtAnyAlignmentAndLength) {
-  std::vector<double> from;
-  for (int i = 0; i < 67; ++i) from.push_back(i * 1.25 - 7);
-  from[3] = std::nan("");
-  from[4] = -0.0;
-  from[5] = std::numeric_limits<double>::infinity();
-  for (size_t offset : {0, 1, 2, 3}) {
-    for (size_t len : {0, 1, 2, 3, 60, 61, 67}) {
-      std::vector<double> to(len + 8, 42.0);
-      CopyForAnotherCore(absl::MakeConstSpan(from).subspan(0, len), to.data() + offset);
-      for (size_t i = 0; i < to.size(); ++i) {
-        const bool copied = i >= offset && i < offset + len;
-        const double want = copied ? from[i - offset] : 42.0;
-        EXPECT_EQ(std::memcmp(&to[i], &want, sizeof(double)), 0)
-            << "offset " << offset << " length " << len << " at " << i;
-      }
-    }
-  }
 }
 
 TEST(DriftTap, DroppingTapNeverWaitsAndCountsWhatItDrops) {

@@ -496,22 +496,15 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       drift::DriftTap::Rows batch = drift_tap_->Spare();
       batch.times.reserve(n);
       batch.scores.reserve(n);
+      batch.features.reserve(n * width);
       for (size_t i = 0; i < n; ++i) {
         if (!statuses[i].ok()) continue;
         batch.times.push_back(txs[i].event_time);
         batch.scores.push_back(options_.decisions != nullptr ? decisions[decision_of[i]].score
                                                              : std::nan(""));
-      }
-      batch.features.resize(batch.times.size() * width);
-      if (batch.times.size() == n) {
-        drift::CopyForAnotherCore(absl::MakeConstSpan(rows).subspan(0, n * width),
-                                  batch.features.data());
-      } else {
-        for (size_t i = 0, k = 0; i < n; ++i) {
-          if (!statuses[i].ok()) continue;
-          drift::CopyForAnotherCore(absl::MakeConstSpan(rows).subspan(i * width, width),
-                                    batch.features.data() + k++ * width);
-        }
+        batch.features.insert(batch.features.end(),
+                              rows.begin() + static_cast<std::ptrdiff_t>(i * width),
+                              rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
       }
       drift_tap_->Offer(std::move(batch));
     }

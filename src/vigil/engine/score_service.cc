@@ -513,7 +513,7 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
                               absl::Span<const double> rows, absl::Span<const Decision> decisions,
                               bool champion, const ModelDeployment::Model* frozen_model) {
   const size_t n = members.size();
-  // Buffers the monitor has observed before: once warm, no allocation per request.
+  // Buffers the monitor has observed before, when it has some to spare.
   drift::DriftTap::Rows batch = drift_tap_->Spare();
   batch.times.resize(n);
   batch.scores.resize(n);
