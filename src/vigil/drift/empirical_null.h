@@ -31,20 +31,20 @@ class EmpiricalNull {
   // P(score >= s) under no drift, in (0, 1] (may underflow to 0 far in the tail).
   double Sf(double score) const;
 
-  const std::vector<double>& sorted() const { return sorted_; }
+  double lowest() const { return lowest_; }
   double mean() const { return mean_; }
   double tail_threshold() const { return u_; }
   double tail_scale() const { return beta_; }
   double tail_shape() const { return xi_; }
 
  private:
-  std::vector<double> sorted_;
+  double lowest_ = 0;
   double mean_ = 0;
   double u_ = 0;     // tail threshold
   double beta_ = 1;  // tail scale
   double xi_ = 0;    // tail shape (0: exponential)
   double p_u_ = 1;   // P(score > u)
-  // The empirical survival at sorted_.front() + b / body_inverse_step_, b = 0..256. Empty
+  // The empirical survival at lowest_ + b / body_inverse_step_, b = 0..256. Empty
   // when the body is a point.
   std::vector<float> body_;
   double body_inverse_step_ = 0;

@@ -35,7 +35,7 @@ TEST(EmpiricalNull, BodyStaysWithinTheExactCountsAtItsSteps) {
     for (double z : scores) at_least += z >= s;
     return (at_least + 1) / static_cast<double>(scores.size() + 1);
   };
-  const double lo = null.sorted().front(), u = null.tail_threshold();
+  const double lo = null.lowest(), u = null.tail_threshold();
   const double step = (u - lo) / 256;
   for (int b = 0; b <= 256; ++b) {
     const double at = b == 256 ? u : lo + b / (256 / (u - lo));

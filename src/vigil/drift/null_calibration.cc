@@ -150,8 +150,9 @@ void NullCalibration::DrawWindow(int64_t n, Rng& rng, std::vector<uint32_t>& cou
 }
 
 const EmpiricalNull& NullCalibration::NullFor(int grid) {
-  auto it = buckets_.find(grid);
-  if (it != buckets_.end()) return it->second;
+  const auto index = static_cast<size_t>(grid);
+  if (index >= buckets_.size()) buckets_.resize(index + 1);
+  if (buckets_[index] != nullptr) return *buckets_[index];
   const int64_t n = GridRows(grid);
   // One generator per grid size, seeded from the options: the same null whatever order sizes
   // are first asked for.
@@ -200,9 +201,10 @@ const EmpiricalNull& NullCalibration::NullFor(int grid) {
   }
   // Fallback tail scale: chi-square's tail scale 2 carried through KL ≈ X / 2n, PSI ≈ X / n.
   const double fallback = (options_.weights.kl + 2 * options_.weights.psi) / static_cast<double>(n);
-  return buckets_.emplace(grid, EmpiricalNull(std::move(scores), options_.tail_fraction,
-                                              fallback > 0 ? fallback : 1.0 / static_cast<double>(n)))
-      .first->second;
+  buckets_[index] = std::make_unique<EmpiricalNull>(
+      std::move(scores), options_.tail_fraction,
+      fallback > 0 ? fallback : 1.0 / static_cast<double>(n));
+  return *buckets_[index];
 }
 
 double NullCalibration::Sf(double score, double rows) {

@@ -36,7 +36,7 @@
 #define VIGIL_DRIFT_NULL_CALIBRATION_H_
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -81,8 +81,6 @@ class NullCalibration {
   // P(score >= s) under no drift for a window of "rows" rows (rows >= 1), in (0, 1].
   double Sf(double score, double rows);
 
-  size_t simulated_sizes() const { return buckets_.size(); }
-
   static constexpr int64_t kCategoricalMaxRows = 512;
   static constexpr size_t kMaxAliasCells = 64;  // more cells: binomials at every size
   static constexpr int64_t kTermTableMaxRows = 4096;
@@ -101,7 +99,8 @@ class NullCalibration {
   std::vector<uint32_t> keep_;
   std::vector<uint32_t> alias_;
   NullCalibrationOptions options_;
-  std::map<int, EmpiricalNull> buckets_;
+  // By grid point (read per subject and evaluation: an index, not a tree walk).
+  std::vector<std::unique_ptr<EmpiricalNull>> buckets_;
 };
 
 }  // namespace vigil::drift
