@@ -161,11 +161,14 @@ std::string CheckTagsBalanced(std::string_view doc) {
   return open.empty() ? "" : absl::StrCat("<", open.back(), "> not closed");
 }
 
-// Parses `doc` with Python's XML parser where there is one: stricter than the check above
-// (attributes, entities, characters). Returns true when there is no python3 to ask. About
-// 0.1 s a call, so only two tests make it.
+// Parses `doc` with Python's XML parser: stricter than the check above (attributes, entities,
+// characters). scripts/setup installs /usr/bin/python3; without it the check fails rather than
+// passing unasked. About 0.1 s a call, so only two tests make it.
 bool XmlParses(const std::string& doc) {
-  if (std::system("test -x /usr/bin/python3") != 0) return true;
+  if (std::system("test -x /usr/bin/python3") != 0) {
+    ADD_FAILURE() << "no /usr/bin/python3 to parse the page with (scripts/setup installs it)";
+    return false;
+  }
   const std::string path = absl::StrCat(::testing::TempDir(), "drift_report_test.html");
   std::ofstream(path) << doc;
   return std::system(absl::StrCat("/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; "

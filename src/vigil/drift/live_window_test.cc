@@ -372,16 +372,27 @@ TEST(LiveWindow, DecayWithALongerHalfLife) {
   EXPECT_NEAR(w.Take(0, a + 3, false).weight, std::pow(2.0, -1.5) + std::pow(2.0, -2.0), 1e-12);
 }
 
-TEST(LiveWindow, WithoutDecayWeightAndEffectiveRowsAreTheRows) {
-  ASSERT_OK_AND_ASSIGN(LiveWindow w, LiveWindow::Create(Config(30, 10), {2}));
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Add(w, At(1 + i), {0}, {1}));
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(Add(w, At(11 + i), {1}, {2}));
-  ASSERT_TRUE(Add(w, At(21), {0}, {3}));
-  const LiveWindow::Snapshot s = w.Take(0, w.newest_pane(), false);
-  EXPECT_EQ(s.rows, 7u);
-  EXPECT_EQ(s.weight, 7);
-  EXPECT_EQ(s.effective_rows, 7);
-  EXPECT_THAT(s.cells, ElementsAre(5, 2));
+// Sum, what the monitor evaluates: every subject's cells side by side at its offset, with the
+// window's weight and Kish's effective size, decayed or not.
+TEST(LiveWindow, SumWeighsThePanesAsTheyAge) {
+  for (const int half_life : {0, 10}) {
+    ASSERT_OK_AND_ASSIGN(LiveWindow w, LiveWindow::Create(Config(30, 10, half_life), {2, 3}));
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(Add(w, At(1 + i), {0, 2}, {1, 1}));   // pane a - 2
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(Add(w, At(11 + i), {1, 0}, {2, 2}));  // pane a - 1
+    ASSERT_TRUE(Add(w, At(21), {0, 1}, {3, 3}));                                   // pane a
+    const double w2 = half_life == 0 ? 1 : 0.25, w1 = half_life == 0 ? 1 : 0.5;
+    LiveWindow::Totals t;
+    w.Sum(w.PaneOf(At(21)), t);
+    EXPECT_EQ(t.rows, 7u);
+    EXPECT_DOUBLE_EQ(t.weight, w2 * 4 + w1 * 2 + 1);
+    EXPECT_NEAR(t.effective_rows,
+                t.weight * t.weight / (w2 * w2 * 4 + w1 * w1 * 2 + 1), 1e-12);
+    ASSERT_EQ(w.offset(1), 2u);
+    EXPECT_THAT(t.cells, ElementsAre(DoubleNear(w2 * 4 + 1, 1e-12), DoubleNear(w1 * 2, 1e-12),
+                                     DoubleNear(w1 * 2, 1e-12), DoubleNear(1, 1e-12),
+                                     DoubleNear(w2 * 4, 1e-12)))
+        << "half-life " << half_life;
+  }
 }
 
 TEST(LiveWindow, EmptyWindowSnapshot) {
