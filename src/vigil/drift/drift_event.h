@@ -20,6 +20,10 @@
 namespace vigil::drift {
 
 // Kinds of events.
+// Subjects other than features: the model's score, and the monitor as a whole.
+inline constexpr std::string_view kScoreSubject = "model_score";
+inline constexpr std::string_view kMonitorSubject = "monitor";
+
 inline constexpr std::string_view kLevelChange = "level_change";          // one subject's level
 inline constexpr std::string_view kRetrainRequested = "retrain_requested";  // monitor reached L2
 inline constexpr std::string_view kCritical = "critical";                  // escalation pattern

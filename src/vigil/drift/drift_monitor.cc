@@ -9,13 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/string_view.h"
 #include "vigil/core/transaction.h"
 #include "vigil/drift/two_sample.h"
 
 namespace vigil::drift {
 namespace {
-
-absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
 // Piecewise linear through (0, 0), (x1, y1), (x2, y2), (x3, y3) and (x3 + (x3 - x2), 1).
 double RawPresetSeverity(double score, const DriftConfig& c) {
@@ -45,7 +44,7 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
   if (measured != nullptr) {
     const auto mismatch = [](std::string_view what) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "the measured null was measured with ", View(what),
+          "the measured null was measured with ", ToAbsl(what),
           ": measure it again with this configuration (vigil replay --drift-null-out)"));
     };
     if (measured->feature_schema_version != schema_version) {
@@ -141,7 +140,7 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
   }
   m->features_monitored_ = m->subjects_.size();
   if (c.monitor_score && profile.score().has_value()) {
-    add_subject(kScoreSubject, m->width_, *profile.score());
+    add_subject(std::string(kScoreSubject), m->width_, *profile.score());
   }
   if (m->subjects_.empty()) {
     return absl::InvalidArgumentError(
@@ -385,7 +384,7 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
       if (s.trackers[w].level() >= std::max(level, DriftLevel::kL1)) {
         drivers.emplace_back(s.last[w].severity,
                              absl::StrCat(s.name, " (", windows_[w].spec.name, " ",
-                                          View(DriftLevelName(s.trackers[w].level())), ")"));
+                                          ToAbsl(DriftLevelName(s.trackers[w].level())), ")"));
       }
     }
   }
@@ -400,7 +399,7 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
     DriftEvent e;
     e.time = t;
     e.kind = std::string(kind);
-    e.subject = "monitor";
+    e.subject = std::string(kMonitorSubject);
     e.from = previous;
     e.to = level;
     e.severity = drivers.empty() ? 0 : drivers.front().first;

@@ -23,7 +23,7 @@
 // Thread safety: internally synchronized; Observe* are meant for one feeding thread (rows in
 // roughly event-time order), State/History/frozen may be called from any thread. Events are
 // written to the log after the state's lock is released, so a reader of the state never waits
-// on the log's store.
+// on the log's store: a freeze takes effect at once, its events are in the log moments later.
 #ifndef VIGIL_DRIFT_DRIFT_MONITOR_H_
 #define VIGIL_DRIFT_DRIFT_MONITOR_H_
 
@@ -52,8 +52,6 @@
 #include "vigil/drift/reference_profile.h"
 
 namespace vigil::drift {
-
-inline constexpr char kScoreSubject[] = "model_score";
 
 struct DriftWindowState {
   std::string window;

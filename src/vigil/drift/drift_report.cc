@@ -17,8 +17,6 @@
 namespace vigil::drift {
 namespace {
 
-constexpr std::string_view kModelScore = "model_score";
-constexpr std::string_view kMonitor = "monitor";
 constexpr std::string_view kShort = "short";
 // Points per series on a full plot: both windows together stay near one point per pixel of the
 // 790-pixel plot area, which keeps a report of many long-running features small.
@@ -197,7 +195,7 @@ std::vector<Subject> GatherSubjects(const DriftReport& report) {
     Summarize(s);
   }
   const auto group = [](const Subject& s) {
-    return s.name == kModelScore ? 0 : s.drifted() ? 1 : 2;
+    return s.name == kScoreSubject ? 0 : s.drifted() ? 1 : 2;
   };
   std::stable_sort(subjects.begin(), subjects.end(), [&](const Subject& a, const Subject& b) {
     if (group(a) != group(b)) return group(a) < group(b);
@@ -456,7 +454,7 @@ void AppendEventMarks(std::string& out, const Frame& f, const TimeAxis& axis,
     if (!e->window.empty()) absl::StrAppend(&title, " (", e->window, ")");
     absl::StrAppend(&title, ", severity ", Severity(e->severity));
     if (!e->detail.empty()) absl::StrAppend(&title, ": ", e->detail);
-    if (e->subject == kMonitor) {
+    if (e->subject == kMonitorSubject) {
       absl::StrAppend(&out, "<g class=\"monitor-event\"><title>", Escape(title),
                       "</title><line x1=\"", Px(x), "\" y1=\"", Px(f.top), "\" x2=\"", Px(x),
                       "\" y2=\"", Px(bottom),
@@ -682,7 +680,7 @@ void AppendPlots(std::string& out, const DriftReport& report, const std::vector<
   }
   bool grid_open = false;
   for (const Subject& s : subjects) {
-    const bool full = s.name == kModelScore || s.drifted();
+    const bool full = s.name == kScoreSubject || s.drifted();
     if (!full && !grid_open) {
       out += "<h3>Never reached a level</h3>\n<div class=\"grid-small\">\n";
       grid_open = true;
@@ -692,7 +690,7 @@ void AppendPlots(std::string& out, const DriftReport& report, const std::vector<
       // The monitor's own L1 comings and goings would bury the plot; its retrain requests,
       // freezes and releases are what an analyst looks for.
       if ((e.kind == kLevelChange && e.subject == s.name) ||
-          (s.name == kModelScore && e.subject == kMonitor && e.kind != kLevelChange)) {
+          (s.name == kScoreSubject && e.subject == kMonitorSubject && e.kind != kLevelChange)) {
         marks.push_back(&e);
       }
     }

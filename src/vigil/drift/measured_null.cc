@@ -7,13 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/string_view.h"
 
 namespace vigil::drift {
 namespace {
 
 constexpr char kFormat[] = "vigil.drift-null.v1";
-
-absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
@@ -50,7 +49,7 @@ std::string MeasuredNull::ToJson() const {
 absl::StatusOr<MeasuredNull> MeasuredNull::Parse(std::string_view json, std::string_view file) {
   const nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
   const auto error = [&](std::string_view where, std::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(View(file), ": ", View(where), ": ", View(what)));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(file), ": ", ToAbsl(where), ": ", ToAbsl(what)));
   };
   if (root.is_discarded() || !root.is_object()) return error("$", "not a JSON object");
   if (!root.contains("format") || root["format"] != kFormat) {

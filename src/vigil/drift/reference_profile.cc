@@ -10,18 +10,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/string_view.h"
 
 namespace vigil::drift {
 namespace {
-
-absl::string_view View(std::string_view s) { return {s.data(), s.size()}; }
 
 // One entry of "features" (or "score"): counts, and with present values the bins, sample,
 // mean and standard deviation.
 absl::StatusOr<FeatureReference> ParseEntry(const nlohmann::json& f, const std::string& where,
                                             std::string_view file) {
   const auto error = [&](std::string_view at, std::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(View(file), ": ", View(at), ": ", View(what)));
+    return absl::InvalidArgumentError(absl::StrCat(ToAbsl(file), ": ", ToAbsl(at), ": ", ToAbsl(what)));
   };
   if (!f.is_object()) return error(where, "not an object");
   FeatureReference ref;
@@ -93,7 +92,7 @@ absl::StatusOr<ReferenceProfile> ReferenceProfile::Parse(std::string_view json,
   const nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
   const auto error = [&](std::string_view where, std::string_view what) {
     return absl::InvalidArgumentError(
-        absl::StrCat(View(file), ": ", View(where), ": ", View(what)));
+        absl::StrCat(ToAbsl(file), ": ", ToAbsl(where), ": ", ToAbsl(what)));
   };
   if (root.is_discarded() || !root.is_object()) {
     return error("$", "not a JSON object (a reference profile from tools/train.py)");

@@ -267,11 +267,11 @@ absl::Status Replayer::FinishDrift() {
   std::optional<UtcTime> frozen_at;
   for (const drift::DriftEvent& e : events) {
     ++out.events[e.kind];
-    if (e.kind == drift::kLevelChange && e.subject != "monitor" && e.to >= drift::DriftLevel::kL2) {
+    if (e.kind == drift::kLevelChange && e.subject != drift::kMonitorSubject && e.to >= drift::DriftLevel::kL2) {
       std::string& level = out.drifted[e.subject];
       if (level.empty() || level < drift::DriftLevelName(e.to)) level = drift::DriftLevelName(e.to);
     }
-    if (e.kind == drift::kLevelChange && e.subject == "monitor") worst = std::max(worst, e.to);
+    if (e.kind == drift::kLevelChange && e.subject == drift::kMonitorSubject) worst = std::max(worst, e.to);
     if (e.kind == drift::kFreeze) frozen_at = e.time;
     if (e.kind == drift::kFreezeReleased && frozen_at.has_value()) {
       out.frozen_seconds += std::chrono::duration<double>(e.time - *frozen_at).count();

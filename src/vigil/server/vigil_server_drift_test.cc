@@ -5,6 +5,7 @@
 // to observe what was decided.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -160,9 +161,13 @@ class VigilServerDriftTest : public ::testing::Test {
       ASSERT_EQ(r.status, 200) << r.body;
     }
     nlohmann::json drift;
+    // The freeze takes effect at once; its events are stored just after (outside the
+    // monitor's lock): wait for both.
     ASSERT_TRUE(Eventually([&] {
       drift = Drift();
-      return drift.value("frozen", false);
+      const std::vector<std::string> kinds = EventKinds(drift);
+      return drift.value("frozen", false) &&
+             std::find(kinds.begin(), kinds.end(), "ticket_opened") != kinds.end();
     })) << drift.dump();
   }
 

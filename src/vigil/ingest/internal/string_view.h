@@ -9,13 +9,12 @@
 #include <string_view>
 
 #include "absl/strings/string_view.h"
+#include "vigil/common/string_view.h"
 
 namespace vigil::ingest_internal {
 
-inline absl::string_view ToAbsl(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+using ::vigil::ToAbsl;
+using ::vigil::ToStd;
 
 }  // namespace vigil::ingest_internal
 
