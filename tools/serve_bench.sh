@@ -14,8 +14,11 @@ M=${MODEL:-build/demo/model/model.json}
 SC=${SERVER_CORES:-2,3}  # the 2 cores of the server
 CC=${CLIENT_CORES:-4-7}  # other cores for the separate client
 COMMON="--policy policies/default.yaml --fx-rates data/fx_rates.csv"
+# The serving figures are without drift monitoring (docs/benchmarks.md measures it apart);
+# DRIFT=1 keeps it on when a reference profile lies beside the model.
+[ "${DRIFT:-0}" = 1 ] || NODRIFT=--no-drift
 lscpu | grep -E "Model name|^CPU\(s\)"
-taskset -c $SC $B bench http --model $M $COMMON --batchers immediate,fast,compliance \
+taskset -c $SC $B bench http --model $M $COMMON ${NODRIFT:-} --batchers immediate,fast,compliance \
   --rates 10000,15000,20000,25000 --duration-ms 3000 --warmup-ms 500 --stages \
   --json-out $OUT/sweep.json > $OUT/sweep.txt 2>&1
 echo "sweep rc=$?"
@@ -26,7 +29,7 @@ metrics() {
   exec 3<&-
 }
 start_server() {
-  rm -rf /tmp/st; taskset -c $SC $B serve --listen 127.0.0.1:0 --data-dir /tmp/st --model $M $COMMON \
+  rm -rf /tmp/st; taskset -c $SC $B serve --listen 127.0.0.1:0 --data-dir /tmp/st --model $M $COMMON ${NODRIFT:-} \
     --batcher immediate --log /tmp/serve.log > /tmp/serve.out 2>&1 &
   pid=$!
   for i in $(seq 1 100); do grep -q listening /tmp/serve.out && break; sleep 0.1; done

@@ -53,6 +53,7 @@ struct BenchFlags {
   bool overload = true;
   bool stages = false;
   bool drift_freeze = true;
+  bool drift = true;
   std::string json_out;
   int client_threads = 1;
   std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
@@ -134,6 +135,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   config.model = flags.model;
   config.policy = flags.policy;
   config.drift.monitor.freeze_on_l3 = flags.drift_freeze;
+  config.drift.enabled = flags.drift;
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
   config.log_path = absl::StrCat(dir, ".log");
@@ -521,6 +523,8 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
+  http->add_flag("!--no-drift", flags->drift,
+                 "No drift monitoring, even with a reference_profile.json beside the model");
   http->add_flag("!--no-drift-freeze", flags->drift_freeze,
                  "Drift (on when a reference_profile.json is beside the model) watches but never "
                  "freezes the model: measures monitoring, not the rules-only path");

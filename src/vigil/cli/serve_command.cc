@@ -31,6 +31,7 @@ struct ServeFlags {
   std::string drift_profile, drift_measured_null, drift_calibration, drift_short_window,
       drift_long_window;
   std::optional<bool> drift_freeze;
+  bool no_drift = false;
   std::optional<int64_t> drift_false_alarm_days, drift_min_rows, drift_queue;
   bool routes = false;
 };
@@ -53,6 +54,7 @@ absl::Status ApplyDriftFlags(const ServeFlags& flags, ServeDriftConfig* drift) {
     drift->monitor.calibration = *c;
   }
   if (flags.drift_freeze) drift->monitor.freeze_on_l3 = *flags.drift_freeze;
+  if (flags.no_drift) drift->enabled = false;
   if (flags.drift_false_alarm_days) {
     if (*flags.drift_false_alarm_days < 1 || *flags.drift_false_alarm_days > 3650) {
       return flag_error("--drift-false-alarm-days", "drift.false_alarm_days must be 1 to 3650");
@@ -189,6 +191,8 @@ Command AddServeCommand(CLI::App& vigil) {
                   "--drift-null-out; default: drift_null.json beside the profile, when present)");
   app->add_option("--drift-calibration", flags->drift_calibration,
                   "Drift severity calibration: null (default) or raw-preset");
+  app->add_flag("--no-drift", flags->no_drift,
+                "No drift monitoring, even with a reference profile beside --model");
   app->add_option("--drift-freeze", flags->drift_freeze,
                   "true (default): drift L3 freezes the model (rules-only, degraded decisions)");
   app->add_option("--drift-false-alarm-days", flags->drift_false_alarm_days,

@@ -83,8 +83,8 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
     return;
   }
   r.Keys(d,
-         {"profile", "measured_null", "calibration", "freeze", "false_alarm_days", "short_window",
-          "long_window", "min_rows", "queue", "exclude"},
+         {"enabled", "profile", "measured_null", "calibration", "freeze", "false_alarm_days",
+          "short_window", "long_window", "min_rows", "queue", "exclude"},
          "drift");
   if (const YAML::Node n = d["profile"]; n) r.String(n, "drift.profile", &out->profile);
   if (const YAML::Node n = d["measured_null"]; n) {
@@ -98,6 +98,14 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
       out->monitor.calibration = *calibration;
     } else {
       r.Error(n, "'drift.calibration' must be null or raw-preset");
+    }
+  }
+  if (const YAML::Node n = d["enabled"]; n) {
+    bool enabled = true;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, enabled)) {
+      r.Error(n, "'drift.enabled' must be true or false");
+    } else {
+      out->enabled = enabled;
     }
   }
   if (const YAML::Node n = d["freeze"]; n) {

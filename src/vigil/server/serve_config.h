@@ -55,6 +55,8 @@ struct ServeLimits {
 
 // `drift:`: what the drift monitor of `vigil serve` watches with, and when it alarms.
 struct ServeDriftConfig {
+  // drift.enabled: false turns monitoring off even with a profile beside the model.
+  bool enabled = true;
   // A reference_profile.json from tools/train.py. Empty: reference_profile.json beside the
   // model file (`model`) when that file exists. No profile: drift monitoring is off.
   std::string profile;

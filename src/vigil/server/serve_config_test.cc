@@ -109,6 +109,7 @@ log: {sample_rate: 2}
 TEST(ServeConfig, ReadsTheDriftKeys) {
   auto c = ServeConfig::Parse(R"(data_dir: d
 drift:
+  enabled: false
   profile: model/reference_profile.json
   measured_null: model/drift_null.json
   calibration: raw-preset
@@ -122,6 +123,7 @@ drift:
 )",
                               "serve.yaml");
   ASSERT_OK(c);
+  EXPECT_FALSE(c->drift.enabled);
   EXPECT_EQ(c->drift.profile, "model/reference_profile.json");
   EXPECT_EQ(c->drift.measured_null, "model/drift_null.json");
   EXPECT_EQ(c->drift.monitor.calibration, drift::DriftCalibration::kRawPreset);
@@ -139,11 +141,15 @@ drift:
   auto bad = ServeConfig::Parse("data_dir: d\ndrift:\n  exclude: hour_of_day\n", "serve.yaml");
   EXPECT_THAT(bad.status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                      HasSubstr("'drift.exclude' must be a list")));
+  EXPECT_THAT(ServeConfig::Parse("data_dir: d\ndrift:\n  enabled: maybe\n", "serve.yaml").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("'drift.enabled' must be true or false")));
 }
 
 TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
   auto defaults = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
   ASSERT_OK(defaults);
+  EXPECT_TRUE(defaults->drift.enabled);
   EXPECT_TRUE(defaults->drift.profile.empty());  // beside the model, else off
   EXPECT_EQ(defaults->drift.monitor.calibration, drift::DriftCalibration::kNull);
   EXPECT_TRUE(defaults->drift.monitor.freeze_on_l3);

@@ -51,8 +51,10 @@ std::string Beside(const std::string& path, const char* file) {
 }
 
 // The reference profile drift monitoring uses: drift.profile, else reference_profile.json
-// beside the model file when it exists; "" when there is none (drift off).
+// beside the model file when it exists; "" when there is none or drift.enabled is false
+// (drift off).
 std::string DriftProfilePath(const ServeConfig& c) {
+  if (!c.drift.enabled) return "";
   if (!c.drift.profile.empty()) return c.drift.profile;
   return c.model.empty() ? "" : Beside(c.model, kProfileBesideModel);
 }

@@ -213,6 +213,20 @@ TEST_F(VigilServerDriftTest, IsOffWithoutAProfile) {
   EXPECT_THAT(text, HasSubstr("drift monitor off"));
 }
 
+// drift.enabled false: off, though a profile lies beside the model.
+TEST_F(VigilServerDriftTest, CanBeTurnedOffWithAProfileBesideTheModel) {
+  std::filesystem::create_directories(dir_ + "/model");
+  const std::string model = dir_ + "/model/serve_model.json";
+  std::filesystem::copy_file(config_.model, model);
+  config_.model = model;
+  WriteProfile(dir_ + "/model/reference_profile.json", 0, 20000);
+  config_.drift.enabled = false;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_EQ(Score(TxAt("off-1", 0)).status, 200);
+  EXPECT_EQ(Send("GET", "/v1/drift").status, 404);
+  EXPECT_FALSE(absl::StrContains(Send("GET", "/metrics").body, "vigil_drift_"));
+}
+
 // The default profile is reference_profile.json beside the model file.
 TEST_F(VigilServerDriftTest, WatchesDecisionsWithTheProfileBesideTheModel) {
   std::filesystem::create_directories(dir_ + "/model");
