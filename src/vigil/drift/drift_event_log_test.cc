@@ -20,6 +20,7 @@
 namespace vigil::drift {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -299,7 +300,8 @@ TEST_F(DriftEventLogTest, ColumnFamilyNotOpenIsAClearError) {
   OpenStore({"features"});
   EXPECT_THAT(DriftEventLog::Open(store_.get(), clock_),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("column family 'drift_events' is not open")));
+                       AllOf(HasSubstr("drift event log: column family 'drift_events' is not open"),
+                             HasSubstr("KvStoreOptions::column_families"))));
 }
 
 TEST_F(DriftEventLogTest, ConcurrentAppendsGetDistinctIdsInStoreOrder) {

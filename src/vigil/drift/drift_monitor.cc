@@ -277,6 +277,7 @@ void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
     state.severity = Severity(state.score, state.p_no_drift, window);
     const auto level_event = [&](const LevelChange& change, std::string detail) {
       state.level = change.to;
+      s.worst = std::max(s.worst, change.to);
       state.level_since = end;
       DriftEvent e;
       e.time = end;
@@ -311,7 +312,8 @@ void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
     }
     Remember(s, w, DriftPoint{end, state.score, state.severity, s.trackers[w].level()});
   }
-  UpdateMonitorLevel(subjects_.front().last[w].end);
+  last_end_ = std::max(last_end_, end);
+  UpdateMonitorLevel(end);
 }
 
 void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
@@ -349,6 +351,7 @@ void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
 
 void DriftMonitor::Emit(DriftEvent event) {
   ++events_emitted_;
+  ++events_by_kind_[event.kind];
   if (events_ != nullptr) unstored_.push_back(std::move(event));
 }
 
@@ -376,6 +379,7 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
   if (level == monitor_level_) return;
   const DriftLevel previous = monitor_level_;
   monitor_level_ = level;
+  worst_level_ = std::max(worst_level_, level);
   level_.store(level, std::memory_order_release);
   // The subjects that carry the level, most severe first (at most 8 named).
   std::vector<std::pair<double, std::string>> drivers;
@@ -416,6 +420,7 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
   }
   if (previous == DriftLevel::kL3 && level < DriftLevel::kL3 && frozen_.load()) {
     frozen_.store(false, std::memory_order_release);
+    frozen_seconds_ += std::chrono::duration<double>(t - frozen_since_).count();
     Emit(event(kFreezeReleased));
   }
 }
@@ -424,8 +429,13 @@ DriftState DriftMonitor::State(bool exact) const {
   absl::MutexLock lock(&mu_);
   DriftState state;
   state.level = monitor_level_;
+  state.worst_level = worst_level_;
   state.frozen = frozen_.load();
   state.frozen_since = frozen_since_;
+  state.frozen_seconds =
+      frozen_seconds_ +
+      (state.frozen ? std::chrono::duration<double>(last_end_ - frozen_since_).count() : 0.0);
+  state.events_by_kind = events_by_kind_;
   state.rows = rows_;
   state.evaluations = evaluations_;
   state.events = events_emitted_;
@@ -439,6 +449,7 @@ DriftState DriftMonitor::State(bool exact) const {
     const Subject& s = subjects_[i];
     DriftSubjectState subject;
     subject.name = s.name;
+    subject.worst = s.worst;
     for (size_t w = 0; w < windows_.size(); ++w) {
       DriftWindowState ws = s.last[w];
       ws.level = s.trackers[w].level();

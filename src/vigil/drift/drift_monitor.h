@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,13 +76,18 @@ struct DriftWindowState {
 struct DriftSubjectState {
   std::string name;
   DriftLevel level = DriftLevel::kNone;  // the highest of its windows
+  DriftLevel worst = DriftLevel::kNone;  // the highest it has been since the start
   std::vector<DriftWindowState> windows;
 };
 
 struct DriftState {
   DriftLevel level = DriftLevel::kNone;
+  DriftLevel worst_level = DriftLevel::kNone;  // the highest monitor level since the start
   bool frozen = false;
   UtcTime frozen_since{};
+  // Event time spent frozen since the start, a freeze still on counted to the last evaluation.
+  double frozen_seconds = 0;
+  std::map<std::string, uint64_t> events_by_kind;
   double drifted_share = 0;   // features (not the score) at L2 or above / features monitored
   uint64_t rows = 0, late = 0, evaluations = 0, events = 0;
   std::string calibration;    // "null", "null+measured" or "raw-preset"
@@ -141,6 +147,7 @@ class DriftMonitor {
     std::vector<std::optional<EmpiricalNull>> measured;  // per window (DriftConfig::measured_null)
     std::vector<std::vector<double>> recorded;           // per window (DriftConfig::record_null)
     EscalationMatcher escalation;
+    DriftLevel worst = DriftLevel::kNone;
     std::vector<DriftWindowState> last;  // per window
     std::vector<DriftSeries> history;    // per window
     std::vector<size_t> stride, pending_count;
@@ -180,7 +187,11 @@ class DriftMonitor {
   LiveWindow::Totals totals_ ABSL_GUARDED_BY(mu_);
   std::vector<double> score_cells_ ABSL_GUARDED_BY(mu_);
   DriftLevel monitor_level_ ABSL_GUARDED_BY(mu_) = DriftLevel::kNone;
+  DriftLevel worst_level_ ABSL_GUARDED_BY(mu_) = DriftLevel::kNone;
   UtcTime frozen_since_ ABSL_GUARDED_BY(mu_){};
+  double frozen_seconds_ ABSL_GUARDED_BY(mu_) = 0;  // of freezes released
+  UtcTime last_end_ ABSL_GUARDED_BY(mu_){};         // of the latest evaluation
+  std::map<std::string, uint64_t> events_by_kind_ ABSL_GUARDED_BY(mu_);
   uint64_t rows_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t evaluations_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t events_emitted_ ABSL_GUARDED_BY(mu_) = 0;

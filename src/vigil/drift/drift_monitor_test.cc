@@ -256,6 +256,26 @@ TEST_F(DriftMonitorTest, AFreezeIsReleasedWithHysteresisWhenTheDriftEnds) {
   for (const DriftEvent& e : log->Recent(1000)) kinds.push_back(e.kind);
   EXPECT_THAT(kinds, ::testing::Contains(std::string(kFreezeReleased)));
   EXPECT_THAT(kinds, ::testing::Contains(std::string(kCritical)));
+
+  // The monitor's own tallies (what a replay summarizes) agree with the events.
+  const DriftState state = m->State(false);
+  EXPECT_EQ(state.worst_level, DriftLevel::kL3);
+  std::map<std::string, uint64_t> by_kind;
+  double frozen_seconds = 0;
+  UtcTime frozen_at{};
+  std::map<std::string, DriftLevel> worst;
+  for (const DriftEvent& e : log->Recent(1000)) {
+    ++by_kind[e.kind];
+    if (e.kind == kFreeze) frozen_at = e.time;
+    if (e.kind == kFreezeReleased) frozen_seconds += std::chrono::duration<double>(e.time - frozen_at).count();
+    if (e.kind == kLevelChange) worst[e.subject] = std::max(worst[e.subject], e.to);
+  }
+  EXPECT_EQ(state.events_by_kind, by_kind);
+  EXPECT_GT(frozen_seconds, 0);
+  EXPECT_DOUBLE_EQ(state.frozen_seconds, frozen_seconds);
+  for (const DriftSubjectState& s : state.subjects) {
+    EXPECT_EQ(s.worst, worst.count(s.name) ? worst[s.name] : DriftLevel::kNone) << s.name;
+  }
 }
 
 // The calibration's promise on a whole stream: with a false-alarm target of one L2 per subject

@@ -262,28 +262,13 @@ absl::Status Replayer::FinishDrift() {
   out.final_level = std::string(drift::DriftLevelName(state.level));
   out.evaluations = static_cast<int64_t>(state.evaluations);
   out.rows_late = static_cast<int64_t>(state.late);
-  const std::vector<drift::DriftEvent> events = drift_log_->Recent(100'000);
-  drift::DriftLevel worst = state.level;
-  std::optional<UtcTime> frozen_at;
-  for (const drift::DriftEvent& e : events) {
-    ++out.events[e.kind];
-    if (e.kind == drift::kLevelChange && e.subject != drift::kMonitorSubject && e.to >= drift::DriftLevel::kL2) {
-      std::string& level = out.drifted[e.subject];
-      if (level.empty() || level < drift::DriftLevelName(e.to)) level = drift::DriftLevelName(e.to);
-    }
-    if (e.kind == drift::kLevelChange && e.subject == drift::kMonitorSubject) worst = std::max(worst, e.to);
-    if (e.kind == drift::kFreeze) frozen_at = e.time;
-    if (e.kind == drift::kFreezeReleased && frozen_at.has_value()) {
-      out.frozen_seconds += std::chrono::duration<double>(e.time - *frozen_at).count();
-      frozen_at.reset();
-    }
+  // From the monitor's own tallies: the in-memory event log keeps only the recent events.
+  for (const auto& [kind, n] : state.events_by_kind) out.events[kind] = static_cast<int64_t>(n);
+  for (const drift::DriftSubjectState& s : state.subjects) {
+    if (s.worst >= drift::DriftLevel::kL2) out.drifted[s.name] = std::string(drift::DriftLevelName(s.worst));
   }
-  if (frozen_at.has_value() && !state.subjects.empty()) {
-    UtcTime end = *frozen_at;
-    for (const auto& w : state.subjects.front().windows) end = std::max(end, w.end);
-    out.frozen_seconds += std::chrono::duration<double>(end - *frozen_at).count();
-  }
-  out.worst_level = std::string(drift::DriftLevelName(worst));
+  out.frozen_seconds = state.frozen_seconds;
+  out.worst_level = std::string(drift::DriftLevelName(state.worst_level));
   out.calibration = state.calibration;
   if (!options_.drift_null_out.empty()) {
     std::ofstream null_out(options_.drift_null_out, std::ios::binary | std::ios::trunc);
@@ -329,7 +314,7 @@ absl::Status Replayer::FinishDrift() {
     }
     report.cutoffs = options_.drift.levels;
     report.series = drift_->History();
-    report.events = events;
+    report.events = drift_log_->Recent(100'000);
     std::ofstream html(options_.drift_report, std::ios::binary | std::ios::trunc);
     html << drift::RenderDriftReportHtml(report);
     html.close();
