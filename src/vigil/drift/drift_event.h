@@ -42,6 +42,8 @@ struct DriftEvent {
   double severity = 0;      // calibrated, [0, 1]
   double score = 0;         // the raw weighted drift score
   std::string detail;       // free text for people (e.g. the features that drove a freeze)
+
+  bool operator==(const DriftEvent&) const = default;
 };
 
 std::string DriftEventToJson(const DriftEvent& event);

@@ -39,18 +39,9 @@ DriftEvent FullEvent() {
   return e;
 }
 
+// Field by field in the failure message, through the event's JSON.
 void ExpectSameEvent(const DriftEvent& a, const DriftEvent& b) {
-  EXPECT_EQ(a.id, b.id);
-  EXPECT_EQ(a.time, b.time);
-  EXPECT_EQ(a.recorded_at, b.recorded_at);
-  EXPECT_EQ(a.kind, b.kind);
-  EXPECT_EQ(a.subject, b.subject);
-  EXPECT_EQ(a.window, b.window);
-  EXPECT_EQ(a.from, b.from);
-  EXPECT_EQ(a.to, b.to);
-  EXPECT_EQ(a.severity, b.severity);
-  EXPECT_EQ(a.score, b.score);
-  EXPECT_EQ(a.detail, b.detail);
+  EXPECT_EQ(a, b) << DriftEventToJson(a) << "\n  vs " << DriftEventToJson(b);
 }
 
 TEST(DriftEventJson, WritesTheDocumentedForm) {
