@@ -33,6 +33,7 @@
 #include "vigil/engine/model_registry.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/testing_http_client.h"
+#include "vigil/server/testing_server_util.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
@@ -40,6 +41,9 @@
 
 namespace vigil {
 namespace {
+
+using ::vigil::testing::Eventually;
+using ::vigil::testing::MetricValue;
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -79,29 +83,6 @@ std::string Profile(double lo, double hi, bool score = true) {
                             {"features", {{"amount_reporting", Entry(lo, hi)}}}};
   if (score) profile["score"] = Entry(0, 1);
   return profile.dump();
-}
-
-// The value of one series ("name{labels}") in Prometheus text; NaN when absent.
-double MetricValue(const std::string& text, const std::string& series) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.size() > series.size() && absl::StartsWith(line, series) &&
-        line[series.size()] == ' ') {
-      double v = 0;
-      if (absl::SimpleAtod(line.substr(series.size() + 1), &v)) return v;
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-// Polls "done" until it holds or 15 s pass (generous: the CI machine is small and shared).
-template <typename F>
-bool Eventually(F done) {
-  const Steady::time_point give_up = Steady::now() + std::chrono::seconds(15);
-  while (!done()) {
-    if (Steady::now() > give_up) return false;
-    std::this_thread::sleep_for(Millis(2));
-  }
-  return true;
 }
 
 std::vector<std::string> EventKinds(const nlohmann::json& drift) {

@@ -30,12 +30,16 @@
 #include "nlohmann/json.hpp"
 #include "vigil/engine/model_registry.h"
 #include "vigil/server/testing_http_client.h"
+#include "vigil/server/testing_server_util.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
 namespace vigil {
 namespace {
+
+using ::vigil::testing::Eventually;
+using ::vigil::testing::MetricValue;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -55,18 +59,6 @@ std::string Tx(const std::string& id, const std::string& value = "9000.00",
                       R"("amount":{"value":")", value, R"(","currency":"USD"}})");
 }
 
-// The value of one series ("name{labels}") in Prometheus text; NaN when absent.
-double MetricValue(const std::string& text, const std::string& series) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.size() > series.size() && absl::StartsWith(line, series) &&
-        line[series.size()] == ' ') {
-      double v = 0;
-      if (absl::SimpleAtod(line.substr(series.size() + 1), &v)) return v;
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
 // "text" with its top-level `version:` line replaced.
 std::string WithVersion(const std::string& text, const std::string& version) {
   std::vector<std::string> lines = absl::StrSplit(text, '\n');
@@ -77,17 +69,6 @@ std::string WithVersion(const std::string& text, const std::string& version) {
     }
   }
   return absl::StrJoin(lines, "\n");
-}
-
-// Polls "done" until it holds or 15 s pass (generous: the CI machine is small and shared).
-template <typename F>
-bool Eventually(F done) {
-  const Steady::time_point give_up = Steady::now() + std::chrono::seconds(15);
-  while (!done()) {
-    if (Steady::now() > give_up) return false;
-    std::this_thread::sleep_for(Millis(2));
-  }
-  return true;
 }
 
 // A model that is slow on demand: while `slow` is set each call first waits `delay` (or until
