@@ -426,8 +426,16 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
 }
 
 DriftState DriftMonitor::State(bool exact) const {
-  absl::MutexLock lock(&mu_);
+  // The exact statistics are computed after the lock is released, on copies of the samples:
+  // a reader must not hold up the feeding thread.
+  struct Exact {
+    size_t subject, window;  // in state.subjects
+    const FeatureReference* reference;
+    std::vector<double> sample;  // sorted
+  };
+  std::vector<Exact> exacts;
   DriftState state;
+  absl::ReleasableMutexLock lock(&mu_);
   state.level = monitor_level_;
   state.worst_level = worst_level_;
   state.frozen = frozen_.load();
@@ -456,16 +464,9 @@ DriftState DriftMonitor::State(bool exact) const {
       subject.level = std::max(subject.level, ws.level);
       const LiveWindow& live = windows_[w].live;
       if (exact && s.reference->sample.has_value() && live.newest_pane() != INT64_MIN) {
-        const LiveWindow::Snapshot snap = live.Take(i, live.newest_pane(), /*with_sample=*/true);
+        LiveWindow::Snapshot snap = live.Take(i, live.newest_pane(), /*with_sample=*/true);
         ws.sample_size = snap.sample.size();
-        if (!snap.sample.empty()) {
-          const ReferenceSample& ref = *s.reference->sample;
-          const double d = KsStatistic(ref, snap.sample);
-          ws.ks = d;
-          ws.ks_pvalue = KsPValue(ref.size(), snap.sample.size(), d);
-          ws.wasserstein = Wasserstein1(ref, snap.sample);
-          if (s.reference->stddev > 0) ws.wasserstein_norm = *ws.wasserstein / s.reference->stddev;
-        }
+        if (!snap.sample.empty()) exacts.push_back({i, w, s.reference, std::move(snap.sample)});
       }
       subject.windows.push_back(std::move(ws));
     }
@@ -475,6 +476,16 @@ DriftState DriftMonitor::State(bool exact) const {
   state.drifted_share = features_monitored_ == 0 ? 0
                                                  : static_cast<double>(drifted) /
                                                        static_cast<double>(features_monitored_);
+  lock.Release();
+  for (const Exact& e : exacts) {
+    const ReferenceSample& ref = *e.reference->sample;
+    DriftWindowState& ws = state.subjects[e.subject].windows[e.window];
+    const double d = KsStatistic(ref, e.sample);
+    ws.ks = d;
+    ws.ks_pvalue = KsPValue(ref.size(), e.sample.size(), d);
+    ws.wasserstein = Wasserstein1(ref, e.sample);
+    if (e.reference->stddev > 0) ws.wasserstein_norm = *ws.wasserstein / e.reference->stddev;
+  }
   return state;
 }
 
