@@ -17,6 +17,8 @@ void KvIterator::Seek(absl::string_view target) {
   rep_->it->Seek(rocksdb::Slice(target.data(), target.size()));
 }
 
+void KvIterator::SeekToLast() { rep_->it->SeekToLast(); }
+
 bool KvIterator::Valid() const { return rep_->it->Valid(); }
 
 void KvIterator::Next() {

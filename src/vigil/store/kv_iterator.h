@@ -28,6 +28,8 @@ class KvIterator {
   // Positions at the first key, or at the first key >= "target".
   void SeekToFirst();
   void Seek(absl::string_view target);
+  // Positions at the last key (the newest entry of a log keyed in append order).
+  void SeekToLast();
   // True while positioned at an entry; false past the end or after an error (see status()).
   bool Valid() const;
   // REQUIRES: Valid().

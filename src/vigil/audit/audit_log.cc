@@ -1,0 +1,676 @@
+#include "vigil/audit/audit_log.h"
+
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_record.h"
+#include "vigil/common/check.h"
+#include "vigil/common/ids.h"
+#include "vigil/common/string_view.h"
+#include "vigil/core/transaction.h"
+#include "vigil/store/kv_store.h"
+
+namespace vigil::audit {
+namespace {
+
+constexpr char kRecords[] = "audit_records";
+constexpr char kTree[] = "audit_tree";
+constexpr char kHeads[] = "audit_heads";
+constexpr char kIndex[] = "audit_index";
+constexpr char kMeta[] = "audit_meta";
+
+// Tiles hold the nodes of every eighth tree level: tile (k, t) holds the hashes of level 8k,
+// nodes [256 t, 256 t + 256). A node of a level in between is hashed up from at most 128 of
+// them, so any subtree costs one read and at most 127 node hashes.
+constexpr int kTileHeight = 8;
+constexpr uint64_t kTileWidth = uint64_t{1} << kTileHeight;
+constexpr size_t kHashSize = sizeof(Hash);
+
+using Json = nlohmann::ordered_json;
+
+std::string Be64(uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  return out;
+}
+
+std::optional<uint64_t> ParseBe64(absl::string_view s) {
+  if (s.size() != 8) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) v = v << 8 | static_cast<uint8_t>(c);
+  return v;
+}
+
+std::string TileKey(int tile_level, uint64_t tile_index) {
+  std::string key(1, static_cast<char>(tile_level));
+  key += Be64(tile_index);
+  return key;
+}
+
+Hash HashAt(absl::string_view hashes, size_t i) {
+  Hash h;
+  std::memcpy(h.data(), hashes.data() + i * kHashSize, kHashSize);
+  return h;
+}
+
+absl::string_view AsView(const Hash& h) {
+  return absl::string_view(reinterpret_cast<const char*>(h.data()), h.size());
+}
+
+std::string HeaderToJson(const AuditLogHeader& h) {
+  Json j;
+  j["format"] = h.format;
+  j["log_id"] = h.log_id;
+  j["hash"] = std::string(HashAlgorithmName(h.hash));
+  j["created"] = FormatUtc(h.created);
+  j["tile_height"] = kTileHeight;
+  j["signature_algorithm"] = std::string(SignatureAlgorithmName(h.signature_algorithm));
+  j["key_id"] = h.key_id;
+  j["public_key"] = h.public_key_pem;
+  return j.dump();
+}
+
+absl::StatusOr<AuditLogHeader> HeaderFromJson(absl::string_view text, const std::string& path) {
+  const Json j = Json::parse(text.begin(), text.end(), nullptr, false);
+  auto bad = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("audit log in ", path, ": header ", why));
+  };
+  if (j.is_discarded() || !j.is_object()) return bad("is not a JSON object");
+  AuditLogHeader h;
+  try {
+    h.format = j.at("format").get<int>();
+    if (h.format != 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "audit log in ", path, ": format ", h.format, " (this build reads format 1)"));
+    }
+    if (j.at("tile_height").get<int>() != kTileHeight) return bad("has another tile height");
+    h.log_id = j.at("log_id").get<std::string>();
+    absl::StatusOr<HashAlgorithm> hash = ParseHashAlgorithm(j.at("hash").get<std::string>());
+    if (!hash.ok()) return bad(hash.status().message());
+    h.hash = *hash;
+    absl::StatusOr<UtcTime> created = ParseRfc3339(j.at("created").get<std::string>());
+    if (!created.ok()) return bad(created.status().message());
+    h.created = *created;
+    absl::StatusOr<SignatureAlgorithm> sig =
+        ParseSignatureAlgorithm(j.at("signature_algorithm").get<std::string>());
+    if (!sig.ok()) return bad(sig.status().message());
+    h.signature_algorithm = *sig;
+    h.key_id = j.at("key_id").get<std::string>();
+    h.public_key_pem = j.at("public_key").get<std::string>();
+  } catch (const Json::exception& e) {
+    return bad(e.what());
+  }
+  return h;
+}
+
+}  // namespace
+
+std::vector<std::string> AuditColumnFamilies() { return {kRecords, kTree, kHeads, kIndex, kMeta}; }
+
+// ---------------------------------------------------------------------------------------------
+// The tree's stored nodes.
+
+class AuditLog::Tiles final : public SubtreeSource {
+ public:
+  Tiles(const KvStore* store, HashAlgorithm hash) : store_(store), hash_(hash) {}
+
+  // Reads the store: what the last durable group wrote.
+  absl::StatusOr<Hash> Subtree(int level, uint64_t index) const override {
+    const int base = level - level % kTileHeight;
+    const int up = level - base;
+    const uint64_t span = uint64_t{1} << up;
+    const uint64_t first = index << up;  // first node at the base level
+    absl::StatusOr<std::optional<std::string>> tile =
+        store_->Get(kTree, TileKey(base / kTileHeight, first / kTileWidth));
+    if (!tile.ok()) return tile.status();
+    const size_t offset = first % kTileWidth;
+    if (!tile->has_value() || (*tile)->size() < (offset + span) * kHashSize) {
+      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                              ": the tree node of level ", level, " index ", index,
+                                              " is not stored"));
+    }
+    std::vector<Hash> nodes(span);
+    for (uint64_t i = 0; i < span; ++i) nodes[i] = HashAt(**tile, offset + i);
+    for (uint64_t width = span; width > 1; width /= 2) {
+      for (uint64_t i = 0; i < width / 2; ++i) {
+        nodes[i] = NodeHash(hash_, nodes[2 * i], nodes[2 * i + 1]);
+      }
+    }
+    return nodes[0];
+  }
+
+  // Committer side: the partial tile of each tile level, for a tree of "size" leaves.
+  absl::Status LoadPartial(uint64_t size) {
+    partial_.clear();
+    for (int k = 0; k * kTileHeight < 64 && (size >> (k * kTileHeight)) > 0; ++k) {
+      const uint64_t count = size >> (k * kTileHeight);
+      Partial& p = partial_.emplace_back();
+      p.tile_index = count / kTileWidth;
+      const size_t have = count % kTileWidth;
+      if (have == 0) continue;
+      absl::StatusOr<std::optional<std::string>> tile =
+          store_->Get(kTree, TileKey(k, p.tile_index));
+      if (!tile.ok()) return tile.status();
+      if (!tile->has_value() || (*tile)->size() < have * kHashSize) {
+        return absl::DataLossError(absl::StrCat("audit log in ", store_->path(), ": tile ", k, "/",
+                                                p.tile_index, " holds fewer than the ", have,
+                                                " hashes a log of ", size, " records needs"));
+      }
+      p.hashes = (*tile)->substr(0, have * kHashSize);
+    }
+    return absl::OkStatus();
+  }
+
+  // A completed node of a tiled level (level % kTileHeight == 0), in index order.
+  void Add(int level, uint64_t index, const Hash& hash) {
+    const size_t k = static_cast<size_t>(level / kTileHeight);
+    if (partial_.size() <= k) partial_.resize(k + 1);
+    Partial& p = partial_[k];
+    if (p.hashes.size() == kTileWidth * kHashSize) {
+      if (p.touched) full_.emplace_back(TileKey(static_cast<int>(k), p.tile_index), p.hashes);
+      p.hashes.clear();
+      p.touched = false;
+      ++p.tile_index;
+    }
+    VIGIL_DCHECK(index == p.tile_index * kTileWidth + p.hashes.size() / kHashSize);
+    p.hashes.append(reinterpret_cast<const char*>(hash.data()), hash.size());
+    p.touched = true;
+  }
+
+  // Puts the tiles changed since the last Stage into "batch".
+  void Stage(KvWriteBatch& batch) {
+    for (const auto& [key, value] : full_) batch.Put(kTree, key, value);
+    full_.clear();
+    for (size_t k = 0; k < partial_.size(); ++k) {
+      Partial& p = partial_[k];
+      if (!p.touched) continue;
+      batch.Put(kTree, TileKey(static_cast<int>(k), p.tile_index), p.hashes);
+      p.touched = false;
+    }
+  }
+
+ private:
+  struct Partial {
+    uint64_t tile_index = 0;
+    std::string hashes;  // the tile's hashes so far
+    bool touched = false;
+  };
+
+  const KvStore* const store_;
+  const HashAlgorithm hash_;
+  std::vector<Partial> partial_;  // by tile level
+  std::vector<std::pair<std::string, std::string>> full_;  // filled since the last Stage
+};
+
+// ---------------------------------------------------------------------------------------------
+
+struct AuditLog::Waiter {
+  std::vector<PendingRecord> records;
+  size_t bytes = 0;
+  absl::Notification done;
+  absl::Status status;
+  std::vector<AppendedRecord> results;
+};
+
+AuditLog::AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock)
+    : store_(store), options_(std::move(options)), clock_(clock) {}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLogOptions options,
+                                                         const Clock& clock) {
+  if (options.signer == nullptr) {
+    return absl::InvalidArgumentError("audit log: a signing key is required (audit.signing_key)");
+  }
+  if (options.group_max_records == 0 || options.tree_head_every_records == 0 ||
+      options.max_queued_records == 0) {
+    return absl::InvalidArgumentError(
+        "audit log: group_max_records, tree_head_every_records and max_queued_records must be "
+        "positive");
+  }
+  std::unique_ptr<AuditLog> log(new AuditLog(store, std::move(options), &clock));
+  if (absl::Status s = log->Load(/*create=*/true); !s.ok()) return s;
+  log->committer_ = std::thread([raw = log.get()] { raw->Run(); });
+  return log;
+}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForReading(KvStore* store) {
+  std::unique_ptr<AuditLog> log(new AuditLog(store, AuditLogOptions{}, nullptr));
+  if (absl::Status s = log->Load(/*create=*/false); !s.ok()) return s;
+  return log;
+}
+
+absl::Status AuditLog::Load(bool create) {
+  const std::string& path = store_->path();
+  absl::StatusOr<std::optional<std::string>> header = store_->Get(kMeta, "header");
+  if (!header.ok()) return header.status();
+  if (!header->has_value()) {
+    absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kRecords);
+    if (!it.ok()) return it.status();
+    (*it)->SeekToFirst();
+    if ((*it)->Valid()) {
+      return absl::DataLossError(
+          absl::StrCat("audit log in ", path, ": records without a header (the header was removed)"));
+    }
+    if (!create) return absl::NotFoundError(absl::StrCat("no audit log in ", path));
+    header_.log_id = UuidV7Generator(*clock_, std::random_device{}()).Next().ToString();
+    header_.hash = options_.hash;
+    header_.created = clock_->Now();
+    header_.signature_algorithm = options_.signer->algorithm();
+    header_.key_id = options_.signer->key_id();
+    header_.public_key_pem = options_.signer->PublicKeyPem();
+    if (absl::Status s = store_->Put(kMeta, "header", HeaderToJson(header_), {.sync = true});
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    absl::StatusOr<AuditLogHeader> parsed = HeaderFromJson(**header, path);
+    if (!parsed.ok()) return parsed.status();
+    header_ = *std::move(parsed);
+    if (options_.signer != nullptr && options_.signer->key_id() != header_.key_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "audit log in ", path, " is signed with key ", header_.key_id.substr(0, 16),
+          "…, but the configured audit.signing_key is ", options_.signer->key_id().substr(0, 16),
+          "…: configure the log's key"));
+    }
+  }
+  tiles_ = std::make_unique<Tiles>(store_, header_.hash);
+  absl::StatusOr<DurableHead> head = ReadDurableHead();
+  if (!head.ok()) return head.status();
+  absl::StatusOr<MerkleFrontier> frontier = MerkleFrontier::Restore(header_.hash, *tiles_, head->size);
+  if (!frontier.ok()) return frontier.status();
+  if (frontier->Root() != head->root) {
+    return absl::DataLossError(absl::StrCat(
+        "audit log in ", path, ": the stored tree's root at size ", head->size,
+        " differs from the recorded head; run `vigil audit verify`"));
+  }
+  frontier_ = std::make_unique<MerkleFrontier>(*std::move(frontier));
+  if (head->size > 0) {
+    absl::StatusOr<Hash> last = StoredLeafHash(head->size - 1);
+    if (!last.ok()) return last.status();
+    last_leaf_ = *last;
+  }
+  absl::StatusOr<SignedTreeHead> latest = LatestTreeHead();
+  if (latest.ok()) {
+    last_head_size_ = latest->size;
+    last_head_time_ = latest->time;
+  } else if (!absl::IsNotFound(latest.status())) {
+    return latest.status();
+  } else if (clock_ != nullptr) {
+    // No head yet: the interval runs from now, not from the epoch.
+    last_head_time_ = clock_->Now();
+  }
+  if (clock_ != nullptr) {
+    if (absl::Status s = tiles_->LoadPartial(head->size); !s.ok()) return s;
+  }
+  absl::MutexLock lock(&mu_);
+  durable_size_ = head->size;
+  return absl::OkStatus();
+}
+
+AuditLog::~AuditLog() {
+  if (!committer_.joinable()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  committer_.join();
+}
+
+void AuditLog::SetCompanion(Companion companion) { companion_ = std::move(companion); }
+
+absl::StatusOr<std::vector<AppendedRecord>> AuditLog::Append(std::vector<PendingRecord> records,
+                                                             bool wait) {
+  if (clock_ == nullptr) {
+    return absl::FailedPreconditionError("audit log opened read-only: nothing can be appended");
+  }
+  if (records.empty()) return std::vector<AppendedRecord>();
+  auto waiter = std::make_shared<Waiter>();
+  for (const PendingRecord& r : records) waiter->bytes += r.body.size() + r.transaction_id.size();
+  const size_t n = records.size();
+  waiter->records = std::move(records);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failed_.ok()) {
+      stats_.refused += n;
+      return absl::UnavailableError(
+          absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
+    }
+    if (stopping_) return absl::UnavailableError("audit log is closing");
+    if (queued_records_ + n > options_.max_queued_records) {
+      stats_.refused += n;
+      return absl::ResourceExhaustedError(
+          absl::StrCat("audit log queue full: ", queued_records_, " records wait to be written (",
+                       "limit ", options_.max_queued_records, ")"));
+    }
+    queue_.push_back(waiter);
+    queued_records_ += n;
+  }
+  if (!wait) return std::vector<AppendedRecord>();
+  waiter->done.WaitForNotification();
+  if (!waiter->status.ok()) return waiter->status;
+  return std::move(waiter->results);
+}
+
+absl::Status AuditLog::Flush() {
+  // An empty waiter queued behind everything else is notified after it.
+  auto waiter = std::make_shared<Waiter>();
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failed_.ok()) return absl::UnavailableError(absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
+    if (clock_ == nullptr) return absl::OkStatus();
+    queue_.push_back(waiter);
+  }
+  waiter->done.WaitForNotification();
+  return waiter->status;
+}
+
+absl::Status AuditLog::health() const {
+  absl::MutexLock lock(&mu_);
+  return failed_;
+}
+
+uint64_t AuditLog::size() const {
+  absl::MutexLock lock(&mu_);
+  return durable_size_;
+}
+
+AuditLogStats AuditLog::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+bool AuditLog::TreeHeadDue(uint64_t size, UtcTime now) const {
+  if (size <= last_head_size_) return false;
+  return size - last_head_size_ >= options_.tree_head_every_records ||
+         now - last_head_time_ >= options_.tree_head_interval;
+}
+
+absl::Status AuditLog::SignAndStage(uint64_t size, const Hash& root, UtcTime now,
+                                    KvWriteBatch& batch) {
+  SignedTreeHead head;
+  head.log_id = header_.log_id;
+  head.hash = header_.hash;
+  head.size = size;
+  head.root = root;
+  head.time = now;
+  if (absl::Status s = SignTreeHead(*options_.signer, head); !s.ok()) return s;
+  batch.Put(kHeads, Be64(size), TreeHeadToJson(head));
+  last_head_size_ = size;
+  last_head_time_ = now;
+  return absl::OkStatus();
+}
+
+void AuditLog::Run() {
+  std::vector<std::shared_ptr<Waiter>> group;
+  for (;;) {
+    group.clear();
+    bool stop = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
+        return !queue_.empty() || stopping_;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&ready),
+                           absl::FromChrono(options_.tree_head_interval));
+      if (options_.group_max_delay.count() > 0 && !stopping_ &&
+          queued_records_ < options_.group_max_records) {
+        auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
+          return queued_records_ >= options_.group_max_records || stopping_;
+        };
+        mu_.AwaitWithTimeout(absl::Condition(&full), absl::FromChrono(options_.group_max_delay));
+      }
+      size_t records = 0, bytes = 0;
+      while (!queue_.empty()) {
+        const Waiter& next = *queue_.front();
+        if (!group.empty() && (records + next.records.size() > options_.group_max_records ||
+                               bytes + next.bytes > options_.group_max_bytes)) {
+          break;
+        }
+        records += next.records.size();
+        bytes += next.bytes;
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      queued_records_ -= records;
+      stop = stopping_ && queue_.empty();
+      if (!failed_.ok()) {
+        // Nothing more is written after a failure; release whoever queued meanwhile.
+        for (auto& w : group) {
+          w->status = absl::UnavailableError(
+              absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
+          w->done.Notify();
+        }
+        if (stop) return;
+        continue;
+      }
+    }
+    const bool has_records = [&] {
+      for (const auto& w : group) {
+        if (!w->records.empty()) return true;
+      }
+      return false;
+    }();
+    absl::Status status;
+    if (has_records || (stop && frontier_->size() > last_head_size_) ||
+        TreeHeadDue(frontier_->size(), clock_->Now())) {
+      status = Commit(group);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (status.ok()) {
+        durable_size_ = frontier_->size();
+      } else {
+        failed_ = status;
+        ++stats_.failed_writes;
+      }
+    }
+    for (auto& w : group) {
+      if (!status.ok()) {
+        w->status = absl::UnavailableError(
+            absl::StrCat("audit log write failed, nothing of this group was recorded: ",
+                         status.message()));
+        w->results.clear();
+      }
+      w->done.Notify();
+    }
+    if (stop) return;
+  }
+}
+
+absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group) {
+  KvWriteBatch batch;
+  std::vector<std::string> ids;
+  uint64_t sequence = frontier_->size();
+  auto add_node = [this](int level, uint64_t index, const Hash& hash) {
+    if (level % kTileHeight == 0) tiles_->Add(level, index, hash);
+  };
+  for (auto& w : group) {
+    w->results.reserve(w->records.size());
+    for (PendingRecord& r : w->records) {
+      scratch_.clear();
+      AppendAssembledRecord(sequence, last_leaf_, r.body, &scratch_);
+      const Hash leaf = LeafHash(header_.hash, scratch_);
+      batch.Put(kRecords, Be64(sequence), scratch_);
+      batch.Put(kIndex, r.transaction_id, Be64(sequence));
+      frontier_->Append(leaf, add_node);
+      w->results.push_back({sequence, leaf});
+      last_leaf_ = leaf;
+      ++sequence;
+      ids.push_back(std::move(r.transaction_id));
+      std::string().swap(r.body);
+    }
+  }
+  tiles_->Stage(batch);
+  const Hash root = frontier_->Root();
+  batch.Put(kMeta, "head", Be64(sequence) + std::string(AsView(root)));
+  const UtcTime now = clock_->Now();
+  bool closing;
+  {
+    absl::MutexLock lock(&mu_);
+    closing = stopping_ && queue_.empty();
+  }
+  const bool sign = TreeHeadDue(sequence, now) || (closing && sequence > last_head_size_);
+  if (sign) {
+    if (absl::Status s = SignAndStage(sequence, root, now, batch); !s.ok()) return s;
+  }
+  if (companion_ && !ids.empty()) companion_(ids, batch);
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status written = store_->Write(batch, {.sync = options_.sync});
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  absl::MutexLock lock(&mu_);
+  stats_.write_time += elapsed;
+  if (written.ok()) {
+    stats_.records += ids.size();
+    ++stats_.groups;
+    if (sign) ++stats_.tree_heads;
+  }
+  return written;
+}
+
+absl::StatusOr<std::optional<uint64_t>> AuditLog::FindTransaction(
+    std::string_view transaction_id) const {
+  absl::StatusOr<std::optional<std::string>> v = store_->Get(kIndex, ToAbsl(transaction_id));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<uint64_t>();
+  std::optional<uint64_t> sequence = ParseBe64(**v);
+  if (!sequence.has_value()) {
+    return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                            ": the index entry of transaction \"",
+                                            ToAbsl(transaction_id), "\" is damaged"));
+  }
+  return sequence;
+}
+
+absl::StatusOr<std::string> AuditLog::ReadRecord(uint64_t sequence) const {
+  absl::StatusOr<std::optional<std::string>> v = store_->Get(kRecords, Be64(sequence));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) {
+    return absl::NotFoundError(absl::StrCat("audit log in ", store_->path(), ": no record ",
+                                            sequence));
+  }
+  return **std::move(v);
+}
+
+absl::Status AuditLog::ForEachRecord(
+    uint64_t from,
+    const std::function<absl::Status(uint64_t sequence, std::string_view bytes)>& fn) const {
+  absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kRecords);
+  if (!it.ok()) return it.status();
+  for ((*it)->Seek(Be64(from)); (*it)->Valid(); (*it)->Next()) {
+    const std::optional<uint64_t> sequence = ParseBe64((*it)->key());
+    if (!sequence.has_value()) {
+      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                              ": a record key is not a sequence number"));
+    }
+    if (absl::Status s = fn(*sequence, ToStd((*it)->value())); !s.ok()) return s;
+  }
+  return (*it)->status();
+}
+
+absl::StatusOr<SignedTreeHead> AuditLog::LatestTreeHead() const {
+  absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kHeads);
+  if (!it.ok()) return it.status();
+  (*it)->SeekToLast();
+  if (!(*it)->Valid()) {
+    if (absl::Status s = (*it)->status(); !s.ok()) return s;
+    return absl::NotFoundError(absl::StrCat("audit log in ", store_->path(),
+                                            " has no signed tree head yet"));
+  }
+  absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(ToStd((*it)->value()));
+  if (!head.ok()) {
+    return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                            ": damaged tree head: ", head.status().message()));
+  }
+  return head;
+}
+
+absl::StatusOr<std::vector<SignedTreeHead>> AuditLog::TreeHeads() const {
+  std::vector<SignedTreeHead> heads;
+  const absl::Status s =
+      store_->ForEach(kHeads, "", [&](absl::string_view, absl::string_view value) {
+        absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(ToStd(value));
+        if (!head.ok()) {
+          return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                                  ": damaged tree head: ", head.status().message()));
+        }
+        heads.push_back(*std::move(head));
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  return heads;
+}
+
+absl::StatusOr<std::vector<Hash>> AuditLog::InclusionProof(uint64_t sequence,
+                                                           uint64_t tree_size) const {
+  if (tree_size > size()) {
+    return absl::InvalidArgumentError(absl::StrCat("tree size ", tree_size, " is beyond the log's ",
+                                                   size(), " durable records"));
+  }
+  return audit::InclusionProof(header_.hash, *tiles_, sequence, tree_size);
+}
+
+absl::StatusOr<std::vector<Hash>> AuditLog::ConsistencyProof(uint64_t old_size,
+                                                             uint64_t new_size) const {
+  if (new_size > size()) {
+    return absl::InvalidArgumentError(absl::StrCat("tree size ", new_size, " is beyond the log's ",
+                                                   size(), " durable records"));
+  }
+  return audit::ConsistencyProof(header_.hash, *tiles_, old_size, new_size);
+}
+
+absl::StatusOr<Hash> AuditLog::RootHash(uint64_t tree_size) const {
+  return audit::RootHash(header_.hash, *tiles_, tree_size);
+}
+
+absl::StatusOr<MerkleFrontier> AuditLog::FrontierAt(uint64_t tree_size) const {
+  return MerkleFrontier::Restore(header_.hash, *tiles_, tree_size);
+}
+
+absl::StatusOr<Hash> AuditLog::StoredLeafHash(uint64_t sequence) const {
+  return tiles_->Subtree(0, sequence);
+}
+
+absl::StatusOr<std::string> AuditLog::LeafTile(uint64_t tile_index) const {
+  absl::StatusOr<std::optional<std::string>> tile = store_->Get(kTree, TileKey(0, tile_index));
+  if (!tile.ok()) return tile.status();
+  if (!tile->has_value()) return std::string();
+  return **std::move(tile);
+}
+
+absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> AuditLog::StoredTreeHeads() const {
+  std::vector<std::pair<uint64_t, std::string>> heads;
+  const absl::Status s =
+      store_->ForEach(kHeads, "", [&](absl::string_view key, absl::string_view value) {
+        const std::optional<uint64_t> size = ParseBe64(key);
+        if (!size.has_value()) {
+          return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                                  ": a tree head key is not a tree size"));
+        }
+        heads.emplace_back(*size, std::string(value));
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  return heads;
+}
+
+absl::StatusOr<AuditLog::DurableHead> AuditLog::ReadDurableHead() const {
+  absl::StatusOr<std::optional<std::string>> v = store_->Get(kMeta, "head");
+  if (!v.ok()) return v.status();
+  DurableHead head;
+  head.root = EmptyRootHash(header_.hash);
+  if (!v->has_value()) return head;
+  const std::string& bytes = **v;
+  if (bytes.size() != 8 + kHashSize) {
+    return absl::DataLossError(absl::StrCat("audit log in ", store_->path(), ": damaged head"));
+  }
+  head.size = *ParseBe64(absl::string_view(bytes).substr(0, 8));
+  std::memcpy(head.root.data(), bytes.data() + 8, kHashSize);
+  return head;
+}
+
+}  // namespace vigil::audit

@@ -1,0 +1,238 @@
+// AuditLog: the append-only, tamper-evident log of decisions, in RocksDB column families of a
+// KvStore, durable before anything is acknowledged.
+//
+// Structure (docs/audit.md):
+//  - records: one per decision, in sequence order, each carrying the leaf hash of the one
+//    before it, so a sequential walk detects an edit;
+//  - a Merkle tree over the records (RFC 9162 hashing), its nodes stored in tiles of 256 hashes,
+//    so inclusion and consistency proofs take O(log n) reads and hashes;
+//  - signed tree heads every `tree_head_every_records` records or `tree_head_interval`, so a
+//    rewritten or truncated log is detectable, not only an edited record;
+//  - an index from transaction id to sequence (idempotency, `vigil audit prove TXID`);
+//  - a header naming the hash algorithm, the log id and the signing key.
+//
+// Appending: callers encode record bodies in parallel (EncodeRecordBody) and hand them to
+// Append, which queues them for the log's committer thread. The committer takes everything
+// queued (up to a group's limits), assigns sequence numbers, chains and hashes, adds the tree's
+// new nodes, the head and, when due, a signed tree head, lets the companion add state that must
+// become durable with the records (the feature state), and writes all of it in one atomic,
+// synced RocksDB batch: a group commit, one fsync for the whole group. Append returns when its
+// records are durable.
+//
+// After a failed write the log accepts nothing more: every later Append fails with kUnavailable
+// and health() reports the cause, so that a server turns unready instead of acknowledging
+// decisions it cannot record. What was durable stays durable; a restart after the cause is
+// fixed continues the log.
+//
+// Thread safety: safe for concurrent use; Append may be called from any number of threads.
+#ifndef VIGIL_AUDIT_AUDIT_LOG_H_
+#define VIGIL_AUDIT_AUDIT_LOG_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/audit/merkle_tree.h"
+#include "vigil/audit/signing_key.h"
+#include "vigil/audit/tree_head.h"
+#include "vigil/common/clock.h"
+#include "vigil/store/kv_write_batch.h"
+
+namespace vigil {
+class KvStore;
+}  // namespace vigil
+
+namespace vigil::audit {
+
+// The log's column families, to open in the KvStore that holds it.
+std::vector<std::string> AuditColumnFamilies();
+
+struct AuditLogOptions {
+  // Hash of a new log. An existing log keeps the algorithm in its header.
+  HashAlgorithm hash = HashAlgorithm::kSha256;
+  // Signs the tree heads. Required. A log created with one key refuses to open with another
+  // (kFailedPrecondition): a key change must be a deliberate rotation, not a misconfiguration.
+  std::shared_ptr<const LogSigner> signer;
+  // A tree head is signed when this many records were added since the last one, or when
+  // tree_head_interval passed and the log grew, and when the log is closed.
+  uint64_t tree_head_every_records = 10'000;
+  std::chrono::milliseconds tree_head_interval{1'000};
+  // Group commit limits. A group is written as soon as the previous write finished (and, with
+  // group_max_delay > 0, after waiting up to that long for more records while fewer than
+  // group_max_records are queued).
+  size_t group_max_records = 16'384;
+  size_t group_max_bytes = size_t{16} << 20;
+  std::chrono::microseconds group_max_delay{0};
+  // fsync each group (default). false: a group survives a process crash but not an OS crash.
+  bool sync = true;
+  // Records queued but not yet written, at most. Beyond it Append fails with
+  // kResourceExhausted: overload is answered, not absorbed.
+  size_t max_queued_records = 262'144;
+};
+
+// A record to append: its body (EncodeRecordBody) and its transaction's id.
+struct PendingRecord {
+  std::string transaction_id;
+  std::string body;
+};
+
+// Where an appended record went.
+struct AppendedRecord {
+  uint64_t sequence = 0;
+  Hash leaf_hash{};
+};
+
+struct AuditLogHeader {
+  int format = 1;
+  std::string log_id;  // UUIDv7 chosen at creation
+  HashAlgorithm hash = HashAlgorithm::kSha256;
+  UtcTime created{};
+  SignatureAlgorithm signature_algorithm = SignatureAlgorithm::kEd25519;
+  std::string key_id;
+  std::string public_key_pem;
+};
+
+// Counters since Open.
+struct AuditLogStats {
+  uint64_t records = 0;       // appended (durable)
+  uint64_t groups = 0;        // writes
+  uint64_t tree_heads = 0;    // signed
+  uint64_t failed_writes = 0;
+  uint64_t refused = 0;       // records refused: queue full or log stopped
+  std::chrono::nanoseconds write_time{0};  // total time in RocksDB writes (syncs included)
+};
+
+class AuditLog {
+ public:
+  // Opens (or creates) the log in "store", whose column families must include
+  // AuditColumnFamilies(). "store" and "clock" must outlive the log. On open the durable head
+  // is checked against the stored tree (kDataLoss when they disagree: run `vigil audit verify`).
+  static absl::StatusOr<std::unique_ptr<AuditLog>> Open(KvStore* store, AuditLogOptions options,
+                                                        const Clock& clock);
+
+  // Opens an existing log read-only (verification, proofs, export): no committer, no signer;
+  // Append fails. kNotFound when the store holds no log.
+  static absl::StatusOr<std::unique_ptr<AuditLog>> OpenForReading(KvStore* store);
+
+  // Writes what is queued, signs a final tree head when the log grew since the last one, and
+  // stops the committer.
+  ~AuditLog();
+  AuditLog(const AuditLog&) = delete;
+  AuditLog& operator=(const AuditLog&) = delete;
+
+  // Called by the committer for each group, with the group's transaction ids, to add state
+  // that must become durable atomically with the group's records (the feature state). Set
+  // before the first Append.
+  using Companion =
+      std::function<void(absl::Span<const std::string> transaction_ids, KvWriteBatch& batch)>;
+  void SetCompanion(Companion companion);
+
+  // Appends "records" in order, contiguously. With wait (the default) returns once they are
+  // durable, with their sequence numbers and leaf hashes; without, returns once they are queued
+  // (an empty vector). Errors: kUnavailable after a failed write (and the records of a group
+  // whose write failed), kResourceExhausted when the queue is full, kFailedPrecondition for a
+  // read-only log. Records are never partially appended: a group is written whole or not.
+  absl::StatusOr<std::vector<AppendedRecord>> Append(std::vector<PendingRecord> records,
+                                                     bool wait = true);
+
+  // Waits until everything queued before the call is durable (or the log failed).
+  absl::Status Flush();
+
+  // OK while the log accepts appends; the error that stopped it otherwise.
+  absl::Status health() const;
+
+  const AuditLogHeader& header() const { return header_; }
+  HashAlgorithm hash() const { return header_.hash; }
+  // Durable records.
+  uint64_t size() const;
+  AuditLogStats stats() const;
+
+  // The sequence of the record of "transaction_id", if the log holds one.
+  absl::StatusOr<std::optional<uint64_t>> FindTransaction(std::string_view transaction_id) const;
+  // The stored bytes of record "sequence" (kNotFound past the end).
+  absl::StatusOr<std::string> ReadRecord(uint64_t sequence) const;
+  // Calls fn(sequence, bytes) for the records from "from" in order, stopping at fn's error.
+  absl::Status ForEachRecord(
+      uint64_t from,
+      const std::function<absl::Status(uint64_t sequence, std::string_view bytes)>& fn) const;
+
+  // The newest signed tree head (kNotFound before the first).
+  absl::StatusOr<SignedTreeHead> LatestTreeHead() const;
+  // Every signed tree head, by size.
+  absl::StatusOr<std::vector<SignedTreeHead>> TreeHeads() const;
+
+  // RFC 9162 proofs over the durable tree.
+  absl::StatusOr<std::vector<Hash>> InclusionProof(uint64_t sequence, uint64_t tree_size) const;
+  absl::StatusOr<std::vector<Hash>> ConsistencyProof(uint64_t old_size, uint64_t new_size) const;
+  absl::StatusOr<Hash> RootHash(uint64_t tree_size) const;
+  // The tree's frontier at "tree_size", from the stored tree (to continue a walk from there).
+  absl::StatusOr<MerkleFrontier> FrontierAt(uint64_t tree_size) const;
+  // The stored leaf hash of record "sequence" (from the tree, not recomputed).
+  absl::StatusOr<Hash> StoredLeafHash(uint64_t sequence) const;
+  // Tile t of the tree's leaf level: the stored leaf hashes of records [256 t, 256 t + 256),
+  // concatenated (fewer in the last tile). For sequential walks.
+  absl::StatusOr<std::string> LeafTile(uint64_t tile_index) const;
+  // Every stored tree head as stored: (key, JSON), in key order; the key should be its size.
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> StoredTreeHeads() const;
+  // The head the log recorded with its last group: size and root (the tail not yet covered by
+  // a signed tree head is checked against it).
+  struct DurableHead {
+    uint64_t size = 0;
+    Hash root{};
+  };
+  absl::StatusOr<DurableHead> ReadDurableHead() const;
+
+ private:
+  class Tiles;
+  struct Waiter;
+
+  AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock);
+  absl::Status Load(bool create);
+  void Run();
+  // Builds and writes one group; returns the write's status.
+  absl::Status Commit(std::vector<std::shared_ptr<Waiter>>& group);
+  bool TreeHeadDue(uint64_t size, UtcTime now) const;
+  absl::Status SignAndStage(uint64_t size, const Hash& root, UtcTime now, KvWriteBatch& batch);
+
+  KvStore* const store_;
+  const AuditLogOptions options_;
+  const Clock* const clock_;  // null when read-only
+  AuditLogHeader header_;
+  std::unique_ptr<Tiles> tiles_;
+
+  mutable absl::Mutex mu_;
+  std::deque<std::shared_ptr<Waiter>> queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_records_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t durable_size_ ABSL_GUARDED_BY(mu_) = 0;
+  AuditLogStats stats_ ABSL_GUARDED_BY(mu_);
+  Companion companion_;  // set before the first Append
+
+  // The committer's own state (its thread only, after Load).
+  std::unique_ptr<MerkleFrontier> frontier_;
+  Hash last_leaf_{};
+  uint64_t last_head_size_ = 0;
+  UtcTime last_head_time_{};
+  std::string scratch_;
+
+  std::thread committer_;
+};
+
+}  // namespace vigil::audit
+
+#endif  // VIGIL_AUDIT_AUDIT_LOG_H_

@@ -1,0 +1,370 @@
+#include "vigil/audit/audit_log.h"
+
+#include <filesystem>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/audit/audit_record.h"
+#include "vigil/store/kv_store.h"
+#include "vigil/testing/fake_clock.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil::audit {
+namespace {
+
+using ::testing::HasSubstr;
+using ::vigil::testing::StatusIs;
+
+std::shared_ptr<const LogSigner> NewSigner(SignatureAlgorithm algorithm) {
+  absl::StatusOr<std::string> pem = GeneratePrivateKeyPem(algorithm);
+  EXPECT_TRUE(pem.ok()) << pem.status();
+  absl::StatusOr<std::unique_ptr<LogSigner>> signer = LogSigner::FromPem(*pem, "test key");
+  EXPECT_TRUE(signer.ok()) << signer.status();
+  return std::shared_ptr<const LogSigner>(*std::move(signer));
+}
+
+PendingRecord Record(const std::string& id) {
+  AuditRecord r;
+  r.transaction.id = id;
+  r.decision.transaction_id = id;
+  r.decision.action = Action::kReview;
+  r.source = "test";
+  r.input_sha256 = Digest(HashAlgorithm::kSha256, id);
+  r.features = {1.0, 2.0, 3.0};
+  return {id, EncodeRecordBody(r)};
+}
+
+class AuditLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::path(::testing::TempDir()) /
+            absl::StrCat("audit_log_test_", getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::remove_all(dir_);
+    clock_.Set(FromUnixMicros(1'764'500'000'000'000));
+    signer_ = NewSigner(SignatureAlgorithm::kEd25519);
+    OpenStore();
+  }
+  void TearDown() override {
+    log_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void OpenStore() {
+    KvStoreOptions options;
+    options.path = dir_;
+    options.column_families = AuditColumnFamilies();
+    options.block_cache_bytes = size_t{1} << 20;
+    absl::StatusOr<std::unique_ptr<KvStore>> store = KvStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  AuditLogOptions Options() const {
+    AuditLogOptions o;
+    o.signer = signer_;
+    o.tree_head_every_records = 100;
+    o.tree_head_interval = std::chrono::hours(1);
+    return o;
+  }
+
+  void OpenLog(AuditLogOptions options) {
+    absl::StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open(store_.get(), options, clock_);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = *std::move(log);
+  }
+
+  void Reopen(AuditLogOptions options) {
+    log_.reset();
+    store_.reset();
+    OpenStore();
+    OpenLog(options);
+  }
+
+  std::vector<AppendedRecord> AppendIds(int first, int count) {
+    std::vector<PendingRecord> records;
+    for (int i = first; i < first + count; ++i) records.push_back(Record(absl::StrCat("tx-", i)));
+    absl::StatusOr<std::vector<AppendedRecord>> appended = log_->Append(std::move(records));
+    EXPECT_TRUE(appended.ok()) << appended.status();
+    return appended.ok() ? *appended : std::vector<AppendedRecord>();
+  }
+
+  // Leaf hashes recomputed from the stored records, checking the chain on the way.
+  std::vector<Hash> WalkChain() {
+    std::vector<Hash> leaves;
+    const absl::Status s = log_->ForEachRecord(0, [&](uint64_t sequence, std::string_view bytes) {
+      EXPECT_EQ(sequence, leaves.size());
+      absl::StatusOr<AuditRecord> record = DecodeRecord(bytes);
+      EXPECT_TRUE(record.ok()) << record.status();
+      if (!record.ok()) return record.status();
+      EXPECT_EQ(record->sequence, sequence);
+      if (sequence > 0) {
+        EXPECT_EQ(record->previous_leaf_hash, leaves.back());
+      }
+      leaves.push_back(LeafHash(log_->hash(), bytes));
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << s;
+    return leaves;
+  }
+
+  std::string dir_;
+  ::vigil::testing::FakeClock clock_;
+  std::shared_ptr<const LogSigner> signer_;
+  std::unique_ptr<KvStore> store_;
+  std::unique_ptr<AuditLog> log_;
+};
+
+TEST_F(AuditLogTest, AppendedRecordsAreChainedHashedAndFoundById) {
+  OpenLog(Options());
+  const std::vector<AppendedRecord> first = AppendIds(0, 3);
+  const std::vector<AppendedRecord> second = AppendIds(3, 2);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(second.size(), 2u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(first[i].sequence, i);
+  EXPECT_EQ(second[0].sequence, 3u);
+  EXPECT_EQ(log_->size(), 5u);
+
+  const std::vector<Hash> leaves = WalkChain();
+  ASSERT_EQ(leaves.size(), 5u);
+  EXPECT_EQ(leaves[4], second[1].leaf_hash);
+  for (uint64_t i = 0; i < 5; ++i) {
+    EXPECT_THAT(log_->StoredLeafHash(i), ::vigil::testing::IsOkAndHolds(leaves[i]));
+  }
+  EXPECT_THAT(log_->FindTransaction("tx-3"),
+              ::vigil::testing::IsOkAndHolds(std::optional<uint64_t>(3)));
+  EXPECT_THAT(log_->FindTransaction("tx-9"),
+              ::vigil::testing::IsOkAndHolds(std::optional<uint64_t>()));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log_->ReadRecord(3));
+  ASSERT_OK_AND_ASSIGN(AuditRecord r, DecodeRecord(bytes));
+  EXPECT_EQ(r.transaction.id, "tx-3");
+  EXPECT_EQ(r.decision.action, Action::kReview);
+  EXPECT_THAT(log_->ReadRecord(5), StatusIs(absl::StatusCode::kNotFound));
+
+  // The durable head's root is the RFC 9162 root of the recomputed leaves.
+  const InMemorySubtreeSource reference(log_->hash(), leaves);
+  ASSERT_OK_AND_ASSIGN(AuditLog::DurableHead head, log_->ReadDurableHead());
+  EXPECT_EQ(head.size, 5u);
+  EXPECT_THAT(RootHash(log_->hash(), reference, 5), ::vigil::testing::IsOkAndHolds(head.root));
+}
+
+TEST_F(AuditLogTest, TreeHeadsAreSignedEveryNRecordsAndAtClose) {
+  AuditLogOptions options = Options();
+  options.tree_head_every_records = 10;
+  OpenLog(options);
+  EXPECT_THAT(log_->LatestTreeHead(), StatusIs(absl::StatusCode::kNotFound));
+  for (int i = 0; i < 25; ++i) AppendIds(i, 1);  // one group each
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_EQ(heads[0].size, 10u);
+  EXPECT_EQ(heads[1].size, 20u);
+  log_.reset();  // closing signs the tail
+  OpenLog(options);
+  ASSERT_OK_AND_ASSIGN(heads, log_->TreeHeads());
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_EQ(heads[2].size, 25u);
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LogVerifier> verifier,
+                       LogVerifier::FromPem(log_->header().public_key_pem, "header"));
+  for (const SignedTreeHead& head : heads) {
+    EXPECT_OK(VerifyTreeHead(*verifier, head));
+    EXPECT_EQ(head.log_id, log_->header().log_id);
+    EXPECT_THAT(log_->RootHash(head.size), ::vigil::testing::IsOkAndHolds(head.root));
+  }
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead latest, log_->LatestTreeHead());
+  EXPECT_EQ(latest, heads.back());
+}
+
+TEST_F(AuditLogTest, ATreeHeadIsSignedWhenTheIntervalPassesAndTheLogGrew) {
+  AuditLogOptions options = Options();
+  options.tree_head_every_records = 1'000'000;
+  options.tree_head_interval = std::chrono::milliseconds(5);
+  OpenLog(options);
+  AppendIds(0, 3);
+  clock_.Advance(std::chrono::milliseconds(10));
+  // The committer wakes every interval (real time) and signs when the log's clock says so.
+  for (int i = 0; i < 400 && log_->stats().tree_heads == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead head, log_->LatestTreeHead());
+  EXPECT_EQ(head.size, 3u);
+  EXPECT_EQ(head.time, clock_.Now());
+  // Without growth, no new head however long it waits.
+  clock_.Advance(std::chrono::seconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(log_->stats().tree_heads, 1u);
+}
+
+TEST_F(AuditLogTest, ProofsVerifyAgainstTheSignedHeadsAcrossReopenAndTileBoundaries) {
+  AuditLogOptions options = Options();
+  options.tree_head_every_records = 300;
+  OpenLog(options);
+  // Sizes that cross tile boundaries (256 leaves, 65,536 leaves) between reopenings.
+  int next = 0;
+  for (int chunk : {255, 1, 1, 700, 64'579, 3}) {
+    for (int done = 0; done < chunk; done += 250) {  // groups of at most 250: many heads
+      AppendIds(next + done, std::min(250, chunk - done));
+    }
+    next += chunk;
+    Reopen(options);
+  }
+  ASSERT_EQ(log_->size(), static_cast<uint64_t>(next));
+  const std::vector<Hash> leaves = WalkChain();
+  ASSERT_EQ(leaves.size(), static_cast<size_t>(next));
+  const InMemorySubtreeSource reference(log_->hash(), leaves);
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
+  ASSERT_GE(heads.size(), 100u);
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const SignedTreeHead& head = heads[rng() % heads.size()];
+    EXPECT_THAT(RootHash(log_->hash(), reference, head.size),
+                ::vigil::testing::IsOkAndHolds(head.root));
+    const uint64_t sequence = rng() % head.size;
+    ASSERT_OK_AND_ASSIGN(std::vector<Hash> proof, log_->InclusionProof(sequence, head.size));
+    EXPECT_OK(VerifyInclusion(log_->hash(), sequence, head.size, leaves[sequence], proof,
+                              head.root));
+    const SignedTreeHead& older = heads[rng() % heads.size()];
+    if (older.size <= head.size) {
+      ASSERT_OK_AND_ASSIGN(std::vector<Hash> consistency,
+                           log_->ConsistencyProof(older.size, head.size));
+      EXPECT_OK(VerifyConsistency(log_->hash(), older.size, head.size, older.root, head.root,
+                                  consistency));
+    }
+  }
+  EXPECT_THAT(log_->InclusionProof(0, log_->size() + 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("beyond")));
+}
+
+TEST_F(AuditLogTest, ConcurrentAppendsAreContiguousPerCallAndUniqueOverall) {
+  AuditLogOptions options = Options();
+  options.group_max_records = 64;
+  OpenLog(options);
+  constexpr int kThreads = 8, kCalls = 200;
+  std::vector<std::vector<AppendedRecord>> got(kThreads * kCalls);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls; ++c) {
+        const int call = t * kCalls + c;
+        std::vector<PendingRecord> records;
+        for (int k = 0; k <= call % 3; ++k) records.push_back(Record(absl::StrCat(call, "/", k)));
+        absl::StatusOr<std::vector<AppendedRecord>> r = log_->Append(std::move(records));
+        ASSERT_TRUE(r.ok()) << r.status();
+        got[call] = *r;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<uint64_t> sequences;
+  for (int call = 0; call < kThreads * kCalls; ++call) {
+    ASSERT_EQ(got[call].size(), static_cast<size_t>(call % 3 + 1));
+    for (size_t k = 0; k < got[call].size(); ++k) {
+      EXPECT_EQ(got[call][k].sequence, got[call][0].sequence + k);  // contiguous
+      EXPECT_TRUE(sequences.insert(got[call][k].sequence).second);
+      EXPECT_THAT(log_->FindTransaction(absl::StrCat(call, "/", k)),
+                  ::vigil::testing::IsOkAndHolds(std::optional<uint64_t>(got[call][k].sequence)));
+    }
+  }
+  EXPECT_EQ(*sequences.rbegin() + 1, sequences.size());  // no gaps
+  EXPECT_EQ(WalkChain().size(), sequences.size());
+  EXPECT_LT(log_->stats().groups, log_->stats().records);  // groups did form
+}
+
+TEST_F(AuditLogTest, AnotherSigningKeyIsRefusedOnOpen) {
+  OpenLog(Options());
+  AppendIds(0, 1);
+  AuditLogOptions other = Options();
+  other.signer = NewSigner(SignatureAlgorithm::kEd25519);
+  log_.reset();
+  EXPECT_THAT(AuditLog::Open(store_.get(), other, clock_),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("signed with key")));
+}
+
+TEST_F(AuditLogTest, Sm3AndSm2LogsWork) {
+  AuditLogOptions options = Options();
+  options.hash = HashAlgorithm::kSm3;
+  options.signer = NewSigner(SignatureAlgorithm::kSm2);
+  options.tree_head_every_records = 4;
+  signer_ = options.signer;
+  OpenLog(options);
+  AppendIds(0, 9);
+  EXPECT_EQ(log_->hash(), HashAlgorithm::kSm3);
+  const std::vector<Hash> leaves = WalkChain();
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead head, log_->LatestTreeHead());
+  EXPECT_EQ(head.hash, HashAlgorithm::kSm3);
+  EXPECT_EQ(head.signature_algorithm, SignatureAlgorithm::kSm2);
+  EXPECT_EQ(leaves[0], LeafHash(HashAlgorithm::kSm3, *log_->ReadRecord(0)));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LogVerifier> verifier,
+                       LogVerifier::FromPem(signer_->PublicKeyPem(), "sm2"));
+  EXPECT_OK(VerifyTreeHead(*verifier, head));
+  // The algorithm is the header's: reopening with the default (SHA-256) keeps SM3.
+  options.hash = HashAlgorithm::kSha256;
+  Reopen(options);
+  EXPECT_EQ(log_->hash(), HashAlgorithm::kSm3);
+  AppendIds(9, 1);
+  EXPECT_EQ(WalkChain().size(), 10u);
+}
+
+TEST_F(AuditLogTest, AFullQueueIsAnsweredNotAbsorbed) {
+  AuditLogOptions options = Options();
+  options.max_queued_records = 4;
+  OpenLog(options);
+  std::vector<PendingRecord> five;
+  for (int i = 0; i < 5; ++i) five.push_back(Record(absl::StrCat("q", i)));
+  EXPECT_THAT(log_->Append(std::move(five)),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("queue full")));
+  EXPECT_EQ(log_->stats().refused, 5u);
+  EXPECT_OK(log_->health());
+}
+
+TEST_F(AuditLogTest, AppendWithoutWaitingIsDurableAfterFlush) {
+  OpenLog(Options());
+  ASSERT_OK_AND_ASSIGN(std::vector<AppendedRecord> none, log_->Append({Record("a")}, false));
+  EXPECT_TRUE(none.empty());
+  EXPECT_OK(log_->Flush());
+  EXPECT_EQ(log_->size(), 1u);
+}
+
+TEST_F(AuditLogTest, TheCompanionsStateIsWrittenWithTheGroup) {
+  KvStoreOptions with_state;
+  log_.reset();
+  store_.reset();
+  with_state.path = dir_;
+  with_state.column_families = AuditColumnFamilies();
+  with_state.column_families.push_back("state");
+  ASSERT_OK_AND_ASSIGN(store_, KvStore::Open(with_state));
+  OpenLog(Options());
+  std::vector<std::string> seen;
+  log_->SetCompanion([&](absl::Span<const std::string> ids, KvWriteBatch& batch) {
+    for (const std::string& id : ids) {
+      seen.push_back(id);
+      batch.Put("state", id, "counted");
+    }
+  });
+  AppendIds(0, 2);
+  EXPECT_THAT(seen, ::testing::ElementsAre("tx-0", "tx-1"));
+  EXPECT_THAT(store_->Get("state", "tx-1"),
+              ::vigil::testing::IsOkAndHolds(std::optional<std::string>("counted")));
+}
+
+TEST_F(AuditLogTest, ReadOnlyLogsReadAndRefuseAppends) {
+  EXPECT_THAT(AuditLog::OpenForReading(store_.get()), StatusIs(absl::StatusCode::kNotFound));
+  OpenLog(Options());
+  AppendIds(0, 3);
+  log_.reset();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> reader, AuditLog::OpenForReading(store_.get()));
+  EXPECT_EQ(reader->size(), 3u);
+  EXPECT_THAT(reader->Append({Record("x")}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("read-only")));
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead head, reader->LatestTreeHead());
+  EXPECT_EQ(head.size, 3u);
+}
+
+}  // namespace
+}  // namespace vigil::audit

@@ -1,0 +1,743 @@
+#include "vigil/audit/audit_record.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/common/string_view.h"
+#include "vigil/core/currency.h"
+#include "vigil/core/money.h"
+
+namespace vigil::audit {
+namespace {
+
+constexpr char kMagic[] = {'V', 'A', 'R'};
+constexpr size_t kHeaderSize = sizeof(kMagic) + 1;
+
+enum Wire : uint8_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kSealed = 6 };
+
+constexpr uint64_t kCanonicalNan = 0x7ff8000000000000;
+
+// Field numbers (docs/audit.md, "Record encoding"). Stable forever: a number is never reused.
+namespace record_field {
+enum : uint32_t {
+  kSequence = 1,
+  kPrevious = 2,
+  kReceived = 3,
+  kDecided = 4,
+  kActor = 5,
+  kSource = 6,
+  kInputFormat = 7,
+  kInputSha256 = 8,
+  kTransaction = 9,
+  kFeatures = 10,
+  kDecision = 11,
+};
+}  // namespace record_field
+
+namespace tx_field {
+enum : uint32_t {
+  kId = 1,
+  kEventTime = 2,
+  kOriginator = 3,
+  kBeneficiary = 4,
+  kAmount = 5,
+  kSettled = 6,
+  kFormat = 7,
+  kChannel = 8,
+  kRemittance = 9,
+  kPriority = 10,
+  kLabel = 11,
+};
+}  // namespace tx_field
+
+namespace decision_field {
+enum : uint32_t {
+  kTransactionId = 1,
+  kTraceId = 2,
+  kTraceparent = 3,
+  kAction = 4,
+  kScore = 5,
+  kReasons = 6,
+  kSchema = 7,
+  kPolicy = 8,
+  kModel = 9,
+  kRole = 10,
+  kShadowModel = 11,
+  kShadowScore = 12,
+  kDegraded = 13,
+  kDegradedReason = 14,
+  kTimings = 15,
+};
+}  // namespace decision_field
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+class Writer {
+ public:
+  explicit Writer(std::string* out) : out_(out) {}
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      out_->push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out_->push_back(static_cast<char>(v));
+  }
+  void Key(uint32_t number, Wire wire) { Varint(uint64_t{number} << 3 | wire); }
+
+  void UInt(uint32_t number, uint64_t v) {
+    if (v == 0) return;
+    Key(number, kVarint);
+    Varint(v);
+  }
+  void SInt(uint32_t number, int64_t v) {
+    UInt(number, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  void Bool(uint32_t number, bool v) { UInt(number, v ? 1 : 0); }
+  void Bytes(uint32_t number, std::string_view v) {
+    if (v.empty()) return;
+    Key(number, kBytes);
+    Varint(v.size());
+    out_->append(v);
+  }
+  void Hash32(uint32_t number, const Hash& h) {
+    Bytes(number, std::string_view(reinterpret_cast<const char*>(h.data()), h.size()));
+  }
+  // A double present iff not NaN (a score that was not computed is absent, 0 is a score).
+  void OptionalDouble(uint32_t number, double v) {
+    if (std::isnan(v)) return;
+    Key(number, kFixed64);
+    Fixed64(std::bit_cast<uint64_t>(v));
+  }
+  // A double left out iff +0.0.
+  void Double(uint32_t number, double v) {
+    const uint64_t bits = Bits(v);
+    if (bits == 0) return;
+    Key(number, kFixed64);
+    Fixed64(bits);
+  }
+  void PackedDoubles(uint32_t number, const std::vector<double>& v) {
+    if (v.empty()) return;
+    Key(number, kBytes);
+    Varint(8 * v.size());
+    for (double d : v) Fixed64(Bits(d));
+  }
+  // A nested message built by "fill"; left out when empty unless "always" (a present optional).
+  template <typename Fill>
+  void Message(uint32_t number, Fill fill, bool always = false) {
+    std::string inner;
+    Writer w(&inner);
+    fill(w);
+    if (inner.empty() && !always) return;
+    Key(number, kBytes);
+    Varint(inner.size());
+    out_->append(inner);
+  }
+
+ private:
+  static uint64_t Bits(double d) { return std::isnan(d) ? kCanonicalNan : std::bit_cast<uint64_t>(d); }
+  void Fixed64(uint64_t bits) {
+    char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(bits >> (8 * i));
+    out_->append(b, 8);
+  }
+
+  std::string* out_;
+};
+
+void WriteParty(Writer& w, const Party& p) {
+  w.Bytes(1, p.account_id);
+  w.Bytes(2, p.name);
+  w.Bytes(3, p.bank_id);
+  w.Bytes(4, p.country);
+}
+
+void WriteMoney(Writer& w, const Money& m) {
+  w.SInt(1, m.units());
+  w.UInt(2, static_cast<uint64_t>(m.scale()));
+  w.Bytes(3, m.currency().code());
+}
+
+void WriteTransaction(Writer& w, const Transaction& tx) {
+  using namespace tx_field;
+  w.Bytes(kId, tx.id);
+  w.SInt(kEventTime, ToUnixMicros(tx.event_time));
+  w.Message(kOriginator, [&](Writer& m) { WriteParty(m, tx.originator); });
+  w.Message(kBeneficiary, [&](Writer& m) { WriteParty(m, tx.beneficiary); });
+  w.Message(kAmount, [&](Writer& m) { WriteMoney(m, tx.amount); });
+  if (tx.settled_amount.has_value()) {
+    w.Message(kSettled, [&](Writer& m) { WriteMoney(m, *tx.settled_amount); }, true);
+  }
+  w.UInt(kFormat, static_cast<uint64_t>(tx.payment_format));
+  w.Bytes(kChannel, tx.channel);
+  w.Bytes(kRemittance, tx.remittance);
+  w.UInt(kPriority, static_cast<uint64_t>(tx.priority));
+  if (tx.label.has_value()) {
+    w.Message(kLabel, [&](Writer& m) {
+      m.Bool(1, tx.label->is_laundering);
+      m.Bytes(2, tx.label->typology);
+    }, true);
+  }
+}
+
+void WriteDecision(Writer& w, const Decision& d) {
+  using namespace decision_field;
+  w.Bytes(kTransactionId, d.transaction_id);
+  if (d.trace_id != Uuid{}) {
+    w.Bytes(kTraceId, std::string_view(reinterpret_cast<const char*>(d.trace_id.bytes.data()),
+                                       d.trace_id.bytes.size()));
+  }
+  w.Bytes(kTraceparent, d.traceparent);
+  w.UInt(kAction, static_cast<uint64_t>(d.action));
+  w.OptionalDouble(kScore, d.score);
+  for (const Reason& r : d.reasons) {
+    w.Message(kReasons, [&](Writer& m) {
+      m.UInt(1, static_cast<uint64_t>(r.kind));
+      m.Bytes(2, r.code);
+      m.Bytes(3, r.text);
+      m.Double(4, r.contribution);
+      m.Bool(5, r.shadow);
+    }, true);
+  }
+  w.Bytes(kSchema, d.feature_schema_version);
+  w.Bytes(kPolicy, d.policy_version);
+  w.Bytes(kModel, d.model_version);
+  w.Bytes(kRole, d.model_role);
+  w.Bytes(kShadowModel, d.shadow_model_version);
+  w.OptionalDouble(kShadowScore, d.shadow_score);
+  w.Bool(kDegraded, d.degraded);
+  w.Bytes(kDegradedReason, d.degraded_reason);
+  for (const StageTiming& t : d.timings) {
+    w.Message(kTimings, [&](Writer& m) {
+      m.Bytes(1, t.stage);
+      m.UInt(2, static_cast<uint64_t>(std::max<int64_t>(0, t.elapsed.count())));
+    }, true);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+// Reads one message's fields in order, enforcing the canonical rules. Errors name the path of
+// the field ("decision.reasons[1].kind") and its byte offset in the record.
+class Reader {
+ public:
+  Reader(std::string_view bytes, size_t base, std::string path)
+      : bytes_(bytes), base_(base), path_(std::move(path)) {}
+
+  // Moves to the next field; false at the end of the message or on error (see ok()).
+  bool Next() {
+    if (!status_.ok() || pos_ >= bytes_.size()) return false;
+    field_offset_ = pos_;
+    uint64_t key = 0;
+    if (!ReadVarint(&key)) return false;
+    const uint64_t number = key >> 3;
+    wire_ = static_cast<uint8_t>(key & 7);
+    if (number == 0 || number > 0xffffffff) return Fail(absl::StrCat("bad field number ", number));
+    number_ = static_cast<uint32_t>(number);
+    if (number_ < last_ || (number_ == last_ && !repeated_ok_)) {
+      return Fail(absl::StrCat("field ", number_, " out of order (after field ", last_, ")"));
+    }
+    last_ = number_;
+    repeated_ok_ = false;
+    if (wire_ == kSealed) {
+      return Fail(absl::StrCat("field ", number_,
+                               " is sealed (encrypted); this build cannot open sealed fields"));
+    }
+    return true;
+  }
+
+  uint32_t number() const { return number_; }
+  bool ok() const { return status_.ok(); }
+  const absl::Status& status() const { return status_; }
+
+  // The current field's value; each fails (and returns a zero value) on a wire type mismatch,
+  // a non-canonical value, or truncation.
+  uint64_t UInt(std::string_view name) {
+    uint64_t v = 0;
+    if (!Expect(name, kVarint) || !ReadVarint(&v)) return 0;
+    if (v == 0) Fail(name, "zero value written (it must be left out)");
+    return v;
+  }
+  // A non-negative count of microseconds.
+  int64_t Micros(std::string_view name) {
+    const uint64_t v = UInt(name);
+    if (v > static_cast<uint64_t>(INT64_MAX)) Fail(name, "out of range");
+    return static_cast<int64_t>(v);
+  }
+  int64_t SInt(std::string_view name) {
+    const uint64_t z = UInt(name);
+    return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+  }
+  bool Bool(std::string_view name) {
+    const uint64_t v = UInt(name);
+    if (ok() && v != 1) Fail(name, absl::StrCat(v, " is not a boolean"));
+    return v == 1;
+  }
+  // A value of an enumeration with "count" members (0 is left out, so 1 .. count-1).
+  uint64_t Enum(std::string_view name, uint64_t count) {
+    const uint64_t v = UInt(name);
+    if (ok() && v >= count) Fail(name, absl::StrCat(v, " is out of range"));
+    return v;
+  }
+  std::string_view Bytes(std::string_view name) {
+    std::string_view v;
+    if (!Expect(name, kBytes) || !ReadLength(&v)) return {};
+    if (v.empty()) Fail(name, "empty value written (it must be left out)");
+    return v;
+  }
+  std::string String(std::string_view name) { return std::string(Bytes(name)); }
+  Hash Hash32(std::string_view name) {
+    Hash h{};
+    const std::string_view v = Bytes(name);
+    if (!ok()) return h;
+    if (v.size() != h.size()) {
+      Fail(name, absl::StrCat("a hash is 32 bytes, got ", v.size()));
+      return h;
+    }
+    std::memcpy(h.data(), v.data(), h.size());
+    return h;
+  }
+  double OptionalDouble(std::string_view name) {
+    uint64_t bits = 0;
+    if (!Expect(name, kFixed64) || !ReadFixed64(&bits)) return 0;
+    const double d = std::bit_cast<double>(bits);
+    if (std::isnan(d)) Fail(name, "NaN written (an absent value must be left out)");
+    return d;
+  }
+  double Double(std::string_view name) {
+    uint64_t bits = 0;
+    if (!Expect(name, kFixed64) || !ReadFixed64(&bits)) return 0;
+    if (bits == 0) Fail(name, "zero value written (it must be left out)");
+    if (std::isnan(std::bit_cast<double>(bits)) && bits != kCanonicalNan) {
+      Fail(name, "NaN other than the canonical quiet NaN");
+    }
+    return std::bit_cast<double>(bits);
+  }
+  std::vector<double> PackedDoubles(std::string_view name) {
+    std::vector<double> out;
+    const std::string_view v = Bytes(name);
+    if (!ok()) return out;
+    if (v.size() % 8 != 0) {
+      Fail(name, absl::StrCat(v.size(), " bytes is not a whole number of doubles"));
+      return out;
+    }
+    out.resize(v.size() / 8);
+    for (size_t i = 0; i < out.size(); ++i) {
+      uint64_t bits = 0;
+      for (int b = 7; b >= 0; --b) bits = bits << 8 | static_cast<uint8_t>(v[8 * i + b]);
+      const double d = std::bit_cast<double>(bits);
+      if (std::isnan(d) && bits != kCanonicalNan) {
+        Fail(absl::StrCat(ToAbsl(name), "[", i, "]"), "NaN other than the canonical quiet NaN");
+        return out;
+      }
+      out[i] = d;
+    }
+    return out;
+  }
+  // A nested message: a reader over its bytes. "name" is the path element ("reasons[2]").
+  // "may_be_empty": a present optional or a repeated element.
+  Reader Message(std::string_view name, bool may_be_empty = false) {
+    std::string_view v;
+    if (Expect(name, kBytes) && ReadLength(&v) && v.empty() && !may_be_empty) {
+      Fail(name, "empty message written (it must be left out)");
+    }
+    const size_t inner_base =
+        v.data() == nullptr ? base_ : base_ + static_cast<size_t>(v.data() - bytes_.data());
+    return Reader(v, inner_base, Join(name));
+  }
+  // Allows the field just read to appear again next (a repeated field).
+  void AllowRepeat() { repeated_ok_ = true; }
+  // Takes a nested reader's error.
+  void Absorb(const Reader& inner) {
+    if (status_.ok() && !inner.ok()) status_ = inner.status();
+  }
+  void Skip() {
+    uint64_t ignored = 0;
+    std::string_view ignored_view;
+    switch (wire_) {
+      case kVarint: ReadVarint(&ignored); break;
+      case kFixed64: ReadFixed64(&ignored); break;
+      case kBytes: ReadLength(&ignored_view); break;
+      default: Fail(absl::StrCat("field ", number_, " has unknown wire type ", int{wire_}));
+    }
+  }
+  void Unknown() {
+    Fail(absl::StrCat("unknown field ", number_, " (not in record format version ",
+                      int{kRecordFormatVersion}, ")"));
+  }
+  bool Fail(std::string_view name, std::string_view reason) {
+    if (status_.ok()) {
+      status_ = absl::DataLossError(absl::StrCat("audit record: ", Join(name), " at byte ",
+                                                 base_ + field_offset_, ": ", ToAbsl(reason)));
+    }
+    return false;
+  }
+  bool Fail(std::string_view reason) {
+    if (status_.ok()) {
+      status_ = absl::DataLossError(absl::StrCat("audit record: ", path_.empty() ? "" : path_,
+                                                 path_.empty() ? "" : " ", "at byte ",
+                                                 base_ + field_offset_, ": ", ToAbsl(reason)));
+    }
+    return false;
+  }
+
+ private:
+  std::string Join(std::string_view name) const {
+    return path_.empty() ? std::string(name) : absl::StrCat(path_, ".", ToAbsl(name));
+  }
+  bool Expect(std::string_view name, Wire wire) {
+    if (!ok()) return false;
+    if (wire_ != wire) {
+      return Fail(name, absl::StrCat("wire type ", int{wire_}, ", expected ", int{wire}));
+    }
+    return true;
+  }
+  bool ReadVarint(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= bytes_.size()) return Fail("truncated varint");
+      const uint8_t b = static_cast<uint8_t>(bytes_[pos_++]);
+      if (shift == 63 && b > 1) return Fail("varint overflows 64 bits");
+      result |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) {
+        if (b == 0 && shift > 0) return Fail("varint not in its shortest form");
+        *v = result;
+        return true;
+      }
+    }
+    return Fail("varint longer than 10 bytes");
+  }
+  bool ReadFixed64(uint64_t* v) {
+    if (bytes_.size() - pos_ < 8) return Fail("truncated double");
+    uint64_t bits = 0;
+    for (int b = 7; b >= 0; --b) bits = bits << 8 | static_cast<uint8_t>(bytes_[pos_ + b]);
+    pos_ += 8;
+    *v = bits;
+    return true;
+  }
+  bool ReadLength(std::string_view* v) {
+    uint64_t length = 0;
+    if (!ReadVarint(&length)) return false;
+    if (length > bytes_.size() - pos_) {
+      return Fail(absl::StrCat("length ", length, " runs past the end (", bytes_.size() - pos_,
+                               " bytes left)"));
+    }
+    *v = bytes_.substr(pos_, length);
+    pos_ += length;
+    return true;
+  }
+
+  std::string_view bytes_;
+  size_t base_;  // offset of bytes_ in the record, for messages
+  std::string path_;
+  size_t pos_ = 0;
+  size_t field_offset_ = 0;
+  uint32_t number_ = 0;
+  uint8_t wire_ = 0;
+  uint32_t last_ = 0;
+  bool repeated_ok_ = false;
+  absl::Status status_;
+};
+
+void ReadParty(Reader& r, Party& p) {
+  while (r.Next()) {
+    switch (r.number()) {
+      case 1: p.account_id = r.String("account_id"); break;
+      case 2: p.name = r.String("name"); break;
+      case 3: p.bank_id = r.String("bank_id"); break;
+      case 4: p.country = r.String("country"); break;
+      default: r.Unknown();
+    }
+  }
+}
+
+void ReadMoney(Reader& r, Money& m) {
+  int64_t units = 0;
+  uint64_t scale = 0;
+  Currency currency;
+  while (r.Next()) {
+    switch (r.number()) {
+      case 1: units = r.SInt("units"); break;
+      case 2:
+        scale = r.UInt("scale");
+        if (scale > static_cast<uint64_t>(Money::kMaxScale)) r.Fail("scale", "out of range");
+        break;
+      case 3: {
+        const std::string code = r.String("currency");
+        if (!r.ok()) break;
+        absl::StatusOr<Currency> c = Currency::FromCode(code);
+        if (!c.ok()) {
+          r.Fail("currency", absl::StrCat("\"", code, "\" is not a known currency"));
+        } else {
+          currency = *c;
+        }
+        break;
+      }
+      default: r.Unknown();
+    }
+  }
+  if (r.ok() && currency.empty()) r.Fail("currency", "missing");
+  if (r.ok()) m = Money(units, static_cast<int>(scale), currency);
+}
+
+void ReadTransaction(Reader& r, Transaction& tx) {
+  using namespace tx_field;
+  while (r.Next()) {
+    switch (r.number()) {
+      case kId: tx.id = r.String("id"); break;
+      case kEventTime: tx.event_time = FromUnixMicros(r.SInt("event_time")); break;
+      case kOriginator: {
+        Reader m = r.Message("originator");
+        ReadParty(m, tx.originator);
+        r.Absorb(m);
+        break;
+      }
+      case kBeneficiary: {
+        Reader m = r.Message("beneficiary");
+        ReadParty(m, tx.beneficiary);
+        r.Absorb(m);
+        break;
+      }
+      case kAmount: {
+        Reader m = r.Message("amount");
+        ReadMoney(m, tx.amount);
+        r.Absorb(m);
+        break;
+      }
+      case kSettled: {
+        Reader m = r.Message("settled_amount", true);
+        tx.settled_amount.emplace();
+        ReadMoney(m, *tx.settled_amount);
+        r.Absorb(m);
+        break;
+      }
+      case kFormat:
+        tx.payment_format =
+            static_cast<PaymentFormat>(r.Enum("payment_format", kNumPaymentFormats));
+        break;
+      case kChannel: tx.channel = r.String("channel"); break;
+      case kRemittance: tx.remittance = r.String("remittance"); break;
+      case kPriority: tx.priority = static_cast<Priority>(r.Enum("priority", 3)); break;
+      case kLabel: {
+        Reader m = r.Message("label", true);
+        tx.label.emplace();
+        while (m.Next()) {
+          switch (m.number()) {
+            case 1: tx.label->is_laundering = m.Bool("is_laundering"); break;
+            case 2: tx.label->typology = m.String("typology"); break;
+            default: m.Unknown();
+          }
+        }
+        r.Absorb(m);
+        break;
+      }
+      default: r.Unknown();
+    }
+  }
+}
+
+void ReadDecision(Reader& r, Decision& d) {
+  using namespace decision_field;
+  while (r.Next()) {
+    switch (r.number()) {
+      case kTransactionId: d.transaction_id = r.String("transaction_id"); break;
+      case kTraceId: {
+        const std::string_view v = r.Bytes("trace_id");
+        if (r.ok() && v.size() != d.trace_id.bytes.size()) {
+          r.Fail("trace_id", absl::StrCat("a trace id is 16 bytes, got ", v.size()));
+        } else if (r.ok()) {
+          std::memcpy(d.trace_id.bytes.data(), v.data(), v.size());
+        }
+        break;
+      }
+      case kTraceparent: d.traceparent = r.String("traceparent"); break;
+      case kAction: d.action = static_cast<Action>(r.Enum("action", 3)); break;
+      case kScore: d.score = r.OptionalDouble("score"); break;
+      case kReasons: {
+        Reader m = r.Message(absl::StrCat("reasons[", d.reasons.size(), "]"), true);
+        Reason& reason = d.reasons.emplace_back();
+        while (m.Next()) {
+          switch (m.number()) {
+            case 1: reason.kind = static_cast<Reason::Kind>(m.Enum("kind", 3)); break;
+            case 2: reason.code = m.String("code"); break;
+            case 3: reason.text = m.String("text"); break;
+            case 4: reason.contribution = m.Double("contribution"); break;
+            case 5: reason.shadow = m.Bool("shadow"); break;
+            default: m.Unknown();
+          }
+        }
+        r.Absorb(m);
+        r.AllowRepeat();
+        break;
+      }
+      case kSchema: d.feature_schema_version = r.String("feature_schema_version"); break;
+      case kPolicy: d.policy_version = r.String("policy_version"); break;
+      case kModel: d.model_version = r.String("model_version"); break;
+      case kRole: d.model_role = r.String("model_role"); break;
+      case kShadowModel: d.shadow_model_version = r.String("shadow_model_version"); break;
+      case kShadowScore: d.shadow_score = r.OptionalDouble("shadow_score"); break;
+      case kDegraded: d.degraded = r.Bool("degraded"); break;
+      case kDegradedReason: d.degraded_reason = r.String("degraded_reason"); break;
+      case kTimings: {
+        Reader m = r.Message(absl::StrCat("timings[", d.timings.size(), "]"), true);
+        StageTiming& t = d.timings.emplace_back();
+        while (m.Next()) {
+          switch (m.number()) {
+            case 1: t.stage = m.String("stage"); break;
+            case 2: t.elapsed = std::chrono::microseconds(m.Micros("elapsed_us")); break;
+            default: m.Unknown();
+          }
+        }
+        r.Absorb(m);
+        r.AllowRepeat();
+        break;
+      }
+      default: r.Unknown();
+    }
+  }
+}
+
+absl::Status CheckHeader(std::string_view bytes) {
+  if (bytes.size() < kHeaderSize || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError("audit record: at byte 0: not an audit record (no \"VAR\" magic)");
+  }
+  if (static_cast<uint8_t>(bytes[3]) != kRecordFormatVersion) {
+    return absl::DataLossError(
+        absl::StrCat("audit record: at byte 3: record format version ",
+                     static_cast<uint8_t>(bytes[3]), " (this build reads version ",
+                     int{kRecordFormatVersion}, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EncodeRecordBody(const AuditRecord& record) {
+  using namespace record_field;
+  std::string out;
+  out.reserve(1024);
+  Writer w(&out);
+  w.UInt(kReceived, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(record.received))));
+  w.UInt(kDecided, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(record.decided))));
+  w.Bytes(kActor, record.actor);
+  w.Bytes(kSource, record.source);
+  w.Bytes(kInputFormat, record.input_format);
+  w.Hash32(kInputSha256, record.input_sha256);
+  w.Message(kTransaction, [&](Writer& m) { WriteTransaction(m, record.transaction); });
+  w.PackedDoubles(kFeatures, record.features);
+  w.Message(kDecision, [&](Writer& m) { WriteDecision(m, record.decision); });
+  return out;
+}
+
+void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,
+                           std::string* out) {
+  out->append(kMagic, sizeof(kMagic));
+  out->push_back(static_cast<char>(kRecordFormatVersion));
+  Writer w(out);
+  w.UInt(record_field::kSequence, sequence);
+  if (sequence > 0) w.Hash32(record_field::kPrevious, previous);
+  out->append(body);
+}
+
+std::string EncodeRecord(const AuditRecord& record) {
+  std::string out;
+  AppendAssembledRecord(record.sequence, record.previous_leaf_hash, EncodeRecordBody(record),
+                        &out);
+  return out;
+}
+
+absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
+  using namespace record_field;
+  if (absl::Status s = CheckHeader(bytes); !s.ok()) return s;
+  AuditRecord record;
+  Reader r(bytes.substr(kHeaderSize), kHeaderSize, "");
+  bool has_previous = false, has_input_hash = false;
+  while (r.Next()) {
+    switch (r.number()) {
+      case kSequence: record.sequence = r.UInt("sequence"); break;
+      case kPrevious:
+        record.previous_leaf_hash = r.Hash32("previous_leaf_hash");
+        has_previous = true;
+        break;
+      case kReceived: record.received = FromUnixMicros(r.Micros("received")); break;
+      case kDecided: record.decided = FromUnixMicros(r.Micros("decided")); break;
+      case kActor: record.actor = r.String("actor"); break;
+      case kSource: record.source = r.String("source"); break;
+      case kInputFormat: record.input_format = r.String("input_format"); break;
+      case kInputSha256:
+        record.input_sha256 = r.Hash32("input_sha256");
+        has_input_hash = true;
+        break;
+      case kTransaction: {
+        Reader m = r.Message("transaction");
+        ReadTransaction(m, record.transaction);
+        r.Absorb(m);
+        break;
+      }
+      case kFeatures: record.features = r.PackedDoubles("features"); break;
+      case kDecision: {
+        Reader m = r.Message("decision");
+        ReadDecision(m, record.decision);
+        r.Absorb(m);
+        break;
+      }
+      default: r.Unknown();
+    }
+  }
+  if (!r.ok()) return r.status();
+  if (has_previous != (record.sequence > 0)) {
+    return absl::DataLossError(absl::StrCat(
+        "audit record: previous_leaf_hash ", has_previous ? "present" : "missing",
+        " in the record at sequence ", record.sequence,
+        " (present iff the sequence is not 0)"));
+  }
+  if (!has_input_hash) return absl::DataLossError("audit record: input_sha256 missing");
+  if (record.transaction.id.empty()) {
+    return absl::DataLossError("audit record: transaction.id missing");
+  }
+  return record;
+}
+
+absl::StatusOr<RecordLink> DecodeRecordLink(std::string_view bytes) {
+  using namespace record_field;
+  if (absl::Status s = CheckHeader(bytes); !s.ok()) return s;
+  RecordLink link;
+  Reader r(bytes.substr(kHeaderSize), kHeaderSize, "");
+  bool has_previous = false;
+  while (r.Next()) {
+    switch (r.number()) {
+      case kSequence: link.sequence = r.UInt("sequence"); break;
+      case kPrevious:
+        link.previous_leaf_hash = r.Hash32("previous_leaf_hash");
+        has_previous = true;
+        break;
+      case kTransaction: {
+        Reader m = r.Message("transaction");
+        while (m.Next()) {
+          if (m.number() == tx_field::kId) {
+            link.transaction_id = m.String("id");
+            break;
+          }
+          m.Skip();
+        }
+        r.Absorb(m);
+        break;
+      }
+      default: r.Skip();
+    }
+  }
+  if (!r.ok()) return r.status();
+  if (has_previous != (link.sequence > 0)) {
+    return absl::DataLossError(absl::StrCat(
+        "audit record: previous_leaf_hash ", has_previous ? "present" : "missing",
+        " in the record at sequence ", link.sequence, " (present iff the sequence is not 0)"));
+  }
+  return link;
+}
+
+}  // namespace vigil::audit

@@ -1,0 +1,90 @@
+// AuditRecord: what the audit log keeps of one decision, and its canonical encoding.
+//
+// A record holds the decision exactly as it was answered (vigil::Decision: action, score,
+// reasons with the fired rules and screening hits, model and policy versions, degradation, the
+// trace), the normalized transaction it decided, the feature vector the model saw, the SHA-256
+// of the input bytes as received, when the request arrived and when it was decided, who sent it,
+// and its place in the log: its sequence number and the leaf hash of the record before it.
+//
+// The encoding (docs/audit.md, "Record encoding", version 1) is canonical: one record has
+// exactly one encoding, so the hashes over stored bytes are reproducible by anyone holding the
+// specification. It is a tag-length-value format in the manner of protocol buffers' wire format
+// with canonical rules added:
+//
+//   record  = "VAR" 0x01 field*          (magic, format version)
+//   field   = key payload                key = varint(number << 3 | wire type)
+//   wire 0  = varint                     (unsigned LEB128, minimal length)
+//   wire 1  = 8 bytes little-endian      (IEEE-754 double)
+//   wire 2  = varint length, bytes       (strings, hashes, nested messages, packed doubles)
+//   wire 6  = varint length, envelope    (a sealed field; reserved for field-level encryption)
+//
+// Fields appear in ascending number order, each at most once except repeated ones (adjacent,
+// in order); a field whose value is zero, false or empty is left out (except where the table in
+// docs/audit.md says "present iff"); NaN in the feature vector is the quiet NaN
+// 0x7ff8000000000000. Decode refuses anything else, naming the field and the byte offset, so
+// `vigil audit verify` checks the encoding, not only the hashes.
+//
+// Wire type 6 is reserved so that field-level encryption (names, accounts, remittance text) can
+// replace a field's payload with a sealed envelope without a new record format: the chain hashes
+// the stored bytes, whatever they are. This version never writes it and refuses to decode it.
+//
+// Thread safety: plain value type and pure functions.
+#ifndef VIGIL_AUDIT_AUDIT_RECORD_H_
+#define VIGIL_AUDIT_AUDIT_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/common/clock.h"
+#include "vigil/core/decision.h"
+#include "vigil/core/transaction.h"
+
+namespace vigil::audit {
+
+inline constexpr uint8_t kRecordFormatVersion = 1;
+
+struct AuditRecord {
+  // Set by the log when it appends: the record's position (0-based) and the leaf hash of the
+  // record at sequence - 1 (all zero for sequence 0).
+  uint64_t sequence = 0;
+  Hash previous_leaf_hash{};
+
+  UtcTime received{};  // the request's first byte (serve) or the record read (replay), UTC
+  UtcTime decided{};   // the decision made, before it was recorded
+  std::string actor;   // who asked: API token id or TLS client subject; "" without auth
+  std::string source;  // "serve" or "replay"
+  std::string input_format;  // how the input arrived: "json", "amlworld_csv", ...
+  Hash input_sha256{};       // SHA-256 of the transaction's input bytes as received
+  Transaction transaction;   // as normalized by ingest
+  std::vector<double> features;  // the row decided on, in decision.feature_schema_version
+  Decision decision;             // as answered
+};
+
+// Fields 3 and up (everything but the sequence and the previous hash), which the threads that
+// decide encode in parallel; the log prepends the rest when it appends.
+std::string EncodeRecordBody(const AuditRecord& record);
+// The stored bytes of a record at "sequence" after "previous" with "body", appended to *out.
+void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,
+                           std::string* out);
+// The whole record, as stored.
+std::string EncodeRecord(const AuditRecord& record);
+
+// Errors: kDataLoss naming the field path, byte offset and reason ("audit record:
+// decision.reasons[1].kind at byte 412: 9 is not a reason kind").
+absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes);
+
+// The fields a chain walk needs, without decoding the rest (same errors for those fields).
+struct RecordLink {
+  uint64_t sequence = 0;
+  Hash previous_leaf_hash{};
+  std::string transaction_id;
+};
+absl::StatusOr<RecordLink> DecodeRecordLink(std::string_view bytes);
+
+}  // namespace vigil::audit
+
+#endif  // VIGIL_AUDIT_AUDIT_RECORD_H_

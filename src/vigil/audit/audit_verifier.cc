@@ -1,0 +1,281 @@
+#include "vigil/audit/audit_verifier.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_record.h"
+#include "vigil/common/string_view.h"
+
+namespace vigil::audit {
+namespace {
+
+constexpr uint64_t kTileWidth = 256;
+
+// The stored leaf hashes, read a tile at a time for a sequential walk.
+class StoredLeaves {
+ public:
+  explicit StoredLeaves(const AuditLog& log) : log_(log) {}
+
+  // The stored leaf hash of "sequence"; nullopt when the tree does not hold it.
+  absl::StatusOr<std::optional<Hash>> At(uint64_t sequence) {
+    const uint64_t tile = sequence / kTileWidth;
+    if (!loaded_ || tile != tile_index_) {
+      absl::StatusOr<std::string> bytes = log_.LeafTile(tile);
+      if (!bytes.ok()) return bytes.status();
+      tile_ = *std::move(bytes);
+      tile_index_ = tile;
+      loaded_ = true;
+    }
+    const size_t offset = (sequence % kTileWidth) * sizeof(Hash);
+    if (tile_.size() < offset + sizeof(Hash)) return std::optional<Hash>();
+    Hash h;
+    std::memcpy(h.data(), tile_.data() + offset, sizeof(Hash));
+    return std::optional<Hash>(h);
+  }
+
+ private:
+  const AuditLog& log_;
+  std::string tile_;
+  uint64_t tile_index_ = 0;
+  bool loaded_ = false;
+};
+
+struct Walk {
+  std::optional<Damage> damage;
+  void Found(DamageKind kind, uint64_t sequence, std::string detail) {
+    if (!damage.has_value() || sequence < damage->sequence) {
+      damage = Damage{kind, sequence, std::move(detail)};
+    }
+  }
+};
+
+}  // namespace
+
+std::string_view DamageKindName(DamageKind kind) {
+  switch (kind) {
+    case DamageKind::kModified: return "modified";
+    case DamageKind::kDeleted: return "deleted";
+    case DamageKind::kReordered: return "reordered";
+    case DamageKind::kTruncated: return "truncated";
+    case DamageKind::kBadSignature: return "bad_signature";
+  }
+  return "modified";
+}
+
+absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const HashAlgorithm hash = log.hash();
+  VerifyReport report;
+  Walk walk;
+
+  // The key: the examiner's, or the header's.
+  std::unique_ptr<LogVerifier> header_key;
+  const LogVerifier* key = options.trusted_key;
+  if (key == nullptr) {
+    absl::StatusOr<std::unique_ptr<LogVerifier>> k =
+        LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header");
+    if (!k.ok()) return k.status();
+    header_key = *std::move(k);
+    key = header_key.get();
+  }
+  report.key_id = key->key_id();
+  report.trusted_key = options.trusted_key != nullptr;
+
+  // Tree heads: signatures now (all of them), roots during the walk.
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored = log.StoredTreeHeads();
+  if (!stored.ok()) return stored.status();
+  std::map<uint64_t, SignedTreeHead> heads;  // by size, signature verified
+  for (const auto& [key_size, json] : *stored) {
+    if (options.up_to > 0 && key_size > options.up_to) break;
+    const uint64_t covers = key_size > 0 ? key_size - 1 : 0;
+    absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(json);
+    if (!head.ok()) {
+      walk.Found(DamageKind::kBadSignature, covers,
+                 absl::StrCat("the tree head stored for size ", key_size,
+                              " does not parse: ", head.status().message()));
+      continue;
+    }
+    if (head->size != key_size || head->log_id != log.header().log_id || head->hash != hash) {
+      walk.Found(DamageKind::kModified, covers,
+                 absl::StrCat("the tree head stored for size ", key_size,
+                              " names size ", head->size, " of log ", head->log_id));
+      continue;
+    }
+    ++report.tree_heads_checked;
+    if (absl::Status s = VerifyTreeHead(*key, *head); !s.ok()) {
+      walk.Found(DamageKind::kBadSignature, covers, std::string(s.message()));
+      continue;
+    }
+    heads.emplace(key_size, *head);
+    report.latest_tree_head = *head;
+  }
+
+  // The walk.
+  absl::StatusOr<MerkleFrontier> frontier = log.FrontierAt(options.from);
+  if (!frontier.ok()) {
+    walk.Found(DamageKind::kModified, options.from,
+               absl::StrCat("the stored tree cannot be read at ", options.from, ": ",
+                            frontier.status().message()));
+    frontier = MerkleFrontier(hash);
+  }
+  StoredLeaves stored_leaves(log);
+  Hash previous{};
+  if (options.from > 0) {
+    absl::StatusOr<std::optional<Hash>> p = stored_leaves.At(options.from - 1);
+    if (!p.ok()) return p.status();
+    if (p->has_value()) previous = **p;
+  }
+  uint64_t expected = options.from;
+  uint64_t verified_head = 0;  // size of the last head whose root matched
+  auto next_head = heads.lower_bound(options.from == 0 ? 1 : options.from + 1);
+  const auto ignore = [](int, uint64_t, const Hash&) {};
+  const absl::Status scanned = log.ForEachRecord(
+      options.from, [&](uint64_t sequence, std::string_view bytes) -> absl::Status {
+        if (options.up_to > 0 && sequence >= options.up_to) return absl::CancelledError();
+        if (walk.damage.has_value() && walk.damage->sequence <= sequence) {
+          return absl::CancelledError();  // nothing later can come first
+        }
+        if (sequence != expected) {
+          walk.Found(DamageKind::kDeleted, expected,
+                     absl::StrCat("record ", expected, " is missing",
+                                  sequence > expected + 1
+                                      ? absl::StrCat(" (and the next ", sequence - expected - 1,
+                                                     " too)")
+                                      : std::string(),
+                                  "; record ", sequence, " follows"));
+          return absl::CancelledError();
+        }
+        const Hash leaf = LeafHash(hash, bytes);
+        absl::StatusOr<std::optional<Hash>> stored_leaf = stored_leaves.At(sequence);
+        if (!stored_leaf.ok()) return stored_leaf.status();
+        absl::StatusOr<RecordLink> link = DecodeRecordLink(bytes);
+        if (!link.ok()) {
+          walk.Found(DamageKind::kModified, sequence,
+                     absl::StrCat("record ", sequence, " does not decode: ", link.status().message()));
+          return absl::CancelledError();
+        }
+        if (link->sequence != sequence) {
+          // Intact but elsewhere: its bytes hash to the leaf the tree stores for its own number.
+          bool moved = false;
+          if (link->sequence < log.size() || options.up_to > link->sequence) {
+            StoredLeaves other(log);
+            absl::StatusOr<std::optional<Hash>> own = other.At(link->sequence);
+            if (!own.ok()) return own.status();
+            moved = own->has_value() && **own == leaf;
+          }
+          walk.Found(moved ? DamageKind::kReordered : DamageKind::kModified, sequence,
+                     absl::StrCat("position ", sequence, " holds a record numbered ",
+                                  link->sequence,
+                                  moved ? " (intact: it belongs there)" : " that is not the log's"));
+          return absl::CancelledError();
+        }
+        if (sequence > 0 && link->previous_leaf_hash != previous) {
+          walk.Found(DamageKind::kModified, sequence,
+                     absl::StrCat("record ", sequence,
+                                  " does not chain to record ", sequence - 1,
+                                  ": its previous hash is ", HashHex(link->previous_leaf_hash),
+                                  ", record ", sequence - 1, " hashes to ", HashHex(previous)));
+          return absl::CancelledError();
+        }
+        if (!stored_leaf->has_value() || **stored_leaf != leaf) {
+          walk.Found(DamageKind::kModified, sequence,
+                     absl::StrCat("record ", sequence, " hashes to ", HashHex(leaf),
+                                  stored_leaf->has_value()
+                                      ? absl::StrCat(", the tree holds ", HashHex(**stored_leaf))
+                                      : std::string(", the tree holds no leaf for it")));
+          return absl::CancelledError();
+        }
+        if (absl::StatusOr<AuditRecord> record = DecodeRecord(bytes); !record.ok()) {
+          walk.Found(DamageKind::kModified, sequence,
+                     absl::StrCat("record ", sequence, ": ", record.status().message()));
+          return absl::CancelledError();
+        }
+        absl::StatusOr<std::optional<uint64_t>> indexed = log.FindTransaction(link->transaction_id);
+        if (!indexed.ok()) return indexed.status();
+        if (indexed->value_or(UINT64_MAX) != sequence) {
+          walk.Found(DamageKind::kModified, sequence,
+                     absl::StrCat("the index entry of transaction \"", link->transaction_id, "\" ",
+                                  indexed->has_value() ? absl::StrCat("points to ", **indexed)
+                                                       : std::string("is missing"),
+                                  ", its record is ", sequence));
+          return absl::CancelledError();
+        }
+        frontier->Append(leaf, ignore);
+        previous = leaf;
+        ++expected;
+        ++report.records_checked;
+        while (next_head != heads.end() && next_head->first == frontier->size()) {
+          if (frontier->Root() != next_head->second.root) {
+            walk.Found(DamageKind::kModified, verified_head,
+                       absl::StrCat("records 0..", next_head->first - 1,
+                                    " do not hash to the root signed at size ", next_head->first,
+                                    " (", FormatUtc(next_head->second.time),
+                                    "): the log was rewritten after record ", verified_head));
+            return absl::CancelledError();
+          }
+          verified_head = next_head->first;
+          ++next_head;
+        }
+        return absl::OkStatus();
+      });
+  if (!scanned.ok() && !absl::IsCancelled(scanned)) return scanned;
+  report.records = expected;
+
+  if (!walk.damage.has_value() || walk.damage->sequence > expected) {
+    // The end: nothing signed or recorded may lie beyond it.
+    if (next_head != heads.end() && !(options.up_to > 0 && expected >= options.up_to)) {
+      const uint64_t largest = heads.rbegin()->first;
+      walk.Found(DamageKind::kTruncated, expected,
+                 absl::StrCat("the log ends at record ", expected,
+                              " but a tree head signed at ",
+                              FormatUtc(heads.rbegin()->second.time), " covers ", largest,
+                              " records"));
+    } else if (options.up_to == 0) {
+      absl::StatusOr<AuditLog::DurableHead> durable = log.ReadDurableHead();
+      if (!durable.ok()) return durable.status();
+      if (durable->size > expected) {
+        walk.Found(DamageKind::kTruncated, expected,
+                   absl::StrCat("the log ends at record ", expected, " but its head records ",
+                                durable->size));
+      } else if (durable->size < expected) {
+        walk.Found(DamageKind::kModified, durable->size,
+                   absl::StrCat("records from ", durable->size,
+                                " on were added outside the log (its head records ",
+                                durable->size, ")"));
+      } else if (durable->root != frontier->Root()) {
+        walk.Found(DamageKind::kModified, verified_head,
+                   absl::StrCat("the records do not hash to the log's recorded head root; the log "
+                                "was rewritten after record ", verified_head));
+      }
+    }
+  }
+  report.damage = std::move(walk.damage);
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::string VerifyReportToJson(const VerifyReport& report) {
+  nlohmann::ordered_json j;
+  j["intact"] = report.intact();
+  j["records"] = report.records;
+  j["records_checked"] = report.records_checked;
+  j["tree_heads_checked"] = report.tree_heads_checked;
+  j["key_id"] = report.key_id;
+  j["trusted_key"] = report.trusted_key;
+  if (report.latest_tree_head.has_value()) {
+    j["latest_tree_head"] = nlohmann::ordered_json::parse(TreeHeadToJson(*report.latest_tree_head));
+  }
+  if (report.damage.has_value()) {
+    j["damage"] = {{"kind", std::string(DamageKindName(report.damage->kind))},
+                   {"sequence", report.damage->sequence},
+                   {"detail", report.damage->detail}};
+  }
+  j["seconds"] = report.seconds;
+  return j.dump();
+}
+
+}  // namespace vigil::audit
