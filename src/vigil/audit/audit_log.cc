@@ -212,6 +212,7 @@ class AuditLog::Tiles final : public SubtreeSource {
 
 struct AuditLog::Waiter {
   std::vector<PendingRecord> records;
+  bool with_state = false;  // Flush(true): write the companion's state even without records
   size_t bytes = 0;
   absl::Notification done;
   absl::Status status;
@@ -356,9 +357,10 @@ absl::StatusOr<std::vector<AppendedRecord>> AuditLog::Append(std::vector<Pending
   return std::move(waiter->results);
 }
 
-absl::Status AuditLog::Flush() {
+absl::Status AuditLog::Flush(bool with_state) {
   // An empty waiter queued behind everything else is notified after it.
   auto waiter = std::make_shared<Waiter>();
+  waiter->with_state = with_state;
   {
     absl::MutexLock lock(&mu_);
     if (!failed_.ok()) return absl::UnavailableError(absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
@@ -449,16 +451,16 @@ void AuditLog::Run() {
         continue;
       }
     }
-    const bool has_records = [&] {
-      for (const auto& w : group) {
-        if (!w->records.empty()) return true;
-      }
-      return false;
-    }();
+    bool has_records = false, with_state = false;
+    for (const auto& w : group) {
+      has_records = has_records || !w->records.empty();
+      with_state = with_state || w->with_state;
+    }
     absl::Status status;
-    if (has_records || (stop && frontier_->size() > last_head_size_) ||
+    if (has_records || (with_state && companion_) ||
+        (stop && frontier_->size() > last_head_size_) ||
         TreeHeadDue(frontier_->size(), clock_->Now())) {
-      status = Commit(group);
+      status = Commit(group, with_state);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -482,7 +484,7 @@ void AuditLog::Run() {
   }
 }
 
-absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group) {
+absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group, bool with_state) {
   KvWriteBatch batch;
   std::vector<std::string> ids;
   uint64_t sequence = frontier_->size();
@@ -518,7 +520,7 @@ absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group) {
   if (sign) {
     if (absl::Status s = SignAndStage(sequence, root, now, batch); !s.ok()) return s;
   }
-  if (companion_ && !ids.empty()) companion_(ids, batch);
+  if (companion_ && (!ids.empty() || with_state)) companion_(ids, batch);
   const auto start = std::chrono::steady_clock::now();
   const absl::Status written = store_->Write(batch, {.sync = options_.sync});
   const auto elapsed = std::chrono::steady_clock::now() - start;

@@ -149,8 +149,10 @@ class AuditLog {
   absl::StatusOr<std::vector<AppendedRecord>> Append(std::vector<PendingRecord> records,
                                                      bool wait = true);
 
-  // Waits until everything queued before the call is durable (or the log failed).
-  absl::Status Flush();
+  // Waits until everything queued before the call is durable (or the log failed). With
+  // "with_state", the companion's state is written too even when no record is queued (a
+  // checkpoint of that state that stays in the log's order of writes).
+  absl::Status Flush(bool with_state = false);
 
   // OK while the log accepts appends; the error that stopped it otherwise.
   absl::Status health() const;
@@ -204,7 +206,7 @@ class AuditLog {
   absl::Status Load(bool create);
   void Run();
   // Builds and writes one group; returns the write's status.
-  absl::Status Commit(std::vector<std::shared_ptr<Waiter>>& group);
+  absl::Status Commit(std::vector<std::shared_ptr<Waiter>>& group, bool with_state);
   bool TreeHeadDue(uint64_t size, UtcTime now) const;
   absl::Status SignAndStage(uint64_t size, const Hash& root, UtcTime now, KvWriteBatch& batch);
 

@@ -58,6 +58,7 @@ class AuditLogTest : public ::testing::Test {
 
   void OpenStore() {
     KvStoreOptions options;
+    options.faults = faults_;
     options.path = dir_;
     options.column_families = AuditColumnFamilies();
     options.block_cache_bytes = size_t{1} << 20;
@@ -117,6 +118,7 @@ class AuditLogTest : public ::testing::Test {
   std::string dir_;
   ::vigil::testing::FakeClock clock_;
   std::shared_ptr<const LogSigner> signer_;
+  std::shared_ptr<KvFaults> faults_ = std::make_shared<KvFaults>();
   std::unique_ptr<KvStore> store_;
   std::unique_ptr<AuditLog> log_;
 };
@@ -364,6 +366,38 @@ TEST_F(AuditLogTest, ReadOnlyLogsReadAndRefuseAppends) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("read-only")));
   ASSERT_OK_AND_ASSIGN(SignedTreeHead head, reader->LatestTreeHead());
   EXPECT_EQ(head.size, 3u);
+}
+
+TEST_F(AuditLogTest, AFailedSyncStopsTheLogWithoutLosingWhatWasDurable) {
+  OpenLog(Options());
+  AppendIds(0, 5);
+  faults_->set_fail_syncs(true);
+  std::vector<PendingRecord> lost;
+  for (int i = 5; i < 8; ++i) lost.push_back(Record(absl::StrCat("tx-", i)));
+  EXPECT_THAT(log_->Append(std::move(lost)),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("nothing of this group")));
+  EXPECT_FALSE(log_->health().ok());
+  EXPECT_EQ(log_->size(), 5u);
+  // Refused from now on, even with the disk back: nothing is acknowledged that might be lost.
+  faults_->set_fail_syncs(false);
+  EXPECT_THAT(log_->Append({Record("tx-9")}),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("stopped after a failed write")));
+  EXPECT_GE(log_->stats().refused, 1u);
+  EXPECT_EQ(log_->stats().failed_writes, 1u);
+  EXPECT_THAT(log_->Flush(), StatusIs(absl::StatusCode::kUnavailable));
+
+  // After a restart the log holds what was durable, and continues from there. The failed
+  // group was written, only not synced: the system may still have put it on disk (here it
+  // did, in the page cache), so it may be there too, whole and chained. It was never
+  // acknowledged; a retry is then answered with it.
+  Reopen(Options());
+  EXPECT_OK(log_->health());
+  const uint64_t size = log_->size();
+  EXPECT_TRUE(size == 5 || size == 8) << size;
+  const std::vector<AppendedRecord> more = AppendIds(100, 2);
+  ASSERT_EQ(more.size(), 2u);
+  EXPECT_EQ(more[0].sequence, size);
+  EXPECT_EQ(WalkChain().size(), size + 2);
 }
 
 }  // namespace

@@ -63,7 +63,9 @@ const unsigned char* Bytes(std::string_view s) {
   return reinterpret_cast<const unsigned char*>(s.data());
 }
 
-std::string Prefix(std::string_view origin) { return absl::StrCat("audit key ", ToAbsl(origin), ": "); }
+std::string Prefix(std::string_view origin) {
+  return absl::StrCat("audit key ", ToAbsl(origin), ": ");
+}
 
 // The reasons OpenSSL queued on this thread, oldest first, without repeats. Empties the queue: it
 // is per thread, and what is left in it would be blamed on some later call.
@@ -144,9 +146,9 @@ absl::StatusOr<PkeyPtr> ReadPublicKey(std::string_view pem, std::string_view ori
   bool asked = false;
   PkeyPtr key(PEM_read_bio_PUBKEY(bio.get(), nullptr, RefusePassphrase, &asked));
   if (key == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Prefix(origin), "PUBLIC KEY block is not a SubjectPublicKeyInfo (", TakeOpensslErrors(),
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Prefix(origin), "PUBLIC KEY block is not a SubjectPublicKeyInfo (",
+                     TakeOpensslErrors(), ")"));
   }
   ERR_clear_error();
   return key;
@@ -168,8 +170,8 @@ absl::StatusOr<PkeyPtr> PublicHalf(EVP_PKEY* key, std::string_view origin) {
 std::string GroupName(EVP_PKEY* key) {
   char name[80];
   size_t size = 0;
-  if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof(name),
-                                     &size) != 1) {
+  if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof(name), &size) !=
+      1) {
     ERR_clear_error();
     return "";
   }
@@ -217,8 +219,8 @@ absl::StatusOr<PkeyPtr> AsSm2Key(EVP_PKEY* key, int selection, std::string_view 
 }
 
 // The algorithm of "*key", after turning an EC key on the SM2 curve into an SM2 key and setting
-// an SM2 key's encoding; refuses every other key. "selection" is EVP_PKEY_KEYPAIR or EVP_PKEY_PUBLIC_KEY, "kind" "private" or
-// "public".
+// an SM2 key's encoding; refuses every other key. "selection" is EVP_PKEY_KEYPAIR or
+// EVP_PKEY_PUBLIC_KEY, "kind" "private" or "public".
 absl::StatusOr<SignatureAlgorithm> Classify(PkeyPtr* key, int selection, std::string_view origin,
                                             std::string_view kind) {
   if (EVP_PKEY_is_a(key->get(), "ED25519")) return SignatureAlgorithm::kEd25519;
@@ -230,8 +232,8 @@ absl::StatusOr<SignatureAlgorithm> Classify(PkeyPtr* key, int selection, std::st
     return SignatureAlgorithm::kSm2;
   }
   return absl::InvalidArgumentError(absl::StrCat(Prefix(origin), "not an Ed25519 or SM2 ",
-                                                 ToAbsl(kind), " key (found ",
-                                                 Describe(key->get()), ")"));
+                                                 ToAbsl(kind), " key (found ", Describe(key->get()),
+                                                 ")"));
 }
 
 struct PublicParts {
@@ -320,8 +322,8 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& path) {
     return absl::ErrnoToStatus(errno, absl::StrCat(Prefix(path), "cannot read"));
   }
   if (size > kMaxPemBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(Prefix(path), "larger than ",
-                                                   kMaxPemBytes >> 10, " KiB: not a key PEM"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Prefix(path), "larger than ", kMaxPemBytes >> 10, " KiB: not a key PEM"));
   }
   bytes.resize(size);
   return bytes;
@@ -358,8 +360,7 @@ absl::StatusOr<std::unique_ptr<LogSigner>> LogSigner::FromPem(std::string_view p
                          Classify(&key, EVP_PKEY_KEYPAIR, origin, "private"));
   VIGIL_ASSIGN_OR_RETURN(PublicParts parts, PublicPartsOf(key.get(), origin));
   return std::unique_ptr<LogSigner>(new LogSigner(algorithm, std::move(key), std::string(origin),
-                                                  std::move(parts.pem),
-                                                  std::move(parts.key_id)));
+                                                  std::move(parts.pem), std::move(parts.key_id)));
 }
 
 absl::StatusOr<std::unique_ptr<LogSigner>> LogSigner::FromPemFile(const std::string& path) {

@@ -25,7 +25,10 @@
 // at load time, so Sign and Verify never meet an unexpected key.
 //
 // A key's id is the lower-case hex SHA-256 of its DER SubjectPublicKeyInfo, i.e.
-// `openssl pkey -in key.pem -pubout -outform DER | sha256sum`.
+// `openssl pkey -in key.pem -pubout -outform DER | sha256sum`. An SM2 key's SubjectPublicKeyInfo
+// always names the curve and holds the uncompressed point, so that one key has one id even in a
+// file written with `-param_enc explicit` or `-conv_form compressed` (for which the command above
+// prints another encoding).
 //
 // Every error message starts with "audit key <origin>: ", where origin is the file's path or
 // the name a caller gave to FromPem().

@@ -42,9 +42,7 @@ constexpr char kSha256sum[] = "/usr/bin/sha256sum";
 // Written out here rather than taken from kSm2DistinguishingId, so that a change there fails.
 constexpr char kGbtDistId[] = "distid:1234567812345678";
 
-std::string Unhex(std::string_view hex) {
-  return absl::HexStringToBytes(ToAbsl(hex));
-}
+std::string Unhex(std::string_view hex) { return absl::HexStringToBytes(ToAbsl(hex)); }
 
 // "der" as PEM with the given label, lines of 64 characters as OpenSSL writes them.
 std::string Pem(std::string_view label, std::string_view der) {
@@ -129,8 +127,8 @@ class SigningKeyTest : public ::testing::Test {
       return Openssl({"pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", public_pem, "-sigfile",
                       signature_path, "-in", message_path}) == 0;
     }
-    std::vector<std::string> args = {"dgst", "-sm3", "-verify", public_pem, "-signature",
-                                     signature_path};
+    std::vector<std::string> args = {"dgst",     "-sm3",       "-verify",
+                                     public_pem, "-signature", signature_path};
     if (!sigopt.empty()) args.insert(args.end(), {"-sigopt", sigopt});
     args.push_back(message_path);
     return Openssl(args) == 0;
@@ -138,16 +136,14 @@ class SigningKeyTest : public ::testing::Test {
 
   // The openssl CLI's signature of "message" with "private_pem"; "" on failure.
   std::string OpensslSign(SignatureAlgorithm algorithm, const std::string& private_pem,
-                          std::string_view message,
-                          const std::string& sigopt = kGbtDistId) const {
+                          std::string_view message, const std::string& sigopt = kGbtDistId) const {
     const std::string message_path = Write("cli.msg", message);
     const std::string signature_path = Path("cli.sig");
-    const int status =
-        algorithm == SignatureAlgorithm::kEd25519
-            ? Openssl({"pkeyutl", "-sign", "-rawin", "-inkey", private_pem, "-in", message_path,
-                       "-out", signature_path})
-            : Openssl({"dgst", "-sm3", "-sign", private_pem, "-sigopt", sigopt, "-out",
-                       signature_path, message_path});
+    const int status = algorithm == SignatureAlgorithm::kEd25519
+                           ? Openssl({"pkeyutl", "-sign", "-rawin", "-inkey", private_pem, "-in",
+                                      message_path, "-out", signature_path})
+                           : Openssl({"dgst", "-sm3", "-sign", private_pem, "-sigopt", sigopt,
+                                      "-out", signature_path, message_path});
     return status == 0 ? ::vigil::testing::ReadFile(signature_path) : "";
   }
 
@@ -197,7 +193,8 @@ TEST_F(SigningKeyTest, LoadsOpensslEd25519Key) {
 }
 
 // Every PEM form in which OpenSSL writes an SM2 private key loads as SM2 (not as an ECDSA key on
-// the SM2 curve), with the key id the openssl CLI computes, and signs what the CLI accepts.
+// the SM2 curve), with the key id the openssl CLI computes for its plain PKCS#8 form, and signs
+// what the CLI accepts.
 TEST_F(SigningKeyTest, LoadsOpensslSm2KeysInEveryForm) {
   const std::string pkcs8 = Path("sm2.pem");
   ASSERT_TRUE(OpensslOk({"genpkey", "-algorithm", "SM2", "-out", pkcs8}));
@@ -248,13 +245,19 @@ TEST_F(SigningKeyTest, LoadsOpensslSm2KeysInEveryForm) {
     EXPECT_EQ(verifier->key_id(), key_id);
   }
 
-  // A key OpenSSL generated as "EC on the SM2 curve" is another key, loaded the same way.
-  ASSERT_OK_AND_ASSIGN(const auto via_ec, LogSigner::FromPemFile(pkcs8_ec));
-  EXPECT_EQ(via_ec->algorithm(), SignatureAlgorithm::kSm2);
-  EXPECT_EQ(via_ec->key_id(), OpensslKeyId(pkcs8_ec));
-  const std::string public_key = Write("via_ec.pub.pem", via_ec->PublicKeyPem());
-  ASSERT_OK_AND_ASSIGN(const std::string signature, via_ec->Sign("tree head"));
-  EXPECT_TRUE(OpensslVerifies(SignatureAlgorithm::kSm2, public_key, "tree head", signature));
+  // Other keys, made as "EC on the SM2 curve" and by `openssl ecparam -genkey` (which writes an
+  // "SM2 PARAMETERS" block before the key), load the same way.
+  const std::string with_parameters = Path("sm2_ecparam.pem");
+  ASSERT_TRUE(OpensslOk({"ecparam", "-name", "SM2", "-genkey", "-out", with_parameters}));
+  for (const std::string& key : {pkcs8_ec, with_parameters}) {
+    SCOPED_TRACE(::vigil::testing::ReadFile(key));
+    ASSERT_OK_AND_ASSIGN(const auto signer, LogSigner::FromPemFile(key));
+    EXPECT_EQ(signer->algorithm(), SignatureAlgorithm::kSm2);
+    EXPECT_EQ(signer->key_id(), OpensslKeyId(key));
+    const std::string public_key = Write("other.pub.pem", signer->PublicKeyPem());
+    ASSERT_OK_AND_ASSIGN(const std::string signature, signer->Sign("tree head"));
+    EXPECT_TRUE(OpensslVerifies(SignatureAlgorithm::kSm2, public_key, "tree head", signature));
+  }
 }
 
 TEST_F(SigningKeyTest, Ed25519SignaturesVerifyWithOpensslCli) {
@@ -267,8 +270,8 @@ TEST_F(SigningKeyTest, Ed25519SignaturesVerifyWithOpensslCli) {
     EXPECT_EQ(signature.size(), 64u);
     EXPECT_TRUE(OpensslVerifies(SignatureAlgorithm::kEd25519, public_key, message, signature));
     // The oracle can say no.
-    EXPECT_FALSE(OpensslVerifies(SignatureAlgorithm::kEd25519, public_key, message + "!",
-                                 signature));
+    EXPECT_FALSE(
+        OpensslVerifies(SignatureAlgorithm::kEd25519, public_key, message + "!", signature));
   }
 }
 
@@ -304,8 +307,7 @@ TEST_F(SigningKeyTest, VerifiesOpensslCliEd25519Signatures) {
     const std::string signature = OpensslSign(SignatureAlgorithm::kEd25519, key, message);
     ASSERT_EQ(signature.size(), 64u);
     EXPECT_OK(verifier->Verify(message, signature));
-    EXPECT_THAT(verifier->Verify(message + "!", signature),
-                StatusIs(absl::StatusCode::kDataLoss));
+    EXPECT_THAT(verifier->Verify(message + "!", signature), StatusIs(absl::StatusCode::kDataLoss));
   }
 }
 
@@ -319,8 +321,7 @@ TEST_F(SigningKeyTest, VerifiesOpensslCliSm2Signatures) {
     const std::string signature = OpensslSign(SignatureAlgorithm::kSm2, key, message);
     ASSERT_FALSE(signature.empty());
     EXPECT_OK(verifier->Verify(message, signature));
-    EXPECT_THAT(verifier->Verify(message + "!", signature),
-                StatusIs(absl::StatusCode::kDataLoss));
+    EXPECT_THAT(verifier->Verify(message + "!", signature), StatusIs(absl::StatusCode::kDataLoss));
     // Signed under another identifier (draft-shen-sm2's example one): a different Z.
     const std::string other_id =
         OpensslSign(SignatureAlgorithm::kSm2, key, message, "distid:ALICE123@YAHOO.COM");
@@ -330,7 +331,7 @@ TEST_F(SigningKeyTest, VerifiesOpensslCliSm2Signatures) {
 }
 
 // RFC 8032 section 7.1, TEST 1 and TEST 2: seed -> public key, and the (deterministic) signature.
-TEST(Ed25519, MatchesRfc8032Test1AndTest2) {
+TEST(LogSigner, Ed25519MatchesRfc8032Test1AndTest2) {
   struct Vector {
     std::string_view seed, public_key, message, signature;
   };
@@ -369,19 +370,21 @@ TEST(Ed25519, MatchesRfc8032Test1AndTest2) {
 
 // GB/T 32918.2-2016 Annex A (also GM/T 0003.2-2012): the signature example on the SM2 curve,
 // with the default identifier. The public key is d*G for the standard's d.
-TEST(Sm2, VerifiesGbt32918AnnexASignature) {
-  constexpr absl::string_view kX = "09F9DF311E5421A150DD7D161E4BC5C672179FAD1833FC076BB08FF356F35020";
-  constexpr absl::string_view kY = "CCEA490CE26775A52DC6EA718CC1AA600AED05FBF35E084A6632F6072DA9AD13";
-  constexpr absl::string_view kR = "F5A03B0648D2C4630EEAC513E1BB81A15944DA3827D5B74143AC7EACEEE720B3";
-  constexpr absl::string_view kS = "B1B6AA29DF212FD8763182BC0D421CA1BB9038FD1F7F42D4840B69C485BBC1AA";
+TEST(LogVerifier, Sm2VerifiesGbt32918AnnexASignature) {
+  constexpr absl::string_view kX =
+      "09F9DF311E5421A150DD7D161E4BC5C672179FAD1833FC076BB08FF356F35020";
+  constexpr absl::string_view kY =
+      "CCEA490CE26775A52DC6EA718CC1AA600AED05FBF35E084A6632F6072DA9AD13";
+  constexpr absl::string_view kR =
+      "F5A03B0648D2C4630EEAC513E1BB81A15944DA3827D5B74143AC7EACEEE720B3";
+  constexpr absl::string_view kS =
+      "B1B6AA29DF212FD8763182BC0D421CA1BB9038FD1F7F42D4840B69C485BBC1AA";
   // SEQUENCE { INTEGER r, INTEGER s }; both have the top bit set, so each takes a 0x00 pad.
-  const std::string der_rs =
-      Unhex(absl::StrCat("3046", "022100", kR, "022100", kS));
+  const std::string der_rs = Unhex(absl::StrCat("3046", "022100", kR, "022100", kS));
   const std::string swapped = Unhex(absl::StrCat("3046", "022100", kS, "022100", kR));
 
-  ASSERT_OK_AND_ASSIGN(const auto verifier,
-                       LogVerifier::FromPemFile(::vigil::testing::TestDataPath(
-                           "audit/keys/sm2_gbt32918_annexA_public.pem")));
+  ASSERT_OK_AND_ASSIGN(const auto verifier, LogVerifier::FromPemFile(::vigil::testing::TestDataPath(
+                                                "audit/keys/sm2_gbt32918_annexA_public.pem")));
   EXPECT_EQ(verifier->algorithm(), SignatureAlgorithm::kSm2);
   // The file holds the standard's point: SubjectPublicKeyInfo { { id-ecPublicKey, sm2 },
   // 04 || x || y }.
@@ -416,10 +419,9 @@ TEST(LogVerifier, RefusesWhatIsNotThisKeysSignatureOfTheMessage) {
     ASSERT_OK_AND_ASSIGN(const std::string wrong_algorithm, other_signer->Sign(message));
 
     // Well-formed but wrong: kDataLoss, naming the key.
-    const auto data_loss = StatusIs(
-        absl::StatusCode::kDataLoss,
-        absl::StrCat("audit key k: signature does not verify with key ",
-                     signer->key_id().substr(0, 16)));
+    const auto data_loss = StatusIs(absl::StatusCode::kDataLoss,
+                                    absl::StrCat("audit key k: signature does not verify with key ",
+                                                 signer->key_id().substr(0, 16)));
     EXPECT_THAT(verifier->Verify(message, wrong_key), data_loss) << "another key's signature";
     EXPECT_THAT(verifier->Verify(Flipped(message, 0), signature), data_loss) << "first byte";
     EXPECT_THAT(verifier->Verify(Flipped(message, message.size() - 1), signature), data_loss)
@@ -461,9 +463,9 @@ TEST(LogVerifier, Sm2RefusesNonDerSignatures) {
   for (std::string_view hex : {
            "300702020001020101",    // r with a superfluous 0x00: BER, not DER
            "30800201010201010000",  // indefinite length
-           "3006020101020101" "00",  // trailing byte
+           "300602010102010100",    // trailing byte
            "3006020101040101",      // s is an OCTET STRING
-           "30",                     // truncated
+           "30",                    // truncated
        }) {
     EXPECT_THAT(verifier->Verify("m", Unhex(hex)),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DER")))
@@ -487,10 +489,11 @@ TEST_F(SigningKeyTest, RefusesOtherKeyTypesNamingThem) {
     std::vector<std::string> args = {"genpkey", "-out", key};
     args.insert(args.end(), c.genpkey.begin(), c.genpkey.end());
     ASSERT_TRUE(OpensslOk(args));
-    EXPECT_THAT(LogSigner::FromPemFile(key),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         absl::StrCat("audit key ", key,
-                                      ": not an Ed25519 or SM2 private key (found ", c.found, ")")));
+    EXPECT_THAT(
+        LogSigner::FromPemFile(key),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 absl::StrCat("audit key ", key, ": not an Ed25519 or SM2 private key (found ",
+                              c.found, ")")));
     const std::string public_key = Path("other.pub.pem");
     ASSERT_TRUE(OpensslOk({"pkey", "-in", key, "-pubout", "-out", public_key}));
     EXPECT_THAT(LogVerifier::FromPemFile(public_key),
@@ -504,8 +507,8 @@ TEST_F(SigningKeyTest, RefusesOtherKeyTypesNamingThem) {
 
 TEST_F(SigningKeyTest, RefusesEncryptedPemsWithoutAskingForAPassphrase) {
   const std::string pkcs8 = Path("encrypted.pem");  // "ENCRYPTED PRIVATE KEY" (PKCS#8)
-  ASSERT_TRUE(OpensslOk({"genpkey", "-algorithm", "ed25519", "-aes-256-cbc", "-pass",
-                         "pass:secret", "-out", pkcs8}));
+  ASSERT_TRUE(OpensslOk(
+      {"genpkey", "-algorithm", "ed25519", "-aes-256-cbc", "-pass", "pass:secret", "-out", pkcs8}));
   const std::string plain = Path("sm2.pem");
   ASSERT_TRUE(OpensslOk({"genpkey", "-algorithm", "SM2", "-out", plain}));
   const std::string sec1 = Path("encrypted_sec1.pem");  // "Proc-Type: 4,ENCRYPTED" (SEC1)
@@ -585,9 +588,9 @@ TEST(SigningKey, FailuresLeaveOpensslErrorQueueEmpty) {
   ERR_clear_error();
   EXPECT_FALSE(LogSigner::FromPem("garbage", "g").ok());
   EXPECT_EQ(ERR_peek_error(), 0u);
-  EXPECT_FALSE(LogVerifier::FromPem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
-                                    "g")
-                   .ok());
+  EXPECT_FALSE(
+      LogVerifier::FromPem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "g")
+          .ok());
   EXPECT_EQ(ERR_peek_error(), 0u);
   ASSERT_OK_AND_ASSIGN(const std::string pem, GeneratePrivateKeyPem(SignatureAlgorithm::kSm2));
   ASSERT_OK_AND_ASSIGN(const auto verifier, LogVerifier::FromPem(pem, "k"));

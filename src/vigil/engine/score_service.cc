@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -10,12 +11,15 @@
 #include "simdjson.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/audit/audit_log.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/record_error.h"
 #include "vigil/metrics/value_histogram.h"
+#include "vigil/store/kv_store.h"
 
 namespace vigil {
 namespace {
@@ -26,9 +30,10 @@ std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
 
 // Stages timed per request, in the order of the latency_us object.
-enum Stage { kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kNumStages };
-constexpr const char* kStageNames[kNumStages] = {"parse", "features", "model", "rules",
-                                                 "explain", "encode", "total"};
+// "audit" is the wait for the decision's durable record, after "total" (the decision path).
+enum Stage { kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kAudit, kNumStages };
+constexpr const char* kStageNames[kNumStages] = {"parse", "features", "model",  "rules",
+                                                 "explain", "encode", "total", "audit"};
 enum Role { kChampion, kChallenger, kShadow, kNumRoles };
 constexpr const char* kRoleNames[kNumRoles] = {"champion", "challenger", "shadow"};
 
@@ -56,6 +61,7 @@ struct ScoreService::Entry {
 struct ScoreService::Item {
   std::string_view raw;
   Steady::time_point start;
+  UtcTime received{};
   Transaction tx;
   Reply reply;      // status != 200 once refused
   bool done = false;  // reply is final
@@ -189,6 +195,9 @@ const LatencyHistogram* ScoreService::StageLatency(std::string_view stage,
 }
 
 absl::Status ScoreService::Checkpoint() {
+  // The log's committer writes the state with its groups; staging it here too could commit an
+  // older copy of an account after a newer one.
+  if (audit_log_ != nullptr) return audit_log_->Flush(/*with_state=*/true);
   absl::MutexLock commit(&checkpoint_mu_);
   FeatureStore* store;
   {
@@ -208,12 +217,14 @@ ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreReques
   std::vector<Item> items(1);
   items[0].raw = body;
   items[0].start = Steady::now();
+  items[0].received = clock_.Now();
   DecideItems(items, request);
   return std::move(items[0].reply);
 }
 
 ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
   const Steady::time_point start = Steady::now();
+  const UtcTime received = clock_.Now();
   // The array's elements, as raw JSON text (each is then parsed by the transaction parser).
   simdjson::padded_string padded(body);
   simdjson::ondemand::parser parser;
@@ -252,6 +263,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
       // Not a transaction: that item's error; the others are still decided.
       Item item;
       item.start = start;
+      item.received = received;
       item.done = true;
       item.reply.status = 400;
       item.reply.error_code = "invalid_field";
@@ -269,6 +281,7 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
     // raw_json points into the padded copy: keep offsets into the caller's body instead.
     item.raw = body.substr(static_cast<size_t>(raw.data() - padded.data()), raw.size());
     item.start = start;
+    item.received = received;
     items.push_back(std::move(item));
   }
   if (items.empty()) return invalid("the array holds no transactions");
@@ -304,6 +317,7 @@ void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& req
     item.reply.transaction_id = item.tx.id;
     item.parse = Steady::now() - t0;
   }
+  if (audit_ != nullptr) AnswerRecorded(items);
   Claim(items);
   Features(items);
   Decide(items, request);
@@ -352,6 +366,7 @@ void ScoreService::Features(std::vector<Item>& items) {
     item.row.resize(width);
     const absl::Status s = extractor_->Process(item.tx, absl::MakeSpan(item.row));
     item.features = Steady::now() - t0;
+    if (s.ok() && audit_ != nullptr) pending_rows_.emplace_back(item.tx.id, item.row);
     if (!s.ok()) {
       item.row.clear();
       item.reply.status = 422;
@@ -433,13 +448,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         item.reply.error_code = "overloaded";
         item.reply.body = JsonErrorBody("overloaded", "", View(decided.message()));
         item.done = true;
-        if (unscored_.emplace(item.tx.id, std::move(item.row)).second) {
-          unscored_order_.push_back(item.tx.id);
-          if (unscored_order_.size() > options_.idempotency_capacity) {
-            unscored_.erase(unscored_order_.front());
-            unscored_order_.pop_front();
-          }
-        }
+        KeepUnscored(item);
       }
       continue;
     }
@@ -502,6 +511,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         if (frozen && metrics_->frozen[c] != nullptr) metrics_->frozen[c]->Increment();
       }
     }
+    if (audit_ != nullptr) RecordDecisions(items, group.members, decisions, request);
     if (drift_tap_ != nullptr) {
       OfferDrift(items, group.members, rows, decisions, group.metric_role == kChampion,
                  frozen ? deployment->champion.get() : nullptr);
@@ -541,6 +551,148 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
       metrics_ != nullptr &&
       metrics_->drift_dropped != nullptr) {
     metrics_->drift_dropped->Increment(n);
+  }
+}
+
+absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack) {
+  absl::MutexLock seen(&seen_mu_);
+  absl::MutexLock features(&features_mu_);
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError("an audit log needs the feature store of a data dir");
+  }
+  // Rows applied before a restart whose decisions were never recorded: their retries are
+  // decided on them, not counted again.
+  const size_t row_bytes = FeatureExtractor::Schema()->size() * sizeof(double);
+  VIGIL_RETURN_IF_ERROR(store_->kv().ForEach(
+      kPendingRowsFamily, "", [&](absl::string_view id, absl::string_view bytes) {
+        if (bytes.size() != row_bytes) {
+          return absl::DataLossError(absl::StrCat("feature store: the pending row of \"", id,
+                                                  "\" has ", bytes.size(), " bytes, not ",
+                                                  row_bytes));
+        }
+        std::vector<double> row(bytes.size() / sizeof(double));
+        std::memcpy(row.data(), bytes.data(), bytes.size());
+        std::string key(id);
+        if (unscored_.emplace(key, std::move(row)).second) unscored_order_.push_back(key);
+        pending_durable_.insert(std::move(key));
+        return absl::OkStatus();
+      }));
+  audit_log_ = std::move(log);
+  audit_ = std::make_unique<AuditTrail>(
+      audit_log_.get(),
+      AuditTrailOptions{.source = "serve", .input_format = "json", .durable_ack = durable_ack});
+  audit_log_->SetCompanion([this](absl::Span<const std::string> recorded, KvWriteBatch& batch) {
+    StageState(recorded, batch);
+  });
+  return absl::OkStatus();
+}
+
+void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBatch& batch) {
+  std::vector<std::string> forgotten;
+  {
+    absl::MutexLock lock(&seen_mu_);
+    forgotten.swap(pending_forgotten_);
+  }
+  absl::MutexLock lock(&features_mu_);
+  batch.Append(store_->Stage({{"serve", "live"}}).batch);
+  // Rows applied since the last group become durable, except those recorded (or forgotten)
+  // in this very group; rows now recorded or forgotten are deleted.
+  absl::flat_hash_set<std::string_view> settled(recorded.begin(), recorded.end());
+  settled.insert(forgotten.begin(), forgotten.end());
+  for (const auto& [id, row] : pending_rows_) {
+    if (settled.contains(id)) continue;
+    batch.Put(kPendingRowsFamily, id,
+              absl::string_view(reinterpret_cast<const char*>(row.data()),
+                                row.size() * sizeof(double)));
+    pending_durable_.insert(id);
+  }
+  pending_rows_.clear();
+  for (const std::string& id : recorded) {
+    if (pending_durable_.erase(id) > 0) batch.Delete(kPendingRowsFamily, id);
+  }
+  for (const std::string& id : forgotten) {
+    if (pending_durable_.erase(id) > 0) batch.Delete(kPendingRowsFamily, id);
+  }
+}
+
+void ScoreService::AnswerRecorded(std::vector<Item>& items) {
+  std::vector<size_t> unseen;
+  {
+    absl::MutexLock lock(&seen_mu_);
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!items[i].done && !seen_.contains(items[i].tx.id)) unseen.push_back(i);
+    }
+  }
+  for (size_t i : unseen) {
+    Item& item = items[i];
+    absl::StatusOr<std::optional<audit::AuditRecord>> recorded = audit_->Recorded(item.tx.id);
+    if (!recorded.ok()) {
+      // Whether it was decided before cannot be told: deciding again could record it twice.
+      item.reply.status = 503;
+      item.reply.error_code = "audit_unavailable";
+      item.reply.body = JsonErrorBody("audit_unavailable", "",
+                                      absl::StrCat("the audit log cannot be read: ",
+                                                   recorded.status().message()));
+      item.done = true;
+      continue;
+    }
+    if (!recorded->has_value()) continue;
+    const Decision& d = (*recorded)->decision;
+    item.reply.status = 200;
+    item.reply.body = DecisionToJson(d);
+    item.reply.action = std::string(View(ActionName(d.action)));
+    item.reply.degraded = d.degraded;
+    item.reply.degraded_reason = d.degraded_reason;
+    item.reply.repeated = true;
+    item.done = true;
+  }
+}
+
+void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<size_t>& members,
+                                   absl::Span<const Decision> decisions,
+                                   const ScoreRequest& request) {
+  const Steady::time_point start = Steady::now();
+  const UtcTime decided = clock_.Now();
+  std::vector<DecisionToRecord> records(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    const Item& item = items[members[k]];
+    records[k] = {.transaction = &item.tx,
+                  .input = item.raw,
+                  .features = item.row,
+                  .decision = &decisions[k],
+                  .received = item.received,
+                  .decided = decided};
+  }
+  const absl::Status recorded = audit_->Record(records, request.actor);
+  if (metrics_ != nullptr) {
+    const Steady::duration waited = Steady::now() - start;
+    for (size_t member : members) {
+      metrics_->stage[kAudit][static_cast<int>(items[member].tx.priority)]->Record(waited);
+    }
+  }
+  if (recorded.ok()) return;
+  absl::MutexLock lock(&seen_mu_);
+  for (size_t member : members) {
+    Item& item = items[member];
+    item.reply = Reply{};
+    item.reply.status = 503;
+    item.reply.transaction_id = item.tx.id;
+    item.reply.error_code = "audit_unavailable";
+    item.reply.body = JsonErrorBody(
+        "audit_unavailable", "",
+        absl::StrCat("the decision could not be recorded in the audit log, so it is not given: ",
+                     recorded.message()));
+    KeepUnscored(item);
+  }
+}
+
+void ScoreService::KeepUnscored(Item& item) {
+  if (!unscored_.emplace(item.tx.id, std::move(item.row)).second) return;
+  unscored_order_.push_back(item.tx.id);
+  if (unscored_order_.size() > options_.idempotency_capacity) {
+    if (audit_ != nullptr) pending_forgotten_.push_back(unscored_order_.front());
+    unscored_.erase(unscored_order_.front());
+    unscored_order_.pop_front();
   }
 }
 

@@ -20,6 +20,16 @@
 // deciding model); the reply is {"results":[...]} with, per item in order, the Decision or
 // {"index":i,"status":s,"error":{...}}.
 //
+// Audit (AttachAudit; `vigil serve` always attaches it): every decision is recorded in the
+// audit log through AuditTrail, and answered only once its record is durable (durable_ack, the
+// default). A decision that cannot be recorded is not answered: 503 "audit_unavailable", and
+// its feature row is kept for the retry as after an overload. A transaction id the log already
+// holds (from before a restart, or evicted from the idempotency memory) is answered with the
+// recorded decision, and nothing is counted or written again. The feature state becomes
+// durable with each group of records (the log's companion): after a crash the state holds
+// every transaction whose decision was acknowledged, and the rows of those applied but never
+// acknowledged are restored for their retries (so a retry is not counted twice).
+//
 // Drift (optional, AttachDrift): every transaction decided here (200, first arrival) is offered
 // to a drift tap — event time, feature row, model score — which drops rather than waits when
 // its queue is full, so monitoring never slows a decision. While the monitor holds the model
@@ -43,6 +53,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -56,6 +67,7 @@
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/metrics/metrics_registry.h"
+#include "vigil/store/kv_write_batch.h"
 
 namespace vigil {
 
@@ -63,6 +75,10 @@ namespace drift {
 class DriftMonitor;
 class DriftTap;
 }  // namespace drift
+namespace audit {
+class AuditLog;
+}  // namespace audit
+class AuditTrail;
 
 // The degraded_reason of a decision made rules-only because the drift monitor froze the model.
 inline constexpr std::string_view kDriftFreezeReason = "drift_freeze";
@@ -79,6 +95,7 @@ struct ScoreServiceOptions {
 // What the caller adds to a request body.
 struct ScoreRequest {
   std::string traceparent;  // W3C trace context recorded in the decisions ("" for none)
+  std::string actor;        // who asks (API token id, TLS client subject), for the audit log
   std::optional<std::chrono::microseconds> budget;  // this request's SLA budget
 };
 
@@ -115,6 +132,18 @@ class ScoreService {
   // read without synchronization.
   void AttachDrift(drift::DriftMonitor* monitor, drift::DriftTap* tap);
 
+  // Records every decision from now on in "log" (see the file comment), which must live in
+  // this service's feature store (its KvStore opened with audit::AuditColumnFamilies() and
+  // kPendingRowsFamily) and is owned by the service from now on. Restores the rows of
+  // transactions applied but never acknowledged before a restart. Call once, before
+  // RegisterMetrics and before serving. Errors: reading those rows, or a service without a
+  // feature store (kFailedPrecondition).
+  absl::Status AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack);
+  // The attached audit log (null before AttachAudit).
+  audit::AuditLog* audit_log() const { return audit_log_.get(); }
+  // The feature store's column family of rows applied but not yet recorded.
+  static constexpr char kPendingRowsFamily[] = "features_pending";
+
   // Registers the service's metrics (stage latency per priority class, decisions, degraded and
   // shed counts, model score distributions by role, shadow agreement; with drift attached, the
   // decisions frozen by drift and the drift rows dropped). Call once, before serving.
@@ -125,6 +154,7 @@ class ScoreService {
   const LatencyHistogram* StageLatency(std::string_view stage, Priority priority) const;
 
   // Durably writes the feature state changed since the last checkpoint (no-op in memory).
+  // With an audit log, through the log (whose groups carry the state), after what it holds.
   absl::Status Checkpoint();
 
  private:
@@ -136,6 +166,16 @@ class ScoreService {
   void Features(std::vector<Item>& items);
   void Decide(std::vector<Item>& items, const ScoreRequest& request);
   void Release(std::vector<Item>& items);
+  // Answers the items whose ids the audit log holds with their recorded decisions.
+  void AnswerRecorded(std::vector<Item>& items);
+  // Records the group's decisions; on failure turns their replies into 503s and keeps their
+  // rows for the retries.
+  void RecordDecisions(std::vector<Item>& items, const std::vector<size_t>& members,
+                       absl::Span<const Decision> decisions, const ScoreRequest& request);
+  // Keeps a feature row of a transaction answered 503 for its retry.
+  void KeepUnscored(Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(seen_mu_);
+  // The audit log's companion: the feature state and pending rows of a group.
+  void StageState(absl::Span<const std::string> recorded, KvWriteBatch& batch);
   // Offers the decided members' rows (contiguous in "rows") to the drift tap. The score
   // watched is the champion's, whose training profile it is compared with: "champion" false
   // (a challenger's group) offers the rows unscored. "frozen_model": the champion while the
@@ -165,10 +205,22 @@ class ScoreService {
   // Feature rows of transactions answered 503, kept for their retry (bounded like seen_).
   absl::flat_hash_map<std::string, std::vector<double>> unscored_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> unscored_order_ ABSL_GUARDED_BY(seen_mu_);
+  // Rows applied to the features but not yet recorded, staged into the next audit group
+  // (with an audit log), and the ids whose row is durable in kPendingRowsFamily.
+  std::vector<std::pair<std::string, std::vector<double>>> pending_rows_
+      ABSL_GUARDED_BY(features_mu_);
+  absl::flat_hash_set<std::string> pending_durable_ ABSL_GUARDED_BY(features_mu_);
+  // Kept rows forgotten (unscored_ full): their durable copies are deleted with the next group.
+  std::vector<std::string> pending_forgotten_ ABSL_GUARDED_BY(seen_mu_);
   std::unique_ptr<Metrics> metrics_;
   // Set by AttachDrift before serving, then constant; null: no drift monitoring.
   drift::DriftMonitor* drift_monitor_ = nullptr;
   drift::DriftTap* drift_tap_ = nullptr;
+  // Set by AttachAudit before serving, then constant; null: decisions are not recorded.
+  // Declared last: destroyed first, while the feature store its committer writes through (and
+  // the members its companion reads) still exist.
+  std::unique_ptr<audit::AuditLog> audit_log_;
+  std::unique_ptr<AuditTrail> audit_;
 };
 
 }  // namespace vigil

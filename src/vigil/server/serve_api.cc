@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_verifier.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/drift/drift_event.h"
@@ -35,6 +36,7 @@ enum RouteId {
   kReadyz,
   kMetrics,
   kDrift,
+  kAuditVerify,
   kUnmatched,  // 404 and server-answered errors
   kNumRoutes
 };
@@ -53,6 +55,7 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/readyz", "readyz"},
     {"GET", "/metrics", "metrics"},
     {"GET", "/v1/drift", "drift"},
+    {"GET", "/v1/audit/verify", "audit_verify"},
 }};
 // The events GET /v1/drift lists, the newest ones.
 constexpr size_t kDriftEventsShown = 50;
@@ -250,6 +253,10 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       case kDrift:
         // On a worker: the exact statistics take the monitor's lock for a few milliseconds.
         response = Drift();
+        break;
+      case kAuditVerify:
+        // On a worker: it reads the whole log.
+        response = AuditVerify(req);
         break;
     }
     Finish(route, req, std::move(response), start, entry, std::move(shared->second));
@@ -459,6 +466,12 @@ HttpResponse ServeApi::Ready() const {
     return HttpError(503, "not_ready", "",
                      "vigil is loading its model, policy and state");
   }
+  if (parts_.audit_log != nullptr) {
+    // A log that cannot record would make every decision a 503: not ready for traffic.
+    if (absl::Status s = parts_.audit_log->health(); !s.ok()) {
+      return HttpError(503, "audit_unavailable", "", View(s.message()));
+    }
+  }
   const auto deployment = parts_.deployment->Current();
   const std::shared_ptr<const Policy> policy = parts_.policies->Active();
   nlohmann::json out = {
@@ -466,6 +479,29 @@ HttpResponse ServeApi::Ready() const {
       {"policy_version", policy != nullptr ? policy->tag() : ""},
       {"model_version", deployment->champion != nullptr ? deployment->champion->version : ""}};
   return Json(200, out.dump());
+}
+
+HttpResponse ServeApi::AuditVerify(const HttpRequest& request) const {
+  if (parts_.audit_log == nullptr) {
+    return HttpError(404, "not_found", "", "this server keeps no audit log");
+  }
+  audit::VerifyOptions options;
+  // What is durable now; records appended meanwhile are left for the next call.
+  options.up_to = parts_.audit_log->size();
+  if (const std::optional<std::string_view> param = QueryParam(request.query, "from");
+      param.has_value()) {
+    const std::string_view from = *param;
+    const auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), options.from);
+    if (ec != std::errc() || end != from.data() + from.size()) {
+      return HttpError(400, "invalid_field", "from", "'from' must be a sequence number");
+    }
+  }
+  absl::StatusOr<audit::VerifyReport> report = audit::VerifyAuditLog(*parts_.audit_log, options);
+  if (!report.ok()) {
+    return HttpError(500, "audit_unreadable", "", View(report.status().message()));
+  }
+  // A damaged log is the server's failure, not the caller's: 500 with the report.
+  return Json(report->intact() ? 200 : 500, audit::VerifyReportToJson(*report));
 }
 
 HttpResponse ServeApi::Metrics() const {

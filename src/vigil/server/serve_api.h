@@ -8,6 +8,7 @@
 //   GET  /readyz              200 once model, policy and state are loaded; 503 before
 //   GET  /metrics             Prometheus text
 //   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
+//   GET  /v1/audit/verify     checks the audit log (?from=SEQ): 200 intact, 500 damaged
 //
 // Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
 // answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
@@ -36,6 +37,9 @@
 
 namespace vigil {
 
+namespace audit {
+class AuditLog;
+}  // namespace audit
 namespace drift {
 class DriftEventLog;
 class DriftMonitor;
@@ -51,6 +55,8 @@ struct ServeParts {
   drift::DriftMonitor* drift_monitor = nullptr;
   drift::DriftEventLog* drift_events = nullptr;
   drift::DriftTap* drift_tap = nullptr;
+  // The audit log of the decisions: /readyz is 503 while it cannot record; null: none.
+  audit::AuditLog* audit_log = nullptr;
 };
 
 struct ServeApiOptions {
@@ -104,6 +110,7 @@ class ServeApi final : public HttpHandler {
   HttpResponse Ready() const;
   HttpResponse Metrics() const;
   HttpResponse Drift() const;
+  HttpResponse AuditVerify(const HttpRequest& request) const;
   void Finish(int route, const HttpRequest& request, HttpResponse response,
               std::chrono::steady_clock::time_point start, RequestLogEntry entry,
               HttpResponder respond);

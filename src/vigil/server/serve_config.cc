@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "vigil/audit/log_hash.h"
 #include "vigil/common/nearest_name.h"
 #include "yaml-cpp/yaml.h"
 
@@ -75,6 +76,50 @@ drift::DriftWindowSpec* FindWindow(drift::DriftConfig& config, std::string_view 
     if (w.name == name) return &w;
   }
   return nullptr;
+}
+
+void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
+  if (!a.IsMap()) {
+    r.Error(a, "'audit' must be a mapping (durable_ack, signing_key, hash, ...)");
+    return;
+  }
+  r.Keys(a,
+         {"durable_ack", "signing_key", "hash", "tree_head_every", "tree_head_interval_ms",
+          "group_max_records", "group_max_delay_us", "queue"},
+         "audit");
+  if (const YAML::Node n = a["durable_ack"]; n) {
+    bool v = true;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
+      r.Error(n, "'audit.durable_ack' must be true or false");
+    } else {
+      out->durable_ack = v;
+    }
+  }
+  if (const YAML::Node n = a["signing_key"]; n) r.String(n, "audit.signing_key", &out->signing_key);
+  if (const YAML::Node n = a["hash"]; n) {
+    std::string hash;
+    r.String(n, "audit.hash", &hash);
+    if (!hash.empty() && !audit::ParseHashAlgorithm(hash).ok()) {
+      r.Error(n, "'audit.hash' must be sha256 or sm3");
+    } else if (!hash.empty()) {
+      out->hash = hash;
+    }
+  }
+  if (const YAML::Node n = a["tree_head_every"]; n) {
+    r.Integer(n, "audit.tree_head_every", &out->tree_head_every, 1, 100'000'000);
+  }
+  if (const YAML::Node n = a["tree_head_interval_ms"]; n) {
+    r.Millis(n, "audit.tree_head_interval_ms", &out->tree_head_interval, 1, 86'400'000);
+  }
+  if (const YAML::Node n = a["group_max_records"]; n) {
+    r.Integer(n, "audit.group_max_records", &out->group_max_records, 1, 1'000'000);
+  }
+  if (const YAML::Node n = a["group_max_delay_us"]; n) {
+    int64_t us = 0;
+    r.Integer(n, "audit.group_max_delay_us", &us, 0, 1'000'000);
+    out->group_max_delay = std::chrono::microseconds(us);
+  }
+  if (const YAML::Node n = a["queue"]; n) r.Integer(n, "audit.queue", &out->queue, 1, 100'000'000);
 }
 
 void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
@@ -204,7 +249,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
           "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
-          "log", "drift"},
+          "log", "drift", "audit"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -299,6 +344,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
     }
   }
   if (const YAML::Node d = root["drift"]; d) ParseDrift(d, r, &c.drift);
+  if (const YAML::Node a = root["audit"]; a) ParseAudit(a, r, &c.audit);
   if (!r.errors().empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
   }

@@ -27,6 +27,15 @@
 //     long_window: 300/60
 //     min_rows: 50                # a window with fewer rows is not evaluated
 //     queue: 65536                # rows waiting for the monitor; beyond it they are dropped
+//   audit:                        # the decision log (docs/audit.md)
+//     durable_ack: true           # answer a decision only once its record is durable
+//     signing_key: keys/audit.pem # Ed25519 or SM2 PEM; default <data_dir>/audit_signing_key.pem
+//     hash: sha256                # sha256 | sm3, for a new log (an existing one keeps its own)
+//     tree_head_every: 10000      # sign a tree head every N records ...
+//     tree_head_interval_ms: 1000 # ... or this often while the log grows
+//     group_max_records: 16384    # records per group commit (one fsync)
+//     group_max_delay_us: 0       # wait this long for more records before a commit
+//     queue: 262144               # records waiting to be written; beyond it: 503
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -75,6 +84,18 @@ struct ServeDriftConfig {
   size_t queue_rows = 65536;
 };
 
+// `audit:`: how decisions are recorded (docs/audit.md).
+struct ServeAuditConfig {
+  bool durable_ack = true;
+  std::string signing_key;  // empty: DefaultSigningKeyPath(data_dir), created when missing
+  std::string hash = "sha256";
+  uint64_t tree_head_every = 10'000;
+  std::chrono::milliseconds tree_head_interval{1'000};
+  size_t group_max_records = 16'384;
+  std::chrono::microseconds group_max_delay{0};
+  size_t queue = 262'144;
+};
+
 struct ServeConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -96,6 +117,7 @@ struct ServeConfig {
   std::string log_path;  // empty: stderr
   double log_sample_rate = 0.01;
   ServeDriftConfig drift;
+  ServeAuditConfig audit;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
   // nearest known key), as are values out of range.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "vigil/audit/audit_log.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/common/clock.h"
@@ -20,6 +21,7 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
@@ -68,6 +70,12 @@ struct VigilServer::Gauges {
   Gauge* workers_busy = nullptr;
   Gauge* workers_queued = nullptr;
   Counter* breaker_openings = nullptr;
+  // The audit log (read from AuditLog::stats at each scrape).
+  Gauge* audit_records = nullptr;
+  Gauge* audit_groups = nullptr;
+  Gauge* audit_tree_heads = nullptr;
+  Gauge* audit_refused = nullptr;
+  Gauge* audit_healthy = nullptr;
 };
 
 // The drift monitor's state as gauges, read from DriftMonitor::State at each scrape. Subjects
@@ -121,7 +129,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   VIGIL_ASSIGN_OR_RETURN(s->http_, HttpServer::Start(std::move(http), std::move(handler)));
   VIGIL_RETURN_IF_ERROR(s->Load());
   s->api_->SetReady({s->service_.get(), s->policies_.get(), s->deployment_.get(),
-                     s->drift_monitor_.get(), s->drift_events_.get(), s->drift_tap_.get()});
+                     s->drift_monitor_.get(), s->drift_events_.get(), s->drift_tap_.get(),
+                     s->service_->audit_log()});
   s->checkpointer_ = std::thread([srv = s.get()] {
     bool drift_error_logged = false;
     while (!srv->stop_checkpoints_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
@@ -195,6 +204,23 @@ absl::Status VigilServer::Load() {
                                                            "Open HTTP connections."));
   VIGIL_ASSIGN_OR_RETURN(g.workers_busy,
                          metrics_->AddGauge("vigil_workers_busy", "Requests being handled now."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_records,
+                         metrics_->AddGauge("vigil_audit_records",
+                                            "Decisions durably recorded in the audit log (its size)."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_groups,
+                         metrics_->AddGauge("vigil_audit_groups",
+                                            "Group commits (one fsync each) since the start."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_tree_heads,
+                         metrics_->AddGauge("vigil_audit_tree_heads",
+                                            "Tree heads signed since the start."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_refused,
+                         metrics_->AddGauge("vigil_audit_refused_records",
+                                            "Records refused since the start (queue full or the "
+                                            "log stopped): their decisions were answered 503."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_healthy,
+                         metrics_->AddGauge("vigil_audit_healthy",
+                                            "1 while the audit log accepts records; 0 after a "
+                                            "failed write (the server is then unready)."));
   VIGIL_ASSIGN_OR_RETURN(g.workers_queued,
                          metrics_->AddGauge("vigil_workers_queued",
                                             "Requests waiting for a worker (bounded by "
@@ -250,7 +276,9 @@ absl::Status VigilServer::Load() {
   // The drift events share the feature store's RocksDB (one more column family), so a data dir
   // stays one store to back up and the events outlive restarts.
   const std::string drift_profile = DriftProfilePath(c);
-  std::vector<std::string> families;
+  // The audit log shares it too: its groups carry the feature state, atomically.
+  std::vector<std::string> families = audit::AuditColumnFamilies();
+  families.push_back(ScoreService::kPendingRowsFamily);
   if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FeatureStore> features,
                          FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}, families));
@@ -265,9 +293,50 @@ absl::Status VigilServer::Load() {
                                                     [](const ModelDeployment*) {});
   service_ = std::make_unique<ScoreService>(std::move(features), options, std::move(deployment),
                                             RealClock());
+  VIGIL_RETURN_IF_ERROR(StartAudit(kv));
   VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
+}
+
+absl::Status VigilServer::StartAudit(KvStore* kv) {
+  const ServeAuditConfig& a = config_.audit;
+  const std::string key_path =
+      a.signing_key.empty() ? DefaultSigningKeyPath(config_.data_dir) : a.signing_key;
+  bool created = false;
+  absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
+      a.signing_key.empty() ? LoadOrCreateSigningKey(key_path, &created)
+                            : [&]() -> absl::StatusOr<std::shared_ptr<const audit::LogSigner>> {
+        absl::StatusOr<std::unique_ptr<audit::LogSigner>> s =
+            audit::LogSigner::FromPemFile(key_path);
+        if (!s.ok()) return s.status();
+        return std::shared_ptr<const audit::LogSigner>(*std::move(s));
+      }();
+  if (!signer.ok()) {
+    return absl::Status(signer.status().code(),
+                        absl::StrCat("audit.signing_key: ", signer.status().message()));
+  }
+  audit::AuditLogOptions options;
+  VIGIL_ASSIGN_OR_RETURN(options.hash, audit::ParseHashAlgorithm(a.hash));
+  options.signer = *signer;
+  options.tree_head_every_records = a.tree_head_every;
+  options.tree_head_interval = a.tree_head_interval;
+  options.group_max_records = a.group_max_records;
+  options.group_max_delay = a.group_max_delay;
+  options.max_queued_records = a.queue;
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
+                         audit::AuditLog::Open(kv, std::move(options), RealClock()));
+  const audit::AuditLog* raw = log.get();
+  VIGIL_RETURN_IF_ERROR(service_->AttachAudit(std::move(log), a.durable_ack));
+  log_->Event("info", "audit log open",
+              {{"records", absl::StrCat(raw->size())},
+               {"log_id", raw->header().log_id},
+               {"hash", std::string(audit::HashAlgorithmName(raw->hash()))},
+               {"key_id", raw->header().key_id},
+               {"signing_key", key_path},
+               {"key_created", created ? "true" : "false"},
+               {"durable_ack", a.durable_ack ? "true" : "false"}});
+  return absl::OkStatus();
 }
 
 absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* kv) {
@@ -421,6 +490,14 @@ void VigilServer::RefreshGauges() {
   g.connections->Set(static_cast<double>(http_->stats().open));
   g.workers_busy->Set(static_cast<double>(workers_->busy()));
   g.workers_queued->Set(static_cast<double>(workers_->queued()));
+  if (const audit::AuditLog* log = service_ != nullptr ? service_->audit_log() : nullptr) {
+    const audit::AuditLogStats stats = log->stats();
+    g.audit_records->Set(static_cast<double>(log->size()));
+    g.audit_groups->Set(static_cast<double>(stats.groups));
+    g.audit_tree_heads->Set(static_cast<double>(stats.tree_heads));
+    g.audit_refused->Set(static_cast<double>(stats.refused));
+    g.audit_healthy->Set(log->health().ok() ? 1 : 0);
+  }
   RefreshDriftGauges();
 }
 

@@ -76,6 +76,8 @@ class VigilServer {
   // The drift monitor over "kv" (the feature store's, with the drift_events family open) when
   // a profile is found, attached to the service; else drift stays off. Sets drift_summary_.
   absl::Status StartDrift(const std::string& profile, KvStore* kv);
+  // The audit log in "kv" (config_.audit), attached to the service.
+  absl::Status StartAudit(KvStore* kv);
   absl::Status RegisterDriftGauges();
   void RefreshGauges();
   void RefreshDriftGauges();

@@ -13,6 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
@@ -61,9 +63,93 @@ rocksdb::Slice ReadField(const char*& p) {
 
 }  // namespace
 
+namespace {
+
+// Files whose appends and syncs fail while a KvFaults says so.
+class FaultyFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  FaultyFile(std::unique_ptr<rocksdb::FSWritableFile> file, std::shared_ptr<KvFaults> faults)
+      : FSWritableFileOwnerWrapper(std::move(file)), faults_(std::move(faults)) {}
+
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    if (faults_->fail_writes()) return Failed("write");
+    return FSWritableFileOwnerWrapper::Append(data, options, dbg);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    if (faults_->fail_writes()) return Failed("write");
+    return FSWritableFileOwnerWrapper::Append(data, options, info, dbg);
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    faults_->CountSync();
+    if (faults_->fail_syncs()) return Failed("sync");
+    return FSWritableFileOwnerWrapper::Sync(options, dbg);
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    faults_->CountSync();
+    if (faults_->fail_syncs()) return Failed("sync");
+    return FSWritableFileOwnerWrapper::Fsync(options, dbg);
+  }
+  rocksdb::IOStatus RangeSync(uint64_t offset, uint64_t nbytes, const rocksdb::IOOptions& options,
+                              rocksdb::IODebugContext* dbg) override {
+    if (faults_->fail_syncs()) return Failed("sync");
+    return FSWritableFileOwnerWrapper::RangeSync(offset, nbytes, options, dbg);
+  }
+
+ private:
+  rocksdb::IOStatus Failed(const char* what) {
+    faults_->CountFailure();
+    return rocksdb::IOStatus::IOError(absl::StrCat("injected ", what, " failure (KvFaults)"));
+  }
+
+  std::shared_ptr<KvFaults> faults_;
+};
+
+class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  explicit FaultyFileSystem(std::shared_ptr<KvFaults> faults)
+      : FileSystemWrapper(rocksdb::FileSystem::Default()), faults_(std::move(faults)) {}
+
+  const char* Name() const override { return "VigilFaultyFileSystem"; }
+
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* out,
+                                    rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->NewWritableFile(name, options, out, dbg), out);
+  }
+  rocksdb::IOStatus ReopenWritableFile(const std::string& name,
+                                       const rocksdb::FileOptions& options,
+                                       std::unique_ptr<rocksdb::FSWritableFile>* out,
+                                       rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReopenWritableFile(name, options, out, dbg), out);
+  }
+  rocksdb::IOStatus ReuseWritableFile(const std::string& name, const std::string& old_name,
+                                      const rocksdb::FileOptions& options,
+                                      std::unique_ptr<rocksdb::FSWritableFile>* out,
+                                      rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReuseWritableFile(name, old_name, options, out, dbg), out);
+  }
+
+ private:
+  rocksdb::IOStatus Wrap(rocksdb::IOStatus s, std::unique_ptr<rocksdb::FSWritableFile>* out) {
+    if (s.ok()) *out = std::make_unique<FaultyFile>(std::move(*out), faults_);
+    return s;
+  }
+
+  std::shared_ptr<KvFaults> faults_;
+};
+
+}  // namespace
+
 struct KvStore::Impl {
   // Constant after Open.
   std::string path;
+  // With KvStoreOptions::faults: the environment of the faulty files. Declared before db, so
+  // destroyed after it.
+  std::unique_ptr<rocksdb::Env> env;
   bool sync_writes = true;
   std::shared_ptr<rocksdb::Cache> block_cache;  // null when disabled
   std::unique_ptr<rocksdb::DB> db;
@@ -125,6 +211,10 @@ absl::StatusOr<std::unique_ptr<KvStore>> KvStore::Open(const KvStoreOptions& opt
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = true;
   db_options.keep_log_file_num = 5;  // RocksDB's own info logs, not the WAL
+  if (options.faults != nullptr) {
+    impl->env = rocksdb::NewCompositeEnv(std::make_shared<FaultyFileSystem>(options.faults));
+    db_options.env = impl->env.get();
+  }
   rocksdb::BlockBasedTableOptions table_options;
   if (options.block_cache_bytes > 0) {
     impl->block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);

@@ -40,6 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "vigil/store/kv_faults.h"
 #include "vigil/store/kv_iterator.h"
 #include "vigil/store/kv_write_batch.h"
 
@@ -70,6 +71,10 @@ struct KvStoreOptions {
   // of this store. Default 64 MiB. 0 disables the block cache (every read hits the OS page
   // cache): only for tests and tiny stores.
   size_t block_cache_bytes = size_t{64} << 20;
+
+  // Fault injection for tests (kv_faults.h): the store's file writes and syncs consult it.
+  // Null (always, outside tests): the files are the operating system's, unwrapped.
+  std::shared_ptr<KvFaults> faults;
 };
 
 struct KvWriteOptions {

@@ -438,5 +438,40 @@ TEST_F(KvStoreTest, ConcurrentWritersAndReaders) {
   EXPECT_EQ(Dump(*store, "b").size(), size_t{kThreads * kKeysPerThread});
 }
 
+TEST_F(KvStoreTest, InjectedSyncFailuresFailSyncedWritesAndStopTheStore) {
+  KvStoreOptions options = Options();
+  auto faults = std::make_shared<KvFaults>();
+  options.faults = faults;
+  auto store = OpenOrDie(options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_OK(store->Put("a", "before", "1"));
+  EXPECT_GT(faults->syncs(), 0u);
+  faults->set_fail_syncs(true);
+  const absl::Status failed = store->Put("a", "during", "2");
+  EXPECT_FALSE(failed.ok());
+  EXPECT_THAT(failed.message(), HasSubstr("injected sync failure"));
+  EXPECT_GT(faults->failed(), 0u);
+  // Like a real disk error, RocksDB keeps refusing writes until the store is reopened.
+  faults->set_fail_syncs(false);
+  EXPECT_FALSE(store->Put("a", "after", "3").ok());
+  store.reset();
+  store = OpenOrDie(Options());
+  ASSERT_NE(store, nullptr);
+  EXPECT_THAT(store->Get("a", "before"), IsOkAndHolds(Optional(std::string("1"))));
+  EXPECT_THAT(store->Get("a", "after"), IsOkAndHolds(std::optional<std::string>()));
+}
+
+TEST_F(KvStoreTest, InjectedWriteFailuresFailWrites) {
+  KvStoreOptions options = Options();
+  options.sync_writes = false;
+  auto faults = std::make_shared<KvFaults>();
+  options.faults = faults;
+  auto store = OpenOrDie(options);
+  ASSERT_NE(store, nullptr);
+  faults->set_fail_writes(true);
+  EXPECT_FALSE(store->Put("a", "k", "v").ok());
+  EXPECT_GT(faults->failed(), 0u);
+}
+
 }  // namespace
 }  // namespace vigil

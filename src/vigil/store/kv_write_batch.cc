@@ -60,7 +60,10 @@ void KvWriteBatch::Append(const KvWriteBatch& other) {
     rep_.append(reinterpret_cast<const char*>(&f), sizeof(f));
     const size_t fields = op == static_cast<char>(Op::kPut) ? 2 : 1;
     const size_t start = at;
-    for (size_t k = 0; k < fields; ++k) at += sizeof(uint32_t) + read_u32();
+    for (size_t k = 0; k < fields; ++k) {
+      const uint32_t size = read_u32();  // advances past the size itself
+      at += size;
+    }
     rep_.append(other.rep_, start, at - start);
   }
   count_ += other.count_;

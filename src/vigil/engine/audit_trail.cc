@@ -1,0 +1,92 @@
+#include "vigil/engine/audit_trail.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/common/string_view.h"
+
+namespace vigil {
+
+AuditTrail::AuditTrail(audit::AuditLog* log, AuditTrailOptions options)
+    : log_(log), options_(std::move(options)) {}
+
+absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
+                                std::string_view actor) {
+  if (decisions.empty()) return absl::OkStatus();
+  std::vector<audit::PendingRecord> pending;
+  pending.reserve(decisions.size());
+  audit::AuditRecord record;
+  record.actor = std::string(actor);
+  record.source = options_.source;
+  record.input_format = options_.input_format;
+  for (const DecisionToRecord& d : decisions) {
+    record.received = d.received;
+    record.decided = d.decided;
+    record.input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, d.input);
+    // Copies: the record owns its fields; a few hundred bytes next to the encoding itself.
+    record.transaction = *d.transaction;
+    record.features.assign(d.features.begin(), d.features.end());
+    record.decision = *d.decision;
+    pending.push_back({d.transaction->id, audit::EncodeRecordBody(record)});
+  }
+  absl::StatusOr<std::vector<audit::AppendedRecord>> appended =
+      log_->Append(std::move(pending), options_.durable_ack);
+  return appended.status();
+}
+
+absl::StatusOr<std::optional<audit::AuditRecord>> AuditTrail::Recorded(
+    std::string_view transaction_id) const {
+  absl::StatusOr<std::optional<uint64_t>> sequence = log_->FindTransaction(transaction_id);
+  if (!sequence.ok()) return sequence.status();
+  if (!sequence->has_value()) return std::optional<audit::AuditRecord>();
+  absl::StatusOr<std::string> bytes = log_->ReadRecord(**sequence);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(*bytes);
+  if (!record.ok()) return record.status();
+  return std::optional<audit::AuditRecord>(*std::move(record));
+}
+
+std::string DefaultSigningKeyPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "audit_signing_key.pem").string();
+}
+
+absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(
+    const std::string& path, bool* created) {
+  if (created != nullptr) *created = false;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    absl::StatusOr<std::string> pem =
+        audit::GeneratePrivateKeyPem(audit::SignatureAlgorithm::kEd25519);
+    if (!pem.ok()) return pem.status();
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    // O_EXCL: two processes starting on one fresh data dir must not each write a key.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("audit signing key ", path, ": cannot create: ", std::strerror(errno)));
+    }
+    if (fd >= 0) {
+      const bool written = ::write(fd, pem->data(), pem->size()) == static_cast<ssize_t>(pem->size());
+      const bool synced = ::fsync(fd) == 0;
+      ::close(fd);
+      if (!written || !synced) {
+        return absl::UnavailableError(absl::StrCat("audit signing key ", path, ": write failed"));
+      }
+      if (created != nullptr) *created = true;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<audit::LogSigner>> signer = audit::LogSigner::FromPemFile(path);
+  if (!signer.ok()) return signer.status();
+  return std::shared_ptr<const audit::LogSigner>(*std::move(signer));
+}
+
+}  // namespace vigil

@@ -1,0 +1,82 @@
+// AuditTrail: how vigil records the decisions it makes, the one path that `vigil serve` and
+// `vigil replay` share, so that a backtest leaves the same verifiable record as production.
+//
+// For each decision it builds the audit record (docs/audit.md): the decision as answered, the
+// normalized transaction, the feature row decided on, the SHA-256 of the input bytes as
+// received, when it arrived and was decided, who asked, and where it came from; encodes it on
+// the calling thread, and appends it to the audit log. With durable acknowledgement (the
+// default) Record returns only once the records are durable: a caller that answers after
+// Record has never acknowledged a decision the log does not hold.
+//
+// Thread safety: safe for concurrent use (the log serializes appends).
+#ifndef VIGIL_ENGINE_AUDIT_TRAIL_H_
+#define VIGIL_ENGINE_AUDIT_TRAIL_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_record.h"
+#include "vigil/common/clock.h"
+#include "vigil/core/decision.h"
+#include "vigil/core/transaction.h"
+
+namespace vigil {
+
+// One decision to record. The pointers and views must stay valid during Record.
+struct DecisionToRecord {
+  const Transaction* transaction = nullptr;
+  std::string_view input;  // the transaction's bytes as received (a JSON object, a CSV line)
+  absl::Span<const double> features;
+  const Decision* decision = nullptr;
+  UtcTime received{};
+  UtcTime decided{};
+};
+
+struct AuditTrailOptions {
+  std::string source;        // "serve" or "replay"
+  std::string input_format;  // "json", "amlworld_csv", ...
+  // Wait until the records are durable before Record returns (default). false: Record returns
+  // once they are queued, and a crash may lose the last moments' records.
+  bool durable_ack = true;
+};
+
+class AuditTrail {
+ public:
+  // "log" must outlive the trail.
+  AuditTrail(audit::AuditLog* log, AuditTrailOptions options);
+
+  // Records the decisions in order, contiguously in the log. "actor": who asked (API token id
+  // or TLS client subject; empty without authentication). Errors: the log's (kUnavailable when
+  // it stopped after a failed write, kResourceExhausted when its queue is full): nothing was
+  // recorded and nothing may be acknowledged.
+  absl::Status Record(absl::Span<const DecisionToRecord> decisions, std::string_view actor = {});
+
+  // The record of "transaction_id" when the log holds one (idempotency: a repeated id is
+  // answered with what was recorded).
+  absl::StatusOr<std::optional<audit::AuditRecord>> Recorded(std::string_view transaction_id) const;
+
+  audit::AuditLog& log() const { return *log_; }
+  bool durable_ack() const { return options_.durable_ack; }
+
+ private:
+  audit::AuditLog* const log_;
+  const AuditTrailOptions options_;
+};
+
+// The signing key at "path": loaded when the file exists; otherwise a new Ed25519 key is
+// written there (mode 0600, its directory created) and *created is set. A deployment should
+// configure its own key (audit.signing_key); this default keeps a fresh data dir usable.
+absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(
+    const std::string& path, bool* created = nullptr);
+
+// Where a data dir keeps its default signing key: "<data_dir>/audit_signing_key.pem".
+std::string DefaultSigningKeyPath(const std::string& data_dir);
+
+}  // namespace vigil
+
+#endif  // VIGIL_ENGINE_AUDIT_TRAIL_H_

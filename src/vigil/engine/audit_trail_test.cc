@@ -1,0 +1,124 @@
+#include "vigil/engine/audit_trail.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/common/sha256.h"
+#include "vigil/core/currency.h"
+#include "vigil/store/kv_store.h"
+#include "vigil/testing/fake_clock.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class AuditTrailTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::path(::testing::TempDir()) /
+            absl::StrCat("audit_trail_test_", getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::remove_all(dir_);
+    clock_.Set(FromUnixMicros(1'764'500'000'000'000));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+  ::vigil::testing::FakeClock clock_;
+};
+
+TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> signer,
+                       LoadOrCreateSigningKey(DefaultSigningKeyPath(dir_)));
+  KvStoreOptions store_options;
+  store_options.path = dir_ + "/features";
+  store_options.column_families = audit::AuditColumnFamilies();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
+  audit::AuditLogOptions log_options;
+  log_options.signer = signer;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
+                       audit::AuditLog::Open(store.get(), log_options, clock_));
+  AuditTrail trail(log.get(), {.source = "serve", .input_format = "json"});
+  EXPECT_TRUE(trail.durable_ack());
+
+  Transaction tx;
+  tx.id = "tx-1";
+  tx.originator.account_id = "A";
+  tx.beneficiary.account_id = "B";
+  tx.amount = Money(12345, 2, *Currency::FromCode("EUR"));
+  Decision d;
+  d.transaction_id = "tx-1";
+  d.action = Action::kBlock;
+  d.score = 0.93;
+  d.reasons = {{.kind = Reason::Kind::kRule, .code = "r1", .text = "fired"}};
+  const std::string input = R"({"id":"tx-1"})";
+  const std::vector<double> row = {1.5, 2.5};
+  const UtcTime received = clock_.Now();
+  const UtcTime decided = received + std::chrono::microseconds(700);
+  const DecisionToRecord one{.transaction = &tx, .input = input, .features = row,
+                             .decision = &d, .received = received, .decided = decided};
+  ASSERT_OK(trail.Record({&one, 1}, "token:ab12"));
+  EXPECT_EQ(log->size(), 1u);
+
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> r, trail.Recorded("tx-1"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->sequence, 0u);
+  EXPECT_EQ(r->transaction, tx);
+  EXPECT_EQ(audit::HashHex(r->input_sha256), Sha256Hex(input));
+  EXPECT_THAT(r->features, ElementsAre(1.5, 2.5));
+  EXPECT_EQ(r->decision.action, Action::kBlock);
+  EXPECT_EQ(r->decision.score, 0.93);
+  ASSERT_EQ(r->decision.reasons.size(), 1u);
+  EXPECT_EQ(r->decision.reasons[0].code, "r1");
+  EXPECT_EQ(r->received, received);
+  EXPECT_EQ(r->decided, decided);
+  EXPECT_EQ(r->actor, "token:ab12");
+  EXPECT_EQ(r->source, "serve");
+  EXPECT_EQ(r->input_format, "json");
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> none, trail.Recorded("tx-2"));
+  EXPECT_FALSE(none.has_value());
+
+  // Without durable acknowledgement Record returns at once; Flush makes it durable.
+  AuditTrail quick(log.get(), {.source = "replay", .input_format = "json", .durable_ack = false});
+  tx.id = d.transaction_id = "tx-2";
+  ASSERT_OK(quick.Record({&one, 1}));
+  ASSERT_OK(log->Flush());
+  EXPECT_EQ(log->size(), 2u);
+}
+
+TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
+  const std::string path = DefaultSigningKeyPath(dir_);
+  bool created = false;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> first,
+                       LoadOrCreateSigningKey(path, &created));
+  EXPECT_TRUE(created);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> again,
+                       LoadOrCreateSigningKey(path, &created));
+  EXPECT_FALSE(created);
+  EXPECT_EQ(again->key_id(), first->key_id());
+  EXPECT_EQ(first->algorithm(), audit::SignatureAlgorithm::kEd25519);
+}
+
+TEST_F(AuditTrailTest, AKeyFileThatIsNotAKeyIsRefused) {
+  std::filesystem::create_directories(dir_);
+  const std::string path = dir_ + "/bad.pem";
+  { std::ofstream(path) << "not a key"; }
+  absl::StatusOr<std::shared_ptr<const audit::LogSigner>> refused = LoadOrCreateSigningKey(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace vigil
