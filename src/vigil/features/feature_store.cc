@@ -45,7 +45,7 @@ FeatureStore::~FeatureStore() = default;
 
 absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(
     const std::string& data_dir, const FxRates& fx, const FeatureConfig& config,
-    const std::vector<std::string>& extra_column_families) {
+    const std::vector<std::string>& extra_column_families, std::shared_ptr<KvFaults> faults) {
   std::unique_ptr<FeatureStore> store(new FeatureStore());
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
@@ -55,6 +55,7 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(
   }
   KvStoreOptions options;
   options.path = data_dir + "/features";
+  options.faults = std::move(faults);
   options.column_families = {kAccounts, kMeta};
   for (const std::string& family : extra_column_families) {
     if (family == kAccounts || family == kMeta) {

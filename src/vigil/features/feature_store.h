@@ -28,6 +28,7 @@
 
 namespace vigil {
 
+class KvFaults;
 class KvStore;
 
 struct CheckpointStats {
@@ -43,9 +44,11 @@ class FeatureStore {
   // log of `vigil serve`); their names must not be "accounts" or "meta". Fails with
   // kFailedPrecondition when the stored feature schema version differs from this build's
   // (state of another definition must not be mixed in).
+  // "faults": fault injection for tests (store/kv_faults.h); null outside tests.
   static absl::StatusOr<std::unique_ptr<FeatureStore>> Open(
       const std::string& data_dir, const FxRates& fx, const FeatureConfig& config,
-      const std::vector<std::string>& extra_column_families = {});
+      const std::vector<std::string>& extra_column_families = {},
+      std::shared_ptr<KvFaults> faults = nullptr);
   ~FeatureStore();
 
   FeatureExtractor& extractor() { return *extractor_; }

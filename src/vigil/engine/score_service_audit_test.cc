@@ -1,0 +1,222 @@
+// ScoreService with its audit log: what is answered is what is recorded, a restart keeps both the
+// record and the feature state, and what cannot be recorded is not answered.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_verifier.h"
+#include "vigil/common/sha256.h"
+#include "vigil/decision/decision_json.h"
+#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/model_deployment.h"
+#include "vigil/engine/score_service.h"
+#include "vigil/features/feature_store.h"
+#include "vigil/store/kv_store.h"
+#include "vigil/testing/fake_clock.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kPolicy[] = R"(version: "audited"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: count
+    when: amount_reporting > 5000
+    action: review
+    reason: "{orig_out_count_24h} sent in 24 h"
+)";
+
+std::string Tx(const std::string& id, const std::string& account = "A1") {
+  return absl::StrCat(R"({"id":")", id, R"(","timestamp":"2022-09-01T08:00:00Z",)",
+                      R"("originator":{"account_id":")", account, R"(","bank_id":"B1"},)",
+                      R"("beneficiary":{"account_id":"Z9","bank_id":"B2"},)",
+                      R"("amount":{"value":"9000.00","currency":"USD"}})");
+}
+
+std::string Batch(const std::vector<std::string>& bodies) {
+  std::string out = "[";
+  for (size_t i = 0; i < bodies.size(); ++i) absl::StrAppend(&out, i > 0 ? "," : "", bodies[i]);
+  return out + "]";
+}
+
+// The originator's 24-hour count as the decision's reason states it.
+std::string Count(const ScoreService::Reply& reply) {
+  const nlohmann::json j = nlohmann::json::parse(reply.body);
+  return j["reasons"][0]["text"].get<std::string>();
+}
+
+class ScoreServiceAuditTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::path(::testing::TempDir()) /
+            absl::StrCat("score_service_audit_", getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::remove_all(dir_);
+    fx_ = *FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\n", "fx");
+    clock_.Set(FromUnixMicros(1'764'500'000'000'000));
+  }
+  void TearDown() override {
+    service_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A service on the data dir (as `vigil serve` builds it), its audit log attached.
+  void Start(audit::AuditLogOptions log_options = {}) {
+    service_.reset();
+    std::vector<std::string> families = audit::AuditColumnFamilies();
+    families.push_back(ScoreService::kPendingRowsFamily);
+    absl::StatusOr<std::unique_ptr<FeatureStore>> store =
+        FeatureStore::Open(dir_, fx_, FeatureConfig{}, families, faults_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    KvStore* kv = &(*store)->kv();
+    PolicyInputLayout layout(FeatureExtractor::Schema());
+    auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    absl::StatusOr<ModelRegistry> registry = ModelRegistry::Open(dir_ + "/models");
+    ASSERT_TRUE(registry.ok()) << registry.status();
+    deployment_ = std::make_shared<ModelDeployment>(
+        *std::move(registry), nullptr, std::make_shared<DecisionMaker>(*policy, nullptr, layout));
+    service_ = std::make_unique<ScoreService>(*std::move(store), ScoreServiceOptions{},
+                                              deployment_, clock_);
+    ASSERT_OK_AND_ASSIGN(log_options.signer, LoadOrCreateSigningKey(dir_ + "/key.pem"));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
+                         audit::AuditLog::Open(kv, log_options, clock_));
+    ASSERT_OK(service_->AttachAudit(std::move(log), /*durable_ack=*/true));
+  }
+
+  audit::AuditLog& Log() { return *service_->audit_log(); }
+
+  std::string dir_;
+  FxRates fx_ = *FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\n", "x");
+  ::vigil::testing::FakeClock clock_;
+  std::shared_ptr<KvFaults> faults_ = std::make_shared<KvFaults>();
+  std::shared_ptr<ModelDeployment> deployment_;
+  std::unique_ptr<ScoreService> service_;
+};
+
+TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
+  Start();
+  const std::string body = Tx("t1");
+  const ScoreService::Reply reply = service_->Score(body, {.traceparent = "", .actor = "token:7"});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Log().size(), 1u);
+  AuditTrail trail(&Log(), {});
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("t1"));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(DecisionToJson(record->decision), reply.body);
+  EXPECT_EQ(audit::HashHex(record->input_sha256), Sha256Hex(body));
+  EXPECT_EQ(record->transaction.id, "t1");
+  EXPECT_EQ(record->transaction.originator.account_id, "A1");
+  EXPECT_EQ(record->features.size(), FeatureExtractor::Schema()->size());
+  EXPECT_EQ(record->decision.feature_schema_version, FeatureExtractor::Schema()->version());
+  EXPECT_EQ(record->actor, "token:7");
+  EXPECT_EQ(record->source, "serve");
+  EXPECT_EQ(record->input_format, "json");
+  EXPECT_EQ(record->received, clock_.Now());
+
+  // A batch records every decided item, in order, and nothing for the refused one.
+  const ScoreService::Reply batch =
+      service_->ScoreBatch(Batch({Tx("b1"), R"({"id":"bad"})", Tx("b2")}));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  EXPECT_EQ(Log().size(), 3u);
+  ASSERT_OK_AND_ASSIGN(std::optional<uint64_t> b2, Log().FindTransaction("b2"));
+  EXPECT_EQ(b2, std::optional<uint64_t>(2));
+  ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(Log(), {}));
+  EXPECT_TRUE(report.intact());
+}
+
+TEST_F(ScoreServiceAuditTest, AfterARestartARepeatedIdIsAnsweredFromTheLogAndCountedOnce) {
+  Start();
+  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(Count(first), "1 sent in 24 h");
+  Start();  // a restart: the idempotency memory is gone, the log and the state are not
+  const ScoreService::Reply again = service_->Score(Tx("t1"));
+  ASSERT_EQ(again.status, 200);
+  EXPECT_TRUE(again.repeated);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(Log().size(), 1u);  // nothing new written
+  // Counted once, before the restart: the next payment of the account is its second.
+  EXPECT_EQ(Count(service_->Score(Tx("t2"))), "2 sent in 24 h");
+  // A repeated id inside a batch, too.
+  const ScoreService::Reply batch = service_->ScoreBatch(Batch({Tx("t1"), Tx("t3")}));
+  ASSERT_EQ(batch.status, 200);
+  EXPECT_THAT(batch.body, HasSubstr(first.body));
+  EXPECT_THAT(batch.body, HasSubstr("3 sent in 24 h"));
+  EXPECT_EQ(Log().size(), 3u);
+}
+
+TEST_F(ScoreServiceAuditTest, ADecisionThatCannotBeRecordedIsNotAnswered) {
+  Start();
+  ASSERT_EQ(service_->Score(Tx("t1")).status, 200);
+  faults_->set_fail_syncs(true);
+  const ScoreService::Reply refused = service_->Score(Tx("t2"));
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(refused.error_code, "audit_unavailable");
+  EXPECT_THAT(refused.body, HasSubstr("could not be recorded"));
+  EXPECT_FALSE(Log().health().ok());
+  // Everything after is refused too, and nothing is answered 200.
+  EXPECT_EQ(service_->Score(Tx("t3")).status, 503);
+  faults_->set_fail_syncs(false);
+  EXPECT_EQ(service_->Score(Tx("t4")).status, 503);
+
+  Start();  // the disk is back
+  // t1 was acknowledged: it is there. The refused ones were applied to the features (and
+  // their group may have reached the disk unsynced): whichever way, each counts once.
+  EXPECT_EQ(service_->Score(Tx("t1")).status, 200);
+  const ScoreService::Reply t2 = service_->Score(Tx("t2"));
+  ASSERT_EQ(t2.status, 200) << t2.body;
+  EXPECT_EQ(Count(t2), "2 sent in 24 h");
+  const ScoreService::Reply t3 = service_->Score(Tx("t3"));
+  const ScoreService::Reply t4 = service_->Score(Tx("t4"));
+  ASSERT_EQ(t3.status, 200);
+  ASSERT_EQ(t4.status, 200);
+  EXPECT_EQ(Count(t3), "3 sent in 24 h");
+  EXPECT_EQ(Count(t4), "4 sent in 24 h");
+  EXPECT_EQ(Count(service_->Score(Tx("t5"))), "5 sent in 24 h");
+  ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(Log(), {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+}
+
+TEST_F(ScoreServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsRetry) {
+  // A queue of one record: a batch of two cannot be recorded (503 for both), while the
+  // payment after it can; its group carries the two unrecorded rows.
+  audit::AuditLogOptions tight;
+  tight.max_queued_records = 1;
+  Start(tight);
+  const ScoreService::Reply refused = service_->ScoreBatch(Batch({Tx("r1"), Tx("r2")}));
+  ASSERT_EQ(refused.status, 200);
+  EXPECT_THAT(refused.body, HasSubstr("audit_unavailable"));
+  EXPECT_THAT(refused.body, HasSubstr("queue full"));
+  EXPECT_EQ(Count(service_->Score(Tx("t3"))), "3 sent in 24 h");  // r1 and r2 were counted
+  EXPECT_EQ(Log().size(), 1u);
+
+  Start(tight);
+  // The retries are decided on their kept rows: not counted again.
+  const ScoreService::Reply r1 = service_->Score(Tx("r1"));
+  ASSERT_EQ(r1.status, 200) << r1.body;
+  EXPECT_EQ(Count(r1), "1 sent in 24 h");
+  EXPECT_EQ(Count(service_->Score(Tx("t4"))), "4 sent in 24 h");
+  const ScoreService::Reply r2 = service_->Score(Tx("r2"));
+  ASSERT_EQ(r2.status, 200) << r2.body;
+  EXPECT_EQ(Count(r2), "2 sent in 24 h");
+  EXPECT_EQ(Log().size(), 4u);
+  // Recorded now: their kept rows are gone from the store, so yet another restart answers
+  // them from the log.
+  Start(tight);
+  const ScoreService::Reply again = service_->Score(Tx("r2"));
+  EXPECT_TRUE(again.repeated);
+  EXPECT_EQ(again.body, r2.body);
+}
+
+}  // namespace
+}  // namespace vigil
