@@ -11,10 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/audit/signing_key.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/engine/replay.h"
 
 namespace vigil::cli {
@@ -39,6 +42,9 @@ struct ReplayFlags {
   std::string drift_short = "60/10", drift_long = "300/60";
   std::string drift_null;
   std::optional<std::string> drift_exclude;
+  std::string audit_key;
+  std::string audit_hash = "sha256";
+  bool no_audit = false;
 };
 
 int RunReplayCommand(ReplayFlags& flags) {
@@ -86,6 +92,31 @@ int RunReplayCommand(ReplayFlags& flags) {
   if (decider == nullptr && !flags.compare.empty()) {
     std::cerr << "vigil replay: --compare needs --policy (the baseline)\n";
     return kExitUsage;
+  }
+  // Decisions made with a data dir are recorded in its audit log, as `vigil serve` records
+  // them (docs/audit.md).
+  if (decider != nullptr && !o.data_dir.empty() && !flags.no_audit) {
+    absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(flags.audit_hash);
+    if (!hash.ok()) {
+      std::cerr << "vigil replay: --audit-hash: " << hash.status().message() << "\n";
+      return kExitUsage;
+    }
+    o.audit_hash = *hash;
+    const std::string key =
+        flags.audit_key.empty() ? DefaultSigningKeyPath(o.data_dir) : flags.audit_key;
+    absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
+        flags.audit_key.empty() ? LoadOrCreateSigningKey(key)
+                                : [&]() -> absl::StatusOr<std::shared_ptr<const audit::LogSigner>> {
+      absl::StatusOr<std::unique_ptr<audit::LogSigner>> loaded =
+          audit::LogSigner::FromPemFile(key);
+      if (!loaded.ok()) return loaded.status();
+      return std::shared_ptr<const audit::LogSigner>(*std::move(loaded));
+    }();
+    if (!signer.ok()) {
+      std::cerr << "vigil replay: --audit-key: " << signer.status().message() << "\n";
+      return kExitUsage;
+    }
+    o.audit_signer = *std::move(signer);
   }
 
   // Drift: on with --drift-profile, or with --drift-report and a reference_profile.json beside
@@ -269,6 +300,15 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
   app->add_flag("--fail-on-reject", flags->fail_on_reject,
                 "Exit with status 1 when any record was rejected");
+  app->add_option("--audit-key", flags->audit_key,
+                  "With --data-dir and --policy, the decisions are recorded in the data dir's "
+                  "audit log (as vigil serve records them); its tree heads are signed with this "
+                  "Ed25519 or SM2 PEM key (default: DATA_DIR/audit_signing_key.pem, created when "
+                  "missing)");
+  app->add_option("--audit-hash", flags->audit_hash,
+                  "Hash of a new audit log: sha256 (default) or sm3");
+  app->add_flag("--no-audit", flags->no_audit,
+                "Do not record the decisions in the data dir's audit log");
   // Fault injection for crash-recovery tests; not for normal use.
   app->add_option("--crash-after", flags->options.crash_after_records)->group("");
   app->footer(
@@ -276,7 +316,9 @@ Command AddReplayCommand(CLI::App& vigil) {
       "  vigil replay tx.csv --features-out features.csv --summary-json summary.json\n"
       "  vigil replay tx.csv --data-dir state/ --features-out features.csv\n"
       "    (run again after an interruption: it resumes from the last checkpoint)\n"
-      "  vigil replay payments.jsonl --rejects-out rejects.tsv --fail-on-reject");
+      "  vigil replay payments.jsonl --rejects-out rejects.tsv --fail-on-reject\n"
+      "  vigil replay tx.csv --data-dir state/ --policy policy.yaml --model model.json\n"
+      "    (then: vigil audit verify --data-dir state/)");
   return Command{app, [flags] { return RunReplayCommand(*flags); }};
 }
 

@@ -16,11 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_log.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_report.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/engine/event_time_orderer.h"
 #include "vigil/engine/feature_row_writer.h"
 #include "vigil/features/feature_extractor.h"
@@ -199,6 +201,12 @@ class Replayer {
   absl::Status OpenDrift();
   absl::Status FinishDrift();
   absl::Status Checkpoint(int64_t position);
+  // Records the batch's decisions in the audit log (those it does not hold yet).
+  absl::Status RecordDecisions(absl::Span<const EventTimeOrderer::Record> records,
+                               absl::Span<const Transaction> txs, absl::Span<const double> rows,
+                               absl::Span<const absl::Status> statuses,
+                               absl::Span<const Decision> decisions,
+                               absl::Span<const size_t> decision_of);
   void Reject(int64_t line, std::string_view field, std::string_view reason,
               std::string_view message, std::string_view record);
 
@@ -211,6 +219,10 @@ class Replayer {
   Fingerprint fingerprint_;
 
   std::unique_ptr<FeatureStore> store_;          // with a data dir
+  // With ReplayOptions::audit_signer (and a data dir and decisions). The log is declared after
+  // the store whose KvStore it writes, so it is closed (its last tree head signed) first.
+  std::unique_ptr<audit::AuditLog> audit_log_;
+  std::unique_ptr<AuditTrail> audit_;
   std::unique_ptr<FeatureExtractor> in_memory_;  // without one
   FeatureExtractor* extractor_ = nullptr;
   std::unique_ptr<FeatureRowWriter> features_out_;
@@ -334,8 +346,56 @@ absl::Status Replayer::OpenState() {
     extractor_ = in_memory_.get();
     return absl::OkStatus();
   }
-  VIGIL_ASSIGN_OR_RETURN(store_, FeatureStore::Open(options_.data_dir, fx_, options_.features));
+  const bool audited = options_.audit_signer != nullptr && options_.decisions != nullptr;
+  VIGIL_ASSIGN_OR_RETURN(
+      store_, FeatureStore::Open(options_.data_dir, fx_, options_.features,
+                                 audited ? audit::AuditColumnFamilies()
+                                         : std::vector<std::string>{}));
   extractor_ = &store_->extractor();
+  if (audited) {
+    audit::AuditLogOptions log_options;
+    log_options.signer = options_.audit_signer;
+    log_options.hash = options_.audit_hash;
+    VIGIL_ASSIGN_OR_RETURN(audit_log_,
+                           audit::AuditLog::Open(&store_->kv(), std::move(log_options), clock_));
+    audit_ = std::make_unique<AuditTrail>(
+        audit_log_.get(), AuditTrailOptions{.source = "replay",
+                                            .input_format = summary_.format,
+                                            .durable_ack = options_.audit_durable_ack});
+    summary_.audit.emplace();
+    summary_.audit->log_id = audit_log_->header().log_id;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Replayer::RecordDecisions(absl::Span<const EventTimeOrderer::Record> records,
+                                       absl::Span<const Transaction> txs,
+                                       absl::Span<const double> rows,
+                                       absl::Span<const absl::Status> statuses,
+                                       absl::Span<const Decision> decisions,
+                                       absl::Span<const size_t> decision_of) {
+  const size_t width = FeatureExtractor::Schema()->size();
+  const UtcTime now = clock_.Now();
+  std::vector<DecisionToRecord> batch;
+  batch.reserve(txs.size());
+  for (size_t i = 0; i < txs.size(); ++i) {
+    if (!statuses[i].ok()) continue;
+    // A resumed run meets the records its interrupted predecessor wrote after its last
+    // checkpoint: recorded once, by whichever run decided first.
+    VIGIL_ASSIGN_OR_RETURN(std::optional<uint64_t> known, audit_log_->FindTransaction(txs[i].id));
+    if (known.has_value()) {
+      ++summary_.audit->already_recorded;
+      continue;
+    }
+    batch.push_back({.transaction = &txs[i],
+                     .input = records[i].payload,
+                     .features = rows.subspan(i * width, width),
+                     .decision = &decisions[decision_of[i]],
+                     .received = now,
+                     .decided = now});
+  }
+  VIGIL_RETURN_IF_ERROR(audit_->Record(batch));
+  summary_.audit->recorded += static_cast<int64_t>(batch.size());
   return absl::OkStatus();
 }
 
@@ -474,6 +534,12 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
                                           decide_rows, absl::MakeSpan(compared), ids, context));
       }
     }
+    if (audit_ != nullptr && decided > 0) {
+      // Before any output of the batch: what a replay reports, it has recorded.
+      VIGIL_RETURN_IF_ERROR(RecordDecisions(
+          absl::MakeConstSpan(records).subspan(0, n), absl::MakeConstSpan(txs).subspan(0, n),
+          rows, absl::MakeConstSpan(statuses).subspan(0, n), decisions, decision_of));
+    }
     const auto t2b = Steady::now();
     if (drift_tap_ != nullptr) {
       // The accepted rows with their scores, in event-time order, to the monitor's thread, in
@@ -610,6 +676,10 @@ absl::StatusOr<ReplaySummary> Replayer::Run() {
   VIGIL_RETURN_IF_ERROR(ProcessInOrder(*reader, orderer));
   VIGIL_RETURN_IF_ERROR(FinishDrift());
   VIGIL_RETURN_IF_ERROR(rejects_.Close());
+  if (audit_log_ != nullptr) {
+    VIGIL_RETURN_IF_ERROR(audit_log_->Flush());
+    summary_.audit->log_size = static_cast<int64_t>(audit_log_->size());
+  }
 
   summary_.elapsed_seconds = std::chrono::duration<double>(clock_.Monotonic() - start).count();
   summary_.records_per_second =
@@ -696,6 +766,12 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
     j["backtest"] = BacktestToJson(*s.backtest);
   }
   if (s.comparison.has_value()) j["comparison"] = ComparisonToJson(*s.comparison);
+  if (s.audit.has_value()) {
+    j["audit"] = {{"recorded", s.audit->recorded},
+                  {"already_recorded", s.audit->already_recorded},
+                  {"log_size", s.audit->log_size},
+                  {"log_id", s.audit->log_id}};
+  }
   if (s.drift.has_value()) {
     j["drift"] = {{"calibration", s.drift->calibration},
                   {"worst_level", s.drift->worst_level},
@@ -755,6 +831,14 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
     out += BacktestToText(*s.backtest);
   }
   if (s.comparison.has_value()) out += ComparisonToText(*s.comparison);
+  if (s.audit.has_value()) {
+    absl::StrAppendFormat(&out, "audit: %d decisions recorded", s.audit->recorded);
+    if (s.audit->already_recorded > 0) {
+      absl::StrAppendFormat(&out, " (%d already in the log)", s.audit->already_recorded);
+    }
+    absl::StrAppendFormat(&out, "; the log holds %d (log %s; `vigil audit verify`)\n",
+                          s.audit->log_size, s.audit->log_id);
+  }
   if (s.drift.has_value()) {
     const DriftSummary& d = *s.drift;
     absl::StrAppendFormat(&out, "drift: worst level %s, final %s, %d evaluations (calibration %s)",

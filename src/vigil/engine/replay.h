@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/audit/signing_key.h"
 #include "vigil/common/clock.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
@@ -79,6 +81,14 @@ struct ReplayOptions {
   // With drift_profile: write the no-drift scores of this replay's windows here, as a measured
   // null for monitors with the same configuration (replay the training stream); empty: none.
   std::string drift_null_out;
+  // With decisions and a data dir: every decision is recorded in the data dir's audit log
+  // through the same AuditTrail as `vigil serve` (docs/audit.md), so a backtest leaves a
+  // verifiable record; the log's tree heads are signed with this key. Null: not recorded. A
+  // resumed run records nothing twice: a transaction id the log holds is not recorded again.
+  std::shared_ptr<const audit::LogSigner> audit_signer;
+  audit::HashAlgorithm audit_hash = audit::HashAlgorithm::kSha256;  // for a new log
+  // Wait for each batch's records to be durable before its outputs are written (default).
+  bool audit_durable_ack = true;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;
@@ -130,6 +140,16 @@ struct ReplaySummary {
   std::string policy_version, model_version;      // of the decisions, when made
   std::optional<PolicyComparison> comparison;     // with ReplayOptions::compare
   std::optional<DriftSummary> drift;              // with ReplayOptions::drift_profile
+  // With ReplayOptions::audit_signer: decisions recorded by this run, those found already
+  // recorded (by an interrupted run of the same input, or an earlier replay), and the log's
+  // size at the end.
+  struct Audit {
+    int64_t recorded = 0;
+    int64_t already_recorded = 0;
+    int64_t log_size = 0;
+    std::string log_id;
+  };
+  std::optional<Audit> audit;
 };
 
 // Errors: the input cannot be opened or read (kNotFound / kUnavailable), the data dir is

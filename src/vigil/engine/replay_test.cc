@@ -1,6 +1,7 @@
 #include "vigil/engine/replay.h"
 
 #include <algorithm>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -8,7 +9,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_verifier.h"
+#include "vigil/common/sha256.h"
 #include "vigil/drift/measured_null.h"
+#include "vigil/engine/audit_trail.h"
+#include "vigil/rules/policy.h"
+#include "vigil/store/kv_store.h"
 #include "gtest/gtest.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/testing/files.h"
@@ -188,6 +195,62 @@ TEST_F(ReplayTest, ReplayingTheSameInputAgainIsANoOp) {
   // Resuming into another features file would leave a gap: refused.
   o.features_out = dir_ + "/other.csv";
   EXPECT_THAT(RunReplay(o, fx_, RealClock()), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_F(ReplayTest, DecisionsWithADataDirAreRecordedInItsAuditLogOnce) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(R"(version: "replayed"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: big
+    when: amount_reporting > 10000
+    action: review
+    reason: "large"
+)",
+                              "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy.status());
+  DecisionMaker decider(*policy, nullptr, layout);
+  const std::string input = TestDataPath("amlworld/HI-Small_Trans.sample.csv");
+  ReplayOptions o = Options(input);
+  o.data_dir = dir_ + "/state";
+  o.decisions = &decider;
+  o.checkpoint_every = 100;
+  ASSERT_OK_AND_ASSIGN(o.audit_signer, LoadOrCreateSigningKey(DefaultSigningKeyPath(o.data_dir)));
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  ASSERT_TRUE(s.audit.has_value());
+  EXPECT_EQ(s.audit->recorded, s.records);
+  EXPECT_EQ(s.audit->log_size, s.records);
+  EXPECT_NE(ReplaySummaryToText(s).find("audit: 667 decisions recorded"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(ReplaySummaryToJson(s))["audit"]["recorded"], 667);
+
+  // Run again: every record resumed, nothing recorded twice.
+  ASSERT_OK_AND_ASSIGN(ReplaySummary again, RunReplay(o, fx_, RealClock()));
+  EXPECT_EQ(again.audit->recorded, 0);
+  EXPECT_EQ(again.audit->log_size, 667);
+
+  KvStoreOptions store_options;
+  store_options.path = o.data_dir + "/features";
+  store_options.create_if_missing = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
+                       audit::AuditLog::OpenForReading(store.get()));
+  ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(*log, {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+  EXPECT_EQ(report.records, 667u);
+  ASSERT_TRUE(report.latest_tree_head.has_value());
+  EXPECT_EQ(report.latest_tree_head->size, 667u);  // signed when the replay closed the log
+  // Each record names its input line: the input's lines hash to the records' input hashes.
+  std::set<std::string> line_hashes;
+  for (const std::string& line : Lines(ReadFile(input))) line_hashes.insert(Sha256Hex(line));
+  ASSERT_OK(log->ForEachRecord(0, [&](uint64_t, std::string_view bytes) -> absl::Status {
+    absl::StatusOr<audit::AuditRecord> r = audit::DecodeRecord(bytes);
+    if (!r.ok()) return r.status();
+    EXPECT_EQ(r->source, "replay");
+    EXPECT_EQ(r->input_format, "amlworld_csv");
+    EXPECT_TRUE(line_hashes.contains(audit::HashHex(r->input_sha256))) << r->transaction.id;
+    EXPECT_EQ(r->decision.policy_version.substr(0, 9), "replayed@");
+    return absl::OkStatus();
+  }));
 }
 
 TEST_F(ReplayTest, ReplaysJsonLines) {
