@@ -54,6 +54,8 @@ struct BenchFlags {
   bool stages = false;
   bool drift_freeze = true;
   bool drift = true;
+  // "on" (answer after the audit record is durable), "off", or "on,off" to compare both.
+  std::string durable_ack = "on";
   std::string json_out;
   int client_threads = 1;
   std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
@@ -118,14 +120,16 @@ struct Point {
   LoadResult client;
   // The server's own decision-path latency (stage "total": body received → decision encoded).
   double server_p50_us = 0, server_p99_us = 0, server_p999_us = 0, server_p0_p99_us = 0;
+  // Body received → audit record durable (stage "durable"): when the answer may leave.
+  double durable_p50_us = 0, durable_p99_us = 0;
   double rss_before = 0, rss_quarter = 0, rss_after = 0;
   bool overload = false;
 };
 
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
                                const std::vector<Transaction>& pool, const std::string& preset,
-                               double rate, const std::array<int, 3>& mix, int run,
-                               bool overload) {
+                               bool durable_ack, double rate, const std::array<int, 3>& mix,
+                               int run, bool overload) {
   ServeConfig config;
   config.port = 0;
   const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
@@ -136,6 +140,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   config.policy = flags.policy;
   config.drift.monitor.freeze_on_l3 = flags.drift_freeze;
   config.drift.enabled = flags.drift;
+  config.audit.durable_ack = durable_ack;
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
   config.log_path = absl::StrCat(dir, ".log");
@@ -146,7 +151,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   }
   config.batcher_preset = preset;
   Point point;
-  point.setting = preset;
+  point.setting = flags.durable_ack == "on" ? preset : absl::StrCat(preset, durable_ack ? "/ack" : "/async");
   point.rss_before = RssMiB();
   point.overload = overload;
   // With --target the server is another process (say, pinned to other cores): the client
@@ -210,9 +215,16 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   if (const LatencyHistogram* h = server->service().StageLatency("total", Priority::kP0)) {
     point.server_p0_p99_us = us(h->Percentile(99));
   }
+  LatencyHistogram durable;
+  for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
+    if (const LatencyHistogram* h = server->service().StageLatency("durable", p)) durable.Merge(*h);
+  }
+  point.durable_p50_us = us(durable.Percentile(50));
+  point.durable_p99_us = us(durable.Percentile(99));
   if (flags.stages) {
     std::cerr << "    server stages P50/P99 µs (all classes):";
-    for (const char* stage : {"parse", "features", "model", "rules", "explain", "encode", "total"}) {
+    for (const char* stage : {"parse", "features", "model", "rules", "explain", "encode", "total",
+                              "audit", "durable"}) {
       LatencyHistogram h;
       for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
         if (const LatencyHistogram* s = server->service().StageLatency(stage, p)) h.Merge(*s);
@@ -242,9 +254,10 @@ std::string Table(const std::vector<Point>& points) {
   }
   const std::vector<bool> best = ParetoBest(sweep);
   std::string out = absl::StrFormat(
-      "%-11s %9s %9s | %8s %8s %9s | %8s %8s %9s %8s | %7s %6s %6s %5s | %13s %s\n", "batcher",
-      "offered", "achieved", "cli_p50", "cli_p99", "cli_p99.9", "srv_p50", "srv_p99",
-      "srv_p99.9", "P0_p99", "ok", "shed", "degr", "err", "rss_MiB 1/4>end", "");
+      "%-16s %9s %9s | %8s %8s %9s | %8s %8s %9s %8s | %8s %8s | %7s %6s %6s %5s | %13s %s\n",
+      "batcher", "offered", "achieved", "cli_p50", "cli_p99", "cli_p99.9", "srv_p50", "srv_p99",
+      "srv_p99.9", "P0_p99", "dur_p50", "dur_p99", "ok", "shed", "degr", "err",
+      "rss_MiB 1/4>end", "");
   const auto us = [](const LatencyHistogram& h, double p) {
     return static_cast<double>(h.Percentile(p).count()) / 1e3;
   };
@@ -252,16 +265,19 @@ std::string Table(const std::vector<Point>& points) {
     const Point& p = points[i];
     const LoadResult& c = p.client;
     absl::StrAppendFormat(
-        &out, "%-11s %9.0f %9.0f | %8.0f %8.0f %9.0f | %8.0f %8.0f %9.0f %8.0f | %7d %6d %6d %5d | %6.0f>%6.0f %s%s\n",
+        &out,
+        "%-16s %9.0f %9.0f | %8.0f %8.0f %9.0f | %8.0f %8.0f %9.0f %8.0f | %8.0f %8.0f | %7d %6d %6d %5d | %6.0f>%6.0f %s%s\n",
         p.setting, c.offered_rps, c.achieved_rps, us(*c.ok_latency, 50), us(*c.ok_latency, 99),
         us(*c.ok_latency, 99.9), p.server_p50_us, p.server_p99_us, p.server_p999_us,
-        p.server_p0_p99_us, c.ok, c.shed, c.degraded,
+        p.server_p0_p99_us, p.durable_p50_us, p.durable_p99_us, c.ok, c.shed, c.degraded,
         c.other_status + c.timeouts + c.connection_errors + c.dropped, p.rss_quarter, p.rss_after,
         best[i] ? "*" : "", p.overload ? " (3x)" : "");
   }
   out += "latencies in µs; cli = client end to end of the 2xx answers (open loop: from the "
          "scheduled send), srv = "
-         "the server's decision path (body received → decision encoded); * = Pareto-best "
+         "the server's decision path (body received → decision encoded), dur = body received → "
+         "audit record durable (the answer may leave; /ack: it waits for that, /async: it does "
+         "not); * = Pareto-best "
          "(achieved QPS vs client P99 of 2xx)\n";
   return out;
 }
@@ -297,11 +313,22 @@ int RunBenchHttp(const BenchFlags& flags) {
   std::vector<Point> points;
   int run = 0;
   const std::string settings = flags.target.empty() ? flags.batchers : "external";
+  std::vector<bool> ack_modes;
+  for (absl::string_view mode : absl::StrSplit(flags.durable_ack, ',', absl::SkipEmpty())) {
+    if (mode != "on" && mode != "off") {
+      std::cerr << "vigil bench http: --durable-ack: on, off or on,off\n";
+      return kExitUsage;
+    }
+    ack_modes.push_back(mode == "on");
+  }
+  if (ack_modes.empty()) ack_modes.push_back(true);
   for (absl::string_view preset_view : absl::StrSplit(settings, ',', absl::SkipEmpty())) {
+  for (const bool durable_ack : ack_modes) {
     const std::string preset(preset_view);
     double sustainable = 0;
     for (const double rate : *rates) {
-      absl::StatusOr<Point> p = RunPoint(flags, *fx, *pool, preset, rate, mix, run++, false);
+      absl::StatusOr<Point> p =
+          RunPoint(flags, *fx, *pool, preset, durable_ack, rate, mix, run++, false);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
@@ -325,13 +352,14 @@ int RunBenchHttp(const BenchFlags& flags) {
     }
     if (flags.overload && flags.mode == "open" && sustainable > 0) {
       absl::StatusOr<Point> p =
-          RunPoint(flags, *fx, *pool, preset, 3 * sustainable, mix, run++, true);
+          RunPoint(flags, *fx, *pool, preset, durable_ack, 3 * sustainable, mix, run++, true);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
       }
       points.push_back(*std::move(p));
     }
+  }
   }
   std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
             << flags.mode << " loop, " << flags.connections << " connections, mix P0/P1/P2 "
@@ -347,11 +375,13 @@ int RunBenchHttp(const BenchFlags& flags) {
           << absl::StrFormat(
                  R"({"batcher":"%s","overload":%s,"offered":%.0f,"achieved":%.1f,)"
                  R"("client_p99_us":%.1f,"server_p50_us":%.1f,"server_p99_us":%.1f,)"
-                 R"("server_p999_us":%.1f,"server_p0_p99_us":%.1f,"ok":%d,"shed":%d,)"
+                 R"("server_p999_us":%.1f,"server_p0_p99_us":%.1f,"durable_p50_us":%.1f,)"
+                 R"("durable_p99_us":%.1f,"ok":%d,"shed":%d,)"
                  R"("degraded":%d,"errors":%d,"rss_mib":%.1f})",
                  p.setting, p.overload ? "true" : "false", c.offered_rps, c.achieved_rps,
                  static_cast<double>(c.ok_latency->Percentile(99).count()) / 1e3,
-                 p.server_p50_us, p.server_p99_us, p.server_p999_us, p.server_p0_p99_us, c.ok,
+                 p.server_p50_us, p.server_p99_us, p.server_p999_us, p.server_p0_p99_us,
+                 p.durable_p50_us, p.durable_p99_us, c.ok,
                  c.shed, c.degraded, c.other_status + c.timeouts + c.connection_errors + c.dropped,
                  p.rss_after);
     }
@@ -523,6 +553,10 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
+  http->add_option("--durable-ack", flags->durable_ack,
+                   "on: each answer waits for its audit record to be durable (vigil serve's "
+                   "default); off: it does not; on,off: both, compared")
+      ->capture_default_str();
   http->add_flag("!--no-drift", flags->drift,
                  "No drift monitoring, even with a reference_profile.json beside the model");
   http->add_flag("!--no-drift-freeze", flags->drift_freeze,

@@ -30,10 +30,13 @@ std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
 
 // Stages timed per request, in the order of the latency_us object.
-// "audit" is the wait for the decision's durable record, after "total" (the decision path).
-enum Stage { kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kAudit, kNumStages };
-constexpr const char* kStageNames[kNumStages] = {"parse", "features", "model",  "rules",
-                                                 "explain", "encode", "total", "audit"};
+// After "total" (the decision path): "audit", the wait for the decision's durable record, and
+// "durable", from the body received to that record durable (when the answer may be sent).
+enum Stage {
+  kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kAudit, kDurable, kNumStages
+};
+constexpr const char* kStageNames[kNumStages] = {"parse",  "features", "model", "rules",  "explain",
+                                                 "encode", "total",    "audit", "durable"};
 enum Role { kChampion, kChallenger, kShadow, kNumRoles };
 constexpr const char* kRoleNames[kNumRoles] = {"champion", "challenger", "shadow"};
 
@@ -665,9 +668,12 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
   }
   const absl::Status recorded = audit_->Record(records, request.actor);
   if (metrics_ != nullptr) {
-    const Steady::duration waited = Steady::now() - start;
+    const Steady::time_point end = Steady::now();
     for (size_t member : members) {
-      metrics_->stage[kAudit][static_cast<int>(items[member].tx.priority)]->Record(waited);
+      const Item& item = items[member];
+      const int c = static_cast<int>(item.tx.priority);
+      metrics_->stage[kAudit][c]->Record(end - start);
+      metrics_->stage[kDurable][c]->Record(end - item.start);
     }
   }
   if (recorded.ok()) return;

@@ -150,7 +150,9 @@ class ScoreService {
   absl::Status RegisterMetrics(MetricsRegistry& registry);
 
   // The latency histogram of one stage ("parse", "features", "model", "rules", "explain",
-  // "encode", "total") for one class; null before RegisterMetrics or for an unknown stage.
+  // "encode", "total"; with an audit log also "audit", the wait for the durable record, and
+  // "durable", body received to record durable) for one class; null before RegisterMetrics or
+  // for an unknown stage.
   const LatencyHistogram* StageLatency(std::string_view stage, Priority priority) const;
 
   // Durably writes the feature state changed since the last checkpoint (no-op in memory).
