@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "vigil/audit/log_hash.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/serve_config.h"
@@ -33,6 +34,9 @@ struct ServeFlags {
   std::optional<bool> drift_freeze;
   bool no_drift = false;
   std::optional<int64_t> drift_false_alarm_days, drift_min_rows, drift_queue;
+  // audit.*
+  std::string audit_key, audit_hash;
+  std::optional<bool> durable_ack;
   bool routes = false;
 };
 
@@ -129,6 +133,14 @@ int RunServe(const ServeFlags& flags) {
   if (flags.score_budget_ms) config.score_budget = std::chrono::milliseconds(*flags.score_budget_ms);
   if (flags.log_sample_rate) config.log_sample_rate = *flags.log_sample_rate;
   if (absl::Status s = ApplyDriftFlags(flags, &config.drift); !s.ok()) return Fail(s.message());
+  if (!flags.audit_key.empty()) config.audit.signing_key = flags.audit_key;
+  if (!flags.audit_hash.empty()) {
+    if (!audit::ParseHashAlgorithm(flags.audit_hash).ok()) {
+      return Fail("--audit-hash: sha256 or sm3");
+    }
+    config.audit.hash = flags.audit_hash;
+  }
+  if (flags.durable_ack) config.audit.durable_ack = *flags.durable_ack;
   if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
   absl::StatusOr<FxRates> fx = LoadFxRates(config.fx_rates);
   if (!fx.ok()) return Fail(fx.status().message());
@@ -191,6 +203,13 @@ Command AddServeCommand(CLI::App& vigil) {
                   "--drift-null-out; default: drift_null.json beside the profile, when present)");
   app->add_option("--drift-calibration", flags->drift_calibration,
                   "Drift severity calibration: null (default) or raw-preset");
+  app->add_option("--audit-key", flags->audit_key,
+                  "audit.signing_key: the Ed25519 or SM2 PEM key that signs the audit log's tree "
+                  "heads (default DATA_DIR/audit_signing_key.pem, created when missing)");
+  app->add_option("--audit-hash", flags->audit_hash, "audit.hash of a new audit log: sha256 or sm3");
+  app->add_flag("--durable-ack,!--no-durable-ack", flags->durable_ack,
+                "audit.durable_ack: answer a decision only once its audit record is durable "
+                "(default on)");
   app->add_flag("--no-drift", flags->no_drift,
                 "No drift monitoring, even with a reference profile beside --model");
   app->add_option("--drift-freeze", flags->drift_freeze,
