@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "vigil/cli/audit_command.h"
 #include "vigil/cli/bench_command.h"
 #include "vigil/cli/command.h"
 #include "vigil/cli/drift_command.h"
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
-                                   AddBenchCommand(vigil), AddDriftCommand(vigil)};
+                                   AddBenchCommand(vigil), AddDriftCommand(vigil),
+                                   AddAuditCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,1063 @@
+#include "vigil/cli/audit_command.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_record.h"
+#include "vigil/audit/audit_verifier.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/audit/merkle_tree.h"
+#include "vigil/audit/signing_key.h"
+#include "vigil/audit/tree_head.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/common/string_view.h"
+#include "vigil/core/decision.h"
+#include "vigil/core/feature_schema.h"
+#include "vigil/core/transaction.h"
+#include "vigil/decision/decision_json.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/ingest/json_writer.h"
+#include "vigil/store/kv_store.h"
+
+namespace vigil::cli {
+namespace {
+
+// Members stay in the order written, so that a bundle reads top-down as docs/audit-cli.md
+// describes it.
+using Json = nlohmann::ordered_json;
+// Compared as JSON values: member order and number spelling do not matter.
+using JsonValue = nlohmann::json;
+
+constexpr char kProofFormat[] = "vigil-audit-proof/v1";
+
+struct AuditFlags {
+  std::string data_dir;
+  uint64_t from = 0;
+  std::string pubkey;
+  bool json = false;
+  std::string txid;
+  std::string out;
+  uint64_t old_size = 0;
+  uint64_t new_size = 0;  // 0: the latest tree head
+  std::string file;
+  std::string since, until, tx;
+  std::string algorithm = "ed25519";
+  std::string public_out;
+};
+
+int Fail(std::string_view command, absl::string_view message, int code) {
+  std::cerr << command << ": " << message << "\n";
+  return code;
+}
+
+// An error met reading an opened log: damage (kDataLoss, or a record or node the log should
+// hold and does not) is the log found wanting; anything else is the environment.
+int LogReadError(std::string_view command, const absl::Status& s) {
+  const bool damage = absl::IsDataLoss(s) || absl::IsNotFound(s);
+  std::cerr << command << ": " << s.message() << (damage ? "; run `vigil audit verify`" : "")
+            << "\n";
+  return damage ? kExitInputRejected : kExitUsage;
+}
+
+// "1 record", "2 records".
+std::string Count(uint64_t n, std::string_view noun) {
+  return absl::StrCat(n, " ", ToAbsl(noun), n == 1 ? "" : "s");
+}
+
+std::string KeyPrefix(const std::string& key_id) { return key_id.substr(0, 16); }
+
+std::string HeadName(const audit::SignedTreeHead& head) {
+  return absl::StrCat("the tree head of size ", head.size, " at ", FormatUtc(head.time));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening the log of a data dir.
+
+// The store and the log in it. The log is declared last so that it closes first.
+struct OpenedLog {
+  std::unique_ptr<KvStore> store;
+  std::unique_ptr<audit::AuditLog> log;
+};
+
+// Errors carry the message for the user; every one is an environment error (exit 2).
+absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(data_dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(
+        "data dir '", data_dir,
+        "' does not exist (--data-dir is the directory given to `vigil serve` or `vigil replay`)"));
+  }
+  KvStoreOptions options;
+  options.path = (std::filesystem::path(data_dir) / "features").string();
+  options.create_if_missing = false;
+  // No families named: KvStore opens those on disk, and creates none in a store without a log
+  // (this command writes nothing).
+  options.block_cache_bytes = size_t{8} << 20;
+  absl::StatusOr<std::unique_ptr<KvStore>> store = KvStore::Open(options);
+  if (!store.ok()) {
+    if (absl::IsNotFound(store.status())) {
+      return absl::NotFoundError(
+          absl::StrCat("no vigil store at '", options.path,
+                       "' (--data-dir is the directory given to `vigil serve` or `vigil replay`)"));
+    }
+    if (absl::IsFailedPrecondition(store.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", options.path,
+          "' is locked: a running `vigil serve` (or `vigil replay`) holds it. Ask the server "
+          "(GET /v1/audit/verify) or stop it first (",
+          store.status().message(), ")"));
+    }
+    return store.status();
+  }
+  OpenedLog opened;
+  opened.store = *std::move(store);
+  const std::vector<std::string> families = opened.store->ColumnFamilies();
+  for (const std::string& family : audit::AuditColumnFamilies()) {
+    if (std::find(families.begin(), families.end(), family) == families.end()) {
+      return absl::NotFoundError(absl::StrCat("no audit log in '", options.path,
+                                              "': no decision has been recorded there"));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
+      audit::AuditLog::OpenForReading(opened.store.get());
+  if (!log.ok()) {
+    if (absl::IsNotFound(log.status())) {
+      return absl::NotFoundError(absl::StrCat("no audit log in '", options.path,
+                                              "': no decision has been recorded there"));
+    }
+    return log.status();
+  }
+  opened.log = *std::move(log);
+  return opened;
+}
+
+// Writes "text" to "path", or to stdout when path is empty.
+absl::Status WriteOutput(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::cout << text << std::flush;
+    return absl::OkStatus();
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+// Creates "path" with "mode" and writes "content"; refuses (kAlreadyExists) to replace a file.
+absl::Status WriteNewFile(const std::string& path, const std::string& content, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EEXIST) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("'", path,
+                       "' exists; refusing to overwrite it (a key is not replaced "
+                       "by accident: remove it first if you mean to)"));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("cannot create '", path, "': ", std::strerror(error)));
+  }
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  const bool ok = written == content.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A record for people: the export line and the text of `show`.
+
+Json ParseOwnJson(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? Json(text) : j;  // vigil's own writers always write valid JSON
+}
+
+// Named by FeatureExtractor::Schema() when the record's schema is this build's, else in order.
+Json FeaturesView(const audit::AuditRecord& r) {
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  const bool named = !r.features.empty() &&
+                     r.decision.feature_schema_version == schema->version() &&
+                     r.features.size() == schema->size();
+  Json out = named ? Json::object() : Json::array();
+  for (size_t i = 0; i < r.features.size(); ++i) {
+    const double v = r.features[i];
+    Json value = std::isfinite(v) ? Json(v) : Json(nullptr);
+    if (named) {
+      out[schema->names()[i]] = std::move(value);
+    } else {
+      out.push_back(std::move(value));
+    }
+  }
+  return out;
+}
+
+Json RecordView(const audit::AuditRecord& r, const audit::Hash& leaf_hash) {
+  Json j;
+  j["sequence"] = r.sequence;
+  j["leaf_hash"] = audit::HashHex(leaf_hash);
+  j["previous_leaf_hash"] = audit::HashHex(r.previous_leaf_hash);
+  j["received"] = FormatUtc(r.received);
+  j["decided"] = FormatUtc(r.decided);
+  j["actor"] = r.actor;
+  j["source"] = r.source;
+  j["input_format"] = r.input_format;
+  j["input_sha256"] = audit::HashHex(r.input_sha256);
+  j["transaction"] = ParseOwnJson(TransactionToJson(r.transaction));
+  j["features"] = FeaturesView(r);
+  j["decision"] = ParseOwnJson(DecisionToJson(r.decision));
+  Json fired = Json::array(), hits = Json::array();
+  for (const Reason& reason : r.decision.reasons) {
+    if (reason.kind == Reason::Kind::kRule && !reason.shadow) fired.push_back(reason.code);
+    if (reason.kind == Reason::Kind::kScreening) hits.push_back(reason.code);
+  }
+  j["fired_rules"] = std::move(fired);
+  j["screening_hits"] = std::move(hits);
+  return j;
+}
+
+std::string Dump(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+std::string PartyLine(const Party& p) {
+  std::vector<std::string> parts = {p.account_id};
+  if (!p.name.empty()) parts.push_back(p.name);
+  if (!p.bank_id.empty()) parts.push_back("bank " + p.bank_id);
+  if (!p.country.empty()) parts.push_back(p.country);
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string ReasonLine(const Reason& r) {
+  std::string line;
+  switch (r.kind) {
+    case Reason::Kind::kRule:
+      line = absl::StrCat("rule       ", r.code,
+                          r.shadow ? " (shadow: recorded, did not decide)" : "");
+      break;
+    case Reason::Kind::kModel:
+      line = absl::StrFormat("model      %s %+.4f", r.code, r.contribution);
+      break;
+    case Reason::Kind::kScreening:
+      line = absl::StrCat("screening  ", r.code);
+      break;
+  }
+  if (!r.text.empty()) absl::StrAppend(&line, ": ", r.text);
+  return line;
+}
+
+// One "  label         value" line of `show`.
+void Line(const char* label, const std::string& value) {
+  std::cout << absl::StrFormat("  %-13s %s\n", label, value);
+}
+
+void PrintPayment(const Transaction& tx) {
+  std::string amount = tx.amount.ToString();
+  if (tx.settled_amount.has_value()) {
+    absl::StrAppend(&amount, " (settled ", tx.settled_amount->ToString(), ")");
+  }
+  Line("amount", amount);
+  Line("payment", absl::StrCat(PaymentFormatJsonName(tx.payment_format),
+                               tx.channel.empty() ? "" : ", channel ", tx.channel, ", priority ",
+                               PriorityName(tx.priority)));
+  Line("event time", FormatUtc(tx.event_time));
+  Line("originator", PartyLine(tx.originator));
+  Line("beneficiary", PartyLine(tx.beneficiary));
+  if (!tx.remittance.empty()) Line("remittance", tx.remittance);
+  if (tx.label.has_value()) {
+    Line("label", absl::StrCat(tx.label->is_laundering ? "laundering" : "normal",
+                               tx.label->typology.empty() ? "" : " (", tx.label->typology,
+                               tx.label->typology.empty() ? "" : ")"));
+  }
+}
+
+void PrintRecord(const audit::AuditRecord& r, const audit::Hash& leaf_hash,
+                 const std::string& log_id) {
+  const Decision& d = r.decision;
+  const Transaction& tx = r.transaction;
+  std::cout << "transaction " << tx.id << ": record " << r.sequence << " of audit log " << log_id
+            << "\n";
+  Line("received", FormatUtc(r.received));
+  Line("decided",
+       absl::StrCat(FormatUtc(r.decided), r.decided >= r.received
+                                              ? absl::StrCat(" (", (r.decided - r.received).count(),
+                                                             " µs after it was received)")
+                                              : std::string()));
+  Line("source", absl::StrCat(r.source, r.input_format.empty() ? "" : ", input ", r.input_format,
+                              r.actor.empty() ? "" : ", actor ", r.actor));
+  Line("action", absl::StrCat(ActionName(d.action), ", score ",
+                              std::isnan(d.score) ? std::string("none (no model scored)")
+                                                  : absl::StrFormat("%.6f", d.score)));
+  std::string model = d.model_version.empty() ? "none (rules only)" : d.model_version;
+  if (!d.model_role.empty()) absl::StrAppend(&model, " (", d.model_role, ")");
+  if (!d.shadow_model_version.empty()) {
+    absl::StrAppend(
+        &model, "; shadow ", d.shadow_model_version, " scored ",
+        std::isnan(d.shadow_score) ? std::string("none") : absl::StrFormat("%.6f", d.shadow_score));
+  }
+  Line("model", model);
+  Line("policy", d.policy_version.empty() ? "none" : d.policy_version);
+  Line("features",
+       absl::StrCat(d.feature_schema_version.empty() ? "(no schema)" : d.feature_schema_version,
+                    ", ", r.features.size(), " values"));
+  Line("degraded", d.degraded ? absl::StrCat("yes: ", d.degraded_reason) : "no");
+  Line("trace", absl::StrCat(d.trace_id.ToString(), d.traceparent.empty() ? "" : ", traceparent ",
+                             d.traceparent));
+  if (d.reasons.empty()) {
+    Line("reasons", "none");
+  } else {
+    std::cout << "  reasons\n";
+    for (const Reason& reason : d.reasons) std::cout << "    " << ReasonLine(reason) << "\n";
+  }
+  PrintPayment(tx);
+  Line("input sha256", audit::HashHex(r.input_sha256));
+  Line("leaf hash", audit::HashHex(leaf_hash));
+}
+
+// The record of "txid", decoded, with its leaf hash. kNotFound (message for the user) when the
+// log does not hold it.
+struct FoundRecord {
+  audit::AuditRecord record;
+  std::string bytes;
+  audit::Hash leaf_hash{};
+};
+absl::StatusOr<FoundRecord> FindRecord(const audit::AuditLog& log, const std::string& txid) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<uint64_t> sequence, log.FindTransaction(txid));
+  if (!sequence.has_value()) {
+    return absl::NotFoundError(absl::StrCat("transaction ", txid, " is not in the audit log"));
+  }
+  FoundRecord found;
+  VIGIL_ASSIGN_OR_RETURN(found.bytes, log.ReadRecord(*sequence));
+  VIGIL_ASSIGN_OR_RETURN(found.record, audit::DecodeRecord(found.bytes));
+  if (found.record.sequence != *sequence || found.record.transaction.id != txid) {
+    return absl::DataLossError(absl::StrCat("the index points ", txid, " at record ", *sequence,
+                                            ", which is another record"));
+  }
+  found.leaf_hash = audit::LeafHash(log.hash(), found.bytes);
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking a proof bundle ("vigil-audit-proof/v1", docs/audit-cli.md). Every member is read
+// strictly: present, of its type, in its one canonical spelling, and nothing else is there, so
+// that any edit of a meaningful byte makes the bundle invalid rather than silently different.
+
+absl::Status Invalid(std::string_view message) {
+  return absl::InvalidArgumentError(ToAbsl(message));
+}
+
+absl::StatusOr<const Json*> Member(const Json& object, const char* name, Json::value_t type) {
+  const auto it = object.find(name);
+  if (it == object.end()) return Invalid(absl::StrCat("\"", name, "\" is missing"));
+  const bool ok =
+      type == Json::value_t::number_unsigned ? it->is_number_unsigned() : it->type() == type;
+  if (!ok) {
+    return Invalid(absl::StrCat("\"", name, "\" must be ",
+                                type == Json::value_t::number_unsigned ? "a non-negative integer"
+                                : type == Json::value_t::string        ? "a string"
+                                : type == Json::value_t::array         ? "an array"
+                                                                       : "an object"));
+  }
+  return &*it;
+}
+
+absl::StatusOr<std::string> StringMember(const Json& object, const char* name) {
+  VIGIL_ASSIGN_OR_RETURN(const Json* m, Member(object, name, Json::value_t::string));
+  return m->get<std::string>();
+}
+
+absl::StatusOr<audit::Hash> ParseCanonicalHash(const std::string& hex, std::string_view where) {
+  absl::StatusOr<audit::Hash> hash = audit::ParseHashHex(hex);
+  if (!hash.ok() || audit::HashHex(*hash) != hex) {
+    return Invalid(absl::StrCat(ToAbsl(where), " is not a hash (64 lower-case hex digits)"));
+  }
+  return *hash;
+}
+
+absl::StatusOr<std::vector<audit::Hash>> ProofMember(const Json& object) {
+  VIGIL_ASSIGN_OR_RETURN(const Json* proof, Member(object, "proof", Json::value_t::array));
+  std::vector<audit::Hash> hashes;
+  for (size_t i = 0; i < proof->size(); ++i) {
+    const std::string where = absl::StrCat("proof[", i, "]");
+    if (!(*proof)[i].is_string()) return Invalid(absl::StrCat(where, " is not a string"));
+    VIGIL_ASSIGN_OR_RETURN(audit::Hash h,
+                           ParseCanonicalHash((*proof)[i].get<std::string>(), where));
+    hashes.push_back(h);
+  }
+  return hashes;
+}
+
+absl::Status OnlyMembers(const Json& object, std::string_view where,
+                         std::initializer_list<std::string_view> names) {
+  for (const auto& [key, value] : object.items()) {
+    bool known = false;
+    for (std::string_view name : names) known = known || key == name;
+    if (!known) return Invalid(absl::StrCat(ToAbsl(where), " has an unknown member \"", key, "\""));
+  }
+  return absl::OkStatus();
+}
+
+JsonValue AsValue(const Json& j) { return JsonValue::parse(Dump(j)); }
+
+// The signed tree head in member "name", its signature checked with "key". Members outside the
+// signed bytes ("time", "key_id") must agree with the signed ones.
+absl::StatusOr<audit::SignedTreeHead> CheckedHead(const Json& bundle, const char* name,
+                                                  const audit::LogVerifier& key) {
+  VIGIL_ASSIGN_OR_RETURN(const Json* member, Member(bundle, name, Json::value_t::object));
+  absl::StatusOr<audit::SignedTreeHead> head = audit::TreeHeadFromJson(Dump(*member));
+  if (!head.ok()) return Invalid(absl::StrCat(name, ": ", head.status().message()));
+  if (AsValue(*member) != JsonValue::parse(audit::TreeHeadToJson(*head))) {
+    return Invalid(absl::StrCat(name,
+                                ": its members disagree with what is signed (\"time\" "
+                                "differs from \"time_us\", or an unknown member)"));
+  }
+  if (head->key_id != key.key_id()) {
+    return Invalid(absl::StrCat(name, ": names signing key ", KeyPrefix(head->key_id),
+                                ", the given key is ", KeyPrefix(key.key_id())));
+  }
+  if (absl::Status s = audit::VerifyTreeHead(key, *head); !s.ok()) {
+    return Invalid(absl::StrCat(name, ": ", s.message()));
+  }
+  return *std::move(head);
+}
+
+// The first JSON pointer at which two values differ ("" when equal).
+std::string FirstDifference(const JsonValue& a, const JsonValue& b) {
+  const JsonValue patch = JsonValue::diff(a, b);
+  if (patch.empty()) return "";
+  return patch[0].value("path", std::string("/"));
+}
+
+// "given" equals the view this build makes of "record". The feature names come from the
+// producer's schema, which this build may not have: a named view is then compared by value.
+absl::Status CheckView(const Json& given, const audit::AuditRecord& record,
+                       const audit::Hash& leaf_hash) {
+  Json expected = RecordView(record, leaf_hash);
+  Json normalized = given;
+  const auto values = [](const Json& object) {
+    Json out = Json::array();
+    for (const auto& [name, value] : object.items()) out.push_back(value);
+    return out;
+  };
+  if (normalized.contains("features") &&
+      expected["features"].is_object() != normalized["features"].is_object()) {
+    if (expected["features"].is_object()) expected["features"] = values(expected["features"]);
+    if (normalized["features"].is_object()) normalized["features"] = values(normalized["features"]);
+  }
+  const std::string where = FirstDifference(AsValue(expected), AsValue(normalized));
+  if (!where.empty()) {
+    return Invalid(absl::StrCat("the decoded view \"record\" does not match the record bytes (at ",
+                                where, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CheckInclusion(const Json& bundle, const audit::LogVerifier& key) {
+  VIGIL_RETURN_IF_ERROR(
+      OnlyMembers(bundle, "the bundle",
+                  {"format", "type", "log_id", "hash", "transaction_id", "sequence",
+                   "record_base64", "leaf_hash", "tree_head", "proof", "record"}));
+  VIGIL_ASSIGN_OR_RETURN(const std::string log_id, StringMember(bundle, "log_id"));
+  VIGIL_ASSIGN_OR_RETURN(const std::string hash_name, StringMember(bundle, "hash"));
+  VIGIL_ASSIGN_OR_RETURN(const std::string txid, StringMember(bundle, "transaction_id"));
+  VIGIL_ASSIGN_OR_RETURN(const Json* seq,
+                         Member(bundle, "sequence", Json::value_t::number_unsigned));
+  const uint64_t sequence = seq->get<uint64_t>();
+  VIGIL_ASSIGN_OR_RETURN(const std::string base64, StringMember(bundle, "record_base64"));
+  VIGIL_ASSIGN_OR_RETURN(const std::string leaf_hex, StringMember(bundle, "leaf_hash"));
+  VIGIL_ASSIGN_OR_RETURN(const audit::Hash leaf, ParseCanonicalHash(leaf_hex, "leaf_hash"));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<audit::Hash> proof, ProofMember(bundle));
+  VIGIL_ASSIGN_OR_RETURN(const Json* view, Member(bundle, "record", Json::value_t::object));
+  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead head, CheckedHead(bundle, "tree_head", key));
+
+  absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(hash_name);
+  if (!hash.ok() || audit::HashAlgorithmName(*hash) != hash_name) {
+    return Invalid(absl::StrCat("\"hash\" must be sha256 or sm3, not \"", hash_name, "\""));
+  }
+  if (head.log_id != log_id || head.hash != *hash) {
+    return Invalid(absl::StrCat("the tree head is of log ", head.log_id, " (",
+                                ToAbsl(audit::HashAlgorithmName(head.hash)),
+                                "), the bundle names log ", log_id, " (", hash_name, ")"));
+  }
+  std::string bytes;
+  if (!absl::Base64Unescape(base64, &bytes) || absl::Base64Escape(bytes) != base64) {
+    return Invalid("\"record_base64\" is not base64 (RFC 4648, padded, one line)");
+  }
+  if (audit::LeafHash(*hash, bytes) != leaf) {
+    return Invalid("\"leaf_hash\" is not the leaf hash of the record bytes");
+  }
+  absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
+  if (!record.ok()) {
+    return Invalid(absl::StrCat("the record bytes do not decode: ", record.status().message()));
+  }
+  if (record->sequence != sequence) {
+    return Invalid(absl::StrCat("the record's own sequence is ", record->sequence,
+                                ", the bundle says ", sequence));
+  }
+  if (record->transaction.id != txid) {
+    return Invalid(absl::StrCat("the record is of transaction ", record->transaction.id,
+                                ", the bundle says ", txid));
+  }
+  if (absl::Status s = audit::VerifyInclusion(*hash, sequence, head.size, leaf, proof, head.root);
+      !s.ok()) {
+    return Invalid(absl::StrCat("the inclusion proof does not lead to ", HeadName(head),
+                                "'s root: ", s.message()));
+  }
+  VIGIL_RETURN_IF_ERROR(CheckView(*view, *record, leaf));
+  return absl::StrCat("transaction ", txid, " is record ", sequence, " of audit log ", log_id,
+                      ", included in ", HeadName(head), " signed by key ", KeyPrefix(key.key_id()),
+                      " (decided ", ActionName(record->decision.action), " at ",
+                      FormatUtc(record->decided), ")");
+}
+
+absl::StatusOr<std::string> CheckConsistency(const Json& bundle, const audit::LogVerifier& key) {
+  VIGIL_RETURN_IF_ERROR(OnlyMembers(bundle, "the bundle",
+                                    {"format", "type", "old_tree_head", "new_tree_head", "proof"}));
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<audit::Hash> proof, ProofMember(bundle));
+  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead old_head,
+                         CheckedHead(bundle, "old_tree_head", key));
+  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead new_head,
+                         CheckedHead(bundle, "new_tree_head", key));
+  if (old_head.log_id != new_head.log_id || old_head.hash != new_head.hash) {
+    return Invalid(absl::StrCat("the tree heads are of different logs: ", old_head.log_id, " and ",
+                                new_head.log_id));
+  }
+  if (old_head.size == 0 || old_head.size > new_head.size) {
+    return Invalid(absl::StrCat("the old tree head's size ", old_head.size,
+                                " must be positive and at most the new one's, ", new_head.size));
+  }
+  if (absl::Status s = audit::VerifyConsistency(old_head.hash, old_head.size, new_head.size,
+                                                old_head.root, new_head.root, proof);
+      !s.ok()) {
+    return Invalid(absl::StrCat("the consistency proof does not verify: ", s.message()));
+  }
+  return absl::StrCat(HeadName(old_head), " is a prefix of ", HeadName(new_head), " of audit log ",
+                      new_head.log_id, ", both signed by key ", KeyPrefix(key.key_id()));
+}
+
+// A summary of what the bundle proves, or kInvalidArgument saying why it proves nothing.
+absl::StatusOr<std::string> CheckBundle(std::string_view text, const audit::LogVerifier& key) {
+  const Json bundle = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (bundle.is_discarded() || !bundle.is_object()) return Invalid("not a JSON object");
+  VIGIL_ASSIGN_OR_RETURN(const std::string format, StringMember(bundle, "format"));
+  if (format != kProofFormat) {
+    return Invalid(absl::StrCat("format \"", format, "\" (this build reads ", kProofFormat, ")"));
+  }
+  VIGIL_ASSIGN_OR_RETURN(const std::string type, StringMember(bundle, "type"));
+  if (type == "inclusion") return CheckInclusion(bundle, key);
+  if (type == "consistency") return CheckConsistency(bundle, key);
+  return Invalid(absl::StrCat("type \"", type, "\" (inclusion or consistency)"));
+}
+
+// Checks a bundle built from the log against the log's own key before handing it out: a proof
+// that does not verify means the log is damaged.
+absl::Status SelfCheck(const audit::AuditLog& log, const std::string& text) {
+  VIGIL_ASSIGN_OR_RETURN(
+      std::unique_ptr<audit::LogVerifier> key,
+      audit::LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header"));
+  absl::StatusOr<std::string> checked = CheckBundle(text, *key);
+  if (!checked.ok()) {
+    return absl::DataLossError(absl::StrCat("the proof built from the log does not verify (",
+                                            checked.status().message(), "): the log is damaged"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The subcommands.
+
+int RunVerify(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit verify";
+  std::unique_ptr<audit::LogVerifier> trusted;
+  if (!flags.pubkey.empty()) {
+    absl::StatusOr<std::unique_ptr<audit::LogVerifier>> key =
+        audit::LogVerifier::FromPemFile(flags.pubkey);
+    if (!key.ok()) return Fail(kCommand, key.status().message(), kExitUsage);
+    trusted = *std::move(key);
+  }
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  if (flags.from > opened->log->size()) {
+    return Fail(kCommand,
+                absl::StrCat("--from ", flags.from, " is past the end of the log (",
+                             Count(opened->log->size(), "record"), ")"),
+                kExitUsage);
+  }
+  audit::VerifyOptions options;
+  options.from = flags.from;
+  options.trusted_key = trusted.get();
+  absl::StatusOr<audit::VerifyReport> report = audit::VerifyAuditLog(*opened->log, options);
+  if (!report.ok()) return Fail(kCommand, report.status().message(), kExitUsage);
+  if (flags.json) {
+    std::cout << audit::VerifyReportToJson(*report) << "\n";
+  } else if (report->intact()) {
+    std::cout << "intact: " << Count(report->records, "record")
+              << (flags.from > 0 ? absl::StrCat(" (checked from sequence ", flags.from, ")") : "")
+              << ", " << Count(report->tree_heads_checked, "signed tree head") << ", ";
+    if (report->latest_tree_head.has_value()) {
+      std::cout << "latest tree head size " << report->latest_tree_head->size << " at "
+                << FormatUtc(report->latest_tree_head->time);
+    } else {
+      std::cout << "no signed tree head yet";
+    }
+    std::cout << " (key " << KeyPrefix(report->key_id) << ")\n";
+  } else {
+    std::cout << "DAMAGED at sequence " << report->damage->sequence << ": "
+              << audit::DamageKindName(report->damage->kind) << ": " << report->damage->detail
+              << "\n";
+  }
+  if (trusted == nullptr) {
+    std::cerr << "note: checked with the public key in the log's own header (key "
+              << KeyPrefix(report->key_id)
+              << "); without --pubkey this proves only that the log is consistent with itself, "
+                 "not who signed it\n";
+  }
+  return report->intact() ? kExitOk : kExitInputRejected;
+}
+
+Json HashesJson(const std::vector<audit::Hash>& hashes) {
+  Json out = Json::array();
+  for (const audit::Hash& h : hashes) out.push_back(audit::HashHex(h));
+  return out;
+}
+
+Json InclusionBundle(const audit::AuditLog& log, const FoundRecord& found,
+                     const audit::SignedTreeHead& head, const std::vector<audit::Hash>& proof) {
+  Json bundle;
+  bundle["format"] = kProofFormat;
+  bundle["type"] = "inclusion";
+  bundle["log_id"] = log.header().log_id;
+  bundle["hash"] = std::string(audit::HashAlgorithmName(log.hash()));
+  bundle["transaction_id"] = found.record.transaction.id;
+  bundle["sequence"] = found.record.sequence;
+  bundle["record_base64"] = absl::Base64Escape(found.bytes);
+  bundle["leaf_hash"] = audit::HashHex(found.leaf_hash);
+  bundle["tree_head"] = Json::parse(audit::TreeHeadToJson(head));
+  bundle["proof"] = HashesJson(proof);
+  bundle["record"] = RecordView(found.record, found.leaf_hash);
+  return bundle;
+}
+
+int RunProve(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit prove";
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  const audit::AuditLog& log = *opened->log;
+  absl::StatusOr<std::optional<uint64_t>> sequence = log.FindTransaction(flags.txid);
+  if (!sequence.ok()) return LogReadError(kCommand, sequence.status());
+  if (!sequence->has_value()) {
+    return Fail(kCommand, absl::StrCat("transaction ", flags.txid, " is not in the audit log"),
+                kExitInputRejected);
+  }
+  absl::StatusOr<audit::SignedTreeHead> head = log.LatestTreeHead();
+  if (!head.ok() && !absl::IsNotFound(head.status())) return LogReadError(kCommand, head.status());
+  if (!head.ok() || **sequence >= head->size) {
+    const audit::AuditLogOptions defaults;
+    return Fail(
+        kCommand,
+        absl::StrCat("transaction ", flags.txid, " (record ", **sequence,
+                     ") is not yet covered by a signed tree head (",
+                     head.ok() ? absl::StrCat("the latest covers ", Count(head->size, "record"))
+                               : std::string("the log has none yet"),
+                     "); try again after the next head (every ", defaults.tree_head_every_records,
+                     " records or ", defaults.tree_head_interval.count(),
+                     " ms by default: audit.tree_head_every, audit.tree_head_interval_ms; "
+                     "and when the server stops)"),
+        kExitInputRejected);
+  }
+  absl::StatusOr<FoundRecord> found = FindRecord(log, flags.txid);
+  if (!found.ok()) return LogReadError(kCommand, found.status());
+  absl::StatusOr<std::vector<audit::Hash>> proof = log.InclusionProof(**sequence, head->size);
+  if (!proof.ok()) return LogReadError(kCommand, proof.status());
+  const std::string text = Dump(InclusionBundle(log, *found, *head, *proof), 2) + "\n";
+  if (absl::Status s = SelfCheck(log, text); !s.ok()) return LogReadError(kCommand, s);
+  if (absl::Status s = WriteOutput(flags.out, text); !s.ok()) {
+    return Fail(kCommand, s.message(), kExitUsage);
+  }
+  std::cerr << "inclusion of transaction " << flags.txid << " (record " << **sequence << ") in "
+            << HeadName(*head) << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
+  return kExitOk;
+}
+
+int RunProveConsistency(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit prove-consistency";
+  if (flags.new_size != 0 && flags.new_size < flags.old_size) {
+    return Fail(kCommand, "--old must not be larger than --new", kExitUsage);
+  }
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  const audit::AuditLog& log = *opened->log;
+  absl::StatusOr<std::vector<audit::SignedTreeHead>> heads = log.TreeHeads();
+  if (!heads.ok()) return LogReadError(kCommand, heads.status());
+  if (heads->empty()) {
+    return Fail(kCommand, "the audit log has no signed tree head yet", kExitInputRejected);
+  }
+  const auto find = [&](uint64_t size) -> const audit::SignedTreeHead* {
+    for (const audit::SignedTreeHead& h : *heads) {
+      if (h.size == size) return &h;
+    }
+    return nullptr;
+  };
+  const audit::SignedTreeHead* old_head = find(flags.old_size);
+  const audit::SignedTreeHead* new_head =
+      flags.new_size == 0 ? &heads->back() : find(flags.new_size);
+  if (old_head == nullptr || new_head == nullptr) {
+    // The sizes it has, the first and last few of them when there are many.
+    std::vector<std::string> sizes;
+    for (size_t i = 0; i < heads->size(); ++i) {
+      if (heads->size() > 12 && i == 6) sizes.push_back("…");
+      if (heads->size() <= 12 || i < 6 || i >= heads->size() - 6) {
+        sizes.push_back(absl::StrCat((*heads)[i].size));
+      }
+    }
+    return Fail(
+        kCommand,
+        absl::StrCat("the audit log has no signed tree head of size ",
+                     old_head == nullptr ? flags.old_size : flags.new_size, " (",
+                     Count(heads->size(), "head"), ", of sizes ", absl::StrJoin(sizes, ", "), ")"),
+        kExitInputRejected);
+  }
+  if (old_head->size > new_head->size) {
+    return Fail(kCommand,
+                absl::StrCat("--old ", old_head->size, " is larger than the latest head's size ",
+                             new_head->size),
+                kExitUsage);
+  }
+  absl::StatusOr<std::vector<audit::Hash>> proof =
+      log.ConsistencyProof(old_head->size, new_head->size);
+  if (!proof.ok()) return LogReadError(kCommand, proof.status());
+  Json bundle;
+  bundle["format"] = kProofFormat;
+  bundle["type"] = "consistency";
+  bundle["old_tree_head"] = Json::parse(audit::TreeHeadToJson(*old_head));
+  bundle["new_tree_head"] = Json::parse(audit::TreeHeadToJson(*new_head));
+  bundle["proof"] = HashesJson(*proof);
+  const std::string text = Dump(bundle, 2) + "\n";
+  if (absl::Status s = SelfCheck(log, text); !s.ok()) return LogReadError(kCommand, s);
+  if (absl::Status s = WriteOutput(flags.out, text); !s.ok()) {
+    return Fail(kCommand, s.message(), kExitUsage);
+  }
+  std::cerr << "consistency of " << HeadName(*old_head) << " with " << HeadName(*new_head)
+            << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
+  return kExitOk;
+}
+
+int RunCheckProof(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit check-proof";
+  std::ifstream in(flags.file, std::ios::binary);
+  if (!in) return Fail(kCommand, absl::StrCat("cannot read '", flags.file, "'"), kExitUsage);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::unique_ptr<audit::LogVerifier>> key =
+      audit::LogVerifier::FromPemFile(flags.pubkey);
+  if (!key.ok()) return Fail(kCommand, key.status().message(), kExitUsage);
+  absl::StatusOr<std::string> checked = CheckBundle(text, **key);
+  if (!checked.ok()) {
+    std::cout << "INVALID: " << checked.status().message() << "\n";
+    return kExitInputRejected;
+  }
+  std::cout << "valid: " << *checked << "\n";
+  return kExitOk;
+}
+
+int RunShow(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit show";
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  absl::StatusOr<FoundRecord> found = FindRecord(*opened->log, flags.txid);
+  if (absl::IsNotFound(found.status())) {
+    return Fail(kCommand, found.status().message(), kExitInputRejected);
+  }
+  if (!found.ok()) return LogReadError(kCommand, found.status());
+  if (flags.json) {
+    std::cout << Dump(RecordView(found->record, found->leaf_hash)) << "\n";
+  } else {
+    PrintRecord(found->record, found->leaf_hash, opened->log->header().log_id);
+  }
+  return kExitOk;
+}
+
+absl::StatusOr<std::optional<UtcTime>> ParseTimeFlag(const std::string& flag, const char* name) {
+  if (flag.empty()) return std::optional<UtcTime>();
+  absl::StatusOr<UtcTime> t = ParseRfc3339(flag);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " '", flag, "': ", t.status().message()));
+  }
+  return std::optional<UtcTime>(*t);
+}
+
+int RunExport(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit export";
+  absl::StatusOr<std::optional<UtcTime>> since = ParseTimeFlag(flags.since, "--since");
+  absl::StatusOr<std::optional<UtcTime>> until = ParseTimeFlag(flags.until, "--until");
+  if (!since.ok() || !until.ok()) {
+    return Fail(kCommand, (!since.ok() ? since : until).status().message(), kExitUsage);
+  }
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  const audit::AuditLog& log = *opened->log;
+  std::ofstream file;
+  if (!flags.out.empty()) {
+    file.open(flags.out, std::ios::binary | std::ios::trunc);
+    if (!file) return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
+  }
+  std::ostream& out = flags.out.empty() ? std::cout : file;
+  uint64_t exported = 0, examined = 0;
+  if (!flags.tx.empty()) {
+    absl::StatusOr<FoundRecord> found = FindRecord(log, flags.tx);
+    if (absl::IsNotFound(found.status())) {
+      return Fail(kCommand, found.status().message(), kExitInputRejected);
+    }
+    if (!found.ok()) return LogReadError(kCommand, found.status());
+    out << Dump(RecordView(found->record, found->leaf_hash)) << "\n";
+    exported = examined = 1;
+  } else {
+    const absl::Status s =
+        log.ForEachRecord(0, [&](uint64_t sequence, std::string_view bytes) -> absl::Status {
+          ++examined;
+          absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
+          if (!record.ok()) {
+            return absl::DataLossError(
+                absl::StrCat("record ", sequence, ": ", record.status().message()));
+          }
+          if ((*since && record->decided < **since) || (*until && record->decided >= **until)) {
+            return absl::OkStatus();
+          }
+          out << Dump(RecordView(*record, audit::LeafHash(log.hash(), bytes))) << "\n";
+          ++exported;
+          return absl::OkStatus();
+        });
+    if (!s.ok()) return LogReadError(kCommand, s);
+  }
+  out.flush();
+  if (!out) return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
+  std::cerr << "exported " << exported << " of " << Count(examined, "record")
+            << (flags.out.empty() ? "" : " to " + flags.out) << "\n";
+  return kExitOk;
+}
+
+int RunKeygen(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit keygen";
+  absl::StatusOr<audit::SignatureAlgorithm> algorithm =
+      audit::ParseSignatureAlgorithm(flags.algorithm);
+  if (!algorithm.ok()) {
+    return Fail(kCommand, absl::StrCat("--algorithm: ", algorithm.status().message()), kExitUsage);
+  }
+  std::error_code ec;
+  for (const std::string& path : {flags.out, flags.public_out}) {
+    if (!path.empty() && std::filesystem::exists(path, ec)) {
+      return Fail(kCommand,
+                  absl::StrCat("'", path,
+                               "' exists; refusing to overwrite it (remove it first "
+                               "if you mean to replace it)"),
+                  kExitUsage);
+    }
+  }
+  absl::StatusOr<std::string> pem = audit::GeneratePrivateKeyPem(*algorithm);
+  if (!pem.ok()) return Fail(kCommand, pem.status().message(), kExitUsage);
+  absl::StatusOr<std::unique_ptr<audit::LogSigner>> signer =
+      audit::LogSigner::FromPem(*pem, "new key");
+  if (!signer.ok()) return Fail(kCommand, signer.status().message(), kExitUsage);
+  if (absl::Status s = WriteNewFile(flags.out, *pem, 0600); !s.ok()) {
+    return Fail(kCommand, s.message(), kExitUsage);
+  }
+  if (!flags.public_out.empty()) {
+    if (absl::Status s = WriteNewFile(flags.public_out, (*signer)->PublicKeyPem(), 0644); !s.ok()) {
+      return Fail(kCommand, s.message(), kExitUsage);
+    }
+  }
+  std::cout << (*signer)->PublicKeyPem();
+  std::cerr << "key id " << (*signer)->key_id() << " (" << audit::SignatureAlgorithmName(*algorithm)
+            << "); private key written to " << flags.out << " (mode 0600)"
+            << (flags.public_out.empty() ? "" : ", public key to " + flags.public_out) << "\n";
+  return kExitOk;
+}
+
+// One subcommand of `vigil audit`: its sub-app and what runs it once parsed.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  int (*run)(const AuditFlags&) = nullptr;
+};
+
+// "flags" outlives the sub-apps (Command::run holds it).
+CLI::App* AddSubcommand(CLI::App* audit, const char* name, const char* description,
+                        AuditFlags* flags, bool data_dir) {
+  CLI::App* sub = audit->add_subcommand(name, description);
+  if (data_dir) {
+    sub->add_option("--data-dir", flags->data_dir,
+                    "The data dir of `vigil serve` / `vigil replay` (the log is in its "
+                    "features/ store)")
+        ->required();
+  }
+  return sub;
+}
+
+Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* verify = AddSubcommand(
+      audit, "verify",
+      "Check the whole log: every record's encoding, the hash chain, the Merkle tree, the index "
+      "and every signed tree head; name the first damage (exit 1) or say it is intact",
+      flags, /*data_dir=*/true);
+  verify->add_option("--from", flags->from,
+                     "Re-hash records from this sequence on (those before are taken from the "
+                     "stored tree; the tree heads are all checked)");
+  verify->add_option("--pubkey", flags->pubkey,
+                     "The public key the tree heads must verify with (PEM). Without it, the key "
+                     "in the log's own header: self-consistency only");
+  verify->add_flag("--json", flags->json, "Print the report as JSON");
+  verify->footer(
+      "Examples:\n  vigil audit verify --data-dir state/ --pubkey audit_pub.pem\n"
+      "  vigil audit verify --data-dir state/ --json\n"
+      "Prints 'intact: N records, ...' (exit 0) or 'DAMAGED at sequence N: KIND: DETAIL' (exit "
+      "1); KIND is modified, deleted, reordered, truncated or bad_signature.");
+  return {verify, RunVerify};
+}
+
+Subcommand AddProve(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* prove = AddSubcommand(
+      audit, "prove",
+      "Write a self-contained proof (JSON, vigil-audit-proof/v1) that a transaction's decision "
+      "is in the log: the record's bytes, the latest signed tree head and the Merkle path",
+      flags, /*data_dir=*/true);
+  prove->add_option("TXID", flags->txid, "The transaction id")->required();
+  prove->add_option("--out", flags->out, "Write the proof here (default: stdout)");
+  prove->footer(
+      "Example:\n  vigil audit prove --data-dir state/ tx-2026-000042 --out tx42.proof.json\n"
+      "  vigil audit check-proof tx42.proof.json --pubkey audit_pub.pem");
+  return {prove, RunProve};
+}
+
+Subcommand AddProveConsistency(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* consistency = AddSubcommand(
+      audit, "prove-consistency",
+      "Write a proof (JSON, vigil-audit-proof/v1) that the log at an older signed tree head is "
+      "a prefix of the log at a newer one: nothing recorded before was changed or removed",
+      flags, /*data_dir=*/true);
+  consistency->add_option("--old", flags->old_size, "Size of the older signed tree head")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  consistency->add_option("--new", flags->new_size,
+                          "Size of the newer signed tree head (default: the latest)");
+  consistency->add_option("--out", flags->out, "Write the proof here (default: stdout)");
+  consistency->footer(
+      "Example:\n  vigil audit prove-consistency --data-dir state/ --old 10000 --out "
+      "since-10000.proof.json\n  vigil audit check-proof since-10000.proof.json --pubkey "
+      "audit_pub.pem");
+  return {consistency, RunProveConsistency};
+}
+
+Subcommand AddCheckProof(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* check = AddSubcommand(
+      audit, "check-proof",
+      "Check a proof written by `prove` or `prove-consistency` with nothing but the file and "
+      "the log's public key: 'valid: ...' (exit 0) or 'INVALID: reason' (exit 1)",
+      flags, /*data_dir=*/false);
+  check->add_option("FILE", flags->file, "The proof (JSON)")->required();
+  check->add_option("--pubkey", flags->pubkey, "The log's public key (PEM)")->required();
+  check->footer("Example:\n  vigil audit check-proof tx42.proof.json --pubkey audit_pub.pem");
+  return {check, RunCheckProof};
+}
+
+Subcommand AddShow(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* show = AddSubcommand(
+      audit, "show",
+      "Show one recorded decision: times, action, score, versions, reasons, the payment", flags,
+      /*data_dir=*/true);
+  show->add_option("TXID", flags->txid, "The transaction id")->required();
+  show->add_flag("--json", flags->json, "Print the record as `export` writes it");
+  show->footer("Example:\n  vigil audit show --data-dir state/ tx-2026-000042");
+  return {show, RunShow};
+}
+
+Subcommand AddExport(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* export_app = AddSubcommand(
+      audit, "export",
+      "Export records as JSON Lines for an examiner: the decision, the transaction, the "
+      "features, the hashes; by decision time or one transaction",
+      flags, /*data_dir=*/true);
+  CLI::Option* since = export_app->add_option("--since", flags->since,
+                                              "Records decided at or after this time (RFC 3339)");
+  CLI::Option* until = export_app->add_option("--until", flags->until,
+                                              "Records decided before this time (RFC 3339)");
+  export_app->add_option("--tx", flags->tx, "Only the record of this transaction")
+      ->excludes(since)
+      ->excludes(until);
+  export_app->add_option("--out", flags->out, "Write here (default: stdout)");
+  export_app->footer(
+      "Example:\n  vigil audit export --data-dir state/ --since 2026-11-01T00:00:00Z --until "
+      "2026-12-01T00:00:00Z --out november.jsonl");
+  return {export_app, RunExport};
+}
+
+Subcommand AddKeygen(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* keygen = AddSubcommand(
+      audit, "keygen",
+      "Make a new signing key for the log (unencrypted PKCS#8 PEM, mode 0600); print its public "
+      "key (stdout) and key id (stderr)",
+      flags, /*data_dir=*/false);
+  keygen->add_option("--out", flags->out, "The private key file to create (never overwritten)")
+      ->required();
+  keygen->add_option("--algorithm", flags->algorithm, "ed25519 or sm2")->capture_default_str();
+  keygen->add_option("--public-out", flags->public_out, "Also write the public key here");
+  keygen->footer(
+      "Example:\n  vigil audit keygen --out /etc/vigil/audit_key.pem --public-out "
+      "audit_pub.pem\n  (then `vigil serve --audit-key /etc/vigil/audit_key.pem`, or "
+      "audit.signing_key in its config)");
+  return {keygen, RunKeygen};
+}
+
+}  // namespace
+
+Command AddAuditCommand(CLI::App& vigil) {
+  auto flags = std::make_shared<AuditFlags>();
+  CLI::App* app = vigil.add_subcommand(
+      "audit", "Examine the tamper-evident decision log: verify, prove, check proofs, export");
+  app->require_subcommand(1);
+  app->footer(
+      "The log is in <data dir>/features, kept by `vigil serve` and `vigil replay`; stop a "
+      "running server first (or ask it: GET /v1/audit/verify). See docs/audit-cli.md.");
+  const std::vector<Subcommand> subcommands = {AddVerify(app, flags.get()),
+                                               AddProve(app, flags.get()),
+                                               AddProveConsistency(app, flags.get()),
+                                               AddCheckProof(app, flags.get()),
+                                               AddShow(app, flags.get()),
+                                               AddExport(app, flags.get()),
+                                               AddKeygen(app, flags.get())};
+  return Command{app, [flags, subcommands] {
+                   for (const Subcommand& sub : subcommands) {
+                     if (sub.app->parsed()) return sub.run(*flags);
+                   }
+                   return kExitUsage;
+                 }};
+}
+
+}  // namespace vigil::cli
