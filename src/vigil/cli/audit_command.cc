@@ -18,7 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -27,7 +26,7 @@
 #include "vigil/audit/audit_record.h"
 #include "vigil/audit/audit_verifier.h"
 #include "vigil/audit/log_hash.h"
-#include "vigil/audit/merkle_tree.h"
+#include "vigil/audit/proof_bundle.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
 #include "vigil/common/status_macros.h"
@@ -43,13 +42,9 @@
 namespace vigil::cli {
 namespace {
 
-// Members stay in the order written, so that a bundle reads top-down as docs/audit-cli.md
-// describes it.
+// Members stay in the order written, so that a record's view (`export`, `show --json`, the
+// "record" of a proof bundle) reads top-down as docs/audit-cli.md describes it.
 using Json = nlohmann::ordered_json;
-// Compared as JSON values: member order and number spelling do not matter.
-using JsonValue = nlohmann::json;
-
-constexpr char kProofFormat[] = "vigil-audit-proof/v1";
 
 struct AuditFlags {
   std::string data_dir;
@@ -368,232 +363,6 @@ absl::StatusOr<FoundRecord> FindRecord(const audit::AuditLog& log, const std::st
 }
 
 // ---------------------------------------------------------------------------------------------
-// Checking a proof bundle ("vigil-audit-proof/v1", docs/audit-cli.md). Every member is read
-// strictly: present, of its type, in its one canonical spelling, and nothing else is there, so
-// that any edit of a meaningful byte makes the bundle invalid rather than silently different.
-
-absl::Status Invalid(std::string_view message) {
-  return absl::InvalidArgumentError(ToAbsl(message));
-}
-
-absl::StatusOr<const Json*> Member(const Json& object, const char* name, Json::value_t type) {
-  const auto it = object.find(name);
-  if (it == object.end()) return Invalid(absl::StrCat("\"", name, "\" is missing"));
-  const bool ok =
-      type == Json::value_t::number_unsigned ? it->is_number_unsigned() : it->type() == type;
-  if (!ok) {
-    return Invalid(absl::StrCat("\"", name, "\" must be ",
-                                type == Json::value_t::number_unsigned ? "a non-negative integer"
-                                : type == Json::value_t::string        ? "a string"
-                                : type == Json::value_t::array         ? "an array"
-                                                                       : "an object"));
-  }
-  return &*it;
-}
-
-absl::StatusOr<std::string> StringMember(const Json& object, const char* name) {
-  VIGIL_ASSIGN_OR_RETURN(const Json* m, Member(object, name, Json::value_t::string));
-  return m->get<std::string>();
-}
-
-absl::StatusOr<audit::Hash> ParseCanonicalHash(const std::string& hex, std::string_view where) {
-  absl::StatusOr<audit::Hash> hash = audit::ParseHashHex(hex);
-  if (!hash.ok() || audit::HashHex(*hash) != hex) {
-    return Invalid(absl::StrCat(ToAbsl(where), " is not a hash (64 lower-case hex digits)"));
-  }
-  return *hash;
-}
-
-absl::StatusOr<std::vector<audit::Hash>> ProofMember(const Json& object) {
-  VIGIL_ASSIGN_OR_RETURN(const Json* proof, Member(object, "proof", Json::value_t::array));
-  std::vector<audit::Hash> hashes;
-  for (size_t i = 0; i < proof->size(); ++i) {
-    const std::string where = absl::StrCat("proof[", i, "]");
-    if (!(*proof)[i].is_string()) return Invalid(absl::StrCat(where, " is not a string"));
-    VIGIL_ASSIGN_OR_RETURN(audit::Hash h,
-                           ParseCanonicalHash((*proof)[i].get<std::string>(), where));
-    hashes.push_back(h);
-  }
-  return hashes;
-}
-
-absl::Status OnlyMembers(const Json& object, std::string_view where,
-                         std::initializer_list<std::string_view> names) {
-  for (const auto& [key, value] : object.items()) {
-    bool known = false;
-    for (std::string_view name : names) known = known || key == name;
-    if (!known) return Invalid(absl::StrCat(ToAbsl(where), " has an unknown member \"", key, "\""));
-  }
-  return absl::OkStatus();
-}
-
-JsonValue AsValue(const Json& j) { return JsonValue::parse(Dump(j)); }
-
-// The signed tree head in member "name", its signature checked with "key". Members outside the
-// signed bytes ("time", "key_id") must agree with the signed ones.
-absl::StatusOr<audit::SignedTreeHead> CheckedHead(const Json& bundle, const char* name,
-                                                  const audit::LogVerifier& key) {
-  VIGIL_ASSIGN_OR_RETURN(const Json* member, Member(bundle, name, Json::value_t::object));
-  absl::StatusOr<audit::SignedTreeHead> head = audit::TreeHeadFromJson(Dump(*member));
-  if (!head.ok()) return Invalid(absl::StrCat(name, ": ", head.status().message()));
-  if (AsValue(*member) != JsonValue::parse(audit::TreeHeadToJson(*head))) {
-    return Invalid(absl::StrCat(name,
-                                ": its members disagree with what is signed (\"time\" "
-                                "differs from \"time_us\", or an unknown member)"));
-  }
-  if (head->key_id != key.key_id()) {
-    return Invalid(absl::StrCat(name, ": names signing key ", KeyPrefix(head->key_id),
-                                ", the given key is ", KeyPrefix(key.key_id())));
-  }
-  if (absl::Status s = audit::VerifyTreeHead(key, *head); !s.ok()) {
-    return Invalid(absl::StrCat(name, ": ", s.message()));
-  }
-  return *std::move(head);
-}
-
-// The first JSON pointer at which two values differ ("" when equal).
-std::string FirstDifference(const JsonValue& a, const JsonValue& b) {
-  const JsonValue patch = JsonValue::diff(a, b);
-  if (patch.empty()) return "";
-  return patch[0].value("path", std::string("/"));
-}
-
-// "given" equals the view this build makes of "record". The feature names come from the
-// producer's schema, which this build may not have: a named view is then compared by value.
-absl::Status CheckView(const Json& given, const audit::AuditRecord& record,
-                       const audit::Hash& leaf_hash) {
-  Json expected = RecordView(record, leaf_hash);
-  Json normalized = given;
-  const auto values = [](const Json& object) {
-    Json out = Json::array();
-    for (const auto& [name, value] : object.items()) out.push_back(value);
-    return out;
-  };
-  if (normalized.contains("features") &&
-      expected["features"].is_object() != normalized["features"].is_object()) {
-    if (expected["features"].is_object()) expected["features"] = values(expected["features"]);
-    if (normalized["features"].is_object()) normalized["features"] = values(normalized["features"]);
-  }
-  const std::string where = FirstDifference(AsValue(expected), AsValue(normalized));
-  if (!where.empty()) {
-    return Invalid(absl::StrCat("the decoded view \"record\" does not match the record bytes (at ",
-                                where, ")"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> CheckInclusion(const Json& bundle, const audit::LogVerifier& key) {
-  VIGIL_RETURN_IF_ERROR(
-      OnlyMembers(bundle, "the bundle",
-                  {"format", "type", "log_id", "hash", "transaction_id", "sequence",
-                   "record_base64", "leaf_hash", "tree_head", "proof", "record"}));
-  VIGIL_ASSIGN_OR_RETURN(const std::string log_id, StringMember(bundle, "log_id"));
-  VIGIL_ASSIGN_OR_RETURN(const std::string hash_name, StringMember(bundle, "hash"));
-  VIGIL_ASSIGN_OR_RETURN(const std::string txid, StringMember(bundle, "transaction_id"));
-  VIGIL_ASSIGN_OR_RETURN(const Json* seq,
-                         Member(bundle, "sequence", Json::value_t::number_unsigned));
-  const uint64_t sequence = seq->get<uint64_t>();
-  VIGIL_ASSIGN_OR_RETURN(const std::string base64, StringMember(bundle, "record_base64"));
-  VIGIL_ASSIGN_OR_RETURN(const std::string leaf_hex, StringMember(bundle, "leaf_hash"));
-  VIGIL_ASSIGN_OR_RETURN(const audit::Hash leaf, ParseCanonicalHash(leaf_hex, "leaf_hash"));
-  VIGIL_ASSIGN_OR_RETURN(const std::vector<audit::Hash> proof, ProofMember(bundle));
-  VIGIL_ASSIGN_OR_RETURN(const Json* view, Member(bundle, "record", Json::value_t::object));
-  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead head, CheckedHead(bundle, "tree_head", key));
-
-  absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(hash_name);
-  if (!hash.ok() || audit::HashAlgorithmName(*hash) != hash_name) {
-    return Invalid(absl::StrCat("\"hash\" must be sha256 or sm3, not \"", hash_name, "\""));
-  }
-  if (head.log_id != log_id || head.hash != *hash) {
-    return Invalid(absl::StrCat("the tree head is of log ", head.log_id, " (",
-                                ToAbsl(audit::HashAlgorithmName(head.hash)),
-                                "), the bundle names log ", log_id, " (", hash_name, ")"));
-  }
-  std::string bytes;
-  if (!absl::Base64Unescape(base64, &bytes) || absl::Base64Escape(bytes) != base64) {
-    return Invalid("\"record_base64\" is not base64 (RFC 4648, padded, one line)");
-  }
-  if (audit::LeafHash(*hash, bytes) != leaf) {
-    return Invalid("\"leaf_hash\" is not the leaf hash of the record bytes");
-  }
-  absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
-  if (!record.ok()) {
-    return Invalid(absl::StrCat("the record bytes do not decode: ", record.status().message()));
-  }
-  if (record->sequence != sequence) {
-    return Invalid(absl::StrCat("the record's own sequence is ", record->sequence,
-                                ", the bundle says ", sequence));
-  }
-  if (record->transaction.id != txid) {
-    return Invalid(absl::StrCat("the record is of transaction ", record->transaction.id,
-                                ", the bundle says ", txid));
-  }
-  if (absl::Status s = audit::VerifyInclusion(*hash, sequence, head.size, leaf, proof, head.root);
-      !s.ok()) {
-    return Invalid(absl::StrCat("the inclusion proof does not lead to ", HeadName(head),
-                                "'s root: ", s.message()));
-  }
-  VIGIL_RETURN_IF_ERROR(CheckView(*view, *record, leaf));
-  return absl::StrCat("transaction ", txid, " is record ", sequence, " of audit log ", log_id,
-                      ", included in ", HeadName(head), " signed by key ", KeyPrefix(key.key_id()),
-                      " (decided ", ActionName(record->decision.action), " at ",
-                      FormatUtc(record->decided), ")");
-}
-
-absl::StatusOr<std::string> CheckConsistency(const Json& bundle, const audit::LogVerifier& key) {
-  VIGIL_RETURN_IF_ERROR(OnlyMembers(bundle, "the bundle",
-                                    {"format", "type", "old_tree_head", "new_tree_head", "proof"}));
-  VIGIL_ASSIGN_OR_RETURN(const std::vector<audit::Hash> proof, ProofMember(bundle));
-  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead old_head,
-                         CheckedHead(bundle, "old_tree_head", key));
-  VIGIL_ASSIGN_OR_RETURN(const audit::SignedTreeHead new_head,
-                         CheckedHead(bundle, "new_tree_head", key));
-  if (old_head.log_id != new_head.log_id || old_head.hash != new_head.hash) {
-    return Invalid(absl::StrCat("the tree heads are of different logs: ", old_head.log_id, " and ",
-                                new_head.log_id));
-  }
-  if (old_head.size == 0 || old_head.size > new_head.size) {
-    return Invalid(absl::StrCat("the old tree head's size ", old_head.size,
-                                " must be positive and at most the new one's, ", new_head.size));
-  }
-  if (absl::Status s = audit::VerifyConsistency(old_head.hash, old_head.size, new_head.size,
-                                                old_head.root, new_head.root, proof);
-      !s.ok()) {
-    return Invalid(absl::StrCat("the consistency proof does not verify: ", s.message()));
-  }
-  return absl::StrCat(HeadName(old_head), " is a prefix of ", HeadName(new_head), " of audit log ",
-                      new_head.log_id, ", both signed by key ", KeyPrefix(key.key_id()));
-}
-
-// A summary of what the bundle proves, or kInvalidArgument saying why it proves nothing.
-absl::StatusOr<std::string> CheckBundle(std::string_view text, const audit::LogVerifier& key) {
-  const Json bundle = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (bundle.is_discarded() || !bundle.is_object()) return Invalid("not a JSON object");
-  VIGIL_ASSIGN_OR_RETURN(const std::string format, StringMember(bundle, "format"));
-  if (format != kProofFormat) {
-    return Invalid(absl::StrCat("format \"", format, "\" (this build reads ", kProofFormat, ")"));
-  }
-  VIGIL_ASSIGN_OR_RETURN(const std::string type, StringMember(bundle, "type"));
-  if (type == "inclusion") return CheckInclusion(bundle, key);
-  if (type == "consistency") return CheckConsistency(bundle, key);
-  return Invalid(absl::StrCat("type \"", type, "\" (inclusion or consistency)"));
-}
-
-// Checks a bundle built from the log against the log's own key before handing it out: a proof
-// that does not verify means the log is damaged.
-absl::Status SelfCheck(const audit::AuditLog& log, const std::string& text) {
-  VIGIL_ASSIGN_OR_RETURN(
-      std::unique_ptr<audit::LogVerifier> key,
-      audit::LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header"));
-  absl::StatusOr<std::string> checked = CheckBundle(text, *key);
-  if (!checked.ok()) {
-    return absl::DataLossError(absl::StrCat("the proof built from the log does not verify (",
-                                            checked.status().message(), "): the log is damaged"));
-  }
-  return absl::OkStatus();
-}
-
-// ---------------------------------------------------------------------------------------------
 // The subcommands.
 
 int RunVerify(const AuditFlags& flags) {
@@ -645,67 +414,37 @@ int RunVerify(const AuditFlags& flags) {
   return report->intact() ? kExitOk : kExitInputRejected;
 }
 
-Json HashesJson(const std::vector<audit::Hash>& hashes) {
-  Json out = Json::array();
-  for (const audit::Hash& h : hashes) out.push_back(audit::HashHex(h));
-  return out;
-}
-
-Json InclusionBundle(const audit::AuditLog& log, const FoundRecord& found,
-                     const audit::SignedTreeHead& head, const std::vector<audit::Hash>& proof) {
-  Json bundle;
-  bundle["format"] = kProofFormat;
-  bundle["type"] = "inclusion";
-  bundle["log_id"] = log.header().log_id;
-  bundle["hash"] = std::string(audit::HashAlgorithmName(log.hash()));
-  bundle["transaction_id"] = found.record.transaction.id;
-  bundle["sequence"] = found.record.sequence;
-  bundle["record_base64"] = absl::Base64Escape(found.bytes);
-  bundle["leaf_hash"] = audit::HashHex(found.leaf_hash);
-  bundle["tree_head"] = Json::parse(audit::TreeHeadToJson(head));
-  bundle["proof"] = HashesJson(proof);
-  bundle["record"] = RecordView(found.record, found.leaf_hash);
-  return bundle;
+// The record view of `export` and of proof bundles, as JSON text (audit::RecordViewFn).
+std::string RecordViewJson(const audit::AuditRecord& r, const audit::Hash& leaf_hash) {
+  return Dump(RecordView(r, leaf_hash));
 }
 
 int RunProve(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit prove";
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
-  const audit::AuditLog& log = *opened->log;
-  absl::StatusOr<std::optional<uint64_t>> sequence = log.FindTransaction(flags.txid);
-  if (!sequence.ok()) return LogReadError(kCommand, sequence.status());
-  if (!sequence->has_value()) {
-    return Fail(kCommand, absl::StrCat("transaction ", flags.txid, " is not in the audit log"),
+  absl::StatusOr<audit::ProofBundle> bundle =
+      audit::InclusionBundle(*opened->log, flags.txid, RecordViewJson);
+  if (absl::IsNotFound(bundle.status())) {
+    return Fail(kCommand, bundle.status().message(), kExitInputRejected);
+  }
+  if (absl::IsFailedPrecondition(bundle.status())) {
+    const audit::AuditLogOptions defaults;
+    return Fail(kCommand,
+                absl::StrCat(bundle.status().message(), "; try again after the next head (every ",
+                             defaults.tree_head_every_records, " records or ",
+                             defaults.tree_head_interval.count(),
+                             " ms by default: audit.tree_head_every, audit.tree_head_interval_ms; "
+                             "and when the server stops)"),
                 kExitInputRejected);
   }
-  absl::StatusOr<audit::SignedTreeHead> head = log.LatestTreeHead();
-  if (!head.ok() && !absl::IsNotFound(head.status())) return LogReadError(kCommand, head.status());
-  if (!head.ok() || **sequence >= head->size) {
-    const audit::AuditLogOptions defaults;
-    return Fail(
-        kCommand,
-        absl::StrCat("transaction ", flags.txid, " (record ", **sequence,
-                     ") is not yet covered by a signed tree head (",
-                     head.ok() ? absl::StrCat("the latest covers ", Count(head->size, "record"))
-                               : std::string("the log has none yet"),
-                     "); try again after the next head (every ", defaults.tree_head_every_records,
-                     " records or ", defaults.tree_head_interval.count(),
-                     " ms by default: audit.tree_head_every, audit.tree_head_interval_ms; "
-                     "and when the server stops)"),
-        kExitInputRejected);
-  }
-  absl::StatusOr<FoundRecord> found = FindRecord(log, flags.txid);
-  if (!found.ok()) return LogReadError(kCommand, found.status());
-  absl::StatusOr<std::vector<audit::Hash>> proof = log.InclusionProof(**sequence, head->size);
-  if (!proof.ok()) return LogReadError(kCommand, proof.status());
-  const std::string text = Dump(InclusionBundle(log, *found, *head, *proof), 2) + "\n";
-  if (absl::Status s = SelfCheck(log, text); !s.ok()) return LogReadError(kCommand, s);
-  if (absl::Status s = WriteOutput(flags.out, text); !s.ok()) {
+  if (!bundle.ok()) return LogReadError(kCommand, bundle.status());
+  if (absl::Status s = WriteOutput(flags.out, bundle->json); !s.ok()) {
     return Fail(kCommand, s.message(), kExitUsage);
   }
-  std::cerr << "inclusion of transaction " << flags.txid << " (record " << **sequence << ") in "
-            << HeadName(*head) << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
+  std::cerr << "inclusion of transaction " << flags.txid << " (record " << bundle->proof.sequence
+            << ") in " << HeadName(bundle->proof.tree_head)
+            << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
   return kExitOk;
 }
 
@@ -753,23 +492,27 @@ int RunProveConsistency(const AuditFlags& flags) {
                              new_head->size),
                 kExitUsage);
   }
-  absl::StatusOr<std::vector<audit::Hash>> proof =
-      log.ConsistencyProof(old_head->size, new_head->size);
-  if (!proof.ok()) return LogReadError(kCommand, proof.status());
-  Json bundle;
-  bundle["format"] = kProofFormat;
-  bundle["type"] = "consistency";
-  bundle["old_tree_head"] = Json::parse(audit::TreeHeadToJson(*old_head));
-  bundle["new_tree_head"] = Json::parse(audit::TreeHeadToJson(*new_head));
-  bundle["proof"] = HashesJson(*proof);
-  const std::string text = Dump(bundle, 2) + "\n";
-  if (absl::Status s = SelfCheck(log, text); !s.ok()) return LogReadError(kCommand, s);
-  if (absl::Status s = WriteOutput(flags.out, text); !s.ok()) {
+  absl::StatusOr<audit::ProofBundle> bundle = audit::ConsistencyBundle(log, *old_head, *new_head);
+  if (!bundle.ok()) return LogReadError(kCommand, bundle.status());
+  if (absl::Status s = WriteOutput(flags.out, bundle->json); !s.ok()) {
     return Fail(kCommand, s.message(), kExitUsage);
   }
   std::cerr << "consistency of " << HeadName(*old_head) << " with " << HeadName(*new_head)
             << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
   return kExitOk;
+}
+
+// The line after "valid: ".
+std::string ProofSummary(const audit::CheckedProof& proof, const audit::LogVerifier& key) {
+  if (proof.type == audit::ProofType::kInclusion) {
+    return absl::StrCat("transaction ", proof.transaction_id, " is record ", proof.sequence,
+                        " of audit log ", proof.log_id, ", included in ", HeadName(proof.tree_head),
+                        " signed by key ", KeyPrefix(key.key_id()), " (decided ",
+                        ActionName(proof.action), " at ", FormatUtc(proof.decided), ")");
+  }
+  return absl::StrCat(HeadName(*proof.old_tree_head), " is a prefix of ", HeadName(proof.tree_head),
+                      " of audit log ", proof.log_id, ", both signed by key ",
+                      KeyPrefix(key.key_id()));
 }
 
 int RunCheckProof(const AuditFlags& flags) {
@@ -780,12 +523,15 @@ int RunCheckProof(const AuditFlags& flags) {
   absl::StatusOr<std::unique_ptr<audit::LogVerifier>> key =
       audit::LogVerifier::FromPemFile(flags.pubkey);
   if (!key.ok()) return Fail(kCommand, key.status().message(), kExitUsage);
-  absl::StatusOr<std::string> checked = CheckBundle(text, **key);
+  // Not a bundle (kInvalidArgument) and a bundle that proves nothing (kDataLoss) are both
+  // the input found wanting.
+  absl::StatusOr<audit::CheckedProof> checked =
+      audit::CheckProofBundle(text, **key, RecordViewJson);
   if (!checked.ok()) {
     std::cout << "INVALID: " << checked.status().message() << "\n";
     return kExitInputRejected;
   }
-  std::cout << "valid: " << *checked << "\n";
+  std::cout << "valid: " << ProofSummary(*checked, **key) << "\n";
   return kExitOk;
 }
 
