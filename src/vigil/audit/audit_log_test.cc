@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -18,14 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::vigil::testing::StatusIs;
-
-std::shared_ptr<const LogSigner> NewSigner(SignatureAlgorithm algorithm) {
-  absl::StatusOr<std::string> pem = GeneratePrivateKeyPem(algorithm);
-  EXPECT_TRUE(pem.ok()) << pem.status();
-  absl::StatusOr<std::unique_ptr<LogSigner>> signer = LogSigner::FromPem(*pem, "test key");
-  EXPECT_TRUE(signer.ok()) << signer.status();
-  return std::shared_ptr<const LogSigner>(*std::move(signer));
-}
 
 PendingRecord Record(const std::string& id) {
   AuditRecord r;
@@ -47,7 +40,7 @@ class AuditLogTest : public ::testing::Test {
                .string();
     std::filesystem::remove_all(dir_);
     clock_.Set(FromUnixMicros(1'764'500'000'000'000));
-    signer_ = NewSigner(SignatureAlgorithm::kEd25519);
+    signer_ = TestSigner(SignatureAlgorithm::kEd25519);
     OpenStore();
   }
   void TearDown() override {
@@ -282,7 +275,7 @@ TEST_F(AuditLogTest, AnotherSigningKeyIsRefusedOnOpen) {
   OpenLog(Options());
   AppendIds(0, 1);
   AuditLogOptions other = Options();
-  other.signer = NewSigner(SignatureAlgorithm::kEd25519);
+  other.signer = TestSigner(SignatureAlgorithm::kEd25519);
   log_.reset();
   EXPECT_THAT(AuditLog::Open(store_.get(), other, clock_),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("signed with key")));
@@ -291,7 +284,7 @@ TEST_F(AuditLogTest, AnotherSigningKeyIsRefusedOnOpen) {
 TEST_F(AuditLogTest, Sm3AndSm2LogsWork) {
   AuditLogOptions options = Options();
   options.hash = HashAlgorithm::kSm3;
-  options.signer = NewSigner(SignatureAlgorithm::kSm2);
+  options.signer = TestSigner(SignatureAlgorithm::kSm2);
   options.tree_head_every_records = 4;
   signer_ = options.signer;
   OpenLog(options);

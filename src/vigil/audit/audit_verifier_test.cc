@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -18,20 +19,6 @@ using ::testing::HasSubstr;
 
 constexpr char kRecords[] = "audit_records";
 constexpr char kHeads[] = "audit_heads";
-
-std::string Be64(uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i, v >>= 8) out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
-  return out;
-}
-
-std::shared_ptr<const LogSigner> NewSigner() {
-  absl::StatusOr<std::string> pem = GeneratePrivateKeyPem(SignatureAlgorithm::kEd25519);
-  EXPECT_TRUE(pem.ok()) << pem.status();
-  absl::StatusOr<std::unique_ptr<LogSigner>> signer = LogSigner::FromPem(*pem, "test key");
-  EXPECT_TRUE(signer.ok()) << signer.status();
-  return std::shared_ptr<const LogSigner>(*std::move(signer));
-}
 
 // Record i; "forged" allows what was blocked.
 PendingRecord Record(int i, bool forged = false) {
@@ -59,7 +46,7 @@ class AuditVerifierTest : public ::testing::Test {
                .string();
     std::filesystem::remove_all(dir_);
     clock_.Set(FromUnixMicros(1'764'500'000'000'000));
-    signer_ = NewSigner();
+    signer_ = TestSigner();
     ASSERT_OK_AND_ASSIGN(store_, KvStore::Open(Options(dir_)));
     AuditLogOptions log_options;
     log_options.signer = signer_;
@@ -121,7 +108,7 @@ class AuditVerifierTest : public ::testing::Test {
   }
 
   void PutRecord(uint64_t sequence, const std::string& bytes) {
-    ASSERT_OK(store_->Put(kRecords, Be64(sequence), bytes));
+    ASSERT_OK(store_->Put(kRecords, SequenceKey(sequence), bytes));
   }
   void PutRecord(uint64_t sequence, const std::string& bytes, std::vector<uint64_t>* touched) {
     touched->push_back(sequence);
@@ -183,7 +170,7 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
       PutRecord(k, bytes, &touched);
       want = DamageKind::kModified;
     } else if (op == 1) {  // delete one record (the last one: a truncation)
-      ASSERT_OK(store_->Delete(kRecords, Be64(k)));
+      ASSERT_OK(store_->Delete(kRecords, SequenceKey(k)));
       touched.push_back(k);
       want = k == n - 1 ? DamageKind::kTruncated : DamageKind::kDeleted;
     } else if (op == 2) {  // swap two records
@@ -195,7 +182,7 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
       want = DamageKind::kReordered;
     } else {  // cut the tail from k
       for (uint64_t i = k; i < n; ++i) {
-        ASSERT_OK(store_->Delete(kRecords, Be64(i)));
+        ASSERT_OK(store_->Delete(kRecords, SequenceKey(i)));
         touched.push_back(i);
       }
       want = DamageKind::kTruncated;
@@ -217,11 +204,11 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
 }
 
 TEST_F(AuditVerifierTest, HeadsResignedWithAnotherKeyAreBadSignatures) {
-  std::shared_ptr<const LogSigner> other = NewSigner();
+  std::shared_ptr<const LogSigner> other = TestSigner();
   ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
   for (SignedTreeHead head : heads) {
     ASSERT_OK(SignTreeHead(*other, head));
-    ASSERT_OK(store_->Put(kHeads, Be64(head.size), TreeHeadToJson(head)));
+    ASSERT_OK(store_->Put(kHeads, SequenceKey(head.size), TreeHeadToJson(head)));
   }
   VerifyReport report = Verify();
   ASSERT_TRUE(report.damage.has_value());
@@ -241,7 +228,7 @@ TEST_F(AuditVerifierTest, ARewrittenAndResignedLogFailsTheExaminersKey) {
     options.column_families = AuditColumnFamilies();
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(options));
     AuditLogOptions log_options;
-    log_options.signer = NewSigner();
+    log_options.signer = TestSigner();
     log_options.tree_head_every_records = kHeadEvery;
     {
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> forged,
@@ -288,7 +275,7 @@ TEST_F(AuditVerifierTest, AConsistentRewriteWithoutTheKeyIsCaughtByTheSignedRoot
       value.append(reinterpret_cast<const char*>(leaves[i].data()), leaves[i].size());
     }
     std::string key(1, '\0');
-    key += Be64(tile);
+    key += SequenceKey(tile);
     ASSERT_OK(store_->Put("audit_tree", key, value));
   }
   const VerifyReport report = Verify();

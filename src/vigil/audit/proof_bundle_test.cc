@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/core/transaction.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
@@ -35,20 +36,6 @@ using Json = nlohmann::ordered_json;
 const UtcTime kStart = FromUnixMicros(1'796'032'800'000'000);
 
 std::string TxId(int i) { return absl::StrCat("tx-", i); }
-
-std::string Be64(uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i, v >>= 8) out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
-  return out;
-}
-
-std::shared_ptr<const LogSigner> NewSigner() {
-  absl::StatusOr<std::string> pem = GeneratePrivateKeyPem(SignatureAlgorithm::kEd25519);
-  EXPECT_TRUE(pem.ok()) << pem.status();
-  absl::StatusOr<std::unique_ptr<LogSigner>> signer = LogSigner::FromPem(*pem, "test key");
-  EXPECT_TRUE(signer.ok()) << signer.status();
-  return std::shared_ptr<const LogSigner>(*std::move(signer));
-}
 
 PendingRecord Record(int i) {
   AuditRecord r;
@@ -134,7 +121,7 @@ class ProofBundleTest : public ::testing::Test {
                .string();
     std::filesystem::remove_all(dir_);
     clock_.Set(kStart + std::chrono::hours(1));
-    signer_ = NewSigner();
+    signer_ = TestSigner();
     ASSERT_OK_AND_ASSIGN(store_, KvStore::Open(Options(dir_)));
     {
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> writer, OpenWriter(store_.get()));
@@ -142,7 +129,7 @@ class ProofBundleTest : public ::testing::Test {
     }  // closed: the tail is signed too
     ASSERT_OK_AND_ASSIGN(log_, AuditLog::OpenForReading(store_.get()));
     ASSERT_OK_AND_ASSIGN(trusted_, LogVerifier::FromPem(signer_->PublicKeyPem(), "trusted"));
-    std::shared_ptr<const LogSigner> other = NewSigner();
+    std::shared_ptr<const LogSigner> other = TestSigner();
     ASSERT_OK_AND_ASSIGN(other_key_, LogVerifier::FromPem(other->PublicKeyPem(), "other"));
     ASSERT_OK_AND_ASSIGN(heads_, log_->TreeHeads());
   }
@@ -427,7 +414,7 @@ TEST_F(ProofBundleTest, AnotherKeyFailsAndAHeadReSignedWithItToo) {
   EXPECT_THAT(CheckProofBundle(consistency, *other_key_, NamedView),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("old_tree_head: names signing key")));
   // A forger with another key re-signs the head and names that key: the examiner's key refuses.
-  std::shared_ptr<const LogSigner> forger = NewSigner();
+  std::shared_ptr<const LogSigner> forger = TestSigner();
   const std::string forged = Edited(inclusion, [&](Json& b) {
     absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(b["tree_head"].dump());
     ASSERT_TRUE(head.ok());
@@ -532,12 +519,12 @@ TEST_F(ProofBundleTest, ConsistencyBundlesNeedOrderedHeads) {
 // or a record was rewritten (well-formed, but not what the tree and the signed heads hold).
 TEST_F(ProofBundleTest, ADamagedLogHasNoBundle) {
   ASSERT_OK_AND_ASSIGN(const std::string seven, log_->ReadRecord(7));
-  ASSERT_OK(store_->Put("audit_records", Be64(6), seven));
+  ASSERT_OK(store_->Put("audit_records", SequenceKey(6), seven));
   EXPECT_THAT(InclusionBundle(*log_, TxId(6), NamedView),
               StatusIs(absl::StatusCode::kDataLoss,
                        "the index points tx-6 at record 6, which is another record"));
 
-  ASSERT_OK(store_->Delete("audit_records", Be64(8)));
+  ASSERT_OK(store_->Delete("audit_records", SequenceKey(8)));
   EXPECT_THAT(InclusionBundle(*log_, TxId(8), NamedView),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("no record 8")));
 
@@ -545,7 +532,7 @@ TEST_F(ProofBundleTest, ADamagedLogHasNoBundle) {
   ASSERT_OK_AND_ASSIGN(AuditRecord forged, DecodeRecord(eleven));
   forged.decision.action = Action::kAllow;
   ASSERT_NE(forged.decision.action, static_cast<Action>(11 % 3));
-  ASSERT_OK(store_->Put("audit_records", Be64(11), EncodeRecord(forged)));
+  ASSERT_OK(store_->Put("audit_records", SequenceKey(11), EncodeRecord(forged)));
   EXPECT_THAT(InclusionBundle(*log_, TxId(11), NamedView),
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("the proof built from the log does not verify (the inclusion "
