@@ -36,7 +36,7 @@ struct ServeFlags {
   std::optional<int64_t> drift_false_alarm_days, drift_min_rows, drift_queue;
   // audit.*
   std::string audit_key, audit_hash;
-  std::optional<bool> durable_ack;
+  bool no_durable_ack = false;
   bool routes = false;
 };
 
@@ -140,7 +140,7 @@ int RunServe(const ServeFlags& flags) {
     }
     config.audit.hash = flags.audit_hash;
   }
-  if (flags.durable_ack) config.audit.durable_ack = *flags.durable_ack;
+  if (flags.no_durable_ack) config.audit.durable_ack = false;
   if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
   absl::StatusOr<FxRates> fx = LoadFxRates(config.fx_rates);
   if (!fx.ok()) return Fail(fx.status().message());
@@ -207,9 +207,9 @@ Command AddServeCommand(CLI::App& vigil) {
                   "audit.signing_key: the Ed25519 or SM2 PEM key that signs the audit log's tree "
                   "heads (default DATA_DIR/audit_signing_key.pem, created when missing)");
   app->add_option("--audit-hash", flags->audit_hash, "audit.hash of a new audit log: sha256 or sm3");
-  app->add_flag("--durable-ack,!--no-durable-ack", flags->durable_ack,
-                "audit.durable_ack: answer a decision only once its audit record is durable "
-                "(default on)");
+  app->add_flag("--no-durable-ack", flags->no_durable_ack,
+                "audit.durable_ack false: answer a decision as soon as its audit record is "
+                "queued, not once it is durable (a crash may then lose answered decisions)");
   app->add_flag("--no-drift", flags->no_drift,
                 "No drift monitoring, even with a reference profile beside --model");
   app->add_option("--drift-freeze", flags->drift_freeze,

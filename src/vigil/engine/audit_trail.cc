@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -67,20 +68,44 @@ absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(
         audit::GeneratePrivateKeyPem(audit::SignatureAlgorithm::kEd25519);
     if (!pem.ok()) return pem.status();
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    // O_EXCL: two processes starting on one fresh data dir must not each write a key.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("audit signing key ", path, ": cannot create: ", std::strerror(errno)));
+    const std::string dir = parent.empty() ? "." : parent.string();
+    std::filesystem::create_directories(dir, ec);
+    const auto failed = [&](const char* what) {
+      return absl::UnavailableError(
+          absl::StrCat("audit signing key ", path, ": cannot ", what, ": ", std::strerror(errno)));
+    };
+    // Written whole and synced under a temporary name, then linked into place: the key is
+    // either absent or complete, also after a crash, and of two processes starting on one
+    // fresh data dir exactly one key wins (link fails with EEXIST for the other).
+    std::string temp = absl::StrCat(path, ".tmp.XXXXXX");
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0) return failed("create a temporary file");
+    const bool written =
+        ::fchmod(fd, 0600) == 0 &&
+        ::write(fd, pem->data(), pem->size()) == static_cast<ssize_t>(pem->size()) &&
+        ::fsync(fd) == 0;
+    const int write_errno = errno;
+    ::close(fd);
+    if (!written) {
+      ::unlink(temp.c_str());
+      errno = write_errno;
+      return failed("write");
     }
-    if (fd >= 0) {
-      const bool written = ::write(fd, pem->data(), pem->size()) == static_cast<ssize_t>(pem->size());
-      const bool synced = ::fsync(fd) == 0;
-      ::close(fd);
-      if (!written || !synced) {
-        return absl::UnavailableError(absl::StrCat("audit signing key ", path, ": write failed"));
+    const int linked = ::link(temp.c_str(), path.c_str());
+    const int link_errno = errno;
+    ::unlink(temp.c_str());
+    if (linked != 0 && link_errno != EEXIST) {
+      errno = link_errno;
+      return failed("create");
+    }
+    if (linked == 0) {
+      // The directory entry must survive an OS crash too, or the log would outlive its key.
+      const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
+        if (dir_fd >= 0) ::close(dir_fd);
+        return failed("sync its directory");
       }
+      ::close(dir_fd);
       if (created != nullptr) *created = true;
     }
   }

@@ -377,6 +377,23 @@ absl::Status ServeConfig::Validate() const {
     return absl::InvalidArgumentError("drift.false_alarm_days must be at least 1");
   }
   if (absl::Status s = drift.monitor.Validate(); !s.ok()) return s;
+  if (!audit::ParseHashAlgorithm(audit.hash).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("audit.hash must be sha256 or sm3, not \"", audit.hash, "\""));
+  }
+  if (audit.tree_head_every < 1) {
+    return absl::InvalidArgumentError("audit.tree_head_every must be at least 1");
+  }
+  if (audit.tree_head_interval < std::chrono::milliseconds(1)) {
+    return absl::InvalidArgumentError("audit.tree_head_interval_ms must be at least 1");
+  }
+  if (audit.group_max_records < 1) {
+    return absl::InvalidArgumentError("audit.group_max_records must be at least 1");
+  }
+  if (audit.group_max_delay < std::chrono::microseconds(0)) {
+    return absl::InvalidArgumentError("audit.group_max_delay_us must not be negative");
+  }
+  if (audit.queue < 1) return absl::InvalidArgumentError("audit.queue must be at least 1");
   return batcher.Validate();
 }
 

@@ -281,7 +281,8 @@ absl::Status VigilServer::Load() {
   families.push_back(ScoreService::kPendingRowsFamily);
   if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FeatureStore> features,
-                         FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}, families));
+                         FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}, families,
+                                            hooks_.store_faults));
   // Owned by the feature store, which the service owns (see the members' order).
   KvStore* const kv = &features->kv();
   ScoreServiceOptions options;

@@ -38,6 +38,7 @@
 
 namespace vigil {
 
+class KvFaults;
 class KvStore;
 namespace drift {
 class DriftEventLog;
@@ -46,10 +47,14 @@ class DriftTap;
 class ReferenceProfile;
 }  // namespace drift
 
-// Fault injection for tests and drills: wraps each loaded model's scorer (say, to make it
-// slow) before the breaker and batcher are put around it.
+// Fault injection for tests and drills. Production leaves every hook empty.
 struct ServeHooks {
+  // Wraps each loaded model's scorer (say, to make it slow) before the breaker and batcher are
+  // put around it.
   std::function<std::shared_ptr<const Scorer>(std::shared_ptr<const Scorer>)> wrap_model;
+  // Consulted by the files of the data dir's feature store, which also holds the audit log
+  // (store/kv_faults.h): while it says so, their writes or syncs fail like a failing disk's.
+  std::shared_ptr<KvFaults> store_faults;
 };
 
 class VigilServer {

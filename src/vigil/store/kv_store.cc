@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -11,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
@@ -144,6 +147,37 @@ class FaultyFileSystem final : public rocksdb::FileSystemWrapper {
 
 }  // namespace
 
+// RocksDB's own diagnostic log (DATA/LOG). Debian's RocksDB keeps its assertions, and its
+// default file logger asserts on the write after a failed one: a full or failing disk would
+// abort the process instead of letting the store report the error. This one writes with stdio
+// and ignores write errors (the diagnostics are lost, the process is not).
+class DiagnosticLog final : public rocksdb::Logger {
+ public:
+  explicit DiagnosticLog(const std::string& path)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), file_(std::fopen(path.c_str(), "a")) {}
+  ~DiagnosticLog() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    if (file_ == nullptr) return;
+    absl::MutexLock lock(&mu_);
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    if (std::ferror(file_)) std::clearerr(file_);
+  }
+  void Flush() override {
+    if (file_ == nullptr) return;
+    absl::MutexLock lock(&mu_);
+    std::fflush(file_);
+    if (std::ferror(file_)) std::clearerr(file_);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::FILE* const file_;
+};
+
 struct KvStore::Impl {
   // Constant after Open.
   std::string path;
@@ -247,6 +281,9 @@ absl::StatusOr<std::unique_ptr<KvStore>> KvStore::Open(const KvStoreOptions& opt
   for (const std::string& name : names) {
     descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(db_options));
   }
+  // RocksDB's diagnostics go to DATA/LOG through a logger that cannot abort the process.
+  std::filesystem::create_directories(path, ec);
+  db_options.info_log = std::make_shared<DiagnosticLog>(path + "/LOG");
   rocksdb::DB* db = nullptr;
   const rocksdb::Status s = rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &db);
   if (!s.ok()) return ToAbslStatus(s, path, "open");
