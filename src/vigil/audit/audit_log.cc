@@ -1,5 +1,7 @@
 #include "vigil/audit/audit_log.h"
 
+#include <pthread.h>
+
 #include <random>
 #include <utility>
 
@@ -235,7 +237,10 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLo
   }
   std::unique_ptr<AuditLog> log(new AuditLog(store, std::move(options), &clock));
   if (absl::Status s = log->Load(/*create=*/true); !s.ok()) return s;
-  log->committer_ = std::thread([raw = log.get()] { raw->Run(); });
+  log->committer_ = std::thread([raw = log.get()] {
+    pthread_setname_np(pthread_self(), "vigil-audit");  // for top -H and profilers
+    raw->Run();
+  });
   return log;
 }
 

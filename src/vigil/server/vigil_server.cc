@@ -133,10 +133,18 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                      s->service_->audit_log()});
   s->checkpointer_ = std::thread([srv = s.get()] {
     bool drift_error_logged = false;
+    // A failure is logged when it starts (and when it changes), not every second: a stopped
+    // audit log keeps failing until the restart, and is also reported by /readyz and metrics.
+    std::string last_error;
     while (!srv->stop_checkpoints_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
-      if (absl::Status st = srv->service_->Checkpoint(); !st.ok()) {
-        srv->log_->Event("error", "feature checkpoint failed", {{"error", std::string(st.message())}});
+      const absl::Status checkpoint = srv->service_->Checkpoint();
+      const std::string error = checkpoint.ok() ? "" : std::string(checkpoint.message());
+      if (!error.empty() && error != last_error) {
+        srv->log_->Event("error", "feature checkpoint failed", {{"error", error}});
+      } else if (error.empty() && !last_error.empty()) {
+        srv->log_->Event("info", "feature checkpoints succeed again");
       }
+      last_error = error;
       // The tap keeps the monitor's first error (an event it could not store); say it once.
       if (srv->drift_tap_ != nullptr && !drift_error_logged) {
         if (absl::Status st = srv->drift_tap_->status(); !st.ok()) {
