@@ -89,8 +89,32 @@ std::string HeadName(const audit::SignedTreeHead& head) {
 // ---------------------------------------------------------------------------------------------
 // Opening the log of a data dir.
 
-// The store and the log in it. The log is declared last so that it closes first.
+// A temporary directory, removed with its contents when this goes.
+class TemporaryDirectory {
+ public:
+  static absl::StatusOr<std::unique_ptr<TemporaryDirectory>> Create() {
+    std::string path = (std::filesystem::temp_directory_path() / "vigil-audit-XXXXXX").string();
+    if (::mkdtemp(path.data()) == nullptr) {
+      return absl::UnavailableError(absl::StrCat("cannot create a temporary directory '", path,
+                                                 "': ", std::strerror(errno)));
+    }
+    return std::unique_ptr<TemporaryDirectory>(new TemporaryDirectory(std::move(path)));
+  }
+  ~TemporaryDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TemporaryDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// The store and the log in it. The log is declared last so that it closes first; the
+// follower's directory first so that it goes last.
 struct OpenedLog {
+  std::unique_ptr<TemporaryDirectory> follower_dir;  // when a running server holds the store
   std::unique_ptr<KvStore> store;
   std::unique_ptr<audit::AuditLog> log;
 };
@@ -110,6 +134,22 @@ absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
   // (this command writes nothing).
   options.block_cache_bytes = size_t{8} << 20;
   absl::StatusOr<std::unique_ptr<KvStore>> store = KvStore::Open(options);
+  OpenedLog opened;
+  if (absl::IsFailedPrecondition(store.status())) {
+    // A running `vigil serve` (or `vigil replay`) holds the store: read it as a follower, as it
+    // is now (what it has written, its write-ahead log included); nothing is written to it.
+    absl::StatusOr<std::unique_ptr<TemporaryDirectory>> dir = TemporaryDirectory::Create();
+    if (!dir.ok()) return dir.status();
+    options.follower_dir = (*dir)->path();
+    absl::StatusOr<std::unique_ptr<KvStore>> follower = KvStore::Open(options);
+    if (follower.ok()) {
+      std::cerr << "note: '" << options.path
+                << "' is held by a running vigil serve (or replay); reading the log as it is "
+                   "now\n";
+      opened.follower_dir = *std::move(dir);
+      store = std::move(follower);
+    }
+  }
   if (!store.ok()) {
     if (absl::IsNotFound(store.status())) {
       return absl::NotFoundError(
@@ -125,7 +165,6 @@ absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
     }
     return store.status();
   }
-  OpenedLog opened;
   opened.store = *std::move(store);
   const std::vector<std::string> families = opened.store->ColumnFamilies();
   for (const std::string& family : audit::AuditColumnFamilies()) {

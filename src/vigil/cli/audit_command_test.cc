@@ -512,7 +512,7 @@ TEST_F(AuditCommandTest, KeygenWritesAKeyOnlyItsOwnerReadsAndNeverOverwrites) {
   EXPECT_FALSE(std::filesystem::exists(Path("k.pem")));
 }
 
-TEST_F(AuditCommandTest, AMissingOrLockedStoreIsAnEnvironmentError) {
+TEST_F(AuditCommandTest, AMissingStoreIsAnEnvironmentErrorAndAHeldOneIsReadAsAFollower) {
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", Path("nowhere")}), 2);
   EXPECT_THAT(Output(), HasSubstr("data dir '" + Path("nowhere") + "' does not exist"));
   std::filesystem::create_directories(Path("empty"));
@@ -537,11 +537,12 @@ TEST_F(AuditCommandTest, AMissingOrLockedStoreIsAnEnvironmentError) {
     EXPECT_THAT((*plain)->ColumnFamilies(), ::testing::ElementsAre("default", "accounts"));
   }
   {
-    std::unique_ptr<KvStore> held = OpenStore();  // as a running server holds it
+    // A store a running server holds is read as a follower, as it is at that moment.
+    std::unique_ptr<KvStore> held = OpenStore();
     ASSERT_NE(held, nullptr);
-    EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_}), 2);
-    EXPECT_THAT(Output(), HasSubstr("a running `vigil serve` (or `vigil replay`) holds it"));
-    EXPECT_THAT(Output(), HasSubstr("GET /v1/audit/verify"));
+    EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_}), 0) << Output();
+    EXPECT_THAT(Output(), HasSubstr("held by a running vigil serve"));
+    EXPECT_THAT(Output(), HasSubstr("intact: 10 records"));
   }
   EXPECT_EQ(Vigil({"audit", "check-proof", Path("none.json"), "--pubkey", Path("pub.pem")}), 2);
 }

@@ -281,13 +281,36 @@ absl::StatusOr<std::unique_ptr<KvStore>> KvStore::Open(const KvStoreOptions& opt
   for (const std::string& name : names) {
     descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(db_options));
   }
-  // RocksDB's diagnostics go to DATA/LOG through a logger that cannot abort the process.
-  std::filesystem::create_directories(path, ec);
-  db_options.info_log = std::make_shared<DiagnosticLog>(path + "/LOG");
   rocksdb::DB* db = nullptr;
-  const rocksdb::Status s = rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &db);
-  if (!s.ok()) return ToAbslStatus(s, path, "open");
-  impl->db.reset(db);
+  if (!options.follower_dir.empty()) {
+    if (!exists) {
+      return absl::NotFoundError(absl::StrCat("KvStore '", path, "': open: no store there"));
+    }
+    // A follower's diagnostics go to its own directory, never to the primary's LOG.
+    db_options.info_log = std::make_shared<DiagnosticLog>(options.follower_dir + "/LOG");
+    db_options.max_open_files = -1;  // RocksDB requires it of a secondary instance
+    rocksdb::Status s = rocksdb::DB::OpenAsSecondary(db_options, path, options.follower_dir,
+                                                     descriptors, &impl->handles, &db);
+    if (!s.ok()) return ToAbslStatus(s, path, "open as a follower");
+    impl->db.reset(db);
+    s = db->TryCatchUpWithPrimary();
+    if (!s.ok()) {
+      for (rocksdb::ColumnFamilyHandle* h : impl->handles) {
+        db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      }
+      impl->handles.clear();
+      impl->db.reset();
+      return ToAbslStatus(s, path, "catch up with the store's owner");
+    }
+  } else {
+    // RocksDB's diagnostics go to DATA/LOG through a logger that cannot abort the process.
+    std::filesystem::create_directories(path, ec);
+    db_options.info_log = std::make_shared<DiagnosticLog>(path + "/LOG");
+    const rocksdb::Status s =
+        rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &db);
+    if (!s.ok()) return ToAbslStatus(s, path, "open");
+    impl->db.reset(db);
+  }
   impl->names = std::move(names);
   for (size_t i = 0; i < impl->names.size(); ++i) {
     impl->by_name.emplace(impl->names[i], impl->handles[i]);

@@ -72,6 +72,12 @@ struct KvStoreOptions {
   // cache): only for tests and tiny stores.
   size_t block_cache_bytes = size_t{64} << 20;
 
+  // Open the store of another process (which holds its lock) as a read-only follower: reads
+  // see what that process had written when Open returned (its write-ahead log included);
+  // writes fail. This directory, which must exist, holds the follower's own files. Empty
+  // (default): open normally, taking the lock. For tools that examine a running server's data.
+  std::string follower_dir;
+
   // Fault injection for tests (kv_faults.h): the store's file writes and syncs consult it.
   // Null (always, outside tests): the files are the operating system's, unwrapped.
   std::shared_ptr<KvFaults> faults;

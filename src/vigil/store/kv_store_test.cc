@@ -473,5 +473,33 @@ TEST_F(KvStoreTest, InjectedWriteFailuresFailWrites) {
   EXPECT_GT(faults->failed(), 0u);
 }
 
+TEST_F(KvStoreTest, AFollowerReadsTheStoreOfARunningOwnerAndWritesNothing) {
+  auto owner = OpenOrDie(Options());
+  ASSERT_NE(owner, nullptr);
+  ASSERT_OK(owner->Put("a", "k1", "v1"));
+  KvWriteBatch batch;  // in the owner's write-ahead log only, not yet in a table file
+  batch.Put("b", "k2", "v2");
+  ASSERT_OK(owner->Write(batch));
+  EXPECT_THAT(KvStore::Open(Options()), StatusIs(absl::StatusCode::kFailedPrecondition));
+
+  const std::string follower_dir = (root_ / "follower").string();
+  std::filesystem::create_directories(follower_dir);
+  KvStoreOptions options = Options({});
+  options.create_if_missing = false;
+  options.follower_dir = follower_dir;
+  auto follower = OpenOrDie(options);
+  ASSERT_NE(follower, nullptr);
+  EXPECT_THAT(follower->Get("a", "k1"), IsOkAndHolds(Optional(std::string("v1"))));
+  EXPECT_THAT(follower->Get("b", "k2"), IsOkAndHolds(Optional(std::string("v2"))));
+  EXPECT_FALSE(follower->Put("a", "k3", "v3").ok());
+  // A point in time: what the owner writes afterwards is not seen.
+  ASSERT_OK(owner->Put("a", "k4", "v4"));
+  EXPECT_THAT(follower->Get("a", "k4"), IsOkAndHolds(std::optional<std::string>()));
+  follower.reset();
+  owner.reset();
+  options.path = (root_ / "nothing").string();
+  EXPECT_THAT(KvStore::Open(options), StatusIs(absl::StatusCode::kNotFound));
+}
+
 }  // namespace
 }  // namespace vigil
