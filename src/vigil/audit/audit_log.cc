@@ -597,18 +597,18 @@ absl::StatusOr<SignedTreeHead> AuditLog::LatestTreeHead() const {
 }
 
 absl::StatusOr<std::vector<SignedTreeHead>> AuditLog::TreeHeads() const {
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored = StoredTreeHeads();
+  if (!stored.ok()) return stored.status();
   std::vector<SignedTreeHead> heads;
-  const absl::Status s =
-      store_->ForEach(kHeads, "", [&](absl::string_view, absl::string_view value) {
-        absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(ToStd(value));
-        if (!head.ok()) {
-          return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
-                                                  ": damaged tree head: ", head.status().message()));
-        }
-        heads.push_back(*std::move(head));
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return s;
+  heads.reserve(stored->size());
+  for (const auto& [size, json] : *stored) {
+    absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(json);
+    if (!head.ok()) {
+      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                              ": damaged tree head: ", head.status().message()));
+    }
+    heads.push_back(*std::move(head));
+  }
   return heads;
 }
 

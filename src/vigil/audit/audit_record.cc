@@ -120,7 +120,7 @@ class Writer {
     Key(number, kFixed64);
     Fixed64(bits);
   }
-  void PackedDoubles(uint32_t number, const std::vector<double>& v) {
+  void PackedDoubles(uint32_t number, absl::Span<const double> v) {
     if (v.empty()) return;
     Key(number, kBytes);
     Varint(8 * v.size());
@@ -617,21 +617,33 @@ absl::Status CheckHeader(std::string_view bytes) {
 
 }  // namespace
 
-std::string EncodeRecordBody(const AuditRecord& record) {
+std::string EncodeRecordBody(const RecordBodyFields& f) {
   using namespace record_field;
   std::string out;
   out.reserve(1024);
   Writer w(&out);
-  w.UInt(kReceived, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(record.received))));
-  w.UInt(kDecided, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(record.decided))));
-  w.Bytes(kActor, record.actor);
-  w.Bytes(kSource, record.source);
-  w.Bytes(kInputFormat, record.input_format);
-  w.Hash32(kInputSha256, record.input_sha256);
-  w.Message(kTransaction, [&](Writer& m) { WriteTransaction(m, record.transaction); });
-  w.PackedDoubles(kFeatures, record.features);
-  w.Message(kDecision, [&](Writer& m) { WriteDecision(m, record.decision); });
+  w.UInt(kReceived, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(f.received))));
+  w.UInt(kDecided, static_cast<uint64_t>(std::max<int64_t>(0, ToUnixMicros(f.decided))));
+  w.Bytes(kActor, f.actor);
+  w.Bytes(kSource, f.source);
+  w.Bytes(kInputFormat, f.input_format);
+  w.Hash32(kInputSha256, *f.input_sha256);
+  w.Message(kTransaction, [&](Writer& m) { WriteTransaction(m, *f.transaction); });
+  w.PackedDoubles(kFeatures, f.features);
+  w.Message(kDecision, [&](Writer& m) { WriteDecision(m, *f.decision); });
   return out;
+}
+
+std::string EncodeRecordBody(const AuditRecord& record) {
+  return EncodeRecordBody(RecordBodyFields{.received = record.received,
+                                           .decided = record.decided,
+                                           .actor = record.actor,
+                                           .source = record.source,
+                                           .input_format = record.input_format,
+                                           .input_sha256 = &record.input_sha256,
+                                           .transaction = &record.transaction,
+                                           .features = record.features,
+                                           .decision = &record.decision});
 }
 
 void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,

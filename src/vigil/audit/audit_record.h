@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "vigil/audit/log_hash.h"
 #include "vigil/common/clock.h"
 #include "vigil/core/decision.h"
@@ -67,6 +68,19 @@ struct AuditRecord {
 // Fields 3 and up (everything but the sequence and the previous hash), which the threads that
 // decide encode in parallel; the log prepends the rest when it appends.
 std::string EncodeRecordBody(const AuditRecord& record);
+
+// The same fields by reference, so that a decision is encoded without first copying its
+// transaction, row and decision into an AuditRecord. The pointers must not be null.
+struct RecordBodyFields {
+  UtcTime received{};
+  UtcTime decided{};
+  std::string_view actor, source, input_format;
+  const Hash* input_sha256 = nullptr;
+  const Transaction* transaction = nullptr;
+  absl::Span<const double> features;
+  const Decision* decision = nullptr;
+};
+std::string EncodeRecordBody(const RecordBodyFields& fields);
 // The stored bytes of a record at "sequence" after "previous" with "body", appended to *out.
 void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,
                            std::string* out);

@@ -177,6 +177,17 @@ TEST(AuditRecord, BodyAndChainAssembleToTheWholeRecord) {
   std::string assembled;
   AppendAssembledRecord(r.sequence, r.previous_leaf_hash, EncodeRecordBody(r), &assembled);
   EXPECT_EQ(assembled, EncodeRecord(r));
+  // Encoding from references gives the same bytes.
+  EXPECT_EQ(EncodeRecordBody(RecordBodyFields{.received = r.received,
+                                              .decided = r.decided,
+                                              .actor = r.actor,
+                                              .source = r.source,
+                                              .input_format = r.input_format,
+                                              .input_sha256 = &r.input_sha256,
+                                              .transaction = &r.transaction,
+                                              .features = r.features,
+                                              .decision = &r.decision}),
+            EncodeRecordBody(r));
   absl::StatusOr<RecordLink> link = DecodeRecordLink(assembled);
   ASSERT_TRUE(link.ok()) << link.status();
   EXPECT_EQ(link->sequence, 300u);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 
@@ -67,13 +68,8 @@ absl::StatusOr<HashAlgorithm> ParseHashAlgorithm(std::string_view name) {
 }
 
 std::string HashHex(const Hash& hash) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * hash.size(), '0');
-  for (size_t i = 0; i < hash.size(); ++i) {
-    hex[2 * i] = kHex[hash[i] >> 4];
-    hex[2 * i + 1] = kHex[hash[i] & 15];
-  }
-  return hex;
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(hash.data()), hash.size()));
 }
 
 absl::StatusOr<Hash> ParseHashHex(std::string_view hex) {

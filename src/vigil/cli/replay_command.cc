@@ -102,16 +102,8 @@ int RunReplayCommand(ReplayFlags& flags) {
       return kExitUsage;
     }
     o.audit_hash = *hash;
-    const std::string key =
-        flags.audit_key.empty() ? DefaultSigningKeyPath(o.data_dir) : flags.audit_key;
     absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
-        flags.audit_key.empty() ? LoadOrCreateSigningKey(key)
-                                : [&]() -> absl::StatusOr<std::shared_ptr<const audit::LogSigner>> {
-      absl::StatusOr<std::unique_ptr<audit::LogSigner>> loaded =
-          audit::LogSigner::FromPemFile(key);
-      if (!loaded.ok()) return loaded.status();
-      return std::shared_ptr<const audit::LogSigner>(*std::move(loaded));
-    }();
+        DataDirSigningKey(flags.audit_key, o.data_dir);
     if (!signer.ok()) {
       std::cerr << "vigil replay: --audit-key: " << signer.status().message() << "\n";
       return kExitUsage;

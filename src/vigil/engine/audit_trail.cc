@@ -24,19 +24,19 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
   if (decisions.empty()) return absl::OkStatus();
   std::vector<audit::PendingRecord> pending;
   pending.reserve(decisions.size());
-  audit::AuditRecord record;
-  record.actor = std::string(actor);
-  record.source = options_.source;
-  record.input_format = options_.input_format;
   for (const DecisionToRecord& d : decisions) {
-    record.received = d.received;
-    record.decided = d.decided;
-    record.input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, d.input);
-    // Copies: the record owns its fields; a few hundred bytes next to the encoding itself.
-    record.transaction = *d.transaction;
-    record.features.assign(d.features.begin(), d.features.end());
-    record.decision = *d.decision;
-    pending.push_back({d.transaction->id, audit::EncodeRecordBody(record)});
+    const audit::Hash input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, d.input);
+    pending.push_back(
+        {d.transaction->id, audit::EncodeRecordBody(audit::RecordBodyFields{
+                                .received = d.received,
+                                .decided = d.decided,
+                                .actor = actor,
+                                .source = options_.source,
+                                .input_format = options_.input_format,
+                                .input_sha256 = &input_sha256,
+                                .transaction = d.transaction,
+                                .features = d.features,
+                                .decision = d.decision})});
   }
   absl::StatusOr<std::vector<audit::AppendedRecord>> appended =
       log_->Append(std::move(pending), options_.durable_ack);
@@ -57,6 +57,16 @@ absl::StatusOr<std::optional<audit::AuditRecord>> AuditTrail::Recorded(
 
 std::string DefaultSigningKeyPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "audit_signing_key.pem").string();
+}
+
+absl::StatusOr<std::shared_ptr<const audit::LogSigner>> DataDirSigningKey(
+    const std::string& configured, const std::string& data_dir, bool* created) {
+  if (configured.empty()) return LoadOrCreateSigningKey(DefaultSigningKeyPath(data_dir), created);
+  if (created != nullptr) *created = false;
+  absl::StatusOr<std::unique_ptr<audit::LogSigner>> signer =
+      audit::LogSigner::FromPemFile(configured);
+  if (!signer.ok()) return signer.status();
+  return std::shared_ptr<const audit::LogSigner>(*std::move(signer));
 }
 
 absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(

@@ -77,6 +77,11 @@ absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(
 // Where a data dir keeps its default signing key: "<data_dir>/audit_signing_key.pem".
 std::string DefaultSigningKeyPath(const std::string& data_dir);
 
+// The key that signs the log of "data_dir": the PEM file "configured" when one is given (it
+// must exist), else the data dir's default key, created when missing (*created says so).
+absl::StatusOr<std::shared_ptr<const audit::LogSigner>> DataDirSigningKey(
+    const std::string& configured, const std::string& data_dir, bool* created = nullptr);
+
 }  // namespace vigil
 
 #endif  // VIGIL_ENGINE_AUDIT_TRAIL_H_

@@ -109,6 +109,22 @@ TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
   EXPECT_FALSE(created);
   EXPECT_EQ(again->key_id(), first->key_id());
   EXPECT_EQ(first->algorithm(), audit::SignatureAlgorithm::kEd25519);
+
+  // A configured key is the one used (and never created); the default only without one.
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> by_default,
+                       DataDirSigningKey("", dir_, &created));
+  EXPECT_EQ(by_default->key_id(), first->key_id());
+  const std::string other = dir_ + "/other.pem";
+  { std::ofstream(other) << *audit::GeneratePrivateKeyPem(audit::SignatureAlgorithm::kSm2); }
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> configured,
+                       DataDirSigningKey(other, dir_, &created));
+  EXPECT_FALSE(created);
+  EXPECT_EQ(configured->algorithm(), audit::SignatureAlgorithm::kSm2);
+  absl::StatusOr<std::shared_ptr<const audit::LogSigner>> missing =
+      DataDirSigningKey(dir_ + "/missing.pem", dir_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("missing.pem"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/missing.pem"));
 }
 
 TEST_F(AuditTrailTest, AKeyFileThatIsNotAKeyIsRefused) {

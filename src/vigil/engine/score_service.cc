@@ -597,7 +597,7 @@ void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBat
     forgotten.swap(pending_forgotten_);
   }
   absl::MutexLock lock(&features_mu_);
-  batch.Append(store_->Stage({{"serve", "live"}}).batch);
+  store_->StageInto(batch);
   // Rows applied since the last group become durable, except those recorded (or forgotten)
   // in this very group; rows now recorded or forgotten are deleted.
   absl::flat_hash_set<std::string_view> settled(recorded.begin(), recorded.end());

@@ -124,8 +124,21 @@ absl::StatusOr<CheckpointStats> FeatureStore::Checkpoint(
 FeatureStore::StagedCheckpoint FeatureStore::Stage(
     const std::map<std::string, std::string>& cursor) {
   StagedCheckpoint staged;
-  KvWriteBatch& batch = staged.batch;
-  CheckpointStats& stats = staged.stats;
+  staged.stats = StageAccounts(staged.batch);
+  for (const auto& [name, unused] : cursor_) {
+    if (!cursor.contains(name)) staged.batch.Delete(kMeta, absl::StrCat(kCursorPrefix, name));
+  }
+  for (const auto& [name, v] : cursor) {
+    staged.batch.Put(kMeta, absl::StrCat(kCursorPrefix, name), v);
+  }
+  staged.cursor = cursor;
+  return staged;
+}
+
+void FeatureStore::StageInto(KvWriteBatch& batch) { StageAccounts(batch); }
+
+CheckpointStats FeatureStore::StageAccounts(KvWriteBatch& batch) {
+  CheckpointStats stats;
   std::string value;
   for (uint32_t account : extractor_->dirty_accounts()) {
     value.clear();
@@ -140,13 +153,8 @@ FeatureStore::StagedCheckpoint FeatureStore::Stage(
   const int64_t w = extractor_->watermark_us();
   batch.Put(kMeta, "watermark", absl::string_view(reinterpret_cast<const char*>(&w), sizeof(w)));
   batch.Put(kMeta, "schema", FeatureExtractor::Schema()->version());
-  for (const auto& [name, unused] : cursor_) {
-    if (!cursor.contains(name)) batch.Delete(kMeta, absl::StrCat(kCursorPrefix, name));
-  }
-  for (const auto& [name, v] : cursor) batch.Put(kMeta, absl::StrCat(kCursorPrefix, name), v);
   extractor_->ClearDirty();
-  staged.cursor = cursor;
-  return staged;
+  return stats;
 }
 
 absl::Status FeatureStore::Commit(const StagedCheckpoint& staged) {

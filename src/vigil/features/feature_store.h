@@ -75,11 +75,17 @@ class FeatureStore {
     std::map<std::string, std::string> cursor;
   };
   StagedCheckpoint Stage(const std::map<std::string, std::string>& cursor);
+  // Stage without a cursor, into a batch of the caller's: for state that becomes durable with
+  // another module's writes in one atomic batch (the audit log's groups). The same ordering
+  // rule as Stage/Commit holds: such batches must be written in the order they were staged.
+  void StageInto(KvWriteBatch& batch);
   absl::Status Commit(const StagedCheckpoint& staged);
 
  private:
   FeatureStore() = default;
   absl::Status Restore();
+  // Puts the dirty accounts, the watermark and the schema into "batch"; clears the dirty set.
+  CheckpointStats StageAccounts(KvWriteBatch& batch);
 
   std::unique_ptr<KvStore> kv_;
   std::unique_ptr<FeatureExtractor> extractor_;

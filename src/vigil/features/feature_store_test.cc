@@ -187,6 +187,32 @@ TEST_F(FeatureStoreTest, AStagedCheckpointIsWhatTheCommitMakesDurable) {
   }
 }
 
+// Staged into another module's batch (the audit log's groups), with that module's own writes:
+// one atomic write, and the state restored is the one staged.
+TEST_F(FeatureStoreTest, StateStagedIntoAnotherBatchIsRestoredWithIt) {
+  const std::vector<Transaction> txs = Stream(40);
+  std::vector<std::vector<double>> expected;
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}, {"other"}));
+    for (size_t i = 0; i < 30; ++i) Row(store->extractor(), txs[i]);
+    KvWriteBatch batch;
+    batch.Put("other", "record", "30");
+    store->StageInto(batch);
+    EXPECT_TRUE(store->extractor().dirty_accounts().empty());
+    for (size_t i = 30; i < 40; ++i) Row(store->extractor(), txs[i]);  // not in the batch
+    ASSERT_OK(store->kv().Write(batch, {.sync = true}));
+    FeatureExtractor reference(fx_, FeatureConfig{});
+    for (size_t i = 0; i < 30; ++i) Row(reference, txs[i]);
+    for (size_t i = 30; i < 40; ++i) expected.push_back(Row(reference, txs[i]));
+  }
+  ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}, {"other"}));
+  EXPECT_THAT(store->kv().Get("other", "record"),
+              ::vigil::testing::IsOkAndHolds(std::optional<std::string>("30")));
+  for (size_t i = 30; i < 40; ++i) {
+    EXPECT_TRUE(SameRow(Row(store->extractor(), txs[i]), expected[i - 30])) << i;
+  }
+}
+
 // Other state may share the store's directory and log: its families are opened beside the
 // store's own and survive a restart; the store's own names are refused.
 TEST_F(FeatureStoreTest, OpensExtraColumnFamiliesForOtherState) {

@@ -314,13 +314,7 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
       a.signing_key.empty() ? DefaultSigningKeyPath(config_.data_dir) : a.signing_key;
   bool created = false;
   absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
-      a.signing_key.empty() ? LoadOrCreateSigningKey(key_path, &created)
-                            : [&]() -> absl::StatusOr<std::shared_ptr<const audit::LogSigner>> {
-        absl::StatusOr<std::unique_ptr<audit::LogSigner>> s =
-            audit::LogSigner::FromPemFile(key_path);
-        if (!s.ok()) return s.status();
-        return std::shared_ptr<const audit::LogSigner>(*std::move(s));
-      }();
+      DataDirSigningKey(a.signing_key, config_.data_dir, &created);
   if (!signer.ok()) {
     return absl::Status(signer.status().code(),
                         absl::StrCat("audit.signing_key: ", signer.status().message()));

@@ -132,25 +132,6 @@ TEST_F(KvStoreTest, WriteBatchAppliesAcrossColumnFamiliesInOrder) {
   EXPECT_THAT(store->Get("default", "k4"), IsOkAndHolds(Optional(std::string("v4"))));
 }
 
-TEST_F(KvStoreTest, AnAppendedBatchAppliesAfterTheOwnOperationsWithItsFamilies) {
-  auto store = OpenOrDie(Options());
-  ASSERT_NE(store, nullptr);
-  KvWriteBatch first;
-  first.Put("a", "k1", "from-first");
-  first.Put("a", "gone", "x");
-  KvWriteBatch second;  // names its families in the other order
-  second.Put("b", "k2", std::string("v\0two", 5));
-  second.Delete("a", "gone");
-  second.Put("a", "k1", "from-second");
-  first.Append(second);
-  EXPECT_EQ(first.Count(), 5u);
-  ASSERT_OK(store->Write(first));
-  EXPECT_THAT(Dump(*store, "a"),
-              ElementsAre(std::pair<const std::string, std::string>("k1", "from-second")));
-  EXPECT_THAT(Dump(*store, "b"), ElementsAre(std::pair<const std::string, std::string>(
-                                     "k2", std::string("v\0two", 5))));
-}
-
 TEST_F(KvStoreTest, WriteBatchWithAnUnknownFamilyAppliesNothing) {
   auto store = OpenOrDie(Options());
   ASSERT_NE(store, nullptr);

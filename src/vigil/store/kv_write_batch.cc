@@ -42,34 +42,6 @@ void KvWriteBatch::Delete(absl::string_view column_family, absl::string_view key
   ++count_;
 }
 
-void KvWriteBatch::Append(const KvWriteBatch& other) {
-  // Same layout, but the other batch numbers its families in its own first-use order.
-  std::vector<uint32_t> family(other.families_.size());
-  for (size_t i = 0; i < other.families_.size(); ++i) family[i] = FamilyIndex(other.families_[i]);
-  size_t at = 0;
-  auto read_u32 = [&]() {
-    uint32_t v;
-    std::memcpy(&v, other.rep_.data() + at, sizeof(v));
-    at += sizeof(v);
-    return v;
-  };
-  while (at < other.rep_.size()) {
-    const char op = other.rep_[at++];
-    const uint32_t f = family[read_u32()];
-    rep_.push_back(op);
-    rep_.append(reinterpret_cast<const char*>(&f), sizeof(f));
-    const size_t fields = op == static_cast<char>(Op::kPut) ? 2 : 1;
-    const size_t start = at;
-    for (size_t k = 0; k < fields; ++k) {
-      const uint32_t size = read_u32();  // advances past the size itself
-      at += size;
-    }
-    rep_.append(other.rep_, start, at - start);
-  }
-  count_ += other.count_;
-  too_large_ = too_large_ || other.too_large_;
-}
-
 void KvWriteBatch::Clear() {
   rep_.clear();
   families_.clear();

@@ -41,10 +41,6 @@ class KvWriteBatch {
   void Put(absl::string_view column_family, absl::string_view key, absl::string_view value);
   void Delete(absl::string_view column_family, absl::string_view key);
 
-  // Adds every operation of "other", after this batch's own (one atomic Write for state that
-  // two modules built: an audit group and the feature state it changed).
-  void Append(const KvWriteBatch& other);
-
   // Removes every operation (keeps the buffer's capacity).
   void Clear();
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The audit log's figures of docs/benchmarks.md ("Audit log"):
+#  1. the cost of a synced 4 KiB write on this disk (dd oflag=dsync);
+#  2. append throughput: audit_log_benchmark pinned to SERVER_CORES, medians of 3;
+#  3. vigil bench http with durable acknowledgement on and off, client and server sharing
+#     SERVER_CORES;
+#  4. vigil serve pinned to SERVER_CORES with durable acknowledgement on and off, alternated
+#     REPS times, vigil bench http --target on CLIENT_CORES: the client's end-to-end latency.
+# VIGIL and BENCH name the binaries (default build/vigil and build/src/vigil/audit/
+# audit_log_benchmark); MODEL the model (default build/demo/model/model.json, `make demo`).
+# Data dirs go to TMPDIR, which must be on the disk measured (not a tmpfs: fsync is free there).
+set -u
+cd "$(dirname "$0")/.."
+B=$(realpath ${VIGIL:-build/vigil})
+L=$(realpath ${BENCH:-build/src/vigil/audit/audit_log_benchmark})
+M=${MODEL:-build/demo/model/model.json}
+SC=${SERVER_CORES:-2,3}
+CC=${CLIENT_CORES:-4-7}
+COMMON="--policy policies/default.yaml --fx-rates data/fx_rates.csv"
+export TMPDIR=${TMPDIR:-$PWD/build/audit_bench}; mkdir -p "$TMPDIR"
+lscpu | grep -E "Model name|^CPU\(s\)"; uptime; findmnt -T "$TMPDIR" | tail -1
+echo "== a synced 4 KiB write (dd oflag=dsync)"
+dd if=/dev/zero of="$TMPDIR/dsync" bs=4k count=1000 oflag=dsync 2>&1 | tail -1; rm -f "$TMPDIR/dsync"
+echo "== append throughput (cores $SC)"
+taskset -c $SC $L --benchmark_min_time=2 --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true 2>&1 | grep -E "median"
+echo "== vigil bench http, client and server sharing cores $SC"
+taskset -c $SC $B bench http --model $M $COMMON --no-drift --batchers immediate,fast \
+  --durable-ack on,off --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 \
+  --no-overload 2>&1 | grep -E "^(immediate|fast)"
+for rep in $(seq 1 ${REPS:-3}); do
+  for ack in on off; do
+    rm -rf "$TMPDIR/st"
+    flag=""; [ $ack = off ] && flag=--no-durable-ack
+    taskset -c $SC $B serve --listen 127.0.0.1:0 --data-dir "$TMPDIR/st" --model $M $COMMON \
+      --no-drift --batcher immediate $flag --log "$TMPDIR/serve.log" > "$TMPDIR/serve.out" 2>&1 &
+    pid=$!
+    for i in $(seq 1 100); do grep -q listening "$TMPDIR/serve.out" && break; sleep 0.1; done
+    port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$TMPDIR/serve.out")
+    echo "== run $rep, durable acknowledgement $ack: vigil serve on $SC, client on $CC"
+    taskset -c $CC $B bench http --target 127.0.0.1:$port $COMMON --client-threads 3 \
+      --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 --no-overload 2>&1 |
+      grep "^external"
+    kill -TERM $pid; wait $pid
+  done
+done
+uptime
