@@ -9,6 +9,8 @@
 # VIGIL and BENCH name the binaries (default build/vigil and build/src/vigil/audit/
 # audit_log_benchmark); MODEL the model (default build/demo/model/model.json, `make demo`).
 # Data dirs go to TMPDIR, which must be on the disk measured (not a tmpfs: fsync is free there).
+# STEPS picks steps (default "1 2 3 4"); SERVE_ARGS adds flags to vigil serve (e.g. --io-threads
+# for a server on more cores), CLIENT_THREADS and RATES set the external client's load.
 set -u
 cd "$(dirname "$0")/.."
 B=$(realpath ${VIGIL:-build/vigil})
@@ -19,27 +21,39 @@ CC=${CLIENT_CORES:-4-7}
 COMMON="--policy policies/default.yaml --fx-rates data/fx_rates.csv"
 export TMPDIR=${TMPDIR:-$PWD/build/audit_bench}; mkdir -p "$TMPDIR"
 lscpu | grep -E "Model name|^CPU\(s\)"; uptime; findmnt -T "$TMPDIR" | tail -1
-echo "== a synced 4 KiB write (dd oflag=dsync)"
-dd if=/dev/zero of="$TMPDIR/dsync" bs=4k count=1000 oflag=dsync 2>&1 | tail -1; rm -f "$TMPDIR/dsync"
-echo "== append throughput (cores $SC)"
-taskset -c $SC $L --benchmark_min_time=2 --benchmark_repetitions=3 \
-  --benchmark_report_aggregates_only=true 2>&1 | grep -E "median"
-echo "== vigil bench http, client and server sharing cores $SC"
-taskset -c $SC $B bench http --model $M $COMMON --no-drift --batchers immediate,fast \
-  --durable-ack on,off --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 \
-  --no-overload 2>&1 | grep -E "^(immediate|fast)"
+STEPS=" ${STEPS:-1 2 3 4} "
+step() { [[ "$STEPS" == *" $1 "* ]]; }
+if step 1; then
+  echo "== a synced 4 KiB write (dd oflag=dsync)"
+  dd if=/dev/zero of="$TMPDIR/dsync" bs=4k count=1000 oflag=dsync 2>&1 | tail -1
+  echo "== a synced 1 MiB write"
+  dd if=/dev/zero of="$TMPDIR/dsync" bs=1M count=256 oflag=dsync 2>&1 | tail -1
+  rm -f "$TMPDIR/dsync"
+fi
+if step 2; then
+  echo "== append throughput (cores $SC)"
+  taskset -c $SC $L --benchmark_min_time=2 --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true 2>&1 | grep -E "median"
+fi
+if step 3; then
+  echo "== vigil bench http, client and server sharing cores $SC"
+  taskset -c $SC $B bench http --model $M $COMMON --no-drift --batchers immediate,fast \
+    --durable-ack on,off --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 \
+    --no-overload 2>&1 | grep -E "^(immediate|fast)"
+fi
+step 4 || exit 0
 for rep in $(seq 1 ${REPS:-3}); do
   for ack in on off; do
     rm -rf "$TMPDIR/st"
     flag=""; [ $ack = off ] && flag=--no-durable-ack
     taskset -c $SC $B serve --listen 127.0.0.1:0 --data-dir "$TMPDIR/st" --model $M $COMMON \
-      --no-drift --batcher immediate $flag --log "$TMPDIR/serve.log" > "$TMPDIR/serve.out" 2>&1 &
+      --no-drift --batcher immediate $flag ${SERVE_ARGS:-} --log "$TMPDIR/serve.log" > "$TMPDIR/serve.out" 2>&1 &
     pid=$!
     for i in $(seq 1 100); do grep -q listening "$TMPDIR/serve.out" && break; sleep 0.1; done
     port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$TMPDIR/serve.out")
     echo "== run $rep, durable acknowledgement $ack: vigil serve on $SC, client on $CC"
-    taskset -c $CC $B bench http --target 127.0.0.1:$port $COMMON --client-threads 3 \
-      --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 --no-overload 2>&1 |
+    taskset -c $CC $B bench http --target 127.0.0.1:$port $COMMON --client-threads ${CLIENT_THREADS:-3} \
+      --rates ${RATES:-5000,10000,15000,20000} --duration-ms 3000 --warmup-ms 500 --no-overload 2>&1 |
       grep "^external"
     kill -TERM $pid; wait $pid
   done

@@ -9,6 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/record_chunk.h"
 #include "vigil/common/check.h"
 #include "vigil/common/ids.h"
 #include "vigil/common/string_view.h"
@@ -30,6 +31,15 @@ constexpr char kMeta[] = "audit_meta";
 constexpr int kTileHeight = 8;
 constexpr uint64_t kTileWidth = uint64_t{1} << kTileHeight;
 constexpr size_t kHashSize = sizeof(Hash);
+
+// A chunk closes at this many records or payload bytes, whichever comes first: reading one
+// record (an idempotent repeat, `vigil audit show`) decompresses at most this much, while a
+// chunk is still large enough to compress well (decisions repeat across records, not within).
+constexpr size_t kChunkMaxRecords = 256;
+constexpr size_t kChunkMaxBytes = size_t{1} << 20;
+
+// Groups built and waiting for the writer, at most.
+constexpr size_t kMaxStaged = 2;
 
 using Json = nlohmann::ordered_json;
 
@@ -237,8 +247,13 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLo
   }
   std::unique_ptr<AuditLog> log(new AuditLog(store, std::move(options), &clock));
   if (absl::Status s = log->Load(/*create=*/true); !s.ok()) return s;
+  // Named for top -H and profilers.
+  log->writer_ = std::thread([raw = log.get()] {
+    pthread_setname_np(pthread_self(), "vigil-audit-w");
+    raw->RunWriter();
+  });
   log->committer_ = std::thread([raw = log.get()] {
-    pthread_setname_np(pthread_self(), "vigil-audit");  // for top -H and profilers
+    pthread_setname_np(pthread_self(), "vigil-audit");
     raw->Run();
   });
   return log;
@@ -325,6 +340,7 @@ AuditLog::~AuditLog() {
     stopping_ = true;
   }
   committer_.join();
+  writer_.join();  // it stops after the committer's last group
 }
 
 void AuditLog::SetCompanion(Companion companion) { companion_ = std::move(companion); }
@@ -412,6 +428,20 @@ absl::Status AuditLog::SignAndStage(uint64_t size, const Hash& root, UtcTime now
   return absl::OkStatus();
 }
 
+// A built group on its way to the store: the batch, its chunks still to compress, and who
+// waits for it. The writer handles them in the order the committer built them.
+struct AuditLog::Staged {
+  std::vector<std::shared_ptr<Waiter>> waiters;
+  KvWriteBatch batch;
+  std::vector<std::pair<uint64_t, RecordChunkBuilder>> chunks;  // first sequence, records
+  bool write = false;    // false: nothing to write; the waiters are released in turn
+  absl::Status status;   // a failure while building (signing): nothing of it is written
+  uint64_t size = 0;     // the log's size once written
+  uint64_t records = 0;
+  bool signed_head = false;
+  bool last = false;     // the committer stopped: the writer stops after this one
+};
+
 void AuditLog::Run() {
   std::vector<std::shared_ptr<Waiter>> group;
   for (;;) {
@@ -445,64 +475,107 @@ void AuditLog::Run() {
       }
       queued_records_ -= records;
       stop = stopping_ && queue_.empty();
-      if (!failed_.ok()) {
-        // Nothing more is written after a failure; release whoever queued meanwhile.
-        for (auto& w : group) {
-          w->status = absl::UnavailableError(
-              absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
-          w->done.Notify();
-        }
-        if (stop) return;
-        continue;
+    }
+    auto staged = std::make_unique<Staged>();
+    staged->waiters = std::move(group);
+    staged->last = stop;
+    if (health().ok()) {
+      bool has_records = false, with_state = false;
+      for (const auto& w : staged->waiters) {
+        has_records = has_records || !w->records.empty();
+        with_state = with_state || w->with_state;
+      }
+      if (has_records || (with_state && companion_) ||
+          (stop && frontier_->size() > last_head_size_) ||
+          TreeHeadDue(frontier_->size(), clock_->Now())) {
+        staged->status = Build(*staged, with_state);
+        staged->write = staged->status.ok();
       }
     }
-    bool has_records = false, with_state = false;
-    for (const auto& w : group) {
-      has_records = has_records || !w->records.empty();
-      with_state = with_state || w->with_state;
-    }
-    absl::Status status;
-    if (has_records || (with_state && companion_) ||
-        (stop && frontier_->size() > last_head_size_) ||
-        TreeHeadDue(frontier_->size(), clock_->Now())) {
-      status = Commit(group, with_state);
-    }
+    // At most kMaxStaged groups wait for the writer: memory stays bounded, and records that
+    // arrive meanwhile gather into the next group.
     {
       absl::MutexLock lock(&mu_);
-      if (status.ok()) {
-        durable_size_ = frontier_->size();
-      } else {
-        failed_ = status;
-        ++stats_.failed_writes;
-      }
-    }
-    for (auto& w : group) {
-      if (!status.ok()) {
-        w->status = absl::UnavailableError(
-            absl::StrCat("audit log write failed, nothing of this group was recorded: ",
-                         status.message()));
-        w->results.clear();
-      }
-      w->done.Notify();
+      auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
+        return staged_.size() < kMaxStaged;
+      };
+      mu_.Await(absl::Condition(&room));
+      staged_.push_back(std::move(staged));
     }
     if (stop) return;
   }
 }
 
-absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group, bool with_state) {
-  KvWriteBatch batch;
+void AuditLog::RunWriter() {
+  for (;;) {
+    std::unique_ptr<Staged> staged;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
+        return !staged_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      staged = std::move(staged_.front());
+      staged_.pop_front();
+    }
+    absl::Status status = staged->status;
+    absl::Status earlier = health();
+    if (!earlier.ok()) {
+      status = absl::UnavailableError(
+          absl::StrCat("audit log stopped after a failed write: ", earlier.message()));
+    } else if (staged->write) {
+      const auto start = std::chrono::steady_clock::now();
+      status = store_->Write(staged->batch, {.sync = options_.sync});
+      const auto elapsed = std::chrono::steady_clock::now() - start;
+      absl::MutexLock lock(&mu_);
+      stats_.write_time += elapsed;
+      if (status.ok()) {
+        durable_size_ = staged->size;
+        stats_.records += staged->records;
+        ++stats_.groups;
+        if (staged->signed_head) ++stats_.tree_heads;
+      }
+    }
+    if (!status.ok() && earlier.ok()) {
+      absl::MutexLock lock(&mu_);
+      failed_ = status;
+      ++stats_.failed_writes;
+    }
+    for (auto& w : staged->waiters) {
+      if (!status.ok()) {
+        w->status = earlier.ok()
+                        ? absl::UnavailableError(absl::StrCat(
+                              "audit log write failed, nothing of this group was recorded: ",
+                              status.message()))
+                        : status;
+        w->results.clear();
+      }
+      w->done.Notify();
+    }
+    if (staged->last) return;
+  }
+}
+
+absl::Status AuditLog::Build(Staged& staged, bool with_state) {
+  KvWriteBatch& batch = staged.batch;
   std::vector<std::string> ids;
   uint64_t sequence = frontier_->size();
   auto add_node = [this](int level, uint64_t index, const Hash& hash) {
     if (level % kTileHeight == 0) tiles_->Add(level, index, hash);
   };
-  for (auto& w : group) {
+  const ChunkCodec codec = options_.compress_records ? ChunkCodec::kLz4 : ChunkCodec::kStored;
+  RecordChunkBuilder* chunk = nullptr;
+  for (auto& w : staged.waiters) {
     w->results.reserve(w->records.size());
     for (PendingRecord& r : w->records) {
+      if (chunk == nullptr || chunk->records() >= kChunkMaxRecords ||
+          chunk->payload_bytes() >= kChunkMaxBytes) {
+        chunk = &staged.chunks.emplace_back(sequence, RecordChunkBuilder(codec)).second;
+      }
       scratch_.clear();
       AppendAssembledRecord(sequence, last_leaf_, r.body, &scratch_);
       const Hash leaf = LeafHash(header_.hash, scratch_);
-      batch.Put(kRecords, Be64(sequence), scratch_);
+      chunk->Add(scratch_);
       batch.Put(kIndex, r.transaction_id, Be64(sequence));
       frontier_->Append(leaf, add_node);
       w->results.push_back({sequence, leaf});
@@ -512,6 +585,7 @@ absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group, bool 
       std::string().swap(r.body);
     }
   }
+  for (auto& [first, records] : staged.chunks) batch.Put(kRecords, Be64(first), records.Finish());
   tiles_->Stage(batch);
   const Hash root = frontier_->Root();
   batch.Put(kMeta, "head", Be64(sequence) + std::string(AsView(root)));
@@ -521,22 +595,14 @@ absl::Status AuditLog::Commit(std::vector<std::shared_ptr<Waiter>>& group, bool 
     absl::MutexLock lock(&mu_);
     closing = stopping_ && queue_.empty();
   }
-  const bool sign = TreeHeadDue(sequence, now) || (closing && sequence > last_head_size_);
-  if (sign) {
+  staged.signed_head = TreeHeadDue(sequence, now) || (closing && sequence > last_head_size_);
+  if (staged.signed_head) {
     if (absl::Status s = SignAndStage(sequence, root, now, batch); !s.ok()) return s;
   }
   if (companion_ && (!ids.empty() || with_state)) companion_(ids, batch);
-  const auto start = std::chrono::steady_clock::now();
-  const absl::Status written = store_->Write(batch, {.sync = options_.sync});
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  absl::MutexLock lock(&mu_);
-  stats_.write_time += elapsed;
-  if (written.ok()) {
-    stats_.records += ids.size();
-    ++stats_.groups;
-    if (sign) ++stats_.tree_heads;
-  }
-  return written;
+  staged.size = sequence;
+  staged.records = ids.size();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<uint64_t>> AuditLog::FindTransaction(
@@ -554,29 +620,64 @@ absl::StatusOr<std::optional<uint64_t>> AuditLog::FindTransaction(
 }
 
 absl::StatusOr<std::string> AuditLog::ReadRecord(uint64_t sequence) const {
-  absl::StatusOr<std::optional<std::string>> v = store_->Get(kRecords, Be64(sequence));
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) {
+  absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kRecords);
+  if (!it.ok()) return it.status();
+  (*it)->SeekForPrev(Be64(sequence));
+  if (!(*it)->Valid()) {
+    if (absl::Status s = (*it)->status(); !s.ok()) return s;
     return absl::NotFoundError(absl::StrCat("audit log in ", store_->path(), ": no record ",
                                             sequence));
   }
-  return **std::move(v);
+  const std::optional<uint64_t> first = ParseBe64((*it)->key());
+  if (!first.has_value()) {
+    return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                            ": a record chunk's key is not a sequence number"));
+  }
+  absl::StatusOr<RecordChunk> chunk = RecordChunk::Parse(ToStd((*it)->value()));
+  if (!chunk.ok()) {
+    return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                            ": the chunk of records from ", *first,
+                                            " is damaged: ", chunk.status().message()));
+  }
+  if (sequence - *first >= chunk->size()) {
+    return absl::NotFoundError(absl::StrCat("audit log in ", store_->path(), ": no record ",
+                                            sequence));
+  }
+  return std::string(chunk->record(sequence - *first));
 }
 
-absl::Status AuditLog::ForEachRecord(
-    uint64_t from,
-    const std::function<absl::Status(uint64_t sequence, std::string_view bytes)>& fn) const {
+absl::Status AuditLog::ForEachRecord(uint64_t from, const RecordFn& fn,
+                                     const DamagedChunkFn& on_damaged) const {
   absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kRecords);
   if (!it.ok()) return it.status();
-  for ((*it)->Seek(Be64(from)); (*it)->Valid(); (*it)->Next()) {
-    const std::optional<uint64_t> sequence = ParseBe64((*it)->key());
-    if (!sequence.has_value()) {
-      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
-                                              ": a record key is not a sequence number"));
-    }
-    if (absl::Status s = fn(*sequence, ToStd((*it)->value())); !s.ok()) return s;
+  KvIterator& i = **it;
+  i.SeekForPrev(Be64(from));  // the chunk that holds "from"
+  if (!i.Valid()) {
+    if (absl::Status s = i.status(); !s.ok()) return s;
+    i.Seek(Be64(from));
   }
-  return (*it)->status();
+  for (; i.Valid(); i.Next()) {
+    const std::optional<uint64_t> first = ParseBe64(i.key());
+    if (!first.has_value()) {
+      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                              ": a record chunk's key is not a sequence number"));
+    }
+    absl::StatusOr<RecordChunk> chunk = RecordChunk::Parse(ToStd(i.value()));
+    if (!chunk.ok()) {
+      if (on_damaged == nullptr) {
+        return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                                ": the chunk of records from ", *first,
+                                                " is damaged: ", chunk.status().message()));
+      }
+      if (absl::Status s = on_damaged(*first, ToStd(chunk.status().message())); !s.ok()) return s;
+      continue;
+    }
+    for (size_t k = 0; k < chunk->size(); ++k) {
+      if (*first + k < from) continue;
+      if (absl::Status s = fn(*first + k, chunk->record(k)); !s.ok()) return s;
+    }
+  }
+  return i.status();
 }
 
 absl::StatusOr<SignedTreeHead> AuditLog::LatestTreeHead() const {

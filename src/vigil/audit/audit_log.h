@@ -3,7 +3,8 @@
 //
 // Structure (docs/audit.md):
 //  - records: one per decision, in sequence order, each carrying the leaf hash of the one
-//    before it, so a sequential walk detects an edit;
+//    before it, so a sequential walk detects an edit; stored in chunks of consecutive records
+//    (record_chunk.h), LZ4-compressed, one or more per group;
 //  - a Merkle tree over the records (RFC 9162 hashing), its nodes stored in tiles of 256 hashes,
 //    so inclusion and consistency proofs take O(log n) reads and hashes;
 //  - signed tree heads every `tree_head_every_records` records or `tree_head_interval`, so a
@@ -47,6 +48,7 @@
 #include "absl/types/span.h"
 #include "vigil/audit/log_hash.h"
 #include "vigil/audit/merkle_tree.h"
+#include "vigil/audit/record_chunk.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
 #include "vigil/common/clock.h"
@@ -79,6 +81,10 @@ struct AuditLogOptions {
   std::chrono::microseconds group_max_delay{0};
   // fsync each group (default). false: a group survives a process crash but not an OS crash.
   bool sync = true;
+  // Store each run of records as an LZ4-compressed chunk (record_chunk.h; default). false:
+  // chunks stored uncompressed. Either way the records, their hashes and proofs are the same,
+  // and a log may hold both kinds.
+  bool compress_records = true;
   // Records queued but not yet written, at most. Beyond it Append fails with
   // kResourceExhausted: overload is answered, not absorbed.
   size_t max_queued_records = 262'144;
@@ -168,9 +174,14 @@ class AuditLog {
   // The stored bytes of record "sequence" (kNotFound past the end).
   absl::StatusOr<std::string> ReadRecord(uint64_t sequence) const;
   // Calls fn(sequence, bytes) for the records from "from" in order, stopping at fn's error.
-  absl::Status ForEachRecord(
-      uint64_t from,
-      const std::function<absl::Status(uint64_t sequence, std::string_view bytes)>& fn) const;
+  // The sequence is the record's position in the store (its chunk's key plus its place in the
+  // chunk), not what the record's bytes say. A chunk that cannot be read is kDataLoss, or,
+  // with "on_damaged", reported there (its first position and why) and the walk continues
+  // unless that returns an error.
+  using RecordFn = std::function<absl::Status(uint64_t sequence, std::string_view bytes)>;
+  using DamagedChunkFn = std::function<absl::Status(uint64_t first, std::string_view why)>;
+  absl::Status ForEachRecord(uint64_t from, const RecordFn& fn,
+                             const DamagedChunkFn& on_damaged = nullptr) const;
 
   // The newest signed tree head (kNotFound before the first).
   absl::StatusOr<SignedTreeHead> LatestTreeHead() const;
@@ -204,9 +215,14 @@ class AuditLog {
 
   AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock);
   absl::Status Load(bool create);
+  struct Staged;
+  // The committer: gathers groups and builds them (sequence numbers, chain, tree, chunks,
+  // tree heads, the companion's state) while the writer writes the one before.
   void Run();
-  // Builds and writes one group; returns the write's status.
-  absl::Status Commit(std::vector<std::shared_ptr<Waiter>>& group, bool with_state);
+  absl::Status Build(Staged& staged, bool with_state);
+  // The writer: compresses each built group's chunks, writes and syncs it, then releases its
+  // waiters; in build order, so the store receives the groups in sequence.
+  void RunWriter();
   bool TreeHeadDue(uint64_t size, UtcTime now) const;
   absl::Status SignAndStage(uint64_t size, const Hash& root, UtcTime now, KvWriteBatch& batch);
 
@@ -218,6 +234,7 @@ class AuditLog {
 
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<Waiter>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::unique_ptr<Staged>> staged_ ABSL_GUARDED_BY(mu_);  // built, not yet written
   size_t queued_records_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
@@ -232,6 +249,7 @@ class AuditLog {
   UtcTime last_head_time_{};
   std::string scratch_;
 
+  std::thread writer_;
   std::thread committer_;
 };
 

@@ -1,6 +1,7 @@
 #include "vigil/audit/audit_verifier.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -51,6 +52,25 @@ struct Walk {
     }
   }
 };
+
+// The position after "sequence" where the store holds record "sequence" (by its own number),
+// if anywhere: tells a moved record from removed ones.
+absl::StatusOr<std::optional<uint64_t>> FindLater(const AuditLog& log, uint64_t sequence) {
+  std::optional<uint64_t> found;
+  const absl::Status s = log.ForEachRecord(
+      sequence + 1,
+      [&](uint64_t position, std::string_view bytes) -> absl::Status {
+        absl::StatusOr<RecordLink> link = DecodeRecordLink(bytes);
+        if (link.ok() && link->sequence == sequence) {
+          found = position;
+          return absl::CancelledError();
+        }
+        return absl::OkStatus();
+      },
+      [](uint64_t, std::string_view) { return absl::OkStatus(); });
+  if (!s.ok() && !absl::IsCancelled(s)) return s;
+  return found;
+}
 
 }  // namespace
 
@@ -139,13 +159,19 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
           return absl::CancelledError();  // nothing later can come first
         }
         if (sequence != expected) {
-          walk.Found(DamageKind::kDeleted, expected,
-                     absl::StrCat("record ", expected, " is missing",
-                                  sequence > expected + 1
-                                      ? absl::StrCat(" (and the next ", sequence - expected - 1,
-                                                     " too)")
-                                      : std::string(),
-                                  "; record ", sequence, " follows"));
+          if (sequence < expected) {
+            walk.Found(DamageKind::kModified, sequence,
+                       absl::StrCat("the store holds position ", sequence,
+                                    " twice (chunks overlap)"));
+          } else {
+            walk.Found(DamageKind::kDeleted, expected,
+                       absl::StrCat("record ", expected, " is missing",
+                                    sequence > expected + 1
+                                        ? absl::StrCat(" (and the next ", sequence - expected - 1,
+                                                       " too)")
+                                        : std::string(),
+                                    "; record ", sequence, " follows"));
+          }
           return absl::CancelledError();
         }
         const Hash leaf = LeafHash(hash, bytes);
@@ -159,17 +185,44 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
         }
         if (link->sequence != sequence) {
           // Intact but elsewhere: its bytes hash to the leaf the tree stores for its own number.
-          bool moved = false;
+          bool intact = false;
           if (link->sequence < log.size() || options.up_to > link->sequence) {
             StoredLeaves other(log);
             absl::StatusOr<std::optional<Hash>> own = other.At(link->sequence);
             if (!own.ok()) return own.status();
-            moved = own->has_value() && **own == leaf;
+            intact = own->has_value() && **own == leaf;
           }
-          walk.Found(moved ? DamageKind::kReordered : DamageKind::kModified, sequence,
-                     absl::StrCat("position ", sequence, " holds a record numbered ",
-                                  link->sequence,
-                                  moved ? " (intact: it belongs there)" : " that is not the log's"));
+          if (!intact) {
+            walk.Found(DamageKind::kModified, sequence,
+                       absl::StrCat("position ", sequence, " holds a record numbered ",
+                                    link->sequence, " that is not the log's"));
+            return absl::CancelledError();
+          }
+          // A later record in this place: either the records from here to it were removed (the
+          // rest shifted up), or this one was moved. Which: whether record "sequence" turns up
+          // further on.
+          std::optional<uint64_t> found_at;
+          if (link->sequence > sequence) {
+            absl::StatusOr<std::optional<uint64_t>> later = FindLater(log, sequence);
+            if (!later.ok()) return later.status();
+            found_at = *later;
+          }
+          if (link->sequence > sequence && !found_at.has_value()) {
+            const uint64_t gap = link->sequence - sequence;
+            walk.Found(DamageKind::kDeleted, sequence,
+                       absl::StrCat("record ", sequence, " is missing",
+                                    gap > 1 ? absl::StrCat(" (and the next ", gap - 1, " too)")
+                                            : std::string(),
+                                    "; record ", link->sequence, " follows"));
+          } else {
+            walk.Found(DamageKind::kReordered, sequence,
+                       absl::StrCat("position ", sequence, " holds record ", link->sequence,
+                                    " (intact: it belongs there)",
+                                    found_at.has_value()
+                                        ? absl::StrCat("; record ", sequence, " is at position ",
+                                                       *found_at)
+                                        : std::string()));
+          }
           return absl::CancelledError();
         }
         if (sequence > 0 && link->previous_leaf_hash != previous) {
@@ -220,6 +273,14 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
           ++next_head;
         }
         return absl::OkStatus();
+      },
+      [&](uint64_t first, std::string_view why) -> absl::Status {
+        const uint64_t at = std::max(first, expected);
+        if (options.up_to > 0 && at >= options.up_to) return absl::CancelledError();
+        walk.Found(DamageKind::kModified, at,
+                   absl::StrCat("the stored chunk of records from ", first,
+                                " cannot be read: ", ToAbsl(why)));
+        return absl::CancelledError();
       });
   if (!scanned.ok() && !absl::IsCancelled(scanned)) return scanned;
   report.records = expected;

@@ -17,7 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kRecords[] = "audit_records";
 constexpr char kHeads[] = "audit_heads";
 
 // Record i; "forged" allows what was blocked.
@@ -67,6 +66,7 @@ class AuditVerifierTest : public ::testing::Test {
       ASSERT_OK_AND_ASSIGN(std::string bytes, log_->ReadRecord(static_cast<uint64_t>(i)));
       original_.push_back(bytes);
     }
+    original_chunks_ = StoredRecords(store_.get()).Snapshot();
   }
   void TearDown() override {
     log_.reset();
@@ -108,15 +108,9 @@ class AuditVerifierTest : public ::testing::Test {
   }
 
   void PutRecord(uint64_t sequence, const std::string& bytes) {
-    ASSERT_OK(store_->Put(kRecords, SequenceKey(sequence), bytes));
+    ASSERT_OK(StoredRecords(store_.get()).Replace(sequence, bytes));
   }
-  void PutRecord(uint64_t sequence, const std::string& bytes, std::vector<uint64_t>* touched) {
-    touched->push_back(sequence);
-    PutRecord(sequence, bytes);
-  }
-  void Restore(const std::vector<uint64_t>& touched) {
-    for (uint64_t i : touched) PutRecord(i, original_[i]);
-  }
+  void Restore() { ASSERT_OK(StoredRecords(store_.get()).Restore(original_chunks_)); }
 
   std::string dir_;
   ::vigil::testing::FakeClock clock_;
@@ -125,6 +119,7 @@ class AuditVerifierTest : public ::testing::Test {
   std::unique_ptr<AuditLog> log_;
   std::unique_ptr<LogVerifier> trusted_;
   std::vector<std::string> original_;
+  std::vector<std::pair<std::string, std::string>> original_chunks_;
 };
 
 TEST_F(AuditVerifierTest, AnIntactLogVerifiesWithTheTrustedKeyAndWithItsOwn) {
@@ -162,29 +157,25 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
     uint64_t k = rng() % n;
     DamageKind want;
     uint64_t where = k;
-    std::vector<uint64_t> touched;
+    StoredRecords stored(store_.get());
     if (op == 0) {  // flip bits of one byte
       std::string bytes = original_[k];
       const size_t at = rng() % bytes.size();
       bytes[at] = static_cast<char>(bytes[at] ^ static_cast<char>(1 + rng() % 255));
-      PutRecord(k, bytes, &touched);
+      PutRecord(k, bytes);
       want = DamageKind::kModified;
     } else if (op == 1) {  // delete one record (the last one: a truncation)
-      ASSERT_OK(store_->Delete(kRecords, SequenceKey(k)));
-      touched.push_back(k);
+      ASSERT_OK(stored.Remove(k));
       want = k == n - 1 ? DamageKind::kTruncated : DamageKind::kDeleted;
     } else if (op == 2) {  // swap two records
       uint64_t j = rng() % n;
       while (j == k) j = rng() % n;
-      PutRecord(k, original_[j], &touched);
-      PutRecord(j, original_[k], &touched);
+      PutRecord(k, original_[j]);
+      PutRecord(j, original_[k]);
       where = std::min(j, k);
       want = DamageKind::kReordered;
     } else {  // cut the tail from k
-      for (uint64_t i = k; i < n; ++i) {
-        ASSERT_OK(store_->Delete(kRecords, SequenceKey(i)));
-        touched.push_back(i);
-      }
+      ASSERT_OK(stored.TruncateFrom(k));
       want = DamageKind::kTruncated;
     }
     const VerifyReport report = Verify();
@@ -193,7 +184,7 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
         << "trial " << trial << " op " << op << " at " << k << ": " << report.damage->detail;
     EXPECT_EQ(report.damage->sequence, where)
         << "trial " << trial << " op " << op << ": " << report.damage->detail;
-    Restore(touched);
+    Restore();
     ++cases;
     if (trial % 250 == 0) {
       ASSERT_TRUE(Verify().intact()) << "restored after trial " << trial;
@@ -201,6 +192,29 @@ TEST_F(AuditVerifierTest, EveryTamperingIsDetectedWithItsKindAndPlace) {
     if (trial % 100 == 99) Fresh();
   }
   EXPECT_EQ(cases, 2000);
+}
+
+// The store's chunks themselves: one that cannot be read, one removed whole.
+TEST_F(AuditVerifierTest, DamagedOrMissingChunksAreFoundAtTheirFirstRecord) {
+  // Groups of 10 were appended: records 120..129 share a chunk.
+  std::string damaged = original_chunks_[12].second;
+  ASSERT_EQ(original_chunks_[12].first, SequenceKey(120));
+  damaged.resize(damaged.size() / 2);
+  ASSERT_OK(store_->Put("audit_records", SequenceKey(120), damaged));
+  VerifyReport report = Verify();
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kModified) << report.damage->detail;
+  EXPECT_EQ(report.damage->sequence, 120u);
+  EXPECT_THAT(report.damage->detail, HasSubstr("chunk of records from 120 cannot be read"));
+
+  ASSERT_OK(store_->Delete("audit_records", SequenceKey(120)));
+  report = Verify();
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kDeleted) << report.damage->detail;
+  EXPECT_EQ(report.damage->sequence, 120u);
+  EXPECT_THAT(report.damage->detail, HasSubstr("record 120 is missing (and the next 9 too)"));
+  Restore();
+  EXPECT_TRUE(Verify().intact());
 }
 
 TEST_F(AuditVerifierTest, HeadsResignedWithAnotherKeyAreBadSignatures) {

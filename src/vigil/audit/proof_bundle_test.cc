@@ -518,21 +518,26 @@ TEST_F(ProofBundleTest, ConsistencyBundlesNeedOrderedHeads) {
 // A damaged log hands out no bundle: the index leads to another record, a record is missing,
 // or a record was rewritten (well-formed, but not what the tree and the signed heads hold).
 TEST_F(ProofBundleTest, ADamagedLogHasNoBundle) {
+  StoredRecords stored(store_.get());
   ASSERT_OK_AND_ASSIGN(const std::string seven, log_->ReadRecord(7));
-  ASSERT_OK(store_->Put("audit_records", SequenceKey(6), seven));
+  ASSERT_OK(stored.Replace(6, seven));
   EXPECT_THAT(InclusionBundle(*log_, TxId(6), NamedView),
               StatusIs(absl::StatusCode::kDataLoss,
                        "the index points tx-6 at record 6, which is another record"));
 
-  ASSERT_OK(store_->Delete("audit_records", SequenceKey(8)));
+  // Records 5..9 share a chunk: without record 8, record 9 moves up and position 9 is empty.
+  ASSERT_OK(stored.Remove(8));
   EXPECT_THAT(InclusionBundle(*log_, TxId(8), NamedView),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("no record 8")));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "the index points tx-8 at record 8, which is another record"));
+  EXPECT_THAT(InclusionBundle(*log_, TxId(9), NamedView),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("no record 9")));
 
   ASSERT_OK_AND_ASSIGN(const std::string eleven, log_->ReadRecord(11));
   ASSERT_OK_AND_ASSIGN(AuditRecord forged, DecodeRecord(eleven));
   forged.decision.action = Action::kAllow;
   ASSERT_NE(forged.decision.action, static_cast<Action>(11 % 3));
-  ASSERT_OK(store_->Put("audit_records", SequenceKey(11), EncodeRecord(forged)));
+  ASSERT_OK(stored.Replace(11, EncodeRecord(forged)));
   EXPECT_THAT(InclusionBundle(*log_, TxId(11), NamedView),
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("the proof built from the log does not verify (the inclusion "

@@ -21,6 +21,7 @@
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
 #include "vigil/audit/signing_key.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/core/transaction.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/store/kv_store.h"
@@ -40,16 +41,6 @@ using Json = nlohmann::json;
 constexpr int kRecords = 10;
 // 2026-11-30T10:00:00Z: record i is decided i minutes later (and received 350 µs before).
 const UtcTime kStart = FromUnixMicros(1'796'032'800'000'000);
-
-// The column family and key of a stored record (audit_log.cc), for the tests that damage one.
-constexpr char kRecordsFamily[] = "audit_records";
-std::string RecordKey(uint64_t sequence) {
-  std::string key(8, '\0');
-  for (int i = 7; i >= 0; --i, sequence >>= 8) {
-    key[static_cast<size_t>(i)] = static_cast<char>(sequence & 0xff);
-  }
-  return key;
-}
 
 // The first line of "output" that is a JSON object (stdout and stderr share the file, and
 // their order there is not the order they were written in).
@@ -219,13 +210,14 @@ TEST_F(AuditCommandTest, VerifyNamesAFlippedByteAndAForeignKey) {
   {
     std::unique_ptr<KvStore> store = OpenStore();
     ASSERT_NE(store, nullptr);
-    absl::StatusOr<std::optional<std::string>> bytes = store->Get(kRecordsFamily, RecordKey(5));
-    ASSERT_TRUE(bytes.ok() && bytes->has_value());
-    std::string edited = **bytes;
+    audit::StoredRecords stored(store.get());
+    absl::StatusOr<std::string> bytes = stored.Read(5);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    std::string edited = *bytes;
     const size_t at = edited.find("INV 2026/11/5");
     ASSERT_NE(at, std::string::npos);
     edited[at + 12] = '6';  // the remittance text: still a valid record, another payment
-    ASSERT_TRUE(store->Put(kRecordsFamily, RecordKey(5), edited).ok());
+    ASSERT_TRUE(stored.Replace(5, edited).ok());
   }
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem")}), 1)
       << Output();
@@ -356,7 +348,7 @@ TEST_F(AuditCommandTest, ProveRefusesUnknownAndUncoveredTransactions) {
     // As after a crash: records 8 and 9 are durable, the head that would cover them never came.
     std::unique_ptr<KvStore> store = OpenStore();
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Delete("audit_heads", RecordKey(10)).ok());
+    ASSERT_TRUE(store->Delete("audit_heads", audit::SequenceKey(10)).ok());
   }
   EXPECT_EQ(Vigil({"audit", "prove", "--data-dir", data_, TxId(9)}), 1);
   EXPECT_THAT(Output(), HasSubstr("is not yet covered by a signed tree head (the latest covers 8 "

@@ -85,14 +85,17 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   }
   r.Keys(a,
          {"durable_ack", "signing_key", "hash", "tree_head_every", "tree_head_interval_ms",
-          "group_max_records", "group_max_delay_us", "queue"},
+          "group_max_records", "group_max_delay_us", "queue", "compress_records"},
          "audit");
-  if (const YAML::Node n = a["durable_ack"]; n) {
+  for (const auto& [key, field] : {std::pair{"durable_ack", &out->durable_ack},
+                                   std::pair{"compress_records", &out->compress_records}}) {
+    const YAML::Node n = a[key];
+    if (!n) continue;
     bool v = true;
     if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) {
-      r.Error(n, "'audit.durable_ack' must be true or false");
+      r.Error(n, absl::StrCat("'audit.", key, "' must be true or false"));
     } else {
-      out->durable_ack = v;
+      *field = v;
     }
   }
   if (const YAML::Node n = a["signing_key"]; n) r.String(n, "audit.signing_key", &out->signing_key);

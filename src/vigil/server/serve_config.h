@@ -94,6 +94,7 @@ struct ServeAuditConfig {
   size_t group_max_records = 16'384;
   std::chrono::microseconds group_max_delay{0};
   size_t queue = 262'144;
+  bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
 };
 
 struct ServeConfig {

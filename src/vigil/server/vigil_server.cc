@@ -327,6 +327,7 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
   options.group_max_records = a.group_max_records;
   options.group_max_delay = a.group_max_delay;
   options.max_queued_records = a.queue;
+  options.compress_records = a.compress_records;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, std::move(options), RealClock()));
   const audit::AuditLog* raw = log.get();

@@ -25,6 +25,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/server/serve_config.h"
@@ -361,11 +362,10 @@ TEST_F(VigilServerAuditTest, VerifyAnswers500WithTheDamage) {
     options.path = config_.data_dir + "/features";
     options.create_if_missing = false;
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> kv, KvStore::Open(options));
-    const std::string key("\0\0\0\0\0\0\0\2", 8);  // record 2 (big-endian sequence)
-    ASSERT_OK_AND_ASSIGN(std::optional<std::string> bytes, kv->Get("audit_records", key));
-    ASSERT_TRUE(bytes.has_value());
-    bytes->back() ^= 0x01;
-    ASSERT_OK(kv->Put("audit_records", key, *bytes));
+    audit::StoredRecords stored(kv.get());
+    ASSERT_OK_AND_ASSIGN(std::string bytes, stored.Read(2));
+    bytes.back() ^= 0x01;
+    ASSERT_OK(stored.Replace(2, bytes));
   }
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const TestHttpResponse r = Request("GET", "/v1/audit/verify");
@@ -388,6 +388,7 @@ audit:
   group_max_records: 64
   group_max_delay_us: 100
   queue: 1000
+  compress_records: false
 )",
                               "serve.yaml");
   ASSERT_OK(c);
@@ -399,6 +400,7 @@ audit:
   EXPECT_EQ(c->audit.group_max_records, 64u);
   EXPECT_EQ(c->audit.group_max_delay, std::chrono::microseconds(100));
   EXPECT_EQ(c->audit.queue, 1000u);
+  EXPECT_FALSE(c->audit.compress_records);
 }
 
 TEST(ServeAuditConfig, DefaultsAreDurable) {
@@ -408,6 +410,7 @@ TEST(ServeAuditConfig, DefaultsAreDurable) {
   EXPECT_TRUE(c->audit.signing_key.empty());  // the data dir's own key
   EXPECT_EQ(c->audit.hash, "sha256");
   EXPECT_EQ(c->audit.tree_head_every, 10'000u);
+  EXPECT_TRUE(c->audit.compress_records);
   EXPECT_EQ(c->audit.tree_head_interval, Millis(1000));
   EXPECT_EQ(c->audit.group_max_records, 16'384u);
   EXPECT_EQ(c->audit.group_max_delay, std::chrono::microseconds(0));

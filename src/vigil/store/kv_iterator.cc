@@ -19,6 +19,10 @@ void KvIterator::Seek(absl::string_view target) {
 
 void KvIterator::SeekToLast() { rep_->it->SeekToLast(); }
 
+void KvIterator::SeekForPrev(absl::string_view target) {
+  rep_->it->SeekForPrev(rocksdb::Slice(target.data(), target.size()));
+}
+
 bool KvIterator::Valid() const { return rep_->it->Valid(); }
 
 void KvIterator::Next() {

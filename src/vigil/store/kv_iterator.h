@@ -30,6 +30,9 @@ class KvIterator {
   void Seek(absl::string_view target);
   // Positions at the last key (the newest entry of a log keyed in append order).
   void SeekToLast();
+  // Positions at the last key <= "target" (the entry whose range holds "target", in a family
+  // keyed by the first position each entry covers).
+  void SeekForPrev(absl::string_view target);
   // True while positioned at an entry; false past the end or after an error (see status()).
   bool Valid() const;
   // REQUIRES: Valid().

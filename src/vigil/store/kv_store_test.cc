@@ -384,8 +384,19 @@ TEST_F(KvStoreTest, IteratorSeeksAndSeesAPointInTimeView) {
   it->SeekToLast();
   ASSERT_TRUE(it->Valid());
   EXPECT_EQ(it->key(), "5");
+  it->SeekForPrev("4");  // "4" came after the view
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "3");
+  it->SeekForPrev("5");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "5");
+  it->SeekForPrev("0");
+  EXPECT_FALSE(it->Valid());
+  EXPECT_OK(it->status());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvIterator> empty, store->NewIterator("a"));
   empty->SeekToLast();
+  EXPECT_FALSE(empty->Valid());
+  empty->SeekForPrev("z");
   EXPECT_FALSE(empty->Valid());
 }
 
