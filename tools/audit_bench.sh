@@ -10,7 +10,10 @@
 # audit_log_benchmark); MODEL the model (default build/demo/model/model.json, `make demo`).
 # Data dirs go to TMPDIR, which must be on the disk measured (not a tmpfs: fsync is free there).
 # STEPS picks steps (default "1 2 3 4"); SERVE_ARGS adds flags to vigil serve (e.g. --io-threads
-# for a server on more cores), CLIENT_THREADS and RATES set the external client's load.
+# for a server on more cores), CLIENT_THREADS, CONNECTIONS and RATES set the external client's
+# load (each connection carries one request at a time: with durable acknowledgement a request
+# takes about two fsyncs longer, so a rate needs rate × latency connections),
+# BENCH_FILTER picks step 2's benchmarks (a --benchmark_filter regex).
 set -u
 cd "$(dirname "$0")/.."
 B=$(realpath ${VIGIL:-build/vigil})
@@ -33,6 +36,7 @@ fi
 if step 2; then
   echo "== append throughput (cores $SC)"
   taskset -c $SC $L --benchmark_min_time=2 --benchmark_repetitions=3 \
+    --benchmark_filter="${BENCH_FILTER:-.}" \
     --benchmark_report_aggregates_only=true 2>&1 | grep -E "median"
 fi
 if step 3; then
@@ -53,6 +57,7 @@ for rep in $(seq 1 ${REPS:-3}); do
     port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$TMPDIR/serve.out")
     echo "== run $rep, durable acknowledgement $ack: vigil serve on $SC, client on $CC"
     taskset -c $CC $B bench http --target 127.0.0.1:$port $COMMON --client-threads ${CLIENT_THREADS:-3} \
+      --connections ${CONNECTIONS:-32} \
       --rates ${RATES:-5000,10000,15000,20000} --duration-ms 3000 --warmup-ms 500 --no-overload 2>&1 |
       grep "^external"
     kill -TERM $pid; wait $pid

@@ -40,6 +40,9 @@ constexpr size_t kChunkMaxBytes = size_t{1} << 20;
 
 // Groups built and waiting for the writer, at most.
 constexpr size_t kMaxStaged = 2;
+// Records queued from which the committer builds the next group while the writer still
+// writes the last one (a chunk's worth).
+constexpr size_t kBuildAheadRecords = kChunkMaxRecords;
 
 using Json = nlohmann::ordered_json;
 
@@ -449,8 +452,15 @@ void AuditLog::Run() {
     bool stop = false;
     {
       absl::MutexLock lock(&mu_);
+      // A group is built when the writer is idle, or ahead of it (while it syncs the one
+      // before) once enough records wait to make that pay. Small groups are not built ahead:
+      // records that arrive during a sync then join one group written by the next sync,
+      // instead of being spread over several (more writes, each rewriting the tree's partial
+      // tiles), and a lone decision waits for one sync, not two.
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
-        return !queue_.empty() || stopping_;
+        return stopping_ ||
+               (!queue_.empty() && ((!writing_ && staged_.empty()) ||
+                                    queued_records_ >= kBuildAheadRecords));
       };
       mu_.AwaitWithTimeout(absl::Condition(&ready),
                            absl::FromChrono(options_.tree_head_interval));
@@ -508,51 +518,91 @@ void AuditLog::Run() {
 
 void AuditLog::RunWriter() {
   for (;;) {
-    std::unique_ptr<Staged> staged;
+    // Everything built meanwhile, written with one sync: the groups built while the last
+    // fsync ran cost one more fsync, not one each.
+    std::vector<std::unique_ptr<Staged>> cycle;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> bool {
         return !staged_.empty();
       };
       mu_.Await(absl::Condition(&ready));
-      staged = std::move(staged_.front());
-      staged_.pop_front();
+      while (!staged_.empty()) {
+        cycle.push_back(std::move(staged_.front()));
+        staged_.pop_front();
+      }
+      writing_ = true;
     }
-    absl::Status status = staged->status;
-    absl::Status earlier = health();
-    if (!earlier.ok()) {
-      status = absl::UnavailableError(
-          absl::StrCat("audit log stopped after a failed write: ", earlier.message()));
-    } else if (staged->write) {
+    // The groups before the first that failed to build are written; that one and those after
+    // it are not.
+    size_t buildable = 0;
+    while (buildable < cycle.size() && cycle[buildable]->status.ok()) ++buildable;
+    const absl::Status earlier = health();
+    absl::Status written;
+    if (earlier.ok()) {
+      size_t last_write = buildable;
+      for (size_t i = 0; i < buildable; ++i) {
+        if (cycle[i]->write) last_write = i;
+      }
       const auto start = std::chrono::steady_clock::now();
-      status = store_->Write(staged->batch, {.sync = options_.sync});
+      uint64_t groups = 0, records = 0, heads = 0, size = 0, bytes = 0;
+      for (size_t i = 0; i < buildable && written.ok(); ++i) {
+        const Staged& s = *cycle[i];
+        if (!s.write) continue;
+        // Only the last write syncs: the write-ahead log is sequential, so its sync makes the
+        // writes before it durable too (and no group is acknowledged before it returns).
+        written = store_->Write(s.batch, {.sync = options_.sync && i == last_write});
+        ++groups;
+        bytes += s.batch.ApproximateSize();
+        records += s.records;
+        heads += s.signed_head ? 1 : 0;
+        size = s.size;
+      }
       const auto elapsed = std::chrono::steady_clock::now() - start;
+      const absl::Status failure = !written.ok()              ? written
+                                   : buildable < cycle.size() ? cycle[buildable]->status
+                                                              : absl::OkStatus();
       absl::MutexLock lock(&mu_);
       stats_.write_time += elapsed;
-      if (status.ok()) {
-        durable_size_ = staged->size;
-        stats_.records += staged->records;
-        ++stats_.groups;
-        if (staged->signed_head) ++stats_.tree_heads;
+      if (written.ok() && groups > 0) {
+        durable_size_ = size;
+        stats_.records += records;
+        stats_.groups += groups;
+        stats_.tree_heads += heads;
+        stats_.bytes_written += bytes;
+        if (options_.sync) ++stats_.syncs;
+      }
+      if (!failure.ok()) {
+        failed_ = failure;
+        ++stats_.failed_writes;
       }
     }
-    if (!status.ok() && earlier.ok()) {
+    {
       absl::MutexLock lock(&mu_);
-      failed_ = status;
-      ++stats_.failed_writes;
+      writing_ = false;
     }
-    for (auto& w : staged->waiters) {
-      if (!status.ok()) {
-        w->status = earlier.ok()
-                        ? absl::UnavailableError(absl::StrCat(
-                              "audit log write failed, nothing of this group was recorded: ",
-                              status.message()))
-                        : status;
-        w->results.clear();
+    bool last = false;
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      Staged& s = *cycle[i];
+      last = last || s.last;
+      absl::Status status;
+      if (!earlier.ok()) {
+        status = absl::UnavailableError(
+            absl::StrCat("audit log stopped after a failed write: ", earlier.message()));
+      } else if (!written.ok() || i >= buildable) {
+        status = absl::UnavailableError(
+            absl::StrCat("audit log write failed, nothing of this group was recorded: ",
+                         (!written.ok() ? written : cycle[buildable]->status).message()));
       }
-      w->done.Notify();
+      for (auto& w : s.waiters) {
+        if (!status.ok()) {
+          w->status = status;
+          w->results.clear();
+        }
+        w->done.Notify();
+      }
     }
-    if (staged->last) return;
+    if (last) return;
   }
 }
 

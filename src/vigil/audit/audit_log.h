@@ -115,7 +115,9 @@ struct AuditLogHeader {
 // Counters since Open.
 struct AuditLogStats {
   uint64_t records = 0;       // appended (durable)
-  uint64_t groups = 0;        // writes
+  uint64_t groups = 0;        // atomic batches written
+  uint64_t syncs = 0;         // each covers the groups written since the one before
+  uint64_t bytes_written = 0; // the groups' batches: records, tree, heads, index, state
   uint64_t tree_heads = 0;    // signed
   uint64_t failed_writes = 0;
   uint64_t refused = 0;       // records refused: queue full or log stopped
@@ -235,6 +237,7 @@ class AuditLog {
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<Waiter>> queue_ ABSL_GUARDED_BY(mu_);
   std::deque<std::unique_ptr<Staged>> staged_ ABSL_GUARDED_BY(mu_);  // built, not yet written
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;  // the writer is writing a cycle
   size_t queued_records_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -238,17 +238,17 @@ void SizeCounters(benchmark::State& state) {
 // starts, closed by it at the end with the log's counters reported.
 class SharedLog {
  public:
-  // Every thread calls it first; thread 0 opens the log.
-  static AuditLog& Start(benchmark::State& state, const std::string& name,
-                         bool compress_records = true) {
-    if (state.thread_index() == 0) {
-      Pool();  // built before the clock starts
-      fixture_ = new Fixture(absl::StrCat(name, "-", state.threads()));
-      log_ = &fixture_->OpenLog(16'384, compress_records);
-      next_id_ = 0;
-    }
-    return *log_;
+  // Every thread calls it first; thread 0 opens the log. The others may use it (log()) only
+  // inside the measured loop, which starts once thread 0 is there too.
+  static void Start(benchmark::State& state, const std::string& name,
+                    bool compress_records = true) {
+    if (state.thread_index() != 0) return;
+    Pool();  // built before the clock starts
+    fixture_ = new Fixture(absl::StrCat(name, "-", state.threads()));
+    log_ = &fixture_->OpenLog(16'384, compress_records);
+    next_id_ = 0;
   }
+  static AuditLog& log() { return *log_; }
   // The first of "n" new transaction numbers.
   static uint64_t Take(uint64_t n) { return next_id_.fetch_add(n); }
   // Every thread calls it last: its records; thread 0 reports and closes.
@@ -276,14 +276,16 @@ class SharedLog {
 // Append waits for its group's sync. With one thread the log idles while the caller encodes
 // the next batch; with more, encoding, building and writing overlap.
 void BM_AppendBatches(benchmark::State& state) {
-  AuditLog& log = SharedLog::Start(state, absl::StrCat("batches-", state.range(0)));
+  SharedLog::Start(state, absl::StrCat("batches-", state.range(0)));
   const size_t batch = static_cast<size_t>(state.range(0));
   uint64_t appended = 0;
   for (auto _ : state) {
     std::vector<PendingRecord> pending(batch);
     const uint64_t first = SharedLog::Take(batch);
     for (size_t i = 0; i < batch; ++i) pending[i] = NextRecord(first + i);
-    if (!log.Append(std::move(pending)).ok()) state.SkipWithError("append failed");
+    if (absl::Status s = SharedLog::log().Append(std::move(pending)).status(); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+    }
     appended += batch;
   }
   if (state.thread_index() == 0) SizeCounters(state);
@@ -307,8 +309,7 @@ void BM_AppendPreEncoded(benchmark::State& state) {
     for (uint64_t i = 0; i < Pool().size(); ++i) out.push_back(NextRecord(i).body);
     return out;
   }();
-  AuditLog& log = SharedLog::Start(state, absl::StrCat("pre-encoded-", state.range(1)),
-                                   state.range(1) != 0);
+  SharedLog::Start(state, absl::StrCat("pre-encoded-", state.range(1)), state.range(1) != 0);
   const size_t batch = static_cast<size_t>(state.range(0));
   uint64_t appended = 0;
   for (auto _ : state) {
@@ -318,7 +319,9 @@ void BM_AppendPreEncoded(benchmark::State& state) {
       pending[i].transaction_id = absl::StrCat("tx-", first + i);
       pending[i].body = bodies[(first + i) % bodies.size()];
     }
-    if (!log.Append(std::move(pending)).ok()) state.SkipWithError("append failed");
+    if (absl::Status s = SharedLog::log().Append(std::move(pending)).status(); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+    }
     appended += batch;
   }
   SharedLog::Finish(state, appended);
@@ -333,12 +336,12 @@ BENCHMARK(BM_AppendPreEncoded)
 // Many threads each appending one record at a time and waiting for it (the serving shape:
 // every request waits for its own record). Group commit gathers them.
 void BM_AppendConcurrentSingles(benchmark::State& state) {
-  AuditLog& log = SharedLog::Start(state, "singles");
+  SharedLog::Start(state, "singles");
   uint64_t appended = 0;
   for (auto _ : state) {
     std::vector<PendingRecord> one(1);
     one[0] = NextRecord(SharedLog::Take(1));
-    if (!log.Append(std::move(one)).ok()) state.SkipWithError("append failed");
+    if (!SharedLog::log().Append(std::move(one)).ok()) state.SkipWithError("append failed");
     ++appended;
   }
   SharedLog::Finish(state, appended);

@@ -73,6 +73,8 @@ struct VigilServer::Gauges {
   // The audit log (read from AuditLog::stats at each scrape).
   Gauge* audit_records = nullptr;
   Gauge* audit_groups = nullptr;
+  Gauge* audit_syncs = nullptr;
+  Gauge* audit_bytes = nullptr;
   Gauge* audit_tree_heads = nullptr;
   Gauge* audit_refused = nullptr;
   Gauge* audit_healthy = nullptr;
@@ -217,7 +219,16 @@ absl::Status VigilServer::Load() {
                                             "Decisions durably recorded in the audit log (its size)."));
   VIGIL_ASSIGN_OR_RETURN(g.audit_groups,
                          metrics_->AddGauge("vigil_audit_groups",
-                                            "Group commits (one fsync each) since the start."));
+                                            "Group commits (atomic batches) since the start."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_syncs,
+                         metrics_->AddGauge("vigil_audit_syncs",
+                                            "Syncs of the audit log's writes since the start (one "
+                                            "covers the groups written since the one before)."));
+  VIGIL_ASSIGN_OR_RETURN(g.audit_bytes,
+                         metrics_->AddGauge("vigil_audit_bytes_written",
+                                            "Bytes the audit log's groups wrote since the start: "
+                                            "record chunks, tree tiles, heads, index, and the "
+                                            "feature state carried with them."));
   VIGIL_ASSIGN_OR_RETURN(g.audit_tree_heads,
                          metrics_->AddGauge("vigil_audit_tree_heads",
                                             "Tree heads signed since the start."));
@@ -498,6 +509,8 @@ void VigilServer::RefreshGauges() {
     const audit::AuditLogStats stats = log->stats();
     g.audit_records->Set(static_cast<double>(log->size()));
     g.audit_groups->Set(static_cast<double>(stats.groups));
+    g.audit_syncs->Set(static_cast<double>(stats.syncs));
+    g.audit_bytes->Set(static_cast<double>(stats.bytes_written));
     g.audit_tree_heads->Set(static_cast<double>(stats.tree_heads));
     g.audit_refused->Set(static_cast<double>(stats.refused));
     g.audit_healthy->Set(log->health().ok() ? 1 : 0);
