@@ -14,11 +14,14 @@
 //
 // Appending: callers encode record bodies in parallel (EncodeRecordBody) and hand them to
 // Append, which queues them for the log's committer thread. The committer takes everything
-// queued (up to a group's limits), assigns sequence numbers, chains and hashes, adds the tree's
-// new nodes, the head and, when due, a signed tree head, lets the companion add state that must
-// become durable with the records (the feature state), and writes all of it in one atomic,
-// synced RocksDB batch: a group commit, one fsync for the whole group. Append returns when its
-// records are durable.
+// queued (up to a group's limits), assigns sequence numbers, chains and hashes, packs the
+// records into chunks, adds the tree's new nodes, the head and, when due, a signed tree head,
+// lets the companion add state that must become durable with the records (the feature
+// state), and hands the group, one atomic RocksDB batch, to the writer thread. The writer
+// writes the groups in order, every group built since its last sync with one sync (group
+// commit), and then releases their waiters: Append returns when its records are durable.
+// While the writer syncs, the committer builds the next group when enough records wait
+// (bulk appends); small groups wait and join the next sync.
 //
 // After a failed write the log accepts nothing more: every later Append fails with kUnavailable
 // and health() reports the cause, so that a server turns unready instead of acknowledging

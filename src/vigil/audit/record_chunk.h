@@ -4,7 +4,7 @@
 // Why: a value per record costs the store a memtable insert, a write-ahead-log entry and, at
 // flush, a block entry each, and the records' bytes cross the disk twice (log, then table);
 // decisions of one group repeat their versions, reason texts and field tags, so a chunk of them
-// compresses about 2.7 times with LZ4 at several hundred MB/s. The records themselves, which
+// compresses 2.1 to 2.7 times with LZ4 at several hundred MB/s (docs/benchmarks.md). The records themselves, which
 // the hash chain and the Merkle tree cover, are unchanged: the chunk is storage, not evidence;
 // a damaged chunk is found by the verifier like a damaged record.
 //
