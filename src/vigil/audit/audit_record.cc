@@ -50,6 +50,15 @@ enum : uint32_t {
   kRemittance = 9,
   kPriority = 10,
   kLabel = 11,
+  kMessageType = 12,
+  kReference = 13,
+  kUetr = 14,
+  kValueDate = 15,
+  kCharges = 16,
+  kPurpose = 17,
+  kAgents = 18,
+  kUltimateOriginator = 19,
+  kUltimateBeneficiary = 20,
 };
 }  // namespace tx_field
 
@@ -98,6 +107,12 @@ class Writer {
     UInt(number, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
   }
   void Bool(uint32_t number, bool v) { UInt(number, v ? 1 : 0); }
+  // An element of a repeated field: written even when empty (its place in the list counts).
+  void RepeatedBytes(uint32_t number, std::string_view v) {
+    Key(number, kBytes);
+    Varint(v.size());
+    out_->append(v);
+  }
   void Bytes(uint32_t number, std::string_view v) {
     if (v.empty()) return;
     Key(number, kBytes);
@@ -154,6 +169,15 @@ void WriteParty(Writer& w, const Party& p) {
   w.Bytes(2, p.name);
   w.Bytes(3, p.bank_id);
   w.Bytes(4, p.country);
+  for (const std::string& line : p.address) w.RepeatedBytes(5, line);
+}
+
+void WriteAgent(Writer& w, const Agent& a) {
+  w.UInt(1, static_cast<uint64_t>(a.role));
+  w.Bytes(2, a.bic);
+  w.Bytes(3, a.account_id);
+  w.Bytes(4, a.name);
+  w.Bytes(5, a.country);
 }
 
 void WriteMoney(Writer& w, const Money& m) {
@@ -181,6 +205,23 @@ void WriteTransaction(Writer& w, const Transaction& tx) {
       m.Bool(1, tx.label->is_laundering);
       m.Bytes(2, tx.label->typology);
     }, true);
+  }
+  w.Bytes(kMessageType, tx.message_type);
+  w.Bytes(kReference, tx.reference);
+  w.Bytes(kUetr, tx.uetr);
+  w.Bytes(kValueDate, tx.value_date);
+  w.Bytes(kCharges, tx.charges);
+  w.Bytes(kPurpose, tx.purpose);
+  for (const Agent& a : tx.agents) {
+    w.Message(kAgents, [&](Writer& m) { WriteAgent(m, a); }, true);
+  }
+  if (tx.ultimate_originator.has_value()) {
+    w.Message(kUltimateOriginator, [&](Writer& m) { WriteParty(m, *tx.ultimate_originator); },
+              true);
+  }
+  if (tx.ultimate_beneficiary.has_value()) {
+    w.Message(kUltimateBeneficiary, [&](Writer& m) { WriteParty(m, *tx.ultimate_beneficiary); },
+              true);
   }
 }
 
@@ -291,6 +332,12 @@ class Reader {
     return v;
   }
   std::string String(std::string_view name) { return std::string(Bytes(name)); }
+  // An element of a repeated field (may be empty).
+  std::string RepeatedString(std::string_view name) {
+    std::string_view v;
+    if (!Expect(name, kBytes) || !ReadLength(&v)) return {};
+    return std::string(v);
+  }
   Hash Hash32(std::string_view name) {
     Hash h{};
     const std::string_view v = Bytes(name);
@@ -451,6 +498,23 @@ void ReadParty(Reader& r, Party& p) {
       case 2: p.name = r.String("name"); break;
       case 3: p.bank_id = r.String("bank_id"); break;
       case 4: p.country = r.String("country"); break;
+      case 5:
+        p.address.push_back(r.RepeatedString(absl::StrCat("address[", p.address.size(), "]")));
+        r.AllowRepeat();
+        break;
+      default: r.Unknown();
+    }
+  }
+}
+
+void ReadAgent(Reader& r, Agent& a) {
+  while (r.Next()) {
+    switch (r.number()) {
+      case 1: a.role = static_cast<AgentRole>(r.Enum("role", kNumAgentRoles)); break;
+      case 2: a.bic = r.String("bic"); break;
+      case 3: a.account_id = r.String("account_id"); break;
+      case 4: a.name = r.String("name"); break;
+      case 5: a.country = r.String("country"); break;
       default: r.Unknown();
     }
   }
@@ -533,6 +597,31 @@ void ReadTransaction(Reader& r, Transaction& tx) {
             default: m.Unknown();
           }
         }
+        r.Absorb(m);
+        break;
+      }
+      case kMessageType: tx.message_type = r.String("message_type"); break;
+      case kReference: tx.reference = r.String("reference"); break;
+      case kUetr: tx.uetr = r.String("uetr"); break;
+      case kValueDate: tx.value_date = r.String("value_date"); break;
+      case kCharges: tx.charges = r.String("charges"); break;
+      case kPurpose: tx.purpose = r.String("purpose"); break;
+      case kAgents: {
+        Reader m = r.Message(absl::StrCat("agents[", tx.agents.size(), "]"), true);
+        ReadAgent(m, tx.agents.emplace_back());
+        r.Absorb(m);
+        r.AllowRepeat();
+        break;
+      }
+      case kUltimateOriginator: {
+        Reader m = r.Message("ultimate_originator", true);
+        ReadParty(m, tx.ultimate_originator.emplace());
+        r.Absorb(m);
+        break;
+      }
+      case kUltimateBeneficiary: {
+        Reader m = r.Message("ultimate_beneficiary", true);
+        ReadParty(m, tx.ultimate_beneficiary.emplace());
         r.Absorb(m);
         break;
       }

@@ -130,6 +130,40 @@ TEST(AuditRecord, EveryFieldRoundTrips) {
   EXPECT_EQ(EncodeRecord(*back), bytes);
 }
 
+// The members payment messages bring (SWIFT MT, ISO 20022): agents in order, address lines
+// (an empty one kept in its place), ultimate parties without an account.
+TEST(AuditRecord, PaymentMessageFieldsRoundTrip) {
+  AuditRecord r = FullRecord();
+  Transaction& tx = r.transaction;
+  tx.originator.address = {"NO 852-60", "", "SRI LANKA"};
+  tx.message_type = "MT103";
+  tx.reference = "990OTT250827000";
+  tx.uetr = "8403c004-66b2-40fc-acba-9f11d1a4ad84";
+  tx.value_date = "2025-08-27";
+  tx.charges = "BEN";
+  tx.purpose = "GDDS";
+  tx.agents = {{.role = AgentRole::kInstructing, .bic = "ABCDLKLXXXX"},
+               {.role = AgentRole::kIntermediary, .bic = "", .account_id = "/123",
+                .name = "INTERMEDIARY BANK GMBH", .country = "DE"},
+               {.role = AgentRole::kAccountWithInstitution, .bic = "SMBCTHBKXXX",
+                .country = "TH"}};
+  tx.ultimate_originator = Party{.name = "Parent Holding"};
+  tx.ultimate_beneficiary = Party{};  // present, empty
+  const std::string bytes = EncodeRecord(r);
+  ASSERT_OK_AND_ASSIGN(AuditRecord back, DecodeRecord(bytes));
+  ExpectSame(back, r);
+  // Absent members are not written (TheEncodingIsTheDocumentedBytes pins the bytes of a
+  // record without them).
+  EXPECT_LT(EncodeRecord(FullRecord()).size(), bytes.size());
+  // An agent role beyond the list is refused, naming the path.
+  AuditRecord bad = r;
+  bad.transaction.agents.resize(1);
+  bad.transaction.agents[0].role = static_cast<AgentRole>(kNumAgentRoles);
+  EXPECT_THAT(DecodeRecord(EncodeRecord(bad)),
+              ::vigil::testing::StatusIs(absl::StatusCode::kDataLoss,
+                                         ::testing::HasSubstr("transaction.agents[0].role")));
+}
+
 TEST(AuditRecord, AbsentScoresStayAbsentAndTheFirstRecordHasNoPreviousHash) {
   AuditRecord r;
   r.transaction.id = "t";

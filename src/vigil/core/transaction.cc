@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 
 namespace vigil {
@@ -74,6 +75,25 @@ absl::StatusOr<Priority> ParsePriority(absl::string_view name) {
   if (name == "P2" || name == "p2") return Priority::kP2;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown priority '", name, "' (expected P0, P1 or P2)"));
+}
+
+namespace {
+constexpr absl::string_view kAgentRoleNames[kNumAgentRoles] = {
+    "instructing",          "instructed",         "ordering_institution",
+    "senders_correspondent", "receivers_correspondent", "reimbursement",
+    "intermediary",         "account_with_institution", "beneficiary_institution"};
+}  // namespace
+
+absl::string_view AgentRoleName(AgentRole role) {
+  return kAgentRoleNames[static_cast<int>(role)];
+}
+
+absl::StatusOr<AgentRole> ParseAgentRole(absl::string_view name) {
+  for (int i = 0; i < kNumAgentRoles; ++i) {
+    if (kAgentRoleNames[i] == name) return static_cast<AgentRole>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown agent role '", name, "' (", absl::StrJoin(kAgentRoleNames, ", "), ")"));
 }
 
 std::string FormatUtc(UtcTime t) {

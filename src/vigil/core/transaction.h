@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -28,8 +29,37 @@ struct Party {
   std::string name;
   std::string bank_id;  // bank code or BIC
   std::string country;  // ISO 3166-1 alpha-2, upper case; empty when unknown
+  // Postal address as free-text lines (MT 50K/59 lines after the name, ISO 20022 PstlAdr),
+  // without the name; empty when the source has none.
+  std::vector<std::string> address;
 
   friend bool operator==(const Party&, const Party&) = default;
+};
+
+// The part a bank plays in a payment's chain (SWIFT MT field / ISO 20022 element).
+enum class AgentRole : uint8_t {
+  kInstructing = 0,           // the sender of the message (MT block 1/2, InstgAgt)
+  kInstructed = 1,            // its receiver (InstdAgt)
+  kOrderingInstitution = 2,   // the originator's bank (52a, DbtrAgt)
+  kSendersCorrespondent = 3,  // 53a
+  kReceiversCorrespondent = 4,  // 54a
+  kReimbursement = 5,         // third reimbursement institution (55a)
+  kIntermediary = 6,          // 56a, IntrmyAgt1
+  kAccountWithInstitution = 7,  // the beneficiary's bank (57a, CdtrAgt)
+  kBeneficiaryInstitution = 8,  // the institution paid by a bank transfer (MT202 58a, Cdtr)
+};
+inline constexpr int kNumAgentRoles = 9;
+
+// A bank in the payment's chain. bic or name (and account_id, the account the message names
+// at that bank) as the source gives them; country from the BIC when it has one.
+struct Agent {
+  AgentRole role = AgentRole::kInstructing;
+  std::string bic;
+  std::string account_id;
+  std::string name;
+  std::string country;
+
+  friend bool operator==(const Agent&, const Agent&) = default;
 };
 
 // Scheduling class: P0 urgent (SWIFT priority U), P1 normal (default), P2 bulk (replays, backfills).
@@ -69,6 +99,17 @@ struct Transaction {
   Priority priority = Priority::kP1;
   std::optional<Label> label;
 
+  // From payment messages (SWIFT MT, ISO 20022); empty when the source does not carry them.
+  std::string message_type;   // "MT103", "MT202COV", "pacs.008.001.08", ...
+  std::string reference;      // the sender's reference (:20:, EndToEndId)
+  std::string uetr;           // unique end-to-end transaction reference (UUIDv4, lower case)
+  std::string value_date;     // interbank settlement date, YYYY-MM-DD
+  std::string charges;        // who bears the charges: "OUR", "BEN" or "SHA"
+  std::string purpose;        // purpose or transaction type code (Purp/Cd, :26T:)
+  std::vector<Agent> agents;  // the banks of the chain, in message order
+  std::optional<Party> ultimate_originator;   // UltmtDbtr
+  std::optional<Party> ultimate_beneficiary;  // UltmtCdtr
+
   friend bool operator==(const Transaction&, const Transaction&) = default;
 };
 
@@ -78,6 +119,10 @@ absl::StatusOr<PaymentFormat> ParsePaymentFormat(absl::string_view name);
 absl::string_view PaymentFormatJsonName(PaymentFormat f);  // "credit_card"
 
 absl::string_view PriorityName(Priority p);  // "P0", "P1", "P2"
+
+// "instructing", "ordering_institution", "intermediary", ... (JSON and docs/ingest.md).
+absl::string_view AgentRoleName(AgentRole role);
+absl::StatusOr<AgentRole> ParseAgentRole(absl::string_view name);
 absl::StatusOr<Priority> ParsePriority(absl::string_view name);
 
 // Formats an event time as RFC 3339 UTC with microseconds: "2022-09-01T00:09:00.000000Z".

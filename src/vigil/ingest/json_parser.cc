@@ -60,16 +60,29 @@ enum TopField : int {
   kRemittance,
   kPriority,
   kLabel,
+  kMessageType,
+  kReference,
+  kUetr,
+  kValueDate,
+  kCharges,
+  kPurpose,
+  kAgents,
+  kUltimateOriginator,
+  kUltimateBeneficiary,
   kNumTopFields,
 };
 constexpr std::string_view kTopNames[kNumTopFields] = {
-    "id",         "timestamp",      "originator",     "beneficiary",
-    "amount",     "settled_amount", "payment_format", "channel",
-    "remittance", "priority",       "label"};
+    "id",           "timestamp",           "originator",          "beneficiary",
+    "amount",       "settled_amount",      "payment_format",      "channel",
+    "remittance",   "priority",            "label",               "message_type",
+    "reference",    "uetr",                "value_date",          "charges",
+    "purpose",      "agents",              "ultimate_originator", "ultimate_beneficiary"};
 constexpr std::string_view kTopPaths[kNumTopFields] = {
-    "$.id",         "$.timestamp",      "$.originator",     "$.beneficiary",
-    "$.amount",     "$.settled_amount", "$.payment_format", "$.channel",
-    "$.remittance", "$.priority",       "$.label"};
+    "$.id",           "$.timestamp",           "$.originator",          "$.beneficiary",
+    "$.amount",       "$.settled_amount",      "$.payment_format",      "$.channel",
+    "$.remittance",   "$.priority",            "$.label",               "$.message_type",
+    "$.reference",    "$.uetr",                "$.value_date",          "$.charges",
+    "$.purpose",      "$.agents",              "$.ultimate_originator", "$.ultimate_beneficiary"};
 
 // Member names are matched by length first, then one fixed-size compare (inlined): key lookup
 // is a large share of the per-document cost after simdjson itself.
@@ -82,36 +95,65 @@ int TopFieldOf(std::string_view key) {
   switch (key.size()) {
     case 2:
       return Is(key, "id") ? kId : -1;
+    case 4:
+      return Is(key, "uetr") ? kUetr : -1;
     case 5:
       return Is(key, "label") ? kLabel : -1;
     case 6:
-      return Is(key, "amount") ? kAmount : -1;
+      return Is(key, "amount") ? kAmount : Is(key, "agents") ? kAgents : -1;
     case 7:
-      return Is(key, "channel") ? kChannel : -1;
+      return Is(key, "channel")   ? kChannel
+             : Is(key, "charges") ? kCharges
+             : Is(key, "purpose") ? kPurpose
+                                  : -1;
     case 8:
       return Is(key, "priority") ? kPriority : -1;
     case 9:
-      return Is(key, "timestamp") ? kTimestamp : -1;
+      return Is(key, "timestamp") ? kTimestamp : Is(key, "reference") ? kReference : -1;
     case 10:
-      return Is(key, "originator") ? kOriginator : Is(key, "remittance") ? kRemittance : -1;
+      return Is(key, "originator")   ? kOriginator
+             : Is(key, "remittance") ? kRemittance
+             : Is(key, "value_date") ? kValueDate
+                                     : -1;
     case 11:
       return Is(key, "beneficiary") ? kBeneficiary : -1;
+    case 12:
+      return Is(key, "message_type") ? kMessageType : -1;
     case 14:
       return Is(key, "settled_amount")   ? kSettledAmount
              : Is(key, "payment_format") ? kPaymentFormat
                                          : -1;
+    case 19:
+      return Is(key, "ultimate_originator") ? kUltimateOriginator : -1;
+    case 20:
+      return Is(key, "ultimate_beneficiary") ? kUltimateBeneficiary : -1;
     default:
       return -1;
   }
 }
 
-enum PartyField : int { kAccountId, kName, kBankId, kCountry };
+enum PartyField : int { kAccountId, kName, kBankId, kCountry, kAddress };
 int PartyFieldOf(std::string_view key) {
   if (Is(key, "account_id")) return kAccountId;
   if (Is(key, "name")) return kName;
   if (Is(key, "bank_id")) return kBankId;
   if (Is(key, "country")) return kCountry;
+  if (Is(key, "address")) return kAddress;
   return -1;
+}
+
+enum AgentField : int { kAgentRole, kAgentBic, kAgentAccount, kAgentName, kAgentCountry };
+int AgentFieldOf(std::string_view key) {
+  if (Is(key, "role")) return kAgentRole;
+  if (Is(key, "bic")) return kAgentBic;
+  if (Is(key, "account_id")) return kAgentAccount;
+  if (Is(key, "name")) return kAgentName;
+  if (Is(key, "country")) return kAgentCountry;
+  return -1;
+}
+
+bool IsCountryCode(std::string_view s) {
+  return s.size() == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z';
 }
 
 enum MoneyField : int { kValue, kCurrency };
@@ -333,6 +375,31 @@ class JsonTransactionParser::Impl {
         case kLabel:
           if (!ParseLabel(v, path, tx)) return false;
           break;
+        case kMessageType:
+        case kReference:
+        case kUetr:
+        case kValueDate:
+        case kCharges:
+        case kPurpose: {
+          if (!GetString(v, path, &s)) return false;
+          std::string* target = field == kMessageType ? &tx->message_type
+                                : field == kReference ? &tx->reference
+                                : field == kUetr      ? &tx->uetr
+                                : field == kValueDate ? &tx->value_date
+                                : field == kCharges   ? &tx->charges
+                                                      : &tx->purpose;
+          target->assign(s);
+          break;
+        }
+        case kAgents:
+          if (!ParseAgents(v, path, &tx->agents)) return false;
+          break;
+        case kUltimateOriginator:
+          if (!ParseParty(v, path, &tx->ultimate_originator.emplace(), false)) return false;
+          break;
+        case kUltimateBeneficiary:
+          if (!ParseParty(v, path, &tx->ultimate_beneficiary.emplace(), false)) return false;
+          break;
         case kNumTopFields:
           break;
       }
@@ -349,6 +416,15 @@ class JsonTransactionParser::Impl {
     if (!(present & (1u << kRemittance))) tx->remittance.clear();
     if (!(present & (1u << kPriority))) tx->priority = options_.default_priority;
     if (!(present & (1u << kLabel))) tx->label.reset();
+    if (!(present & (1u << kMessageType))) tx->message_type.clear();
+    if (!(present & (1u << kReference))) tx->reference.clear();
+    if (!(present & (1u << kUetr))) tx->uetr.clear();
+    if (!(present & (1u << kValueDate))) tx->value_date.clear();
+    if (!(present & (1u << kCharges))) tx->charges.clear();
+    if (!(present & (1u << kPurpose))) tx->purpose.clear();
+    if (!(present & (1u << kAgents))) tx->agents.clear();
+    if (!(present & (1u << kUltimateOriginator))) tx->ultimate_originator.reset();
+    if (!(present & (1u << kUltimateBeneficiary))) tx->ultimate_beneficiary.reset();
     // The Transaction carries a settled amount only when it differs from the instructed one.
     if (has_settled && !(settled == tx->amount)) {
       tx->settled_amount = settled;
@@ -372,7 +448,10 @@ class JsonTransactionParser::Impl {
     return true;
   }
 
-  bool ParseParty(dom::element v, std::string_view path, Party* party) {
+  // A party; "require_account": the originator and beneficiary need an account_id, the
+  // ultimate parties (often a name alone) do not.
+  bool ParseParty(dom::element v, std::string_view path, Party* party,
+                  bool require_account = true) {
     dom::object object;
     if (v.get_object().get(object) != simdjson::SUCCESS) return WrongType(path, "an object", v);
     uint32_t seen = 0;
@@ -384,6 +463,10 @@ class JsonTransactionParser::Impl {
       seen |= 1u << field;
       if (member.value.is_null()) continue;
       present |= 1u << field;
+      if (field == kAddress) {
+        if (!ParseLines(member.value, Child(path, "address"), &party->address)) return false;
+        continue;
+      }
       std::string_view s;
       if (!GetString(member.value, path, member.key, &s)) return false;
       switch (field) {
@@ -400,7 +483,7 @@ class JsonTransactionParser::Impl {
           party->bank_id.assign(s);
           break;
         case kCountry:
-          if (s.size() != 2 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z') {
+          if (!IsCountryCode(s)) {
             return Fail(Child(path, "country"), "invalid_value",
                         absl::StrCat("country '", ToAbsl(s),
                                      "' is not an ISO 3166-1 alpha-2 code (2 upper-case letters)"));
@@ -409,13 +492,82 @@ class JsonTransactionParser::Impl {
           break;
       }
     }
-    if (!(present & 1u)) {
+    if (require_account && !(present & 1u)) {
       return Fail(Child(path, "account_id"), "missing_field",
                   "required field 'account_id' is missing");
     }
+    if (!(present & 1u)) party->account_id.clear();
     if (!(present & 2u)) party->name.clear();
     if (!(present & 4u)) party->bank_id.clear();
     if (!(present & 8u)) party->country.clear();
+    if (!(present & 16u)) party->address.clear();
+    return true;
+  }
+
+  // An array of strings (address lines).
+  bool ParseLines(dom::element v, const std::string& path, std::vector<std::string>* lines) {
+    dom::array array;
+    if (v.get_array().get(array) != simdjson::SUCCESS) {
+      return WrongType(path, "an array of strings", v);
+    }
+    lines->clear();
+    size_t i = 0;
+    for (dom::element e : array) {
+      std::string_view s;
+      if (!GetString(e, absl::StrCat(path, "[", i, "]"), &s)) return false;
+      lines->emplace_back(s);
+      ++i;
+    }
+    return true;
+  }
+
+  bool ParseAgents(dom::element v, std::string_view path, std::vector<Agent>* agents) {
+    dom::array array;
+    if (v.get_array().get(array) != simdjson::SUCCESS) {
+      return WrongType(path, "an array of objects", v);
+    }
+    agents->clear();
+    for (dom::element e : array) {
+      const std::string at = absl::StrCat(ToAbsl(path), "[", agents->size(), "]");
+      dom::object object;
+      if (e.get_object().get(object) != simdjson::SUCCESS) return WrongType(at, "an object", e);
+      Agent& agent = agents->emplace_back();
+      uint32_t seen = 0;
+      for (dom::key_value_pair member : object) {
+        const int field = AgentFieldOf(member.key);
+        if (field < 0) return UnknownField(at, member.key);
+        if (seen & (1u << field)) return DuplicateField(at, member.key);
+        seen |= 1u << field;
+        if (member.value.is_null()) continue;
+        std::string_view s;
+        if (!GetString(member.value, at, member.key, &s)) return false;
+        switch (field) {
+          case kAgentRole: {
+            absl::StatusOr<AgentRole> role = ParseAgentRole(ToAbsl(s));
+            if (!role.ok()) {
+              return Fail(Child(at, "role"), "invalid_value", std::string(role.status().message()));
+            }
+            agent.role = *role;
+            seen |= 1u << 31;  // the role was given
+            break;
+          }
+          case kAgentBic: agent.bic.assign(s); break;
+          case kAgentAccount: agent.account_id.assign(s); break;
+          case kAgentName: agent.name.assign(s); break;
+          case kAgentCountry:
+            if (!IsCountryCode(s)) {
+              return Fail(Child(at, "country"), "invalid_value",
+                          absl::StrCat("country '", ToAbsl(s),
+                                       "' is not an ISO 3166-1 alpha-2 code"));
+            }
+            agent.country.assign(s);
+            break;
+        }
+      }
+      if (!(seen & (1u << 31))) {
+        return Fail(Child(at, "role"), "missing_field", "required field 'role' is missing");
+      }
+    }
     return true;
   }
 

@@ -16,21 +16,49 @@ void AppendKey(std::string_view key, std::string* out) {
   out->append("\":");
 }
 
+// Members left out when empty (account_id is never empty for the originator and the
+// beneficiary; an ultimate party may have none).
 void AppendParty(const Party& p, std::string* out) {
-  out->append("{\"account_id\":");
-  AppendJsonString(p.account_id, out);
-  if (!p.name.empty()) {
-    out->append(",\"name\":");
-    AppendJsonString(p.name, out);
+  out->push_back('{');
+  bool first = true;
+  const auto member = [&](std::string_view key, std::string_view value) {
+    if (value.empty()) return;
+    if (!first) out->push_back(',');
+    first = false;
+    AppendKey(key, out);
+    AppendJsonString(value, out);
+  };
+  member("account_id", p.account_id);
+  member("name", p.name);
+  member("bank_id", p.bank_id);
+  member("country", p.country);
+  if (!p.address.empty()) {
+    if (!first) out->push_back(',');
+    out->append("\"address\":[");
+    for (size_t i = 0; i < p.address.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      AppendJsonString(p.address[i], out);
+    }
+    out->push_back(']');
   }
-  if (!p.bank_id.empty()) {
-    out->append(",\"bank_id\":");
-    AppendJsonString(p.bank_id, out);
-  }
-  if (!p.country.empty()) {
-    out->append(",\"country\":");
-    AppendJsonString(p.country, out);
-  }
+  out->push_back('}');
+}
+
+// ,"key":"value" when value is not empty.
+void AppendOptionalString(std::string_view key, std::string_view value, std::string* out) {
+  if (value.empty()) return;
+  out->push_back(',');
+  AppendKey(key, out);
+  AppendJsonString(value, out);
+}
+
+void AppendAgent(const Agent& a, std::string* out) {
+  out->append("{\"role\":");
+  AppendJsonString(ingest_internal::ToStd(AgentRoleName(a.role)), out);
+  AppendOptionalString("bic", a.bic, out);
+  AppendOptionalString("account_id", a.account_id, out);
+  AppendOptionalString("name", a.name, out);
+  AppendOptionalString("country", a.country, out);
   out->push_back('}');
 }
 
@@ -80,6 +108,28 @@ void AppendTransactionJson(const Transaction& tx, std::string* out) {
       AppendJsonString(tx.label->typology, out);
     }
     out->push_back('}');
+  }
+  AppendOptionalString("message_type", tx.message_type, out);
+  AppendOptionalString("reference", tx.reference, out);
+  AppendOptionalString("uetr", tx.uetr, out);
+  AppendOptionalString("value_date", tx.value_date, out);
+  AppendOptionalString("charges", tx.charges, out);
+  AppendOptionalString("purpose", tx.purpose, out);
+  if (!tx.agents.empty()) {
+    out->append(",\"agents\":[");
+    for (size_t i = 0; i < tx.agents.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      AppendAgent(tx.agents[i], out);
+    }
+    out->push_back(']');
+  }
+  if (tx.ultimate_originator) {
+    out->append(",\"ultimate_originator\":");
+    AppendParty(*tx.ultimate_originator, out);
+  }
+  if (tx.ultimate_beneficiary) {
+    out->append(",\"ultimate_beneficiary\":");
+    AppendParty(*tx.ultimate_beneficiary, out);
   }
   out->push_back('}');
 }

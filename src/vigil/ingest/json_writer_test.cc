@@ -81,6 +81,58 @@ TEST(TransactionToJson, RoundTripsThroughTheParser) {
   EXPECT_EQ(back, tx);
 }
 
+TEST(TransactionToJson, PaymentMessageMembersRoundTrip) {
+  Transaction tx = FullTransaction();
+  tx.beneficiary.address = {"Musterstrasse 1", "", "10115 Berlin"};
+  tx.message_type = "pacs.008.001.08";
+  tx.reference = "E2E-1";
+  tx.uetr = "8403c004-66b2-40fc-acba-9f11d1a4ad84";
+  tx.value_date = "2025-08-27";
+  tx.charges = "SHA";
+  tx.purpose = "GDDS";
+  tx.agents = {{.role = AgentRole::kOrderingInstitution, .bic = "NWBKGB2LXXX", .country = "GB"},
+               {.role = AgentRole::kIntermediary, .account_id = "/123", .name = "Bank \"X\""}};
+  tx.ultimate_originator = Party{.name = "Parent plc", .country = "GB"};
+  const std::string json = TransactionToJson(tx);
+  EXPECT_THAT(json, ::testing::HasSubstr(
+                        R"("agents":[{"role":"ordering_institution","bic":"NWBKGB2LXXX","country":"GB"},)"));
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("address":["Musterstrasse 1","","10115 Berlin"])"));
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("ultimate_originator":{"name":"Parent plc","country":"GB"})"));
+  JsonTransactionParser parser;
+  ASSERT_OK_AND_ASSIGN(Transaction back, parser.Parse(json));
+  EXPECT_EQ(back, tx);
+  // Reused for a transaction without them: nothing carries over.
+  ASSERT_OK_AND_ASSIGN(Transaction plain, parser.Parse(TransactionToJson(FullTransaction())));
+  EXPECT_EQ(plain, FullTransaction());
+}
+
+TEST(JsonTransactionParser, PaymentMessageMembersAreChecked) {
+  const std::string head =
+      R"({"id":"a","timestamp":"2022-09-01T00:00:00Z","originator":{"account_id":"1"},)"
+      R"("beneficiary":{"account_id":"2"},"amount":{"value":"1","currency":"USD"},)";
+  JsonTransactionParser parser;
+  const auto error = [&](const std::string& tail) {
+    return std::string(parser.Parse(head + tail + "}").status().message());
+  };
+  EXPECT_THAT(error(R"("agents":[{"bic":"X"}])"),
+              ::testing::HasSubstr("$.agents[0].role: required field 'role' is missing"));
+  EXPECT_THAT(error(R"("agents":[{"role":"banker"}])"),
+              ::testing::HasSubstr("unknown agent role 'banker'"));
+  EXPECT_THAT(error(R"("agents":[{"role":"intermediary","country":"Germany"}])"),
+              ::testing::HasSubstr("$.agents[0].country"));
+  EXPECT_THAT(error(R"("agents":{"role":"intermediary"})"),
+              ::testing::HasSubstr("expected an array of objects"));
+  EXPECT_THAT(error(R"("agents":[{"role":"intermediary","swift":"X"}])"),
+              ::testing::HasSubstr("unknown field 'swift'"));
+  EXPECT_THAT(error(R"("ultimate_originator":{"name":"P","address":"one line"})"),
+              ::testing::HasSubstr("$.ultimate_originator.address: expected an array of strings"));
+  EXPECT_THAT(error(R"("uetr":42)"), ::testing::HasSubstr("$.uetr: expected a string"));
+  ASSERT_OK_AND_ASSIGN(Transaction tx, parser.Parse(head + R"("ultimate_beneficiary":{"name":"P"}})"));
+  ASSERT_TRUE(tx.ultimate_beneficiary.has_value());
+  EXPECT_EQ(tx.ultimate_beneficiary->name, "P");
+  EXPECT_TRUE(tx.ultimate_beneficiary->account_id.empty());
+}
+
 TEST(TransactionToJson, AppendReusesTheString) {
   std::string out = "prefix ";
   AppendTransactionJson(FullTransaction(), &out);
