@@ -9,9 +9,13 @@
 #   make asan       ASan + UBSan build + tests in build-asan/
 #   make tsan       TSan build + tests in build-tsan/ (suppressions: scripts/tsan.supp)
 #   make test-long  the tests labelled "long", in build/
+#   make fuzz       clang + libFuzzer build in build-fuzz/, then each fuzzer for FUZZ_SECONDS;
+#                   report in build-fuzz/fuzz-report.txt, crashes in fuzz/crashes/ (docs/fuzzing.md)
 #   make clean      removes every build directory
 #
-# Variables: JOBS (compile jobs, default: all cores), TEST_JOBS (ctest jobs, default 2).
+# Variables: JOBS (compile jobs, default: all cores), TEST_JOBS (ctest jobs, default 2);
+# for make fuzz: FUZZ_SECONDS (per target, default 300), FUZZ_TARGETS (default: all four),
+# FUZZ_FLAGS (more libFuzzer flags, default -timeout=30).
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -22,7 +26,11 @@ TSAN_SUPP := $(wildcard scripts/tsan.supp)
 TSAN_OPTIONS ?= $(if $(TSAN_SUPP),suppressions=$(CURDIR)/$(TSAN_SUPP) )second_deadlock_stack=1
 UBSAN_OPTIONS ?= print_stacktrace=1
 
-.PHONY: all setup build test demo bench debug asan tsan test-long clean
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= json_transaction amlworld_csv swift_mt policy_expression
+FUZZ_FLAGS ?= -timeout=30
+
+.PHONY: all setup build test demo bench debug asan tsan test-long fuzz clean
 
 all: build
 
@@ -91,5 +99,46 @@ tsan: setup
 	$(call build_preset,build-tsan,tsan)
 	TSAN_OPTIONS="$(TSAN_OPTIONS)" ctest --test-dir build-tsan $(CTEST_FLAGS) -j $(TEST_JOBS)
 
+# Builds only the fuzzers and the libraries they need (not the whole project under clang). Each
+# target fuzzes its own writable corpus, build-fuzz/corpus/<target>/, seeded from
+# fuzz/corpus/<target>/ (new inputs libFuzzer finds stay in build-fuzz/; copy the interesting
+# ones back by hand). Crashing inputs go to fuzz/crashes/<target>/, which make test replays. One
+# crashing target does not stop the others; make fails at the end. Logs: build-fuzz/fuzz-*.log.
+fuzz: setup
+	@command -v clang++ >/dev/null || { \
+	  echo "make fuzz: needs clang++ and libFuzzer (Debian: clang libclang-rt-14-dev)" >&2; exit 2; }
+	@if [[ ! -f build-fuzz/build.ninja ]]; then echo "cmake --preset fuzz"; cmake --preset fuzz; fi
+	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS:%=%_fuzzer)
+	@set -uo pipefail; \
+	report=build-fuzz/fuzz-report.txt; \
+	echo "# make fuzz, $$(date -u +%FT%TZ), FUZZ_SECONDS=$(FUZZ_SECONDS) per target" > "$$report"; \
+	failed=(); \
+	for t in $(FUZZ_TARGETS); do \
+	  bin="build-fuzz/fuzz/$${t}_fuzzer"; log="build-fuzz/fuzz-$$t.log"; \
+	  if [[ ! -x "$$bin" || ! -d "fuzz/corpus/$$t" ]]; then \
+	    echo "make fuzz: unknown target '$$t'" >&2; failed+=("$$t"); continue; \
+	  fi; \
+	  mkdir -p "build-fuzz/corpus/$$t" "fuzz/crashes/$$t"; \
+	  cp -n "fuzz/corpus/$$t"/* "build-fuzz/corpus/$$t"/; \
+	  dict=(); [[ -f "fuzz/dictionaries/$$t.dict" ]] && dict=("-dict=fuzz/dictionaries/$$t.dict"); \
+	  echo "== $$t: $(FUZZ_SECONDS) s, log $$log"; \
+	  UBSAN_OPTIONS="$(UBSAN_OPTIONS)" "$$bin" -max_total_time=$(FUZZ_SECONDS) \
+	      -print_final_stats=1 -artifact_prefix="fuzz/crashes/$$t/" "$${dict[@]}" $(FUZZ_FLAGS) \
+	      "build-fuzz/corpus/$$t" > "$$log" 2>&1; \
+	  rc=$$?; \
+	  stat() { sed -n "s/^stat::$$1: *//p" "$$log" | tail -n 1; }; \
+	  runs="$$(stat number_of_executed_units)"; \
+	  [[ -z "$$runs" ]] && runs="$$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$$log" | tail -n 1)"; \
+	  line="$$(printf '%-18s executions %-10s per second %-7s corpus %s files' "$$t" \
+	      "$${runs:-?}" "$$(stat average_exec_per_sec)" "$$(ls "build-fuzz/corpus/$$t" | wc -l)")"; \
+	  if [[ $$rc -ne 0 ]]; then \
+	    line+="  FAILED (exit $$rc): $$(grep -m 1 -o 'Test unit written to .*' "$$log" || echo "see $$log")"; \
+	    failed+=("$$t"); \
+	  fi; \
+	  echo "$$line" | tee -a "$$report"; \
+	done; \
+	echo "report: $$report"; \
+	if [[ $${#failed[@]} -gt 0 ]]; then echo "make fuzz: failed: $${failed[*]}" >&2; exit 1; fi
+
 clean:
-	rm -rf build build-debug build-asan build-tsan
+	rm -rf build build-debug build-asan build-tsan build-fuzz

@@ -362,8 +362,9 @@ absl::Status Replayer::OpenState() {
         audit_log_.get(), AuditTrailOptions{.source = "replay",
                                             .input_format = summary_.format,
                                             .durable_ack = options_.audit_durable_ack});
-    summary_.audit.emplace();
-    summary_.audit->log_id = audit_log_->header().log_id;
+    // Assigned, not emplace()d: clang does not count a nested struct with default member
+    // initializers as default-constructible inside its enclosing class.
+    summary_.audit = ReplaySummary::Audit{.log_id = audit_log_->header().log_id};
   }
   return absl::OkStatus();
 }
