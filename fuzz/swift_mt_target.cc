@@ -12,6 +12,7 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_targets.h"
 #include "vigil/ingest/swift_mt.h"
+#include "vigil/ingest/swift_mt_types.h"
 
 namespace vigil::fuzz {
 namespace {
@@ -62,9 +63,21 @@ void CheckFields(const SwiftMtMessage& m, std::string_view text) {
   }
 }
 
-// Message-type parsers: add one branch per type as they appear, e.g.
-//   if (m.application.message_type == "103") { auto mt103 = Mt103::FromMessage(m); ... }
-void FuzzMessageType(const SwiftMtMessage& m) { (void)m; }
+// The message-type layer (swift_mt_types.h); the type mappings join here as they appear.
+void FuzzMessageType(const SwiftMtMessage& m) {
+  const absl::StatusOr<MtType> type = SupportedMtType(m);
+  if (!type.ok()) {
+    FUZZ_CHECK(type.status().code() == absl::StatusCode::kUnimplemented);
+    FUZZ_CHECK(m.application.message_type != "103" && m.application.message_type != "202");
+    return;
+  }
+  const absl::Status fields = CheckMtFields(m, *type);
+  // Whatever it says, an MT103 without :20: never passes.
+  if ((*type == MtType::kMt103 || *type == MtType::kMt103Stp) && m.Find("20") == nullptr) {
+    FUZZ_CHECK(!fields.ok());
+  }
+  FUZZ_CHECK(fields.ok() || fields.code() == absl::StatusCode::kInvalidArgument);
+}
 
 }  // namespace
 
