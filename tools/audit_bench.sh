@@ -60,6 +60,17 @@ for rep in $(seq 1 ${REPS:-3}); do
       --connections ${CONNECTIONS:-32} \
       --rates ${RATES:-5000,10000,15000,20000} --duration-ms 3000 --warmup-ms 500 --no-overload 2>&1 |
       grep "^external"
+    # What the log wrote (bytes per record: bytes_written / records) and the wait for the
+    # record's sync (stage "audit", cumulative buckets, all classes summed).
+    exec 3<>/dev/tcp/127.0.0.1/$port
+    printf 'GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3
+    cat <&3 > "$TMPDIR/metrics.txt"; exec 3<&-
+    grep -E '^vigil_audit_(records|groups|syncs|bytes_written) ' "$TMPDIR/metrics.txt" | tr '\n' ' '
+    echo
+    awk '/^vigil_stage_latency_seconds_bucket\{stage="audit"/ {
+        match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5); n[le] += $NF }
+      END { printf "audit stage, records by le (s):"
+            for (le in n) printf " %s:%d", le, n[le]; print "" }' "$TMPDIR/metrics.txt"
     kill -TERM $pid; wait $pid
   done
 done

@@ -235,7 +235,10 @@ struct AuditLog::Waiter {
 };
 
 AuditLog::AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock)
-    : store_(store), options_(std::move(options)), clock_(clock) {}
+    : store_(store),
+      options_(std::move(options)),
+      clock_(clock),
+      chunk_(options_.compress_records ? ChunkCodec::kLz4 : ChunkCodec::kStored) {}
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLogOptions options,
                                                          const Clock& clock) {
@@ -431,12 +434,11 @@ absl::Status AuditLog::SignAndStage(uint64_t size, const Hash& root, UtcTime now
   return absl::OkStatus();
 }
 
-// A built group on its way to the store: the batch, its chunks still to compress, and who
-// waits for it. The writer handles them in the order the committer built them.
+// A built group on its way to the store: the batch and who waits for it. The writer handles
+// them in the order the committer built them.
 struct AuditLog::Staged {
   std::vector<std::shared_ptr<Waiter>> waiters;
   KvWriteBatch batch;
-  std::vector<std::pair<uint64_t, RecordChunkBuilder>> chunks;  // first sequence, records
   bool write = false;    // false: nothing to write; the waiters are released in turn
   absl::Status status;   // a failure while building (signing): nothing of it is written
   uint64_t size = 0;     // the log's size once written
@@ -613,19 +615,20 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
   auto add_node = [this](int level, uint64_t index, const Hash& hash) {
     if (level % kTileHeight == 0) tiles_->Add(level, index, hash);
   };
-  const ChunkCodec codec = options_.compress_records ? ChunkCodec::kLz4 : ChunkCodec::kStored;
-  RecordChunkBuilder* chunk = nullptr;
+  // One builder, reused: a chunk is compressed and staged as soon as it is full.
+  uint64_t chunk_first = sequence;
+  const auto close_chunk = [&] { batch.Put(kRecords, Be64(chunk_first), chunk_.Finish()); };
   for (auto& w : staged.waiters) {
     w->results.reserve(w->records.size());
     for (PendingRecord& r : w->records) {
-      if (chunk == nullptr || chunk->records() >= kChunkMaxRecords ||
-          chunk->payload_bytes() >= kChunkMaxBytes) {
-        chunk = &staged.chunks.emplace_back(sequence, RecordChunkBuilder(codec)).second;
+      if (chunk_.records() >= kChunkMaxRecords || chunk_.payload_bytes() >= kChunkMaxBytes) {
+        close_chunk();
       }
+      if (chunk_.records() == 0) chunk_first = sequence;
       scratch_.clear();
       AppendAssembledRecord(sequence, last_leaf_, r.body, &scratch_);
       const Hash leaf = LeafHash(header_.hash, scratch_);
-      chunk->Add(scratch_);
+      chunk_.Add(scratch_);
       batch.Put(kIndex, r.transaction_id, Be64(sequence));
       frontier_->Append(leaf, add_node);
       w->results.push_back({sequence, leaf});
@@ -635,7 +638,7 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
       std::string().swap(r.body);
     }
   }
-  for (auto& [first, records] : staged.chunks) batch.Put(kRecords, Be64(first), records.Finish());
+  if (chunk_.records() > 0) close_chunk();
   tiles_->Stage(batch);
   const Hash root = frontier_->Root();
   batch.Put(kMeta, "head", Be64(sequence) + std::string(AsView(root)));

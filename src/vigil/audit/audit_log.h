@@ -225,7 +225,7 @@ class AuditLog {
   // tree heads, the companion's state) while the writer writes the one before.
   void Run();
   absl::Status Build(Staged& staged, bool with_state);
-  // The writer: compresses each built group's chunks, writes and syncs it, then releases its
+  // The writer: writes and syncs each built group, then releases its
   // waiters; in build order, so the store receives the groups in sequence.
   void RunWriter();
   bool TreeHeadDue(uint64_t size, UtcTime now) const;
@@ -254,6 +254,7 @@ class AuditLog {
   uint64_t last_head_size_ = 0;
   UtcTime last_head_time_{};
   std::string scratch_;
+  RecordChunkBuilder chunk_;  // reused across groups; empty between them
 
   std::thread writer_;
   std::thread committer_;
