@@ -195,4 +195,26 @@ absl::Status CheckIsoDate(std::string_view date) {
                   date);
 }
 
+absl::StatusOr<std::string> NormalizeUetr(std::string_view uetr) {
+  const auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("UETR \"", ToAbsl(uetr), "\": ", ToAbsl(why)));
+  };
+  if (uetr.size() != 36) return bad("must be a UUID of 36 characters (8-4-4-4-12 hexadecimal digits)");
+  std::string out(uetr);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return bad("must be a UUID: 8-4-4-4-12 hexadecimal digits separated by '-'");
+      continue;
+    }
+    if (c >= 'A' && c <= 'F') {
+      out[i] = static_cast<char>(c - 'A' + 'a');
+    } else if (!IsDigit(c) && !(c >= 'a' && c <= 'f')) {
+      return bad(absl::StrCat("'", std::string(1, c), "' at position ", i + 1,
+                              " is not a hexadecimal digit"));
+    }
+  }
+  return out;
+}
+
 }  // namespace vigil

@@ -44,6 +44,12 @@ absl::StatusOr<std::string> ParseMtDate(std::string_view yymmdd);
 // An ISO date (YYYY-MM-DD) checked the same way; returned as given.
 absl::Status CheckIsoDate(std::string_view date);
 
+// A UETR (unique end-to-end transaction reference, MT block 3 field 121, ISO 20022 PmtId/UETR):
+// a UUID in its 36-character form, 8-4-4-4-12 hexadecimal digits, either case. The network asks
+// for version 4; the version and variant digits are not checked, so that test and migration
+// traffic with other UUIDs is still screened. Returns it in lower case.
+absl::StatusOr<std::string> NormalizeUetr(std::string_view uetr);
+
 }  // namespace vigil
 
 #endif  // VIGIL_INGEST_SWIFT_SYNTAX_H_

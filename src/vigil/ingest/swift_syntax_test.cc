@@ -116,5 +116,15 @@ TEST(SwiftSyntax, Dates) {
   EXPECT_THAT(CheckIsoDate("2025-00-10"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(NormalizeUetrTest, AcceptsUuidsInEitherCaseAndRefusesOtherForms) {
+  EXPECT_EQ(*NormalizeUetr("8403C004-66B2-40fc-acba-9f11d1a4ad84"),
+            "8403c004-66b2-40fc-acba-9f11d1a4ad84");
+  EXPECT_FALSE(NormalizeUetr("8403c004-66b2-40fc-acba-9f11d1a4ad8").ok());
+  EXPECT_FALSE(NormalizeUetr("8403c004x66b2-40fc-acba-9f11d1a4ad84").ok());
+  const absl::StatusOr<std::string> bad = NormalizeUetr("8403c004-66b2-40fc-acba-9f11d1a4ad8g");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("position 36"));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -1,0 +1,657 @@
+#include "vigil/ingest/swift_mt_transaction.h"
+
+#include <array>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "vigil/common/string_view.h"
+#include "vigil/core/currency.h"
+#include "vigil/core/money.h"
+#include "vigil/ingest/party_key.h"
+#include "vigil/ingest/swift_mt_types.h"
+#include "vigil/ingest/swift_syntax.h"
+
+namespace vigil {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsUpperAlnum(char c) { return IsDigit(c) || IsUpper(c); }
+
+// The X character set plus the braces (see the header), and the line breaks.
+constexpr std::array<bool, 256> FieldCharTable() {
+  std::array<bool, 256> t{};
+  for (char c = 'a'; c <= 'z'; ++c) t[static_cast<unsigned char>(c)] = true;
+  for (char c = 'A'; c <= 'Z'; ++c) t[static_cast<unsigned char>(c)] = true;
+  for (char c = '0'; c <= '9'; ++c) t[static_cast<unsigned char>(c)] = true;
+  for (char c : std::string_view("/-?:().,'+ \r\n{}")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kFieldChars = FieldCharTable();
+
+constexpr size_t kLineChars = 35;
+
+// An error in a field: "SWIFT MT block 4, line L, field :TAG: what", L the field's line plus
+// "line_offset" (the line of the value the error is in).
+absl::Status FieldError(const MtField& f, int line_offset, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("SWIFT MT block 4, line ", f.line + line_offset,
+                                                 ", field :", ToAbsl(f.tag), ": ", ToAbsl(what)));
+}
+
+absl::Status WithField(const MtField& f, int line_offset, const absl::Status& status) {
+  return FieldError(f, line_offset, ToStd(status.message()));
+}
+
+// Iterates over the lines of a field value (line endings CrLf or Lf, dropped).
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view value) : rest_(value) {}
+  bool Next(std::string_view* line) {
+    if (done_) return false;
+    const size_t lf = rest_.find('\n');
+    std::string_view l = lf == std::string_view::npos ? rest_ : rest_.substr(0, lf);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    *line = l;
+    if (lf == std::string_view::npos) {
+      done_ = true;
+    } else {
+      rest_.remove_prefix(lf + 1);
+    }
+    ++index_;
+    return true;
+  }
+  int index() const { return index_ - 1; }  // 0-based index of the last line returned
+
+ private:
+  std::string_view rest_;
+  bool done_ = false;
+  int index_ = 0;
+};
+
+absl::Status CheckCharset(const MtField& f) {
+  int line = 0;
+  int column = 1;
+  for (char c : f.value) {
+    if (!kFieldChars[static_cast<unsigned char>(c)]) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      const std::string shown = u >= 0x20 && u < 0x7f
+                                    ? absl::StrCat("'", std::string(1, c), "'")
+                                    : absl::StrCat("byte 0x", absl::Hex(u, absl::kZeroPad2));
+      return FieldError(f, line,
+                        absl::StrCat("character ", shown, " at column ", column,
+                                     " is outside the SWIFT X character set"));
+    }
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// At most max_lines lines of at most kLineChars characters.
+absl::Status CheckLines(const MtField& f, int max_lines, int first = 0) {
+  LineCursor lines(f.value);
+  std::string_view line;
+  int n = 0;
+  while (lines.Next(&line)) {
+    if (lines.index() < first) continue;
+    if (++n > max_lines) {
+      return FieldError(f, lines.index(),
+                        absl::StrCat("has more than ", max_lines, " lines of text"));
+    }
+    if (line.size() > kLineChars) {
+      return FieldError(f, lines.index(),
+                        absl::StrCat("a line has ", line.size(), " characters, more than ",
+                                     kLineChars));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// :20:, :21: (16x): one line, no leading or trailing '/', no "//".
+absl::Status CheckReference(const MtField& f) {
+  const std::string_view v = f.value;
+  if (v.empty() || v.size() > 16 || v.find_first_of("\r\n") != std::string_view::npos) {
+    return FieldError(f, 0, "a reference is 1 to 16 characters on one line");
+  }
+  if (v.front() == '/' || v.back() == '/' || v.find("//") != std::string_view::npos) {
+    return FieldError(f, 0, "a reference must not start or end with '/' or contain \"//\"");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Currency> ReadCurrency(const MtField& f, std::string_view code) {
+  absl::StatusOr<Currency> currency = Currency::FromCode(ToAbsl(code));
+  if (!currency.ok()) {
+    return FieldError(f, 0, absl::StrCat("currency \"", ToAbsl(code),
+                                         "\" is not an ISO 4217 code"));
+  }
+  return currency;
+}
+
+// "CCCamount" (33B, 71F, 71G).
+absl::StatusOr<Money> ReadCurrencyAmount(const MtField& f, std::string_view text) {
+  if (text.size() < 4 || text.find_first_of("\r\n") != std::string_view::npos) {
+    return FieldError(f, 0, "expected a currency code and an amount (\"EUR1000,\") on one line");
+  }
+  absl::StatusOr<Currency> currency = ReadCurrency(f, text.substr(0, 3));
+  if (!currency.ok()) return currency.status();
+  absl::StatusOr<Money> amount = ParseMtAmount(text.substr(3), *currency);
+  if (!amount.ok()) return WithField(f, 0, amount.status());
+  return amount;
+}
+
+std::string_view BicCountry(std::string_view bic) {
+  return bic.size() >= 6 ? bic.substr(4, 2) : std::string_view();
+}
+
+// The account of a party identifier line "/34x" or "/C/34x", "/D/34x" (debit/credit mark).
+absl::StatusOr<std::string_view> ReadAccountLine(const MtField& f, int line_offset,
+                                                 std::string_view line) {
+  std::string_view account = line.substr(1);
+  if (account.size() > 2 && (account[0] == 'C' || account[0] == 'D') && account[1] == '/') {
+    account.remove_prefix(2);
+  }
+  if (account.empty()) return FieldError(f, line_offset, "the account after '/' is empty");
+  if (account.size() > 34) {
+    return FieldError(f, line_offset,
+                      absl::StrCat("the account has ", account.size(), " characters, more than 34"));
+  }
+  return account;
+}
+
+// What a party or agent field names: its account, its BIC, its name and address lines, and a
+// country when an option F line gives one.
+struct PartyFieldValue {
+  std::string_view account;
+  std::string_view bic;
+  std::string_view country;
+  std::string_view name;          // the first name line (options K, D, no letter)
+  std::string name_joined;        // option F: the 1/ lines joined with a space
+  std::array<std::string_view, 8> address{};
+  int address_lines = 0;
+};
+
+void AddAddress(PartyFieldValue* p, std::string_view line) {
+  if (p->address_lines < static_cast<int>(p->address.size())) p->address[p->address_lines++] = line;
+}
+
+// Option A: [/account] then the BIC.
+absl::Status ReadOptionA(const MtField& f, PartyFieldValue* p) {
+  LineCursor lines(f.value);
+  std::string_view line;
+  int bic_line = -1;
+  while (lines.Next(&line)) {
+    if (lines.index() == 0 && !line.empty() && line[0] == '/') {
+      absl::StatusOr<std::string_view> account = ReadAccountLine(f, 0, line);
+      if (!account.ok()) return account.status();
+      p->account = *account;
+      continue;
+    }
+    if (bic_line >= 0) return FieldError(f, lines.index(), "option A holds only an account and a BIC");
+    bic_line = lines.index();
+    if (absl::Status bic = CheckBic(line); !bic.ok()) return WithField(f, bic_line, bic);
+    p->bic = line;
+  }
+  if (bic_line < 0) return FieldError(f, 0, "option A needs a BIC");
+  return absl::OkStatus();
+}
+
+// Options B, C, D and a party without a letter (50K, 59): [/account] then name and address
+// lines (B: a location; C: the account alone).
+absl::Status ReadNameAndAddress(const MtField& f, char option, PartyFieldValue* p) {
+  LineCursor lines(f.value);
+  std::string_view line;
+  int first_text = 0;
+  while (lines.Next(&line)) {
+    if (lines.index() == 0 && !line.empty() && line[0] == '/') {
+      absl::StatusOr<std::string_view> account = ReadAccountLine(f, 0, line);
+      if (!account.ok()) return account.status();
+      p->account = *account;
+      first_text = 1;
+      continue;
+    }
+    if (option == 'C') return FieldError(f, lines.index(), "option C holds only an account");
+    if (p->name.empty() && option != 'B') {
+      p->name = line;
+    } else {
+      AddAddress(p, line);
+    }
+  }
+  if (option == 'C' && p->account.empty()) return FieldError(f, 0, "option C needs \"/account\"");
+  if (option != 'B' && option != 'C' && p->name.empty() && p->account.empty()) {
+    return FieldError(f, 0, "names neither an account nor a name");
+  }
+  return CheckLines(f, 4, first_text);
+}
+
+// Option F (50F, 59F): [party identifier] then numbered lines 1/ name, 2/ address,
+// 3/ country/town, 4/ to 7/ identification details, 8/ continuation.
+absl::Status ReadOptionF(const MtField& f, PartyFieldValue* p) {
+  LineCursor lines(f.value);
+  std::string_view line;
+  char previous = 0;
+  int first_numbered = 0;
+  while (lines.Next(&line)) {
+    const int i = lines.index();
+    if (i == 0 && !(line.size() >= 2 && IsDigit(line[0]) && line[1] == '/')) {
+      first_numbered = 1;
+      if (!line.empty() && line[0] == '/') {
+        absl::StatusOr<std::string_view> account = ReadAccountLine(f, 0, line);
+        if (!account.ok()) return account.status();
+        p->account = *account;
+      } else {
+        // "CODE/CC/identifier": a passport, customer or national identity number.
+        if (line.size() < 9 || line[4] != '/' || line[7] != '/') {
+          return FieldError(f, 0, "the party identifier must be \"/account\" or "
+                                  "\"CODE/country/identifier\"");
+        }
+        p->account = line;
+      }
+      continue;
+    }
+    if (line.size() < 3 || line[0] < '1' || line[0] > '8' || line[1] != '/') {
+      return FieldError(f, i, "option F lines start with 1/ to 8/ and hold text after it");
+    }
+    const std::string_view text = line.substr(2);
+    switch (line[0]) {
+      case '1':
+        if (!p->name_joined.empty()) p->name_joined += ' ';
+        p->name_joined.append(text);
+        break;
+      case '2':
+        AddAddress(p, text);
+        break;
+      case '3':
+        if (previous != '3') {
+          if (text.size() < 2 || !IsUpper(text[0]) || !IsUpper(text[1]) ||
+              (text.size() > 2 && text[2] != '/')) {
+            return FieldError(f, i, "line 3/ must start with a country code (\"3/GB/London\")");
+          }
+          p->country = text.substr(0, 2);
+          if (text.size() > 3) AddAddress(p, text.substr(3));
+        } else {
+          AddAddress(p, text);
+        }
+        break;
+      case '8':
+        if (previous == '1') {
+          p->name_joined += ' ';
+          p->name_joined.append(text);
+        } else if (previous == '2' || previous == '3') {
+          AddAddress(p, text);
+        }
+        break;
+      default:  // 4/ to 7/: date and place of birth, customer and national identity numbers
+        break;
+    }
+    if (line[0] != '8') previous = line[0];
+  }
+  // Trailing blanks of a name line are padding.
+  while (!p->name_joined.empty() && p->name_joined.back() == ' ') p->name_joined.pop_back();
+  if (p->name_joined.empty()) return FieldError(f, 0, "option F needs the name (line 1/)");
+  return CheckLines(f, 4, first_numbered);
+}
+
+absl::Status ReadPartyField(const MtField& f, PartyFieldValue* p) {
+  *p = PartyFieldValue{};
+  const char option = f.tag.size() == 3 ? f.tag[2] : ' ';
+  switch (option) {
+    case 'A': return ReadOptionA(f, p);
+    case 'F': return ReadOptionF(f, p);
+    default: return ReadNameAndAddress(f, option, p);
+  }
+}
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return s;
+}
+
+// Fills a Party from a party field; bank_bic is the BIC of the party's bank.
+void FillParty(const PartyFieldValue& v, std::string_view bank_bic, Party* party) {
+  const std::string_view name = v.name_joined.empty() ? Trimmed(v.name) : v.name_joined;
+  party->name.assign(name);
+  party->address.resize(v.address_lines);
+  for (int i = 0; i < v.address_lines; ++i) party->address[i].assign(Trimmed(v.address[i]));
+  party->bank_id.assign(v.bic.empty() ? bank_bic : v.bic);
+  party->account_id = PartyAccountKey(v.account, v.bic, bank_bic, name);
+  if (!v.country.empty()) {
+    party->country.assign(v.country);
+  } else if (IsValidIban(v.account)) {
+    party->country.assign(v.account.substr(0, 2));
+  } else if (!v.bic.empty()) {
+    party->country.assign(BicCountry(v.bic));
+  } else {
+    party->country.assign(BicCountry(bank_bic));
+  }
+}
+
+// The agent of an agent field (52a to 58a); *v receives what the field names (views into the
+// message text).
+absl::Status ReadAgent(const MtField& f, AgentRole role, PartyFieldValue* v, Agent* agent) {
+  *v = PartyFieldValue{};
+  const char option = f.tag.size() == 3 ? f.tag[2] : ' ';
+  absl::Status read = option == 'A' ? ReadOptionA(f, v) : ReadNameAndAddress(f, option, v);
+  if (!read.ok()) return read;
+  agent->role = role;
+  agent->bic.assign(v->bic);
+  agent->account_id.assign(v->account);
+  agent->name.assign(option == 'B' ? std::string_view() : Trimmed(v->name));
+  agent->country.assign(BicCountry(v->bic));
+  return absl::OkStatus();
+}
+
+AgentRole AgentRoleOf(std::string_view number) {
+  switch (number[1]) {
+    case '2': return AgentRole::kOrderingInstitution;
+    case '3': return AgentRole::kSendersCorrespondent;
+    case '4': return AgentRole::kReceiversCorrespondent;
+    case '5': return AgentRole::kReimbursement;
+    case '6': return AgentRole::kIntermediary;
+    case '7': return AgentRole::kAccountWithInstitution;
+    default: return AgentRole::kBeneficiaryInstitution;  // 58a
+  }
+}
+
+// Appends an agent, reusing the storage of agents a previous message left in "out".
+Agent* NextAgent(Transaction* out, size_t* count) {
+  if (*count == out->agents.size()) out->agents.emplace_back();
+  return &out->agents[(*count)++];
+}
+
+// Which fields each type allows; a field outside its type's list is an error.
+bool AllowedIn(MtType type, bool sequence_b, std::string_view tag) {
+  const std::string_view n = tag.substr(0, 2);
+  if (type == MtType::kMt103 || type == MtType::kMt103Stp) {
+    for (std::string_view t : {"13", "20", "23", "26", "32", "33", "36", "50", "51", "52", "53",
+                               "54", "55", "56", "57", "59", "70", "71", "72", "77"}) {
+      if (n == t) return true;
+    }
+    return false;
+  }
+  if (sequence_b) {
+    for (std::string_view t : {"33", "50", "52", "56", "57", "59", "70", "72"}) {
+      if (n == t) return true;
+    }
+    return false;
+  }
+  for (std::string_view t : {"13", "20", "21", "32", "52", "53", "54", "56", "57", "58", "72"}) {
+    if (n == t) return true;
+  }
+  return false;
+}
+
+UtcTime DayStart(int year, unsigned month, unsigned day) {
+  const std::chrono::sys_days days{std::chrono::year{year} / std::chrono::month{month} /
+                                   std::chrono::day{day}};
+  return UtcTime(std::chrono::duration_cast<std::chrono::microseconds>(days.time_since_epoch()));
+}
+
+int Digits(std::string_view s) {
+  int v = 0;
+  for (char c : s) v = v * 10 + (c - '0');
+  return v;
+}
+
+}  // namespace
+
+absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
+  absl::StatusOr<MtType> type = SupportedMtType(m);
+  if (!type.ok()) return type.status();
+  if (absl::Status fields = CheckMtFields(m, *type); !fields.ok()) return fields;
+  const bool customer_transfer = *type == MtType::kMt103 || *type == MtType::kMt103Stp;
+
+  const std::string sender = m.SenderBic();
+  const std::string receiver = m.ReceiverBic();
+  out->message_type.assign(MtTypeName(*type));
+  out->payment_format = PaymentFormat::kWire;
+  out->channel.clear();
+  out->priority = m.application.priority == 'U' ? Priority::kP0 : Priority::kP1;
+  out->label.reset();
+  out->remittance.clear();
+  out->charges.clear();
+  out->purpose.clear();
+  out->settled_amount.reset();
+  out->ultimate_originator.reset();
+  out->ultimate_beneficiary.reset();
+
+  if (const std::optional<std::string_view> uetr = m.UserHeader("121"); uetr.has_value()) {
+    absl::StatusOr<std::string> normalized = NormalizeUetr(*uetr);
+    if (!normalized.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SWIFT MT block 3, field {121:}: ", normalized.status().message()));
+    }
+    out->uetr = *std::move(normalized);
+  } else {
+    out->uetr.clear();
+  }
+
+  // The agents: sender and receiver first, then the agent fields of sequence A in order.
+  size_t agents = 0;
+  {
+    Agent* a = NextAgent(out, &agents);
+    a->role = AgentRole::kInstructing;
+    a->bic = sender;
+    a->account_id.clear();
+    a->name.clear();
+    a->country.assign(BicCountry(sender));
+    a = NextAgent(out, &agents);
+    a->role = AgentRole::kInstructed;
+    a->bic = receiver;
+    a->account_id.clear();
+    a->name.clear();
+    a->country.assign(BicCountry(receiver));
+  }
+
+  std::optional<Money> interbank;    // 32A
+  std::optional<Money> instructed;   // 33B (of sequence A; of B for MT202COV)
+  PartyFieldValue ordering, beneficiary, cover_ordering, cover_beneficiary;
+  bool has_cover_ordering = false, has_cover_beneficiary = false;
+  std::string_view ordering_bank, beneficiary_bank;              // 52A, 57A (sequence A)
+  std::string_view cover_ordering_bank, cover_beneficiary_bank;  // 52A, 57A (sequence B)
+  PartyFieldValue fi_originator, fi_beneficiary;                 // MT202: 52a, 58a
+  bool has_fi_originator = false;
+  bool sequence_b = false;
+
+  for (const MtField& f : m.fields) {
+    if (absl::Status chars = CheckCharset(f); !chars.ok()) return chars;
+    const std::string_view number = f.tag.substr(0, 2);
+    if (*type == MtType::kMt202Cov && !sequence_b && number == "50") sequence_b = true;
+    if (!AllowedIn(*type, sequence_b, f.tag)) {
+      return FieldError(f, 0, absl::StrCat("is not a field of ", ToAbsl(MtTypeName(*type)),
+                                           sequence_b ? " sequence B" : ""));
+    }
+    const std::string_view tag = f.tag;
+    if (tag == "20") {
+      if (absl::Status s = CheckReference(f); !s.ok()) return s;
+      out->reference.assign(f.value);
+    } else if (tag == "21") {
+      if (absl::Status s = CheckReference(f); !s.ok()) return s;
+    } else if (tag == "23B") {
+      if (f.value.size() != 4 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
+          !IsUpperAlnum(f.value[2]) || !IsUpperAlnum(f.value[3])) {
+        return FieldError(f, 0, "the bank operation code is 4 letters or digits (CRED, SPAY, ...)");
+      }
+    } else if (tag == "26T") {
+      if (f.value.size() != 3 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
+          !IsUpperAlnum(f.value[2])) {
+        return FieldError(f, 0, "the transaction type code is 3 letters or digits");
+      }
+      out->purpose.assign(f.value);
+    } else if (tag == "32A") {
+      if (f.value.size() < 10 || f.value.find_first_of("\r\n") != std::string_view::npos) {
+        return FieldError(f, 0, "expected date, currency and amount (\"250827USD7138,40\")");
+      }
+      absl::StatusOr<std::string> date = ParseMtDate(f.value.substr(0, 6));
+      if (!date.ok()) return WithField(f, 0, date.status());
+      out->value_date = *std::move(date);
+      absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value.substr(6));
+      if (!amount.ok()) return amount.status();
+      interbank = *amount;
+    } else if (tag == "33B" || tag == "71F" || tag == "71G") {
+      absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value);
+      if (!amount.ok()) return amount.status();
+      if (tag == "33B") instructed = *amount;
+    } else if (tag == "36") {
+      const size_t comma = f.value.find(',');
+      bool ok = comma != std::string_view::npos && comma > 0 && f.value.size() <= 12;
+      for (size_t i = 0; ok && i < f.value.size(); ++i) ok = i == comma || IsDigit(f.value[i]);
+      if (!ok) return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
+    } else if (tag == "71A") {
+      if (f.value != "OUR" && f.value != "BEN" && f.value != "SHA") {
+        return FieldError(f, 0, "details of charges must be OUR, BEN or SHA");
+      }
+      out->charges.assign(f.value);
+    } else if (tag == "70") {
+      if (absl::Status s = CheckLines(f, 4); !s.ok()) return s;
+      // Lines joined with a space: the text reads on across line breaks (as RmtInf/Ustrd).
+      out->remittance.clear();
+      LineCursor lines(f.value);
+      std::string_view line;
+      while (lines.Next(&line)) {
+        if (!out->remittance.empty()) out->remittance += ' ';
+        out->remittance.append(line);
+      }
+    } else if (tag == "72") {
+      if (absl::Status s = CheckLines(f, 6); !s.ok()) return s;
+    } else if (tag == "77B") {
+      if (absl::Status s = CheckLines(f, 3); !s.ok()) return s;
+    } else if (number == "50") {
+      PartyFieldValue* v = sequence_b ? &cover_ordering : &ordering;
+      if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
+      if (sequence_b) has_cover_ordering = true;
+    } else if (number == "59") {
+      PartyFieldValue* v = sequence_b ? &cover_beneficiary : &beneficiary;
+      if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
+      if (sequence_b) has_cover_beneficiary = true;
+    } else if (number >= "52" && number <= "58") {
+      PartyFieldValue v;
+      if (sequence_b) {
+        // The underlying customer's banks: they locate its parties; the chain is sequence A's.
+        Agent cover_agent;
+        if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, &cover_agent); !s.ok()) {
+          return s;
+        }
+        if (number == "52") cover_ordering_bank = v.bic;
+        if (number == "57") cover_beneficiary_bank = v.bic;
+        continue;
+      }
+      if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, NextAgent(out, &agents));
+          !s.ok()) {
+        return s;
+      }
+      if (number == "52") {
+        ordering_bank = v.bic;
+        fi_originator = v;
+        has_fi_originator = true;
+      } else if (number == "57") {
+        beneficiary_bank = v.bic;
+      } else if (number == "58") {
+        fi_beneficiary = v;
+      }
+    }
+  }
+  out->agents.resize(agents);
+  const std::string_view originator_bank = ordering_bank.empty() ? sender : ordering_bank;
+  const std::string_view beneficiary_bank_bic =
+      beneficiary_bank.empty() ? std::string_view(receiver) : beneficiary_bank;
+
+  // Amounts: the instructed amount when the message has one, the interbank amount settled.
+  out->amount = instructed.has_value() ? *instructed : *interbank;
+  if (instructed.has_value() &&
+      (instructed->currency() != interbank->currency() || *instructed != *interbank)) {
+    out->settled_amount = *interbank;
+  }
+
+  if (customer_transfer) {
+    FillParty(ordering, originator_bank, &out->originator);
+    FillParty(beneficiary, beneficiary_bank_bic, &out->beneficiary);
+  } else {
+    // A bank-to-bank transfer: the ordering institution (52a, else the sender) pays the
+    // beneficiary institution (58a).
+    if (has_fi_originator) {
+      FillParty(fi_originator, std::string_view(), &out->originator);
+    } else {
+      PartyFieldValue s;
+      s.bic = sender;
+      FillParty(s, std::string_view(), &out->originator);
+    }
+    FillParty(fi_beneficiary, std::string_view(), &out->beneficiary);
+    if (has_cover_ordering) {
+      out->ultimate_originator.emplace();
+      FillParty(cover_ordering, cover_ordering_bank, &*out->ultimate_originator);
+    }
+    if (has_cover_beneficiary) {
+      out->ultimate_beneficiary.emplace();
+      FillParty(cover_beneficiary, cover_beneficiary_bank, &*out->ultimate_beneficiary);
+    }
+  }
+  if (out->originator.account_id.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+        ": the ordering party names neither an account, a BIC nor a name"));
+  }
+  if (out->beneficiary.account_id.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+        ": the beneficiary names neither an account, a BIC nor a name"));
+  }
+
+  // The id: the UETR, stable across the chain; else the sender's reference under its BIC.
+  if (!out->uetr.empty()) {
+    out->id = out->uetr;
+  } else {
+    out->id.assign(sender);
+    out->id += '/';
+    out->id += out->reference;
+  }
+
+  // Event time: when the sender input the message (output messages carry it, in the sender's
+  // local time, read as UTC), else the value date at midnight UTC.
+  if (!m.application.input && m.application.input_reference.size() >= 6 &&
+      m.application.input_time.size() == 4) {
+    const std::string_view d = m.application.input_reference.substr(0, 6);
+    absl::StatusOr<std::string> date = ParseMtDate(d);
+    const int hh = Digits(m.application.input_time.substr(0, 2));
+    const int mm = Digits(m.application.input_time.substr(2, 2));
+    if (!date.ok() || hh > 23 || mm > 59) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SWIFT MT block 2: the input date and time \"", ToAbsl(d), " ",
+          ToAbsl(m.application.input_time), "\" are not a valid YYMMDD HHMM"));
+    }
+    out->event_time = DayStart(Digits(date->substr(0, 4)), Digits(date->substr(5, 2)),
+                               Digits(date->substr(8, 2))) +
+                      std::chrono::hours(hh) + std::chrono::minutes(mm);
+  } else {
+    out->event_time = DayStart(Digits(out->value_date.substr(0, 4)),
+                               Digits(out->value_date.substr(5, 2)),
+                               Digits(out->value_date.substr(8, 2)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Transaction> ParseSwiftMt(std::string_view text) {
+  absl::StatusOr<SwiftMtMessage> m = SwiftMtMessage::Parse(text);
+  if (!m.ok()) return m.status();
+  Transaction tx;
+  if (absl::Status s = SwiftMtToTransaction(*m, &tx); !s.ok()) return s;
+  return tx;
+}
+
+bool LooksLikeSwiftMt(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' ||
+                             text[i] == '\n')) {
+    ++i;
+  }
+  return text.substr(i, 3) == "{1:";
+}
+
+}  // namespace vigil
