@@ -10,6 +10,7 @@
 #include "vigil/cli/drift_command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
+#include "vigil/cli/parse_command.h"
 #include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
 #include "vigil/cli/serve_command.h"
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
   vigil.footer(
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
-  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddPolicyCommand(vigil),
+  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddParseCommand(vigil),
+                                   AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
                                    AddBenchCommand(vigil), AddDriftCommand(vigil),
                                    AddAuditCommand(vigil)};

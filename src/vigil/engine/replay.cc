@@ -631,7 +631,7 @@ absl::StatusOr<ReplaySummary> Replayer::Run() {
   const auto start = clock_.Monotonic();
   summary_.input = options_.input_path;
   VIGIL_ASSIGN_OR_RETURN(FileFormat format, DetectFileFormat(options_.input_path));
-  summary_.format = format == FileFormat::kAmlworldCsv ? "amlworld_csv" : "json_lines";
+  summary_.format = FileFormatName(format);
   ReaderOptions reader_options;
   reader_options.default_priority = options_.default_priority;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<TransactionReader> reader,

@@ -1,5 +1,6 @@
 #include "vigil/ingest/swift_mt.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/status/status.h"
@@ -50,11 +51,16 @@ class Reader {
   // The text up to (not including) the next "stop"; false when the text ends first.
   bool Until(char stop, std::string_view* out) {
     const size_t start = pos_;
-    while (!done() && peek() != stop) Advance();
+    const size_t found = text_.find(stop, pos_);
+    const size_t end = found == std::string_view::npos ? text_.size() : found;
+    line_ += static_cast<int>(std::count(text_.begin() + start, text_.begin() + end, '\n'));
+    pos_ = end;
     if (done()) return false;
     *out = text_.substr(start, pos_ - start);
     return true;
   }
+  // Moves to "pos" on the same line. REQUIRES: no line feed in [pos(), pos).
+  void SkipTo(size_t pos) { pos_ = pos; }
 
   absl::Status Error(std::string_view block, std::string_view what) const {
     return absl::InvalidArgumentError(
@@ -225,13 +231,20 @@ absl::Status ParseText(Reader& r, std::vector<MtField>* fields) {
     } else if (current == nullptr) {
       return r.Error("4", "text before the first field");
     }
-    // The rest of the line belongs to the current field.
-    while (!r.done() && !IsLineEnd(r.peek())) {
-      if (r.peek() == '{') {
+    // The rest of the line, up to CR or LF, belongs to the current field.
+    {
+      const size_t from = r.pos();
+      size_t end = text.find('\n', from);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view rest = text.substr(from, end - from);
+      if (const size_t cr = rest.find('\r'); cr != std::string_view::npos) end = from + cr;
+      if (const size_t brace = rest.substr(0, end - from).find('{');
+          brace != std::string_view::npos) {
+        r.SkipTo(from + brace);
         return r.Error("4", absl::StrCat("field :", ToAbsl(current->tag),
                                          ": holds '{', which only delimits blocks"));
       }
-      r.Advance();
+      r.SkipTo(end);
     }
     value_end = r.pos();
     if (!r.LineEnd()) return r.Error("4", "the text block does not end with a line \"-}\"");
@@ -355,6 +368,51 @@ std::optional<std::string_view> SwiftMtMessage::UserHeader(std::string_view tag)
     if (tv.tag == tag) return tv.value;
   }
   return std::nullopt;
+}
+
+std::vector<std::string_view> SplitSwiftMtMessages(std::string_view text) {
+  std::vector<std::string_view> out;
+  const auto skip = [&](size_t p, std::string_view chars) {
+    while (p < text.size() && chars.find(text[p]) != std::string_view::npos) ++p;
+    return p;
+  };
+  // Pieces end at their last character that is not white space.
+  const auto trim = [](std::string_view piece) {
+    const size_t last = piece.find_last_not_of(" \t\r\n");
+    return piece.substr(0, last == std::string_view::npos ? 0 : last + 1);
+  };
+  size_t start = skip(0, " \t\r\n$");
+  size_t pos = start;
+  while (start < text.size()) {
+    const size_t text_end = text.find("\n-}", pos);
+    if (text_end == std::string_view::npos) break;
+    size_t p = text_end + 3;
+    // The trailers, and closing braces some exports add.
+    for (;;) {
+      p = skip(p, " \t\r\n}");
+      if (p + 2 >= text.size() || text[p] != '{' || (text[p + 1] != '5' && text[p + 1] != 'S') ||
+          text[p + 2] != ':') {
+        break;
+      }
+      int depth = 0;
+      for (; p < text.size(); ++p) {
+        if (text[p] == '{') ++depth;
+        if (text[p] == '}' && --depth == 0) {
+          ++p;
+          break;
+        }
+      }
+    }
+    const size_t next = skip(p, " \t\r\n$");
+    if (text.substr(next, 3) == "{1:") {
+      out.push_back(trim(text.substr(start, p - start)));
+      start = pos = next;
+    } else {
+      pos = p;
+    }
+  }
+  if (start < text.size()) out.push_back(trim(text.substr(start)));
+  return out;
 }
 
 std::vector<std::string_view> MtLines(std::string_view value) {

@@ -54,6 +54,11 @@ struct MtField {
   std::string_view tag;
   std::string_view value;
   int line = 0;  // the line of ":TAG:"
+
+  // The field number (32 for "32A") and option letter ('A'; ' ' for none). Parse guarantees
+  // two digits and at most one letter.
+  int number() const { return (tag[0] - '0') * 10 + (tag[1] - '0'); }
+  char option() const { return tag.size() == 3 ? tag[2] : ' '; }
 };
 
 // A sub-block of block 3 or 5: {121:8403c004-66b2-40fc-acba-9f11d1a4ad84}.
@@ -87,6 +92,13 @@ struct SwiftMtMessage {
 
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;
 inline constexpr size_t kMaxFields = 1000;
+
+// Splits text holding several messages one after the other ("-}{5:...}{1:F01...": exports
+// glue them on one line; RJE files put "$" between them) into one view per message. A message
+// ends after its text block's "-}" line and the trailer blocks {5:} and {S:} that follow; the
+// next starts at "{1:". Text that does not split this way stays with the message before it, for
+// Parse to report.
+std::vector<std::string_view> SplitSwiftMtMessages(std::string_view text);
 
 // The lines of a field value (without their line endings).
 std::vector<std::string_view> MtLines(std::string_view value);

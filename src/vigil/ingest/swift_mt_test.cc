@@ -170,5 +170,21 @@ TEST(SwiftMtMessage, StructuralErrorsNameBlockLineAndReason) {
   EXPECT_THAT(error(std::string(kMaxMessageBytes + 1, ' ')), HasSubstr("the limit is"));
 }
 
+TEST(SplitSwiftMtMessagesTest, SplitsGluedAndSeparatedMessagesAfterTheirTrailers) {
+  const std::string a = "{1:F01AAAABEBBAXXX0000000000}{2:I103BBBBDEFFXXXXN}{4:\r\n:20:A\r\n-}";
+  const std::string b =
+      "{1:F01AAAABEBBAXXX0000000000}{2:I202BBBBDEFFXXXXN}{4:\n:20:B\n-}{5:{CHK:1}}{S:{SPD:}}";
+  const std::string c = "{1:F01AAAABEBBAXXX0000000000}{2:I103BBBBDEFFXXXXN}{4:\n:20:C\n-}}";
+  const std::string text = a + b + "\n$\n" + c + "\n";
+  EXPECT_THAT(SplitSwiftMtMessages(text), ::testing::ElementsAre(a, b, c));
+  // A "-}" inside a field does not end the text block; one message stays one.
+  const std::string d = "{1:F01AAAABEBBAXXX0000000000}{2:I103BBBBDEFFXXXXN}{4:\n:70:X -} Y\n-}";
+  EXPECT_THAT(SplitSwiftMtMessages(d), ::testing::ElementsAre(d));
+  // Text that is not a next message stays with the message before it.
+  EXPECT_THAT(SplitSwiftMtMessages(a + "junk" + b), ::testing::ElementsAre(a + "junk" + b));
+  EXPECT_TRUE(SplitSwiftMtMessages("").empty());
+  EXPECT_TRUE(SplitSwiftMtMessages(" \n$\n").empty());
+}
+
 }  // namespace
 }  // namespace vigil

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -71,6 +72,9 @@ class LineCursor {
 };
 
 absl::Status CheckCharset(const MtField& f) {
+  bool clean = true;
+  for (char c : f.value) clean &= kFieldChars[static_cast<unsigned char>(c)];
+  if (clean) return absl::OkStatus();
   int line = 0;
   int column = 1;
   for (char c : f.value) {
@@ -348,14 +352,14 @@ absl::Status ReadAgent(const MtField& f, AgentRole role, PartyFieldValue* v, Age
   return absl::OkStatus();
 }
 
-AgentRole AgentRoleOf(std::string_view number) {
-  switch (number[1]) {
-    case '2': return AgentRole::kOrderingInstitution;
-    case '3': return AgentRole::kSendersCorrespondent;
-    case '4': return AgentRole::kReceiversCorrespondent;
-    case '5': return AgentRole::kReimbursement;
-    case '6': return AgentRole::kIntermediary;
-    case '7': return AgentRole::kAccountWithInstitution;
+AgentRole AgentRoleOf(int number) {
+  switch (number) {
+    case 52: return AgentRole::kOrderingInstitution;
+    case 53: return AgentRole::kSendersCorrespondent;
+    case 54: return AgentRole::kReceiversCorrespondent;
+    case 55: return AgentRole::kReimbursement;
+    case 56: return AgentRole::kIntermediary;
+    case 57: return AgentRole::kAccountWithInstitution;
     default: return AgentRole::kBeneficiaryInstitution;  // 58a
   }
 }
@@ -366,27 +370,25 @@ Agent* NextAgent(Transaction* out, size_t* count) {
   return &out->agents[(*count)++];
 }
 
-// Which fields each type allows; a field outside its type's list is an error.
-bool AllowedIn(MtType type, bool sequence_b, std::string_view tag) {
-  const std::string_view n = tag.substr(0, 2);
-  if (type == MtType::kMt103 || type == MtType::kMt103Stp) {
-    for (std::string_view t : {"13", "20", "23", "26", "32", "33", "36", "50", "51", "52", "53",
-                               "54", "55", "56", "57", "59", "70", "71", "72", "77"}) {
-      if (n == t) return true;
-    }
-    return false;
+// Which field numbers each type allows; a field outside its type's set is an error.
+struct FieldSet {
+  std::array<bool, 100> allowed{};
+  constexpr FieldSet(std::initializer_list<int> numbers) {
+    for (int n : numbers) allowed[n] = true;
   }
-  if (sequence_b) {
-    for (std::string_view t : {"33", "50", "52", "56", "57", "59", "70", "72"}) {
-      if (n == t) return true;
-    }
-    return false;
-  }
-  for (std::string_view t : {"13", "20", "21", "32", "52", "53", "54", "56", "57", "58", "72"}) {
-    if (n == t) return true;
-  }
-  return false;
+};
+constexpr FieldSet kMt103Fields{13, 20, 23, 26, 32, 33, 36, 50, 51, 52,
+                                53, 54, 55, 56, 57, 59, 70, 71, 72, 77};
+constexpr FieldSet kMt202Fields{13, 20, 21, 32, 52, 53, 54, 56, 57, 58, 72};
+constexpr FieldSet kMt202CovSequenceBFields{33, 50, 52, 56, 57, 59, 70, 72};
+
+bool AllowedIn(MtType type, bool sequence_b, int number) {
+  if (type == MtType::kMt103 || type == MtType::kMt103Stp) return kMt103Fields.allowed[number];
+  return (sequence_b ? kMt202CovSequenceBFields : kMt202Fields).allowed[number];
 }
+
+// A tag as one integer: the number and the option letter.
+constexpr int Key(int number, char option) { return number * 256 + option; }
 
 UtcTime DayStart(int year, unsigned month, unsigned day) {
   const std::chrono::sys_days days{std::chrono::year{year} / std::chrono::month{month} /
@@ -462,30 +464,30 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
 
   for (const MtField& f : m.fields) {
     if (absl::Status chars = CheckCharset(f); !chars.ok()) return chars;
-    const std::string_view number = f.tag.substr(0, 2);
-    if (*type == MtType::kMt202Cov && !sequence_b && number == "50") sequence_b = true;
-    if (!AllowedIn(*type, sequence_b, f.tag)) {
+    const int number = f.number();
+    if (*type == MtType::kMt202Cov && !sequence_b && number == 50) sequence_b = true;
+    if (!AllowedIn(*type, sequence_b, number)) {
       return FieldError(f, 0, absl::StrCat("is not a field of ", ToAbsl(MtTypeName(*type)),
                                            sequence_b ? " sequence B" : ""));
     }
-    const std::string_view tag = f.tag;
-    if (tag == "20") {
+    const int key = Key(number, f.option());
+    if (key == Key(20, ' ')) {
       if (absl::Status s = CheckReference(f); !s.ok()) return s;
       out->reference.assign(f.value);
-    } else if (tag == "21") {
+    } else if (key == Key(21, ' ')) {
       if (absl::Status s = CheckReference(f); !s.ok()) return s;
-    } else if (tag == "23B") {
+    } else if (key == Key(23, 'B')) {
       if (f.value.size() != 4 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
           !IsUpperAlnum(f.value[2]) || !IsUpperAlnum(f.value[3])) {
         return FieldError(f, 0, "the bank operation code is 4 letters or digits (CRED, SPAY, ...)");
       }
-    } else if (tag == "26T") {
+    } else if (key == Key(26, 'T')) {
       if (f.value.size() != 3 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
           !IsUpperAlnum(f.value[2])) {
         return FieldError(f, 0, "the transaction type code is 3 letters or digits");
       }
       out->purpose.assign(f.value);
-    } else if (tag == "32A") {
+    } else if (key == Key(32, 'A')) {
       if (f.value.size() < 10 || f.value.find_first_of("\r\n") != std::string_view::npos) {
         return FieldError(f, 0, "expected date, currency and amount (\"250827USD7138,40\")");
       }
@@ -495,21 +497,21 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
       absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value.substr(6));
       if (!amount.ok()) return amount.status();
       interbank = *amount;
-    } else if (tag == "33B" || tag == "71F" || tag == "71G") {
+    } else if (key == Key(33, 'B') || key == Key(71, 'F') || key == Key(71, 'G')) {
       absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value);
       if (!amount.ok()) return amount.status();
-      if (tag == "33B") instructed = *amount;
-    } else if (tag == "36") {
+      if (key == Key(33, 'B')) instructed = *amount;
+    } else if (key == Key(36, ' ')) {
       const size_t comma = f.value.find(',');
       bool ok = comma != std::string_view::npos && comma > 0 && f.value.size() <= 12;
       for (size_t i = 0; ok && i < f.value.size(); ++i) ok = i == comma || IsDigit(f.value[i]);
       if (!ok) return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
-    } else if (tag == "71A") {
+    } else if (key == Key(71, 'A')) {
       if (f.value != "OUR" && f.value != "BEN" && f.value != "SHA") {
         return FieldError(f, 0, "details of charges must be OUR, BEN or SHA");
       }
       out->charges.assign(f.value);
-    } else if (tag == "70") {
+    } else if (key == Key(70, ' ')) {
       if (absl::Status s = CheckLines(f, 4); !s.ok()) return s;
       // Lines joined with a space: the text reads on across line breaks (as RmtInf/Ustrd).
       out->remittance.clear();
@@ -519,19 +521,19 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
         if (!out->remittance.empty()) out->remittance += ' ';
         out->remittance.append(line);
       }
-    } else if (tag == "72") {
+    } else if (key == Key(72, ' ')) {
       if (absl::Status s = CheckLines(f, 6); !s.ok()) return s;
-    } else if (tag == "77B") {
+    } else if (key == Key(77, 'B')) {
       if (absl::Status s = CheckLines(f, 3); !s.ok()) return s;
-    } else if (number == "50") {
+    } else if (number == 50) {
       PartyFieldValue* v = sequence_b ? &cover_ordering : &ordering;
       if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
       if (sequence_b) has_cover_ordering = true;
-    } else if (number == "59") {
+    } else if (number == 59) {
       PartyFieldValue* v = sequence_b ? &cover_beneficiary : &beneficiary;
       if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
       if (sequence_b) has_cover_beneficiary = true;
-    } else if (number >= "52" && number <= "58") {
+    } else if (number >= 52 && number <= 58) {
       PartyFieldValue v;
       if (sequence_b) {
         // The underlying customer's banks: they locate its parties; the chain is sequence A's.
@@ -539,21 +541,21 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
         if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, &cover_agent); !s.ok()) {
           return s;
         }
-        if (number == "52") cover_ordering_bank = v.bic;
-        if (number == "57") cover_beneficiary_bank = v.bic;
+        if (number == 52) cover_ordering_bank = v.bic;
+        if (number == 57) cover_beneficiary_bank = v.bic;
         continue;
       }
       if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, NextAgent(out, &agents));
           !s.ok()) {
         return s;
       }
-      if (number == "52") {
+      if (number == 52) {
         ordering_bank = v.bic;
         fi_originator = v;
         has_fi_originator = true;
-      } else if (number == "57") {
+      } else if (number == 57) {
         beneficiary_bank = v.bic;
-      } else if (number == "58") {
+      } else if (number == 58) {
         fi_beneficiary = v;
       }
     }

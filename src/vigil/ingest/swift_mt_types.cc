@@ -1,5 +1,6 @@
 #include "vigil/ingest/swift_mt_types.h"
 
+#include <array>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -8,19 +9,18 @@
 namespace vigil {
 namespace {
 
-// The option letters a field number allows ("" for none; " " when the field may also come
-// without a letter), for the fields of MT103 and MT202(COV).
-struct FieldOptions {
-  std::string_view number;
-  std::string_view options;
-};
-constexpr FieldOptions kOptions[] = {
-    {"13", "C"},   {"20", " "},   {"21", " "},    {"23", "BE"},  {"26", "T"},
-    {"32", "A"},   {"33", "B"},   {"36", " "},    {"50", "AFK"}, {"51", "A"},
-    {"52", "AD"},  {"53", "ABD"}, {"54", "ABD"},  {"55", "ABD"}, {"56", "ACD"},
-    {"57", "ABCD"}, {"58", "AD"}, {"59", " AF"},  {"70", " "},   {"71", "AFG"},
-    {"72", " "},   {"77", "BT"},
-};
+// The option letters a field number allows, for the fields of MT103 and MT202(COV): empty for
+// a number outside them; ' ' when the field may also come without a letter.
+constexpr std::array<std::string_view, 100> OptionTable() {
+  std::array<std::string_view, 100> t{};
+  t[13] = "C";   t[20] = " ";   t[21] = " ";    t[23] = "BE";  t[26] = "T";
+  t[32] = "A";   t[33] = "B";   t[36] = " ";    t[50] = "AFK"; t[51] = "A";
+  t[52] = "AD";  t[53] = "ABD"; t[54] = "ABD";  t[55] = "ABD"; t[56] = "ACD";
+  t[57] = "ABCD"; t[58] = "AD"; t[59] = " AF";  t[70] = " ";   t[71] = "AFG";
+  t[72] = " ";   t[77] = "BT";
+  return t;
+}
+constexpr std::array<std::string_view, 100> kOptions = OptionTable();
 
 std::string Allowed(std::string_view options) {
   std::string out;
@@ -39,14 +39,12 @@ absl::Status Missing(MtType type, std::string_view what) {
 
 // Whether [begin, end) of the fields holds one with this number (and, when "letters" is not
 // empty, one of those options; ' ' for no letter).
-bool Has(const SwiftMtMessage& m, size_t begin, size_t end, std::string_view number,
+bool Has(const SwiftMtMessage& m, size_t begin, size_t end, int number,
          std::string_view letters = "") {
   for (size_t i = begin; i < end; ++i) {
-    const std::string_view tag = m.fields[i].tag;
-    if (tag.substr(0, 2) != number) continue;
-    if (letters.empty()) return true;
-    const char letter = tag.size() == 3 ? tag[2] : ' ';
-    if (letters.find(letter) != std::string_view::npos) return true;
+    const MtField& f = m.fields[i];
+    if (f.number() != number) continue;
+    if (letters.empty() || letters.find(f.option()) != std::string_view::npos) return true;
   }
   return false;
 }
@@ -76,49 +74,43 @@ absl::StatusOr<MtType> SupportedMtType(const SwiftMtMessage& message) {
 absl::Status CheckMtFields(const SwiftMtMessage& m, MtType type) {
   const std::string_view name = MtTypeName(type);
   for (const MtField& f : m.fields) {
-    const std::string_view number = f.tag.substr(0, 2);
-    const char letter = f.tag.size() == 3 ? f.tag[2] : ' ';
-    for (const FieldOptions& o : kOptions) {
-      if (o.number != number) continue;
-      if (o.options.find(letter) == std::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            ToAbsl(name), ": field :", ToAbsl(f.tag), ": (line ", f.line, ") ",
-            letter == ' ' ? std::string("needs an option letter")
-                          : absl::StrCat("option ", std::string(1, letter), " is not allowed"),
-            " (", Allowed(o.options), ")"));
-      }
-      break;
+    const std::string_view options = kOptions[f.number()];
+    const char letter = f.option();
+    if (!options.empty() && options.find(letter) == std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ToAbsl(name), ": field :", ToAbsl(f.tag), ": (line ", f.line, ") ",
+          letter == ' ' ? std::string("needs an option letter")
+                        : absl::StrCat("option ", std::string(1, letter), " is not allowed"),
+          " (", Allowed(options), ")"));
     }
   }
   const size_t n = m.fields.size();
   if (type == MtType::kMt103 || type == MtType::kMt103Stp) {
-    for (std::string_view tag : {"20", "23B", "32A"}) {
-      if (m.Find(tag) == nullptr) return Missing(type, tag);
-    }
-    if (!Has(m, 0, n, "50")) return Missing(type, "50a");
-    if (!Has(m, 0, n, "59")) return Missing(type, "59a");
-    if (m.Find("71A") == nullptr) return Missing(type, "71A");
+    if (!Has(m, 0, n, 20)) return Missing(type, "20");
+    if (!Has(m, 0, n, 23, "B")) return Missing(type, "23B");
+    if (!Has(m, 0, n, 32, "A")) return Missing(type, "32A");
+    if (!Has(m, 0, n, 50)) return Missing(type, "50a");
+    if (!Has(m, 0, n, 59)) return Missing(type, "59a");
+    if (!Has(m, 0, n, 71, "A")) return Missing(type, "71A");
     return absl::OkStatus();
   }
   // MT202 and sequence A of MT202COV.
   size_t sequence_b = n;
   if (type == MtType::kMt202Cov) {
     for (size_t i = 0; i < n; ++i) {
-      if (m.fields[i].tag.substr(0, 2) == "50") {
+      if (m.fields[i].number() == 50) {
         sequence_b = i;
         break;
       }
     }
   }
-  for (std::string_view tag : {"20", "21", "32A"}) {
-    if (!Has(m, 0, sequence_b, tag.substr(0, 2), tag.size() == 3 ? tag.substr(2) : " ")) {
-      return Missing(type, tag);
-    }
-  }
-  if (!Has(m, 0, sequence_b, "58")) return Missing(type, "58a");
+  if (!Has(m, 0, sequence_b, 20, " ")) return Missing(type, "20");
+  if (!Has(m, 0, sequence_b, 21, " ")) return Missing(type, "21");
+  if (!Has(m, 0, sequence_b, 32, "A")) return Missing(type, "32A");
+  if (!Has(m, 0, sequence_b, 58)) return Missing(type, "58a");
   if (type == MtType::kMt202Cov) {
     if (sequence_b == n) return Missing(type, "50a (sequence B, the underlying customer)");
-    if (!Has(m, sequence_b, n, "59")) return Missing(type, "59a (sequence B)");
+    if (!Has(m, sequence_b, n, 59)) return Missing(type, "59a (sequence B)");
   }
   return absl::OkStatus();
 }

@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "vigil/common/string_view.h"
 
 namespace vigil {
@@ -49,6 +48,22 @@ int RegistryLength(std::string_view country) {
     if (country == std::string_view(l.country, 2)) return l.length;
   }
   return 0;
+}
+
+// ISO 7064 mod 97-10 over the rearranged IBAN (country and check digits moved to the end,
+// letters as 10..35), computed piecewise. REQUIRES: upper-case letters and digits only.
+uint32_t IbanRemainder(std::string_view iban) {
+  uint32_t remainder = 0;
+  const auto feed = [&remainder](char c) {
+    if (IsDigit(c)) {
+      remainder = (remainder * 10 + static_cast<uint32_t>(c - '0')) % 97;
+    } else {
+      remainder = (remainder * 100 + static_cast<uint32_t>(c - 'A' + 10)) % 97;
+    }
+  };
+  for (char c : iban.substr(4)) feed(c);
+  for (char c : iban.substr(0, 4)) feed(c);
+  return remainder;
 }
 
 bool IsLeap(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
@@ -121,19 +136,7 @@ absl::Status CheckIban(std::string_view iban) {
                                                    ToAbsl(iban.substr(0, 2)), " has ", length,
                                                    " characters, not ", iban.size()));
   }
-  // ISO 7064 mod 97-10 over the rearranged IBAN (country and check digits moved to the end,
-  // letters as 10..35), computed piecewise.
-  uint32_t remainder = 0;
-  const auto feed = [&remainder](char c) {
-    if (IsDigit(c)) {
-      remainder = (remainder * 10 + static_cast<uint32_t>(c - '0')) % 97;
-    } else {
-      remainder = (remainder * 100 + static_cast<uint32_t>(c - 'A' + 10)) % 97;
-    }
-  };
-  for (char c : iban.substr(4)) feed(c);
-  for (char c : iban.substr(0, 4)) feed(c);
-  if (remainder != 1) {
+  if (const uint32_t remainder = IbanRemainder(iban); remainder != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("IBAN \"", ToAbsl(iban), "\": the check digits ", ToAbsl(iban.substr(2, 2)),
                      " are wrong (mod 97 gives ", remainder, ", not 1)"));
@@ -142,8 +145,19 @@ absl::Status CheckIban(std::string_view iban) {
 }
 
 bool IsValidIban(std::string_view account) {
-  return account.size() >= 4 && IsUpper(account[0]) && IsUpper(account[1]) &&
-         IsDigit(account[2]) && IsDigit(account[3]) && CheckIban(account).ok();
+  // The checks of CheckIban without building its messages: this runs on every account.
+  if (account.size() < 15 || account.size() > 34 || !IsUpper(account[0]) || !IsUpper(account[1]) ||
+      !IsDigit(account[2]) || !IsDigit(account[3])) {
+    return false;
+  }
+  for (char c : account.substr(4)) {
+    if (!IsUpperAlnum(c)) return false;
+  }
+  if (const int length = RegistryLength(account.substr(0, 2));
+      length != 0 && static_cast<size_t>(length) != account.size()) {
+    return false;
+  }
+  return IbanRemainder(account) == 1;
 }
 
 absl::StatusOr<Money> ParseMtAmount(std::string_view text, Currency currency) {
@@ -180,7 +194,10 @@ absl::StatusOr<std::string> ParseMtDate(std::string_view yymmdd) {
   const int month = Digits(yymmdd.substr(2, 2));
   const int day = Digits(yymmdd.substr(4, 2));
   if (absl::Status s = CheckDay(year, month, day, yymmdd); !s.ok()) return s;
-  return absl::StrFormat("%04d-%02d-%02d", year, month, day);
+  // yymmdd is digits: the ISO date is "19" or "20", then the digits with dashes between.
+  const char out[10] = {yy < 80 ? '2' : '1', yy < 80 ? '0' : '9', yymmdd[0], yymmdd[1], '-',
+                        yymmdd[2], yymmdd[3], '-', yymmdd[4], yymmdd[5]};
+  return std::string(out, sizeof(out));
 }
 
 absl::Status CheckIsoDate(std::string_view date) {

@@ -1,7 +1,9 @@
 #include "vigil/ingest/transaction_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -10,7 +12,11 @@
 #include "vigil/ingest/internal/csv_fields.h"
 #include "vigil/ingest/internal/line_buffer.h"
 #include "vigil/ingest/internal/string_view.h"
+#include "vigil/ingest/iso20022.h"
 #include "vigil/ingest/json_parser.h"
+#include "vigil/ingest/json_writer.h"
+#include "vigil/ingest/swift_mt.h"
+#include "vigil/ingest/swift_mt_transaction.h"
 
 namespace vigil {
 namespace {
@@ -45,13 +51,30 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool StartsMtMessage(std::string_view line) { return Trim(line).starts_with("{1:"); }
+bool IsRjeSeparator(std::string_view line) { return Trim(line) == "$"; }
+
 absl::StatusOr<FileFormat> FormatOfFirstLine(std::string_view line, std::string_view where) {
   if (line.starts_with("Timestamp,")) return FileFormat::kAmlworldCsv;
+  if (StartsMtMessage(line) || IsRjeSeparator(line)) return FileFormat::kSwiftMt;
   if (Trim(line).starts_with('{')) return FileFormat::kJsonLines;
+  if (Trim(line).starts_with('<')) return FileFormat::kIso20022;
   return absl::InvalidArgumentError(
       absl::StrCat(ToAbsl(where), ": cannot detect the format: the first line starts with '",
                    ToAbsl(line.substr(0, 24)), "'; expected the AMLworld CSV header (",
-                   ToAbsl(kAmlworldCsvHeader), ") or a JSON object ('{')"));
+                   ToAbsl(kAmlworldCsvHeader), "), a JSON object ('{'), a SWIFT MT message "
+                   "('{1:') or an ISO 20022 XML message ('<')"));
+}
+
+// A payment message refused: its reason code, and the parser's message (which says where).
+void MessageError(const absl::Status& status, std::string_view source, int64_t line,
+                  RecordError* error) {
+  error->Clear();
+  error->source = source;
+  error->line = line;
+  error->reason = status.code() == absl::StatusCode::kUnimplemented ? "unsupported_message_type"
+                                                                   : "invalid_message";
+  error->message = std::string(ToStd(status.message()));
 }
 
 // Reads up to the first non-blank line, leaves it unread, and returns it (terminator stripped).
@@ -232,6 +255,159 @@ class JsonLinesReader final : public ReaderBase {
   JsonTransactionParser parser_;
 };
 
+// SWIFT MT: a record is one message, from its "{1:" line up to the next message's (or an RJE
+// "$" line, or the end).
+class SwiftMtReader final : public ReaderBase {
+ public:
+  SwiftMtReader(std::unique_ptr<LineBuffer> buffer, std::string source_name,
+                Priority default_priority, size_t max_record_bytes)
+      : ReaderBase(std::move(buffer), std::move(source_name), max_record_bytes),
+        default_priority_(default_priority) {}
+
+  absl::StatusOr<ReadResult> Next(Transaction* tx, RecordError* error) override {
+    if (!pending_.empty()) return NextPending(tx, error);
+    for (;;) {
+      VIGIL_ASSIGN_OR_RETURN(const Extend ext, StartRecord(error));
+      if (ext == Extend::kEnd) return ReadResult::kEnd;
+      if (ext == Extend::kTooLong) {
+        skip_to_message_ = true;  // the rest of the message is not a message
+        return ReadResult::kRejected;
+      }
+      const std::string_view first = StripTerminator(buffer_->record());
+      if (IsRjeSeparator(first)) continue;
+      if (skip_to_message_ && !StartsMtMessage(first)) continue;
+      skip_to_message_ = false;
+      break;
+    }
+    for (;;) {
+      VIGIL_ASSIGN_OR_RETURN(const Extend more, buffer_->ExtendLine());
+      if (more == Extend::kEnd) break;
+      if (more == Extend::kTooLong) {
+        buffer_->TruncateToFirstLine();
+        raw_ = StripTerminator(buffer_->record());
+        TooLarge(error);
+        skip_to_message_ = true;
+        return ReadResult::kRejected;
+      }
+      const std::string_view last = StripTerminator(buffer_->last_line());
+      if (StartsMtMessage(last) || IsRjeSeparator(last)) {
+        buffer_->DropLastLine();
+        break;
+      }
+    }
+    // Messages glued together on a line are split here; the record stays in the buffer until
+    // they are all handed out.
+    const std::string_view record = buffer_->record();
+    const std::vector<std::string_view> messages = SplitSwiftMtMessages(record);
+    if (messages.size() <= 1) {
+      raw_ = Trim(record);
+      return ParseRecord(raw_, line_, tx, error);
+    }
+    first_line_ = line_;
+    record_begin_ = record.data();
+    pending_.assign(messages.rbegin(), messages.rend());
+    return NextPending(tx, error);
+  }
+
+  ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
+                         RecordError* error) override {
+    absl::StatusOr<SwiftMtMessage> m = SwiftMtMessage::Parse(raw);
+    const absl::Status s = m.ok() ? SwiftMtToTransaction(*m, tx) : m.status();
+    if (!s.ok()) {
+      MessageError(s, source_name_, line, error);
+      return ReadResult::kRejected;
+    }
+    if (m->application.priority != 'U') tx->priority = default_priority_;
+    return ReadResult::kRecord;
+  }
+
+ private:
+  ReadResult NextPending(Transaction* tx, RecordError* error) {
+    const std::string_view message = pending_.back();
+    pending_.pop_back();
+    line_ = first_line_ + std::count(record_begin_, message.data(), '\n');
+    raw_ = Trim(message);
+    return ParseRecord(raw_, line_, tx, error);
+  }
+
+  const Priority default_priority_;
+  bool skip_to_message_ = false;
+  // Messages of the current record not handed out yet, the next one last.
+  std::vector<std::string_view> pending_;
+  int64_t first_line_ = 0;
+  const char* record_begin_ = nullptr;
+};
+
+// ISO 20022: the file is one message; each of its transactions is a record.
+class Iso20022Reader final : public TransactionReader {
+ public:
+  Iso20022Reader(std::unique_ptr<LineBuffer> buffer, JsonTransactionParser json,
+                 Priority default_priority)
+      : buffer_(std::move(buffer)),
+        json_(std::move(json)),
+        default_priority_(default_priority) {}
+
+  absl::StatusOr<ReadResult> Next(Transaction* tx, RecordError* error) override {
+    if (!loaded_) {
+      loaded_ = true;
+      VIGIL_ASSIGN_OR_RETURN(const bool read, ReadMessage(error));
+      if (!read) return ReadResult::kRejected;
+      absl::StatusOr<std::vector<Transaction>> parsed = ParseIso20022(text_);
+      if (!parsed.ok()) {
+        MessageError(parsed.status(), json_.options().source_name, 1, error);
+        raw_ = text_;
+        return ReadResult::kRejected;
+      }
+      transactions_ = *std::move(parsed);
+    }
+    if (next_ >= transactions_.size()) return ReadResult::kEnd;
+    *tx = std::move(transactions_[next_++]);
+    if (tx->priority != Priority::kP0) tx->priority = default_priority_;
+    json_record_ = TransactionToJson(*tx);
+    raw_ = json_record_;
+    return ReadResult::kRecord;
+  }
+
+  int64_t line() const override { return 1; }
+  std::string_view raw_record() const override { return raw_; }
+
+  ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
+                         RecordError* error) override {
+    if (json_.Parse(raw, tx, error)) return ReadResult::kRecord;
+    error->line = line;
+    return ReadResult::kRejected;
+  }
+
+ private:
+  // The whole input into text_; false (error filled) when it is larger than the limit.
+  absl::StatusOr<bool> ReadMessage(RecordError* error) {
+    for (;;) {
+      VIGIL_ASSIGN_OR_RETURN(const Extend ext, buffer_->ExtendLine());
+      if (ext == Extend::kEnd) return true;
+      if (ext == Extend::kLine) text_.append(buffer_->record());
+      buffer_->Consume();
+      if (ext == Extend::kTooLong || text_.size() > kMaxIso20022Bytes) {
+        MessageError(absl::InvalidArgumentError(absl::StrCat(
+                         "an ISO 20022 message is at most ", kMaxIso20022Bytes,
+                         " bytes, with lines of at most ReaderOptions::max_record_bytes")),
+                     json_.options().source_name, 1, error);
+        error->reason = "record_too_large";
+        return false;
+      }
+    }
+  }
+
+  std::unique_ptr<LineBuffer> buffer_;
+  JsonTransactionParser json_;
+  const Priority default_priority_;
+  bool loaded_ = false;
+  std::string text_;
+  std::vector<Transaction> transactions_;
+  size_t next_ = 0;
+  std::string json_record_;
+  std::string_view raw_;
+};
+
 absl::StatusOr<std::unique_ptr<TransactionReader>> NewReader(
     std::unique_ptr<ingest_internal::ByteSource> source, std::string source_name,
     const ReaderOptions& options) {
@@ -252,16 +428,35 @@ absl::StatusOr<std::unique_ptr<TransactionReader>> NewReader(
     return std::make_unique<CsvReader>(std::move(buffer), *std::move(parser),
                                        options.max_record_bytes);
   }
+  buffer->Unread();  // the first line is a record
+  if (format == FileFormat::kSwiftMt) {
+    return std::make_unique<SwiftMtReader>(std::move(buffer), std::move(source_name),
+                                           options.default_priority, options.max_record_bytes);
+  }
   JsonParserOptions json_options;
   json_options.source_name = source_name;
   json_options.default_priority = options.default_priority;
   json_options.enforce_iso_minor_units = options.enforce_iso_minor_units;
-  buffer->Unread();  // the first line is a record
+  if (format == FileFormat::kIso20022) {
+    return std::make_unique<Iso20022Reader>(
+        std::move(buffer), JsonTransactionParser(std::move(json_options)),
+        options.default_priority);
+  }
   return std::make_unique<JsonLinesReader>(
       std::move(buffer), JsonTransactionParser(std::move(json_options)), options.max_record_bytes);
 }
 
 }  // namespace
+
+std::string_view FileFormatName(FileFormat format) {
+  switch (format) {
+    case FileFormat::kAmlworldCsv: return "amlworld_csv";
+    case FileFormat::kJsonLines: return "json_lines";
+    case FileFormat::kSwiftMt: return "swift_mt";
+    case FileFormat::kIso20022: return "iso20022";
+  }
+  return "json_lines";
+}
 
 absl::StatusOr<FileFormat> DetectFileFormat(const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<ingest_internal::ByteSource> source,

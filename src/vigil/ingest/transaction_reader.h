@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "vigil/core/transaction.h"
@@ -60,12 +61,30 @@ class TransactionReader {
                                  RecordError* error) = 0;
 };
 
-enum class FileFormat { kAmlworldCsv, kJsonLines };
+enum class FileFormat { kAmlworldCsv, kJsonLines, kSwiftMt, kIso20022 };
+
+// "amlworld_csv", "json_lines", "swift_mt", "iso20022": the names replay reports and the audit
+// log records as the input format.
+std::string_view FileFormatName(FileFormat format);
 
 // Chooses the format from the content: a first line starting with "Timestamp," is AMLworld CSV
-// (with or without vigil gen's extra "Typology" column), one starting with '{' is JSON Lines.
-// Leading blank lines and a UTF-8 byte order mark are skipped. Errors: the file cannot be read
-// (the errno's code), or it is empty or neither format (InvalidArgument).
+// (with or without vigil gen's extra "Typology" column), one starting with "{1:" (or an RJE "$"
+// separator) SWIFT MT, one starting with '{' JSON Lines, one starting with '<' an ISO 20022
+// message. Leading blank lines and a UTF-8 byte order mark are skipped. Errors: the file cannot
+// be read (the errno's code), or it is empty or none of these formats (InvalidArgument).
+//
+// SWIFT MT files hold one or more messages, each starting on a line of its own with "{1:";
+// lines holding only "$" (RJE) and blank lines between them are skipped. A record is one
+// message; its line is the line of its "{1:". MT messages of normal priority get
+// default_priority (urgent ones, priority U, are kP0).
+//
+// An ISO 20022 file holds one message (at most kMaxIso20022Bytes), which may carry several
+// transactions: each is one record, with line 1. Since the file's bytes are not one
+// transaction's, raw_record() is the transaction's normalized JSON (json_writer.h), and
+// ParseRecord reads that JSON back. A message that is refused is one rejected record.
+//
+// Rejected MT and ISO 20022 records have reason "invalid_message" (the message names the block,
+// tag and line, or the XPath) or "unsupported_message_type" (an MT205, a pacs.002, ...).
 absl::StatusOr<FileFormat> DetectFileFormat(const std::string& path);
 
 // Opens "path" for reading, detecting its format as DetectFileFormat does. For CSV the header is

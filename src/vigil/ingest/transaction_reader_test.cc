@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -366,6 +369,80 @@ TEST(TransactionReader, EmptyBufferIsAnError) {
 
 TEST(TransactionReader, HeaderOnlyFileHasNoRecords) {
   EXPECT_TRUE(ReadBuffer(kHeader + "\n").empty());
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A SWIFT MT file: messages on their own lines, glued on one line, between RJE "$" lines; a bad
+// message and an unsupported one are rejected with their reasons and the line of their "{1:".
+TEST(SwiftMtFileTest, ReadsEveryMessageAndRejectsTheBadOnes) {
+  const std::string a = Slurp(TestDataPath("swift_mt/messages/mt103_0002.fin"));
+  const std::string b = Slurp(TestDataPath("swift_mt/messages/mt103_0003.fin"));
+  const std::string c = Slurp(TestDataPath("swift_mt/messages/mt202_0005.fin"));
+  const std::string unsupported = Slurp(TestDataPath("swift_mt/messages/mt205_0001.fin"));
+  const std::string bad = "{1:F01AAAABEBBAXXX0000000000}{2:I103BBBBDEFFXXXXN}{4:\n:20:X\n-}";
+  const auto lines = [](const std::string& t) { return std::count(t.begin(), t.end(), '\n'); };
+  const std::string file = "\n" + a + b + "\n$\n" + bad + "\n\n" + unsupported + "\n" + c;
+  TempFile f(file, "messages.fin");
+  ASSERT_THAT(DetectFileFormat(f.path()), ::vigil::testing::IsOkAndHolds(FileFormat::kSwiftMt));
+  ReaderOptions options;
+  options.default_priority = Priority::kP2;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TransactionReader> reader,
+                       OpenTransactionFile(f.path(), options));
+  const std::vector<Outcome> out = ReadAll(*reader);
+  ASSERT_EQ(out.size(), 5u);
+  const int64_t b_line = 2 + lines(a);
+  const int64_t bad_line = b_line + lines(b) + 2;
+  const int64_t unsupported_line = bad_line + lines(bad) + 2;
+  EXPECT_EQ(out[0].result, ReadResult::kRecord);
+  EXPECT_EQ(out[0].line, 2);
+  EXPECT_EQ(out[0].raw, a.substr(0, a.find_last_not_of("\r\n") + 1));
+  EXPECT_EQ(out[1].result, ReadResult::kRecord);
+  EXPECT_EQ(out[1].line, b_line);
+  EXPECT_EQ(out[1].id_or_reason, "09797101-a670-4e81-98ed-34b409736402");
+  EXPECT_EQ(out[2].result, ReadResult::kRejected);
+  EXPECT_EQ(out[2].id_or_reason, "invalid_message");
+  EXPECT_EQ(out[2].line, bad_line);
+  EXPECT_EQ(out[3].result, ReadResult::kRejected);
+  EXPECT_EQ(out[3].id_or_reason, "unsupported_message_type");
+  EXPECT_EQ(out[3].line, unsupported_line);
+  EXPECT_EQ(out[4].result, ReadResult::kRecord);
+
+  // A record re-read from its raw text (replay's spill) is the same transaction, with the
+  // file's priority for a normal-priority message.
+  Transaction again;
+  RecordError error;
+  ASSERT_EQ(reader->ParseRecord(out[1].raw, out[1].line, &again, &error), ReadResult::kRecord);
+  EXPECT_EQ(again.id, out[1].id_or_reason);
+  EXPECT_EQ(again.priority, Priority::kP2);
+  EXPECT_EQ(FileFormatName(FileFormat::kSwiftMt), "swift_mt");
+}
+
+// An ISO 20022 file: each transaction of the message is a record whose raw text is its JSON.
+TEST(Iso20022FileTest, EachTransactionIsARecord) {
+  const std::string path = TestDataPath("iso20022/messages/mx_pacs.008.001.08_0007.xml");
+  ASSERT_THAT(DetectFileFormat(path), ::vigil::testing::IsOkAndHolds(FileFormat::kIso20022));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TransactionReader> reader, OpenTransactionFile(path, {}));
+  const std::vector<Outcome> out = ReadAll(*reader);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].result, ReadResult::kRecord);
+  EXPECT_EQ(out[0].id_or_reason, "09797101-a670-4e81-98ed-34b409736402");
+  Transaction again;
+  RecordError error;
+  ASSERT_EQ(reader->ParseRecord(out[0].raw, 1, &again, &error), ReadResult::kRecord)
+      << error.ToString();
+  EXPECT_EQ(again.id, out[0].id_or_reason);
+  EXPECT_EQ(again.message_type, "pacs.008.001.08");
+
+  ASSERT_OK_AND_ASSIGN(
+      reader, OpenTransactionFile(TestDataPath("iso20022/messages/mx_pacs.002.001.10_0001.xml"), {}));
+  const std::vector<Outcome> refused = ReadAll(*reader);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].id_or_reason, "unsupported_message_type");
+  EXPECT_EQ(FileFormatName(FileFormat::kIso20022), "iso20022");
 }
 
 }  // namespace

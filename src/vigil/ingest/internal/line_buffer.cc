@@ -171,6 +171,12 @@ void LineBuffer::TruncateToFirstLine() {
   lines_in_record_ = 1;
 }
 
+void LineBuffer::DropLastLine() {
+  if (lines_in_record_ <= 1) return;
+  rec_end_ = scanned_ = last_line_begin_;
+  if (--lines_in_record_ == 1) first_line_end_ = rec_end_;
+}
+
 void LineBuffer::Unread() {
   rec_end_ = last_line_begin_ = first_line_end_ = scanned_ = rec_begin_;
   lines_in_record_ = 0;

@@ -69,6 +69,10 @@ class LineBuffer {
 
   // Shrinks the record back to its first line; the other lines will be read again.
   void TruncateToFirstLine();
+  // Removes the record's last line (of two or more); ExtendLine() reads it again. For formats
+  // whose records end where the next one starts (SWIFT MT messages). After it, last_line() is
+  // empty until the next ExtendLine().
+  void DropLastLine();
   // Empties the current record without consuming it: ExtendLine() reads its first line again.
   void Unread();
   // Drops the current record; the next ExtendLine() starts a new one.

@@ -71,6 +71,24 @@ TEST(LineBuffer, MultiLineRecordsTruncateAndUnread) {
   EXPECT_EQ(buffer.record_line(), 2);
 }
 
+TEST(LineBuffer, DropLastLineReadsItAgainAsTheNextRecord) {
+  LineBuffer buffer(NewStringSource("a\nb\nc\nd\n"), 1 << 20, 64);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_THAT(buffer.ExtendLine(), ::vigil::testing::IsOkAndHolds(Extend::kLine));
+  }
+  buffer.DropLastLine();
+  EXPECT_EQ(buffer.record(), "a\nb\n");
+  EXPECT_EQ(buffer.lines_in_record(), 2);
+  buffer.Consume();
+  ASSERT_THAT(buffer.ExtendLine(), ::vigil::testing::IsOkAndHolds(Extend::kLine));
+  EXPECT_EQ(buffer.record(), "c\n");
+  EXPECT_EQ(buffer.record_line(), 3);
+  ASSERT_THAT(buffer.ExtendLine(), ::vigil::testing::IsOkAndHolds(Extend::kLine));
+  buffer.DropLastLine();
+  buffer.TruncateToFirstLine();  // one line: nothing to drop
+  EXPECT_EQ(buffer.record(), "c\n");
+}
+
 TEST(LineBuffer, MultiLineRecordPastTheLimitLeavesTheRecordAlone) {
   LineBuffer buffer(NewStringSource("0123456789\n0123456789\n"), 15, 4);
   ASSERT_THAT(buffer.ExtendLine(), ::vigil::testing::IsOkAndHolds(Extend::kLine));
