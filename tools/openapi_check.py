@@ -56,6 +56,13 @@ MAX_ERRORS_PER_BODY = 8
 FEATURE_SCHEMA_VERSION = "vigil.features.v1"
 
 
+
+def read_testdata(relative):
+    """A file of the repository's testdata/ (the script lives in tools/)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "testdata", relative), encoding="utf-8") as f:
+        return f.read()
+
 class Failures:
     """Every mismatch found, in order."""
 
@@ -1011,6 +1018,7 @@ class Live:
         self.scenario("readyz after", self.t_readyz_after)
         self.scenario("drift", self.t_drift)
         self.scenario("metrics", self.t_metrics)
+        self.scenario("payment messages", self.t_payment_messages)
 
     def scenario(self, name, fn):
         try:
@@ -1120,9 +1128,9 @@ class Live:
                       {"Content-Type": "application/json"})
         self.check(label, r, 400, "POST", "/v1/score/batch")
 
-        label = "POST /v1/score/batch (text/plain)"
+        label = "POST /v1/score/batch (application/yaml)"
         r = self.send(label, "POST", "/v1/score/batch", json.dumps([self.tx(7)]),
-                      {"Content-Type": "text/plain"})
+                      {"Content-Type": "application/yaml"})
         body = self.check(label, r, 415, "POST", "/v1/score/batch")
         self.expect_code(label, body, "unsupported_media_type")
 
@@ -1135,6 +1143,31 @@ class Live:
         if field is not None:
             self.fails.expect(str(err.get("field", "")).lower() == field.lower(), label,
                               f"error.field {err.get('field')!r}, expected {field!r}")
+
+    def t_payment_messages(self):
+        # Last: a payment message is timed by its arrival, after which the JSON scenarios'
+        # 2022 event times would be too late for the accounts' windows.
+        label = "POST /v1/score (SWIFT MT103)"
+        _, body = self.score(label, None, raw=read_testdata("swift_mt/messages/mt103_0004.fin"),
+                             headers={"Content-Type": "application/x-swift-mt"}, expect=200)
+
+        label = "POST /v1/score (ISO 20022 pacs.008)"
+        _, body = self.score(label, None,
+                             raw=read_testdata("iso20022/messages/mx_pacs.008.001.08_0008.xml"),
+                             headers={"Content-Type": "application/xml"}, expect=200)
+
+        label = "POST /v1/score (SWIFT MT205: unsupported)"
+        _, body = self.score(label, None, raw=read_testdata("swift_mt/messages/mt205_0001.fin"),
+                             headers={"Content-Type": "application/x-swift-mt"}, expect=422)
+        self.expect_code(label, body, "unsupported_message_type", "$")
+
+        label = "POST /v1/score/batch (ISO 20022 pacs.009)"
+        r = self.send(label, "POST", "/v1/score/batch",
+                      read_testdata("iso20022/messages/mx_pacs.009.001.08_0002.xml"),
+                      {"Content-Type": "application/xml"})
+        body = self.check(label, r, 200, "POST", "/v1/score/batch")
+        if isinstance(body, dict):
+            self.fails.expect(len(body.get("results", [])) == 1, label, "expected one result")
 
     def t_bad_requests(self):
         label = "POST /v1/score (malformed JSON)"
@@ -1154,10 +1187,15 @@ class Live:
         _, body = self.score(label, tx, expect=400)
         self.expect_code(label, body, "missing_field", "$.beneficiary")
 
-        label = "POST /v1/score (text/plain)"
+        label = "POST /v1/score (application/yaml)"
         _, body = self.score(label, None, raw=json.dumps(self.tx(8)),
-                             headers={"Content-Type": "text/plain"}, expect=415)
+                             headers={"Content-Type": "application/yaml"}, expect=415)
         self.expect_code(label, body, "unsupported_media_type")
+
+        label = "POST /v1/score (text/plain: a JSON body is not a SWIFT MT message)"
+        _, body = self.score(label, None, raw=json.dumps(self.tx(8)),
+                             headers={"Content-Type": "text/plain"}, expect=400)
+        self.expect_code(label, body, "invalid_message", "$")
 
         label = "POST /v1/score (X-Vigil-Budget-Ms 801)"
         _, body = self.score(label, self.tx(8), headers={"X-Vigil-Budget-Ms": "801"}, expect=400)

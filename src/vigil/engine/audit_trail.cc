@@ -32,7 +32,9 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
                                 .decided = d.decided,
                                 .actor = actor,
                                 .source = options_.source,
-                                .input_format = options_.input_format,
+                                .input_format = d.input_format.empty()
+                                                    ? std::string_view(options_.input_format)
+                                                    : d.input_format,
                                 .input_sha256 = &input_sha256,
                                 .transaction = d.transaction,
                                 .features = d.features,

@@ -31,6 +31,7 @@ namespace vigil {
 struct DecisionToRecord {
   const Transaction* transaction = nullptr;
   std::string_view input;  // the transaction's bytes as received (a JSON object, a CSV line)
+  std::string_view input_format;  // when not empty, replaces AuditTrailOptions::input_format
   absl::Span<const double> features;
   const Decision* decision = nullptr;
   UtcTime received{};

@@ -17,6 +17,8 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/json_parser.h"
+#include "vigil/ingest/payment_message.h"
+#include "vigil/ingest/swift_mt.h"
 #include "vigil/ingest/record_error.h"
 #include "vigil/metrics/value_histogram.h"
 #include "vigil/store/kv_store.h"
@@ -73,6 +75,8 @@ struct ScoreService::Item {
   int same_as = -1;    // an earlier item of this batch with the same id
   std::vector<double> row;
   Steady::duration parse{0}, features{0};
+  MessageFormat format = MessageFormat::kJson;
+  bool parsed = false;  // tx was read from a payment message (not JSON to parse)
 };
 
 struct ScoreService::Metrics {
@@ -216,16 +220,112 @@ absl::Status ScoreService::Checkpoint() {
   return absl::OkStatus();
 }
 
+namespace {
+
+ScoreService::Reply MessageErrorReply(const absl::Status& status) {
+  ScoreService::Reply r;
+  const bool unsupported = status.code() == absl::StatusCode::kUnimplemented;
+  r.status = unsupported ? 422 : 400;
+  r.error_code = unsupported ? "unsupported_message_type" : "invalid_message";
+  r.body = JsonErrorBody(r.error_code, "$", View(status.message()));
+  return r;
+}
+
+}  // namespace
+
 ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreRequest& request) {
   std::vector<Item> items(1);
   items[0].raw = body;
   items[0].start = Steady::now();
   items[0].received = clock_.Now();
+  items[0].format = request.format;
+  if (request.format != MessageFormat::kJson) {
+    absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
+    if (!read.ok()) return MessageErrorReply(read.status());
+    if (read->size() != 1) {
+      Reply r;
+      r.status = 400;
+      r.error_code = "invalid_message";
+      r.body = JsonErrorBody(r.error_code, "$",
+                             absl::StrCat("the message holds ", read->size(),
+                                          " transactions: POST it to /v1/score/batch"));
+      return r;
+    }
+    items[0].tx = std::move((*read)[0]);
+    items[0].tx.event_time = items[0].received;  // see ScoreRequest::format
+    items[0].parsed = true;
+    items[0].parse = Steady::now() - items[0].start;
+  }
   DecideItems(items, request);
   return std::move(items[0].reply);
 }
 
+// A batch in a message format: the transactions of one ISO 20022 message, or the SWIFT MT
+// messages of the body (SplitSwiftMtMessages), each an item.
+ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
+                                                const ScoreRequest& request) {
+  const Steady::time_point start = Steady::now();
+  const UtcTime received = clock_.Now();
+  std::vector<Item> items;
+  const auto too_large = [this] {
+    Reply r;
+    r.status = 413;
+    r.error_code = "batch_too_large";
+    r.body = JsonErrorBody("batch_too_large", "$",
+                           absl::StrCat("a batch holds at most ", options_.max_batch,
+                                        " transactions; split it"));
+    return r;
+  };
+  if (request.format == MessageFormat::kIso20022) {
+    absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
+    if (!read.ok()) return MessageErrorReply(read.status());
+    if (read->size() > options_.max_batch) return too_large();
+    const Steady::duration parse = Steady::now() - start;
+    for (Transaction& tx : *read) {
+      Item& item = items.emplace_back();
+      item.raw = body;  // the audit log keeps the hash of the message as received
+      item.start = start;
+      item.received = received;
+      item.format = request.format;
+      item.tx = std::move(tx);
+      item.tx.event_time = received;
+      item.parsed = true;
+      item.parse = parse;
+    }
+  } else {
+    for (std::string_view message : SplitSwiftMtMessages(body)) {
+      if (items.size() == options_.max_batch) return too_large();
+      Item& item = items.emplace_back();
+      item.raw = message;
+      item.start = start;
+      item.received = received;
+      item.format = request.format;
+      const Steady::time_point t0 = Steady::now();
+      absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(message, request.format);
+      item.parse = Steady::now() - t0;
+      if (!read.ok()) {
+        item.reply = MessageErrorReply(read.status());
+        item.done = true;
+        continue;
+      }
+      item.tx = std::move((*read)[0]);
+      item.tx.event_time = received;
+      item.parsed = true;
+    }
+  }
+  if (items.empty()) {
+    Reply r;
+    r.status = 400;
+    r.error_code = "invalid_message";
+    r.body = JsonErrorBody(r.error_code, "$", "the body holds no message");
+    return r;
+  }
+  DecideItems(items, request);
+  return BatchReply(items);
+}
+
 ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
+  if (request.format != MessageFormat::kJson) return ScoreMessages(body, request);
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
   // The array's elements, as raw JSON text (each is then parsed by the transaction parser).
@@ -289,6 +389,10 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
   }
   if (items.empty()) return invalid("the array holds no transactions");
   DecideItems(items, request);
+  return BatchReply(items);
+}
+
+ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
   Reply out;
   out.body = "{\"results\":[";
   for (size_t i = 0; i < items.size(); ++i) {
@@ -309,6 +413,10 @@ void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& req
   thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
   for (Item& item : items) {
     if (item.done) continue;  // refused while the batch was read
+    if (item.parsed) {        // read from a payment message
+      item.reply.transaction_id = item.tx.id;
+      continue;
+    }
     const Steady::time_point t0 = Steady::now();
     RecordError error;
     if (!parser.Parse(item.raw, &item.tx, &error)) {
@@ -661,6 +769,7 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
     const Item& item = items[members[k]];
     records[k] = {.transaction = &item.tx,
                   .input = item.raw,
+                  .input_format = MessageFormatName(item.format),
                   .features = item.row,
                   .decision = &decisions[k],
                   .received = item.received,

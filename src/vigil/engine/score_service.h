@@ -62,6 +62,7 @@
 #include "vigil/core/decision.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/ingest/payment_message.h"
 #include "vigil/engine/model_deployment.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
@@ -97,6 +98,14 @@ struct ScoreRequest {
   std::string traceparent;  // W3C trace context recorded in the decisions ("" for none)
   std::string actor;        // who asks (API token id, TLS client subject), for the audit log
   std::optional<std::chrono::microseconds> budget;  // this request's SLA budget
+  // The body's format. kJson: a transaction (Score) or an array of them (ScoreBatch). kSwiftMt:
+  // one message (Score) or messages one after the other (ScoreBatch, one item each). kIso20022:
+  // one message holding one transaction (Score) or several (ScoreBatch). A message that cannot
+  // be read is 400 "invalid_message"; one of a type vigil does not read is 422
+  // "unsupported_message_type". A payment message is timed by its arrival (event_time = the
+  // time received): its own times (an MT output header's input time, a pacs.008's CreDtTm) are
+  // in the sender's clock or absent, and the accounts' windows need the engine's.
+  MessageFormat format = MessageFormat::kJson;
 };
 
 class ScoreService {
@@ -163,6 +172,8 @@ class ScoreService {
   struct Entry;
   struct Item;
   struct Metrics;
+  Reply ScoreMessages(std::string_view body, const ScoreRequest& request);
+  static Reply BatchReply(const std::vector<Item>& items);
   void DecideItems(std::vector<Item>& items, const ScoreRequest& request);
   void Claim(std::vector<Item>& items);
   void Features(std::vector<Item>& items);

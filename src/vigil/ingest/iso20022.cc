@@ -1,16 +1,23 @@
 #include "vigil/ingest/iso20022.h"
 
+#include <array>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <pugixml.hpp>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
@@ -39,53 +46,68 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
 
+// Equality with a literal as a length check and a memcmp of constant size, which the compiler
+// inlines: the readers compare every child's local name with a dozen literals.
+template <size_t N>
+bool Is(std::string_view s, const char (&literal)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+}
+
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsXmlSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsXmlSpace(s.back())) s.remove_suffix(1);
   return s;
 }
 
-// Per byte of an 8-byte word whose bytes are all below 0x80: 0x80 where the byte is below 0x20
-// and not tab, LF or CR (a control character XML 1.0 forbids), else 0. Exact per byte: no
-// addition carries into the next byte.
-uint64_t ForbiddenControlBytes(uint64_t w) {
+// The position of the first byte at or after "i" that is not ASCII or is a control character
+// XML 1.0 forbids (below 0x20 except tab, LF and CR), looking at whole blocks only: it may stop
+// short, at the last block that does not fit before "n". Every byte of every message passes
+// here, so it takes 16 bytes at a time with SSE2 (every x86-64) and 8 otherwise.
+size_t SkipPlainAscii(const unsigned char* p, size_t n, size_t i) {
+#ifdef __SSE2__
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i tab = _mm_set1_epi8('\t');
+  const __m128i lf = _mm_set1_epi8('\n');
+  const __m128i cr = _mm_set1_epi8('\r');
+  for (; n - i >= 16; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    // Signed: bytes of 0x80 and above are negative, so below 0x20 too.
+    const __m128i below_space = _mm_cmplt_epi8(v, space);
+    const __m128i allowed = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, lf)), _mm_cmpeq_epi8(v, cr));
+    if (const int bad = _mm_movemask_epi8(_mm_andnot_si128(allowed, below_space)); bad != 0) {
+      return i + static_cast<size_t>(std::countr_zero(static_cast<unsigned>(bad)));
+    }
+  }
+#else
+  // Per byte, exact (no carry crosses bytes): 0x80 where a byte below 0x80 is below 0x20, or
+  // equals c.
   constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  const uint64_t below_space = ~(w + 0x6060606060606060ULL) & kHigh;
-  if (below_space == 0) return 0;
-  const auto equal = [w](uint64_t c) {
-    const uint64_t x = w ^ (c * kOnes);
-    return ~(((x & kLow7) + kLow7) | x) & kHigh;
-  };
-  return below_space & ~(equal('\t') | equal('\n') | equal('\r'));
+  for (; n - i >= 8; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t low = w & kLow7;
+    const auto equal = [low](uint64_t c) {
+      return ~(((low ^ (c * kOnes)) + kLow7) | (low ^ (c * kOnes))) & kHigh;
+    };
+    const uint64_t below_space = ~(low + 0x6060606060606060ULL) & kHigh;
+    const uint64_t bad = (w & kHigh) | (below_space & ~(equal('\t') | equal('\n') | equal('\r')));
+    if (bad != 0) return i;  // the byte loop finds which
+  }
+#endif
+  return i;
 }
 
 // The offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates
-// and code points above U+10FFFF included) or is a control character XML 1.0 forbids (below
-// 0x20 except tab, LF and CR); npos when there is none. Eight ASCII bytes at a time: this runs
-// over every byte of every message.
+// and code points above U+10FFFF included) or is a control character XML 1.0 forbids; npos
+// when there is none.
 size_t FindBadByte(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   size_t i = 0;
-  while (i < n) {
-    if (n - i >= 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      if ((w & 0x8080808080808080ULL) == 0) {
-        if (const uint64_t bad = ForbiddenControlBytes(w); bad != 0) {
-          // The lowest flagged byte is the first in memory on a little-endian machine; on a
-          // big-endian one the byte loop below finds it.
-          if constexpr (std::endian::native == std::endian::little) {
-            return i + static_cast<size_t>(std::countr_zero(bad)) / 8;
-          }
-        } else {
-          i += 8;
-          continue;
-        }
-      }
-    }
+  while ((i = SkipPlainAscii(p, n, i)) < n) {
     const unsigned char c = p[i];
     if (c < 0x80) {
       if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return i;
@@ -123,10 +145,10 @@ struct QName {
 };
 
 QName SplitName(const char* name) {
-  const std::string_view n(name);
-  const size_t colon = n.find(':');
-  if (colon == std::string_view::npos) return {{}, n};
-  return {n.substr(0, colon), n.substr(colon + 1)};
+  size_t i = 0;
+  while (name[i] != '\0' && name[i] != ':') ++i;
+  if (name[i] == '\0') return {{}, std::string_view(name, i)};
+  return {std::string_view(name, i), std::string_view(name + i + 1)};
 }
 
 std::string_view LocalName(pugi::xml_node element) { return SplitName(element.name()).local; }
@@ -165,6 +187,15 @@ absl::Status MissingChild(pugi::xml_node parent, std::string_view child) {
 // Element text, surrounding whitespace trimmed.
 std::string_view Text(pugi::xml_node element) { return Trim(element.child_value()); }
 
+// Equality of two short texts (namespace prefixes) without a call to memcmp.
+bool SameShortText(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 // The namespace bindings in scope while descending the tree: every xmlns / xmlns:p attribute of
 // the elements entered, innermost last. Entering an element costs nothing when it declares none,
 // which is nearly every element of a message.
@@ -184,22 +215,27 @@ class NamespaceScope {
     }
     return mark;
   }
-  void Leave(size_t mark) { bindings_.resize(mark); }
+  void Leave(size_t mark) {
+    while (bindings_.size() > mark) bindings_.pop_back();
+  }
 
   // Binds the declarations of "element" and of all its ancestors, outermost first.
+  // REQUIRES: "element" lies at most kMaxIso20022Depth deep (FindMessageParts checked).
   void EnterPath(pugi::xml_node element) {
-    std::vector<pugi::xml_node> path;
-    for (pugi::xml_node n = element; n && n.type() == pugi::node_element; n = n.parent()) {
-      path.push_back(n);
+    std::array<pugi::xml_node, kMaxIso20022Depth> path;
+    size_t depth = 0;
+    for (pugi::xml_node n = element; n && n.type() == pugi::node_element && depth < path.size();
+         n = n.parent()) {
+      path[depth++] = n;
     }
-    for (auto it = path.rbegin(); it != path.rend(); ++it) Enter(*it);
+    while (depth > 0) Enter(path[--depth]);
   }
 
   // The namespace URI of "prefix" (empty: the default namespace): empty for no namespace,
   // nullopt for a prefix nothing declares.
   std::optional<std::string_view> Resolve(std::string_view prefix) const {
     for (auto it = bindings_.rbegin(); it != bindings_.rend(); ++it) {
-      if (it->prefix == prefix) return it->uri;
+      if (SameShortText(it->prefix, prefix)) return it->uri;
     }
     if (prefix.empty()) return std::string_view();
     if (prefix == "xml") return std::string_view("http://www.w3.org/XML/1998/namespace");
@@ -211,14 +247,15 @@ class NamespaceScope {
     std::string_view prefix;
     std::string_view uri;
   };
-  std::vector<Binding> bindings_;
+  absl::InlinedVector<Binding, 8> bindings_;
 };
 
 // Visits the child elements of the one namespace a message's elements live in.
 class NamespacedReader {
  public:
-  explicit NamespacedReader(std::string_view ns) : ns_(ns) {}
   NamespaceScope& scope() { return scope_; }
+  // "ns" is the message's namespace URI as the document declares it.
+  void set_namespace(std::string_view ns) { ns_ = ns; }
 
   // Calls f(local_name, child) for each child element of "parent" in the reader's namespace, in
   // document order, with the child's declarations in scope; stops at the first error f returns.
@@ -226,11 +263,13 @@ class NamespacedReader {
   template <typename F>
   absl::Status ForEachChild(pugi::xml_node parent, F&& f) {
     for (pugi::xml_node child = parent.first_child(); child; child = child.next_sibling()) {
-      if (child.type() != pugi::node_element) continue;
+      // Text and CDATA children have an empty name; no other kind is kept.
+      const char* raw_name = child.name();
+      if (*raw_name == '\0') continue;
       const size_t mark = scope_.Enter(child);
-      const QName name = SplitName(child.name());
+      const QName name = SplitName(raw_name);
       absl::Status status;
-      if (scope_.Resolve(name.prefix) == ns_) status = f(name.local, child);
+      if (InNamespace(name.prefix)) status = f(name.local, child);
       scope_.Leave(mark);
       if (!status.ok()) return status;
     }
@@ -238,6 +277,13 @@ class NamespacedReader {
   }
 
  private:
+  bool InNamespace(std::string_view prefix) const {
+    const std::optional<std::string_view> uri = scope_.Resolve(prefix);
+    if (!uri.has_value()) return false;
+    // Nearly always the very declaration ns_ was read from: the same bytes of the document.
+    return uri->data() == ns_.data() ? uri->size() == ns_.size() : *uri == ns_;
+  }
+
   std::string_view ns_;
   NamespaceScope scope_;
 };
@@ -319,7 +365,7 @@ absl::StatusOr<std::string> ReadUetr(pugi::xml_node element) {
 
 // An ISODateTime: "2022-10-20T09:35:00+02:00", "2021-05-11T10:13:41.960Z", "2018-04-30T16:35:54"
 // (no offset: read as UTC). Digits of the fraction beyond microseconds are dropped. nullopt when
-// it is none of these.
+// it is none of these, or falls outside the years 0000 to 9999 in UTC.
 std::optional<UtcTime> ParseIsoDateTime(std::string_view text) {
   // Room for the date and time (19), a fraction of 6 digits and an offset of 6 characters.
   char buffer[19 + 7 + 6];
@@ -343,6 +389,12 @@ std::optional<UtcTime> ParseIsoDateTime(std::string_view text) {
   }
   const absl::StatusOr<UtcTime> t = ParseRfc3339(absl::string_view(buffer, length));
   if (!t.ok()) return std::nullopt;
+  // An offset can carry a time at the edge of the calendar out of the years 0000-9999, which
+  // RFC 3339 (and so vigil's JSON) cannot write.
+  using std::chrono::year;
+  constexpr std::chrono::sys_days kFirst{year(0) / 1 / 1};
+  constexpr std::chrono::sys_days kEnd{year(10000) / 1 / 1};
+  if (*t < kFirst || *t >= kEnd) return std::nullopt;
   return *t;
 }
 
@@ -373,6 +425,9 @@ struct Entity {
   std::vector<std::string> address;  // PstlAdr as lines, when asked for
 };
 
+// RmtInf/Ustrd texts.
+using Texts = absl::InlinedVector<std::string_view, 4>;
+
 struct Account {
   pugi::xml_node node;
   std::string_view iban;   // Id/IBAN, checked
@@ -397,7 +452,6 @@ constexpr size_t kNumAddressLines = sizeof(kAddressLines) / sizeof(kAddressLines
 
 class MessageReader {
  public:
-  explicit MessageReader(std::string_view ns) : xml_(ns) {}
   NamespacedReader& xml() { return xml_; }
 
   template <typename F>
@@ -407,14 +461,14 @@ class MessageReader {
 
   absl::Status ReadPostalAddress(pugi::xml_node element, Entity& e, bool with_lines) {
     std::string_view parts[kNumAddressLines][4] = {};
-    std::vector<std::string_view> free_lines;
+    absl::InlinedVector<std::string_view, 7> free_lines;  // AdrLine: at most 7
     VIGIL_RETURN_IF_ERROR(ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (local == "Ctry") {
+      if (Is(local, "Ctry")) {
         e.country = Text(c);
         return CheckCountry(c, e.country);
       }
       if (!with_lines) return absl::OkStatus();
-      if (local == "AdrLine") {
+      if (Is(local, "AdrLine")) {
         free_lines.push_back(Text(c));
         return absl::OkStatus();
       }
@@ -444,17 +498,17 @@ class MessageReader {
   absl::Status ReadFinInstnId(pugi::xml_node element, Entity& e, bool with_address) {
     e.institution = true;
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-      if (local == "BICFI") {
+      if (Is(local, "BICFI")) {
         VIGIL_ASSIGN_OR_RETURN(e.bic, ReadBic(c));
-      } else if (local == "Nm") {
+      } else if (Is(local, "Nm")) {
         e.name = Text(c);
-      } else if (local == "PstlAdr") {
+      } else if (Is(local, "PstlAdr")) {
         return ReadPostalAddress(c, e, with_address);
-      } else if (local == "LEI") {
+      } else if (Is(local, "LEI")) {
         e.lei = Text(c);
-      } else if (local == "ClrSysMmbId") {
+      } else if (Is(local, "ClrSysMmbId")) {
         return ForEachChild(c, [&](std::string_view l, pugi::xml_node m) {
-          if (l == "MmbId") e.member_id = Text(m);
+          if (Is(l, "MmbId")) e.member_id = Text(m);
           return absl::OkStatus();
         });
       }
@@ -465,11 +519,11 @@ class MessageReader {
   // Id/OrgId/AnyBIC and LEI of a party.
   absl::Status ReadPartyId(pugi::xml_node element, Entity& e) {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (local != "OrgId") return absl::OkStatus();
+      if (!Is(local, "OrgId")) return absl::OkStatus();
       return ForEachChild(c, [&](std::string_view l, pugi::xml_node o) -> absl::Status {
-        if (l == "AnyBIC") {
+        if (Is(l, "AnyBIC")) {
           VIGIL_ASSIGN_OR_RETURN(e.bic, ReadBic(o));
-        } else if (l == "LEI") {
+        } else if (Is(l, "LEI")) {
           e.lei = Text(o);
         }
         return absl::OkStatus();
@@ -480,14 +534,14 @@ class MessageReader {
   absl::Status ReadEntity(pugi::xml_node element, Entity& e, bool with_address) {
     e.node = element;
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-      if (local == "FinInstnId") return ReadFinInstnId(c, e, with_address);
-      if (local == "Nm") {
+      if (Is(local, "FinInstnId")) return ReadFinInstnId(c, e, with_address);
+      if (Is(local, "Nm")) {
         e.name = Text(c);
-      } else if (local == "PstlAdr") {
+      } else if (Is(local, "PstlAdr")) {
         return ReadPostalAddress(c, e, with_address);
-      } else if (local == "Id") {
+      } else if (Is(local, "Id")) {
         return ReadPartyId(c, e);
-      } else if (local == "CtryOfRes") {
+      } else if (Is(local, "CtryOfRes")) {
         e.residence = Text(c);
         return CheckCountry(c, e.residence);
       }
@@ -498,14 +552,14 @@ class MessageReader {
   absl::Status ReadAccount(pugi::xml_node element, Account& a) {
     a.node = element;
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (local != "Id") return absl::OkStatus();
+      if (!Is(local, "Id")) return absl::OkStatus();
       return ForEachChild(c, [&](std::string_view l, pugi::xml_node id) -> absl::Status {
-        if (l == "IBAN") {
+        if (Is(l, "IBAN")) {
           a.iban = Text(id);
           if (absl::Status s = CheckIban(a.iban); !s.ok()) return ErrorAt(id, ToStd(s.message()));
-        } else if (l == "Othr") {
+        } else if (Is(l, "Othr")) {
           return ForEachChild(id, [&](std::string_view o, pugi::xml_node other) {
-            if (o == "Id") a.other = Text(other);
+            if (Is(o, "Id")) a.other = Text(other);
             return absl::OkStatus();
           });
         }
@@ -514,9 +568,9 @@ class MessageReader {
     });
   }
 
-  absl::Status ReadRemittance(pugi::xml_node element, std::vector<std::string_view>& texts) {
+  absl::Status ReadRemittance(pugi::xml_node element, Texts& texts) {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (local == "Ustrd") texts.push_back(Text(c));
+      if (Is(local, "Ustrd")) texts.push_back(Text(c));
       return absl::OkStatus();
     });
   }
@@ -524,7 +578,7 @@ class MessageReader {
   // PmtTpInf/InstrPrty.
   absl::Status ReadPriority(pugi::xml_node element, std::string_view& priority) {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (local == "InstrPrty") priority = Text(c);
+      if (Is(local, "InstrPrty")) priority = Text(c);
       return absl::OkStatus();
     });
   }
@@ -537,6 +591,7 @@ class MessageReader {
 // The message: application header, group header, transactions.
 
 struct AppHeader {
+  bool present = false;               // a head.001 AppHdr was read
   std::string_view from_bic, to_bic;  // Fr/FIId/FinInstnId/BICFI, To/..., checked
   std::string_view created;           // CreDt
 };
@@ -558,7 +613,7 @@ struct Underlying {
   bool present = false;
   Entity debtor, creditor, debtor_agent, creditor_agent;
   Account debtor_account, creditor_account;
-  std::vector<std::string_view> remittance;
+  Texts remittance;
 };
 
 struct TxFields {
@@ -567,7 +622,7 @@ struct TxFields {
   std::string uetr;
   std::optional<Money> settlement_amount, instructed_amount;
   std::string_view value_date, charges, purpose_code, purpose_proprietary, priority;
-  std::vector<std::string_view> remittance;
+  Texts remittance;
   Entity instructing, instructed, debtor_agent, creditor_agent, intermediary[3];
   Account debtor_agent_account, creditor_agent_account, intermediary_account[3];
   Entity debtor, creditor, ultimate_debtor, ultimate_creditor;
@@ -575,17 +630,25 @@ struct TxFields {
   Underlying underlying;
 };
 
-absl::Status ReadAppHeader(pugi::xml_node element, std::string_view ns, AppHeader& header) {
-  MessageReader r(ns);
+// An AppHdr of another namespace than head.001 is not read.
+absl::Status ReadAppHeader(pugi::xml_node element, AppHeader& header) {
+  MessageReader r;
   r.xml().scope().EnterPath(element);
+  const std::optional<std::string_view> ns =
+      r.xml().scope().Resolve(SplitName(element.name()).prefix);
+  if (!ns || ns->substr(0, kAppHdrNamespacePrefix.size()) != kAppHdrNamespacePrefix) {
+    return absl::OkStatus();
+  }
+  r.xml().set_namespace(*ns);
+  header.present = true;
   // Fr / To: FIId/FinInstnId/BICFI (the OrgId form names no bank).
   const auto read_bic = [&r](pugi::xml_node party, std::string_view& bic) {
     return r.ForEachChild(party, [&](std::string_view l1, pugi::xml_node fi_id) {
-      if (l1 != "FIId") return absl::OkStatus();
+      if (!Is(l1, "FIId")) return absl::OkStatus();
       return r.ForEachChild(fi_id, [&](std::string_view l2, pugi::xml_node fin) {
-        if (l2 != "FinInstnId") return absl::OkStatus();
+        if (!Is(l2, "FinInstnId")) return absl::OkStatus();
         return r.ForEachChild(fin, [&](std::string_view l3, pugi::xml_node b) -> absl::Status {
-          if (l3 == "BICFI") {
+          if (Is(l3, "BICFI")) {
             VIGIL_ASSIGN_OR_RETURN(bic, ReadBic(b));
           }
           return absl::OkStatus();
@@ -594,9 +657,9 @@ absl::Status ReadAppHeader(pugi::xml_node element, std::string_view ns, AppHeade
     });
   };
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-    if (local == "Fr") return read_bic(c, header.from_bic);
-    if (local == "To") return read_bic(c, header.to_bic);
-    if (local == "CreDt") header.created = Text(c);
+    if (Is(local, "Fr")) return read_bic(c, header.from_bic);
+    if (Is(local, "To")) return read_bic(c, header.to_bic);
+    if (Is(local, "CreDt")) header.created = Text(c);
     return absl::OkStatus();
   });
 }
@@ -604,22 +667,22 @@ absl::Status ReadAppHeader(pugi::xml_node element, std::string_view ns, AppHeade
 absl::Status ReadGroupHeader(MessageReader& r, pugi::xml_node element, GroupHeader& g) {
   g.node = element;
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-    if (local == "MsgId") {
+    if (Is(local, "MsgId")) {
       g.message_id = Text(c);
       if (g.message_id.empty()) return ErrorAt(c, "is empty");
-    } else if (local == "CreDtTm") {
+    } else if (Is(local, "CreDtTm")) {
       g.created_node = c;
       g.created = ParseIsoDateTime(Text(c));
-    } else if (local == "NbOfTxs") {
+    } else if (Is(local, "NbOfTxs")) {
       g.number_node = c;
       g.number_of_transactions = Text(c);
-    } else if (local == "IntrBkSttlmDt") {
+    } else if (Is(local, "IntrBkSttlmDt")) {
       VIGIL_ASSIGN_OR_RETURN(g.value_date, ReadDate(c));
-    } else if (local == "InstgAgt") {
+    } else if (Is(local, "InstgAgt")) {
       return r.ReadEntity(c, g.instructing, false);
-    } else if (local == "InstdAgt") {
+    } else if (Is(local, "InstdAgt")) {
       return r.ReadEntity(c, g.instructed, false);
-    } else if (local == "PmtTpInf") {
+    } else if (Is(local, "PmtTpInf")) {
       return r.ReadPriority(c, g.priority);
     }
     return absl::OkStatus();
@@ -629,26 +692,26 @@ absl::Status ReadGroupHeader(MessageReader& r, pugi::xml_node element, GroupHead
 absl::Status ReadUnderlying(MessageReader& r, pugi::xml_node element, Underlying& u) {
   u.present = true;
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-    if (local == "Dbtr") return r.ReadEntity(c, u.debtor, true);
-    if (local == "Cdtr") return r.ReadEntity(c, u.creditor, true);
-    if (local == "DbtrAcct") return r.ReadAccount(c, u.debtor_account);
-    if (local == "CdtrAcct") return r.ReadAccount(c, u.creditor_account);
-    if (local == "DbtrAgt") return r.ReadEntity(c, u.debtor_agent, false);
-    if (local == "CdtrAgt") return r.ReadEntity(c, u.creditor_agent, false);
-    if (local == "RmtInf") return r.ReadRemittance(c, u.remittance);
+    if (Is(local, "Dbtr")) return r.ReadEntity(c, u.debtor, true);
+    if (Is(local, "Cdtr")) return r.ReadEntity(c, u.creditor, true);
+    if (Is(local, "DbtrAcct")) return r.ReadAccount(c, u.debtor_account);
+    if (Is(local, "CdtrAcct")) return r.ReadAccount(c, u.creditor_account);
+    if (Is(local, "DbtrAgt")) return r.ReadEntity(c, u.debtor_agent, false);
+    if (Is(local, "CdtrAgt")) return r.ReadEntity(c, u.creditor_agent, false);
+    if (Is(local, "RmtInf")) return r.ReadRemittance(c, u.remittance);
     return absl::OkStatus();
   });
 }
 
 absl::Status ReadPaymentId(MessageReader& r, pugi::xml_node element, TxFields& f) {
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-    if (local == "InstrId") {
+    if (Is(local, "InstrId")) {
       f.instruction_id = Text(c);
-    } else if (local == "EndToEndId") {
+    } else if (Is(local, "EndToEndId")) {
       f.end_to_end_id = Text(c);
-    } else if (local == "TxId") {
+    } else if (Is(local, "TxId")) {
       f.transaction_id = Text(c);
-    } else if (local == "UETR") {
+    } else if (Is(local, "UETR")) {
       VIGIL_ASSIGN_OR_RETURN(f.uetr, ReadUetr(c));
     }
     return absl::OkStatus();
@@ -657,8 +720,8 @@ absl::Status ReadPaymentId(MessageReader& r, pugi::xml_node element, TxFields& f
 
 absl::Status ReadPurpose(MessageReader& r, pugi::xml_node element, TxFields& f) {
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-    if (local == "Cd") f.purpose_code = Text(c);
-    if (local == "Prtry") f.purpose_proprietary = Text(c);
+    if (Is(local, "Cd")) f.purpose_code = Text(c);
+    if (Is(local, "Prtry")) f.purpose_proprietary = Text(c);
     return absl::OkStatus();
   });
 }
@@ -676,46 +739,46 @@ int IntermediaryIndex(std::string_view local, std::string_view suffix) {
 absl::Status ReadTransaction(MessageReader& r, pugi::xml_node element, TxFields& f) {
   f.node = element;
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
-    if (local == "PmtId") return ReadPaymentId(r, c, f);
-    if (local == "IntrBkSttlmAmt") {
+    if (Is(local, "PmtId")) return ReadPaymentId(r, c, f);
+    if (Is(local, "IntrBkSttlmAmt")) {
       VIGIL_ASSIGN_OR_RETURN(f.settlement_amount, ReadAmount(c));
-    } else if (local == "InstdAmt") {
+    } else if (Is(local, "InstdAmt")) {
       VIGIL_ASSIGN_OR_RETURN(f.instructed_amount, ReadAmount(c));
-    } else if (local == "IntrBkSttlmDt") {
+    } else if (Is(local, "IntrBkSttlmDt")) {
       VIGIL_ASSIGN_OR_RETURN(f.value_date, ReadDate(c));
-    } else if (local == "ChrgBr") {
+    } else if (Is(local, "ChrgBr")) {
       VIGIL_ASSIGN_OR_RETURN(f.charges, ReadCharges(c));
-    } else if (local == "PmtTpInf") {
+    } else if (Is(local, "PmtTpInf")) {
       return r.ReadPriority(c, f.priority);
-    } else if (local == "InstgAgt") {
+    } else if (Is(local, "InstgAgt")) {
       return r.ReadEntity(c, f.instructing, false);
-    } else if (local == "InstdAgt") {
+    } else if (Is(local, "InstdAgt")) {
       return r.ReadEntity(c, f.instructed, false);
-    } else if (local == "Dbtr") {
+    } else if (Is(local, "Dbtr")) {
       return r.ReadEntity(c, f.debtor, true);
-    } else if (local == "DbtrAcct") {
+    } else if (Is(local, "DbtrAcct")) {
       return r.ReadAccount(c, f.debtor_account);
-    } else if (local == "DbtrAgt") {
+    } else if (Is(local, "DbtrAgt")) {
       return r.ReadEntity(c, f.debtor_agent, false);
-    } else if (local == "DbtrAgtAcct") {
+    } else if (Is(local, "DbtrAgtAcct")) {
       return r.ReadAccount(c, f.debtor_agent_account);
-    } else if (local == "CdtrAgt") {
+    } else if (Is(local, "CdtrAgt")) {
       return r.ReadEntity(c, f.creditor_agent, false);
-    } else if (local == "CdtrAgtAcct") {
+    } else if (Is(local, "CdtrAgtAcct")) {
       return r.ReadAccount(c, f.creditor_agent_account);
-    } else if (local == "Cdtr") {
+    } else if (Is(local, "Cdtr")) {
       return r.ReadEntity(c, f.creditor, true);
-    } else if (local == "CdtrAcct") {
+    } else if (Is(local, "CdtrAcct")) {
       return r.ReadAccount(c, f.creditor_account);
-    } else if (local == "UltmtDbtr") {
+    } else if (Is(local, "UltmtDbtr")) {
       return r.ReadEntity(c, f.ultimate_debtor, true);
-    } else if (local == "UltmtCdtr") {
+    } else if (Is(local, "UltmtCdtr")) {
       return r.ReadEntity(c, f.ultimate_creditor, true);
-    } else if (local == "RmtInf") {
+    } else if (Is(local, "RmtInf")) {
       return r.ReadRemittance(c, f.remittance);
-    } else if (local == "Purp") {
+    } else if (Is(local, "Purp")) {
       return ReadPurpose(r, c, f);
-    } else if (local == "UndrlygCstmrCdtTrf") {
+    } else if (Is(local, "UndrlygCstmrCdtTrf")) {
       return ReadUnderlying(r, c, f.underlying);
     } else if (const int i = IntermediaryIndex(local, ""); i >= 0) {
       return r.ReadEntity(c, f.intermediary[i], false);
@@ -777,7 +840,7 @@ void AddAgentBic(AgentRole role, std::string_view bic, Transaction& tx) {
   a.country = std::string(BicCountry(bic));
 }
 
-std::string JoinRemittance(const std::vector<std::string_view>& texts) {
+std::string JoinRemittance(const Texts& texts) {
   std::string joined;
   for (std::string_view t : texts) {
     if (t.empty()) continue;
@@ -881,8 +944,8 @@ void FillAgents(const MessageContext& m, const TxFields& f, Transaction& tx) {
   }
 }
 
-absl::StatusOr<Transaction> BuildTransaction(const MessageContext& m, TxFields& f, int index) {
-  Transaction tx;
+// REQUIRES: "tx" is a new Transaction.
+absl::Status BuildTransaction(const MessageContext& m, TxFields& f, int index, Transaction& tx) {
   tx.message_type = std::string(m.definition);
   tx.payment_format = PaymentFormat::kWire;
   FillIdentity(m, f, index, tx);
@@ -903,7 +966,7 @@ absl::StatusOr<Transaction> BuildTransaction(const MessageContext& m, TxFields& 
       FirstNonEmpty({f.priority, m.group->priority}) == "HIGH" ? Priority::kP0 : Priority::kP1;
   VIGIL_RETURN_IF_ERROR(FillParties(f, tx));
   FillAgents(m, f, tx);
-  return tx;
+  return absl::OkStatus();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -955,13 +1018,13 @@ absl::StatusOr<MessageParts> FindMessageParts(const pugi::xml_document& doc) {
         }
         if (inside != 0) break;
         const std::string_view local = LocalName(node);
-        if (local == "Document") {
+        if (Is(local, "Document")) {
           if (parts.document) {
             return ErrorAt(node, "a second Document: vigil reads one message at a time");
           }
           parts.document = node;
           inside = depth;
-        } else if (local == "AppHdr") {
+        } else if (Is(local, "AppHdr")) {
           if (!parts.app_header) parts.app_header = node;
           inside = depth;
         }
@@ -1073,13 +1136,13 @@ absl::Status CheckTransactionCount(const GroupHeader& g, size_t count) {
 }
 
 absl::StatusOr<std::vector<Transaction>> ReadMessage(const MessageParts& parts) {
-  NamespaceScope document_scope;
-  document_scope.EnterPath(parts.document);
+  MessageReader r;
+  NamespaceScope& scope = r.xml().scope();
+  scope.EnterPath(parts.document);
   VIGIL_ASSIGN_OR_RETURN(const std::string_view definition,
-                         MessageDefinition(parts.document, document_scope));
+                         MessageDefinition(parts.document, scope));
   // MessageDefinition accepts only a document of a declared, ISO 20022 namespace.
-  MessageReader r(*document_scope.Resolve(SplitName(parts.document.name()).prefix));
-  r.xml().scope().EnterPath(parts.document);
+  r.xml().set_namespace(*scope.Resolve(SplitName(parts.document.name()).prefix));
 
   MessageContext m;
   m.definition = definition;
@@ -1088,15 +1151,8 @@ absl::StatusOr<std::vector<Transaction>> ReadMessage(const MessageParts& parts) 
 
   AppHeader app_header;
   if (parts.app_header) {
-    NamespaceScope app_scope;
-    app_scope.EnterPath(parts.app_header);
-    const std::optional<std::string_view> app_ns =
-        app_scope.Resolve(SplitName(parts.app_header.name()).prefix);
-    // An AppHdr of another namespace is not a head.001 header; its content is not read.
-    if (app_ns && app_ns->substr(0, kAppHdrNamespacePrefix.size()) == kAppHdrNamespacePrefix) {
-      VIGIL_RETURN_IF_ERROR(ReadAppHeader(parts.app_header, *app_ns, app_header));
-      m.app_header = &app_header;
-    }
+    VIGIL_RETURN_IF_ERROR(ReadAppHeader(parts.app_header, app_header));
+    if (app_header.present) m.app_header = &app_header;
   }
 
   pugi::xml_node root;
@@ -1111,8 +1167,8 @@ absl::StatusOr<std::vector<Transaction>> ReadMessage(const MessageParts& parts) 
   pugi::xml_node group_node;
   std::vector<pugi::xml_node> transactions;
   VIGIL_RETURN_IF_ERROR(r.ForEachChild(root, [&](std::string_view local, pugi::xml_node c) {
-    if (local == "GrpHdr" && !group_node) group_node = c;
-    if (local == "CdtTrfTxInf") transactions.push_back(c);
+    if (Is(local, "GrpHdr") && !group_node) group_node = c;
+    if (Is(local, "CdtTrfTxInf")) transactions.push_back(c);
     return absl::OkStatus();
   }));
   if (!group_node) return MissingChild(root, "GrpHdr");
@@ -1135,8 +1191,8 @@ absl::StatusOr<std::vector<Transaction>> ReadMessage(const MessageParts& parts) 
     const size_t mark = r.xml().scope().Enter(transactions[i]);
     VIGIL_RETURN_IF_ERROR(ReadTransaction(r, transactions[i], fields));
     r.xml().scope().Leave(mark);
-    VIGIL_ASSIGN_OR_RETURN(Transaction tx, BuildTransaction(m, fields, static_cast<int>(i) + 1));
-    result.push_back(std::move(tx));
+    VIGIL_RETURN_IF_ERROR(
+        BuildTransaction(m, fields, static_cast<int>(i) + 1, result.emplace_back()));
   }
   r.xml().scope().Leave(root_mark);
   return result;

@@ -17,6 +17,7 @@
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/ingest/payment_message.h"
 #include "vigil/server/trace_context.h"
 
 namespace vigil {
@@ -271,10 +272,11 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
 
 HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
                              ScoreOutcome* outcome) {
-  static constexpr std::string_view kJson = "application/json";
   const std::string_view content_type = request.Header("Content-Type");
-  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  const std::optional<MessageFormat> format = MessageFormatOfMediaType(MediaType(content_type));
+  if (!format.has_value()) return UnsupportedMediaType(content_type, kPaymentMediaTypes);
   ScoreRequest score_request;
+  score_request.format = *format;
   const std::string_view budget = request.Header("X-Vigil-Budget-Ms");
   if (!budget.empty()) {
     int64_t ms = 0;

@@ -40,6 +40,7 @@ namespace {
 
 using ::vigil::testing::Eventually;
 using ::vigil::testing::MetricValue;
+using ::vigil::testing::ReadFile;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -260,8 +261,10 @@ TEST_F(VigilServerTest, AnswersBadRequestsWithJsonErrors) {
   bad_amount.replace(bad_amount.find("9000.00"), 7, "1,5");
   ExpectError(Score(bad_amount), 400, "invalid_amount", "$.amount.value");
   ExpectError(Score("{\"id\":"), 400, "invalid_json");
-  ExpectError(Post("/v1/score", Tx("bad-2"), "text/plain"), 415, "unsupported_media_type",
+  ExpectError(Post("/v1/score", Tx("bad-2"), "application/yaml"), 415, "unsupported_media_type",
               "Content-Type");
+  // text/plain is a SWIFT MT message: JSON is not one.
+  ExpectError(Post("/v1/score", Tx("bad-2"), "text/plain"), 400, "invalid_message", "$");
   ExpectError(Get("/no/such/route"), 404, "not_found");
   const TestHttpResponse get_score = Get("/v1/score");
   ExpectError(get_score, 405, "method_not_allowed");
@@ -301,6 +304,67 @@ TEST_F(VigilServerTest, ScoresBatches) {
   ExpectError(Post("/v1/score/batch", absl::StrCat("[", Tx("b5"), ",", Tx("b6"), ",", Tx("b7"),
                                                    ",", Tx("b8"), "]")),
               413, "batch_too_large", "$");
+}
+
+// SWIFT MT and ISO 20022 bodies: scored like JSON; a refused message names what is wrong.
+TEST_F(VigilServerTest, ScoresSwiftMtAndIso20022Messages) {
+  config_.limits.batch_size = 3;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string mt103 =
+      ReadFile(::vigil::testing::TestDataPath("swift_mt/messages/mt103_0002.fin"));
+  const TestHttpResponse mt = Post("/v1/score", mt103, "application/x-swift-mt");
+  ASSERT_EQ(mt.status, 200) << mt.body;
+  EXPECT_EQ(mt.Json()["transaction_id"], "8403c004-66b2-40fc-acba-9f11d1a4ad84");
+  // text/plain is the same format; the same UETR is the same payment.
+  EXPECT_EQ(Post("/v1/score", mt103, "text/plain").body, mt.body);
+
+  const std::string pacs008 =
+      ReadFile(::vigil::testing::TestDataPath("iso20022/messages/mx_pacs.008.001.12_0006.xml"));
+  const TestHttpResponse mx = Post("/v1/score", pacs008, "application/xml");
+  ASSERT_EQ(mx.status, 200) << mx.body;
+  EXPECT_EQ(mx.Json()["transaction_id"], "8a562c67-ca16-48ba-b074-65581be6f001");
+
+  ExpectError(Post("/v1/score",
+                   ReadFile(::vigil::testing::TestDataPath("swift_mt/messages/mt205_0001.fin")),
+                   "application/x-swift-mt"),
+              422, "unsupported_message_type");
+  std::string bad_amount = mt103;
+  bad_amount.replace(bad_amount.find("USD7138,40"), 10, "USD7138.40");
+  const TestHttpResponse bad = Post("/v1/score", bad_amount, "application/x-swift-mt");
+  ExpectError(bad, 400, "invalid_message", "$");
+  EXPECT_THAT(bad.Json()["error"]["message"].get<std::string>(), HasSubstr(":32A:"));
+  ExpectError(Post("/v1/score", "<Document/>", "application/xml"), 400, "invalid_message");
+
+  // Two transactions in one pacs.008: a batch, not a single score.
+  std::string two = pacs008;
+  const size_t begin = two.find("<CdtTrfTxInf>");
+  const size_t end = two.find("</CdtTrfTxInf>") + std::string("</CdtTrfTxInf>").size();
+  std::string second = two.substr(begin, end - begin);
+  second.replace(second.find("8a562c67"), 8, "9b562c67");
+  two.insert(end, second);
+  two.replace(two.find("<NbOfTxs>1</NbOfTxs>"), 20, "<NbOfTxs>2</NbOfTxs>");
+  ExpectError(Post("/v1/score", two, "application/xml"), 400, "invalid_message");
+  const TestHttpResponse batch = Post("/v1/score/batch", two, "application/xml");
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  const nlohmann::json results = batch.Json()["results"];
+  ASSERT_EQ(results.size(), 2u) << batch.body;
+  EXPECT_EQ(results[0]["transaction_id"], "8a562c67-ca16-48ba-b074-65581be6f001");
+  EXPECT_EQ(results[1]["transaction_id"], "9b562c67-ca16-48ba-b074-65581be6f001");
+  EXPECT_EQ(results[0], mx.Json());  // decided before: the first decision
+
+  // SWIFT MT messages one after the other: one item each; a bad one is that item's error.
+  const std::string mt202 =
+      ReadFile(::vigil::testing::TestDataPath("swift_mt/messages/mt202_0005.fin"));
+  const TestHttpResponse mts =
+      Post("/v1/score/batch", mt103 + "\n" + bad_amount + "\n$\n" + mt202, "text/plain");
+  ASSERT_EQ(mts.status, 200) << mts.body;
+  const nlohmann::json items = mts.Json()["results"];
+  ASSERT_EQ(items.size(), 3u) << mts.body;
+  EXPECT_EQ(items[0], mt.Json());
+  EXPECT_EQ(items[1]["status"], 400);
+  EXPECT_EQ(items[1]["error"]["code"], "invalid_message");
+  EXPECT_FALSE(items[2].contains("status")) << mts.body;
+  EXPECT_FALSE(items[2]["transaction_id"].get<std::string>().empty());
 }
 
 TEST_F(VigilServerTest, ReportsHealthReadinessAndMetrics) {
