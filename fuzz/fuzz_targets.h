@@ -33,6 +33,12 @@ int FuzzAmlworldCsv(const uint8_t* data, size_t size);
 // SwiftMtMessage::Parse on the whole input, then the accessors and MtLines on what it returns.
 int FuzzSwiftMt(const uint8_t* data, size_t size);
 
+// ParseIso20022 on the whole input: errors are kInvalidArgument or kUnimplemented ("unsupported
+// message type ..."); parsed transactions meet transaction.h's invariants and iso20022.h's
+// promises (ISO amounts, lower-case UETR as id, agents in role order, checked BICs) and survive
+// the JSON round trip; a second parse gives the same transactions.
+int FuzzIso20022(const uint8_t* data, size_t size);
+
 // Expression::Compile of the whole input against the default policy's scope (every feature of
 // the schema, the string inputs, the default policy's constants and lists); a compiled
 // expression is evaluated on a few fixed input rows.
@@ -47,6 +53,7 @@ inline constexpr FuzzTarget kFuzzTargets[] = {
     {"json_transaction", FuzzJsonTransaction},
     {"amlworld_csv", FuzzAmlworldCsv},
     {"swift_mt", FuzzSwiftMt},
+    {"iso20022", FuzzIso20022},
     {"policy_expression", FuzzPolicyExpression},
 };
 

@@ -1,7 +1,8 @@
 // Fuzz target: SwiftMtMessage, the SWIFT FIN (MT) block and field splitter.
 //
-// Message-type parsers built on the splitter (swift_mt103.h, ...) hook in at
-// FuzzMessageType(), so one target and one corpus reach all of them.
+// The message-type layer (swift_mt_types.h) and the mapping to a Transaction
+// (swift_mt_transaction.h) run in FuzzMessageType(), so one target and one corpus reach all of
+// them.
 
 #include <cstdint>
 #include <string>
@@ -12,6 +13,10 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_targets.h"
 #include "vigil/ingest/swift_mt.h"
+#include "fuzz/transaction_checks.h"
+#include "vigil/core/transaction.h"
+#include "vigil/ingest/json_parser.h"
+#include "vigil/ingest/swift_mt_transaction.h"
 #include "vigil/ingest/swift_mt_types.h"
 
 namespace vigil::fuzz {
@@ -63,7 +68,7 @@ void CheckFields(const SwiftMtMessage& m, std::string_view text) {
   }
 }
 
-// The message-type layer (swift_mt_types.h); the type mappings join here as they appear.
+// The message-type layer (swift_mt_types.h) and the mapping (swift_mt_transaction.h).
 void FuzzMessageType(const SwiftMtMessage& m) {
   const absl::StatusOr<MtType> type = SupportedMtType(m);
   if (!type.ok()) {
@@ -77,6 +82,27 @@ void FuzzMessageType(const SwiftMtMessage& m) {
     FUZZ_CHECK(!fields.ok());
   }
   FUZZ_CHECK(fields.ok() || fields.code() == absl::StatusCode::kInvalidArgument);
+
+  // The mapping: fails exactly where the type checks fail or a field's content is wrong, and a
+  // mapped transaction keeps transaction.h's invariants and survives a JSON round trip.
+  // Mapping into a dirty Transaction must give what mapping into a fresh one gives.
+  Transaction fresh;
+  const absl::Status mapped = SwiftMtToTransaction(m, &fresh);
+  if (!fields.ok()) FUZZ_CHECK(!mapped.ok());
+  if (!mapped.ok()) {
+    FUZZ_CHECK(mapped.code() == absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!mapped.message().empty());
+    return;
+  }
+  Transaction reused = DirtyTransaction();
+  FUZZ_CHECK(SwiftMtToTransaction(m, &reused).ok());
+  FUZZ_CHECK(reused == fresh);
+  CheckParsedTransaction(fresh);
+  FUZZ_CHECK(fresh.message_type == MtTypeName(*type));
+  FUZZ_CHECK(fresh.value_date.size() == 10);
+  FUZZ_CHECK(fresh.agents.size() >= 2);
+  static JsonTransactionParser& parser = *new JsonTransactionParser();
+  CheckJsonRoundTrip(fresh, parser);
 }
 
 }  // namespace

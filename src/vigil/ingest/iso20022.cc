@@ -35,11 +35,13 @@ constexpr std::string_view kAppHdrNamespacePrefix = "urn:iso:std:iso:20022:tech:
 constexpr std::string_view kNotProvided = "NOTPROVIDED";
 
 // pugixml's defaults without attribute whitespace conversion (no attribute vigil reads needs it),
-// plus DOCTYPE nodes so that the walk can refuse them, and element text stored in the element
-// node (one node fewer per leaf: a faster parse and walk). Comments, processing instructions and
+// plus: DOCTYPE nodes and text outside the root element kept (parse_fragment; pugixml drops such
+// text otherwise) so that the walk can refuse them, and element text stored in the element node
+// (one node fewer per leaf: a faster parse and walk). Comments, processing instructions and
 // whitespace-only text are dropped.
 constexpr unsigned kParseOptions = pugi::parse_cdata | pugi::parse_escapes | pugi::parse_eol |
-                                   pugi::parse_doctype | pugi::parse_embed_pcdata;
+                                   pugi::parse_doctype | pugi::parse_fragment |
+                                   pugi::parse_embed_pcdata;
 
 bool IsXmlSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -973,8 +975,8 @@ absl::Status BuildTransaction(const MessageContext& m, TxFields& f, int index, T
 // Document structure.
 
 // The Document and the AppHdr of a message, found by a walk of the whole tree that also refuses
-// DOCTYPEs, more than one root element and nesting beyond kMaxIso20022Depth. Iterative: the
-// depth of the input bounds no stack. (Text outside the root element pugixml drops unread.)
+// DOCTYPEs, text outside the root element, more than one root element and nesting beyond
+// kMaxIso20022Depth. Iterative: the depth of the input bounds no stack.
 struct MessageParts {
   pugi::xml_node document;
   pugi::xml_node app_header;  // null when absent
@@ -998,6 +1000,7 @@ absl::StatusOr<MessageParts> FindMessageParts(const pugi::xml_document& doc) {
             "external entities");
       case pugi::node_pcdata:
       case pugi::node_cdata: {
+        if (depth == 1) return absl::InvalidArgumentError("XML with text outside the root element");
         const pugi::xml_node parent = node.parent();
         bool split = *parent.value() != '\0';
         for (pugi::xml_node s = node.previous_sibling(); s && !split; s = s.previous_sibling()) {

@@ -867,10 +867,20 @@ TEST(Iso20022Hardening, MalformedInput) {
                        HasSubstr("XML is not well-formed at byte offset")));
   EXPECT_THAT(ParseIso20022(absl::StrReplaceAll(document, {{"</MsgId>", "</MsgID>"}})),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Start-end tags mismatch")));
+  // Text outside the root element, which pugixml alone would drop.
+  for (const std::string& outside :
+       {absl::StrCat("nm", document), absl::StrCat(document, "trailing"),
+        absl::StrReplaceAll(document, {{"?>", "?><!-- c -->text"}})}) {
+    EXPECT_THAT(ParseIso20022(outside),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("text outside the root")))
+        << outside.substr(0, 80);
+  }
+  EXPECT_THAT(ParseIso20022("<!-- only a comment -->"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no ISO 20022 Document")));
   EXPECT_THAT(ParseIso20022(absl::StrCat(document, "<Document/>")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than one root")));
   EXPECT_THAT(ParseIso20022("just text"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not well-formed")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("text outside the root")));
   // Bytes that are not UTF-8, and a control character.
   EXPECT_THAT(ParseIso20022(absl::StrReplaceAll(document, {{"Alpha", "Alph\xE9"}})),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not UTF-8")));

@@ -51,11 +51,12 @@ class LineCursor {
   explicit LineCursor(std::string_view value) : rest_(value) {}
   bool Next(std::string_view* line) {
     if (done_) return false;
-    const size_t lf = rest_.find('\n');
-    std::string_view l = lf == std::string_view::npos ? rest_ : rest_.substr(0, lf);
+    size_t lf = 0;  // a byte loop: field lines are a few dozen characters
+    while (lf < rest_.size() && rest_[lf] != '\n') ++lf;
+    std::string_view l = rest_.substr(0, lf);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     *line = l;
-    if (lf == std::string_view::npos) {
+    if (lf == rest_.size()) {
       done_ = true;
     } else {
       rest_.remove_prefix(lf + 1);
@@ -456,7 +457,10 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
   std::optional<Money> instructed;   // 33B (of sequence A; of B for MT202COV)
   PartyFieldValue ordering, beneficiary, cover_ordering, cover_beneficiary;
   bool has_cover_ordering = false, has_cover_beneficiary = false;
-  std::string_view ordering_bank, beneficiary_bank;              // 52A, 57A (sequence A)
+  // The BICs of 52a and 57a (sequence A); empty for an option without one. Without the field,
+  // the sender is the ordering institution and the receiver the account with institution.
+  std::string_view ordering_bank, beneficiary_bank;
+  bool has_ordering_bank = false, has_beneficiary_bank = false;
   std::string_view cover_ordering_bank, cover_beneficiary_bank;  // 52A, 57A (sequence B)
   PartyFieldValue fi_originator, fi_beneficiary;                 // MT202: 52a, 58a
   bool has_fi_originator = false;
@@ -551,19 +555,22 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
       }
       if (number == 52) {
         ordering_bank = v.bic;
+        has_ordering_bank = true;
         fi_originator = v;
         has_fi_originator = true;
       } else if (number == 57) {
         beneficiary_bank = v.bic;
+        has_beneficiary_bank = true;
       } else if (number == 58) {
         fi_beneficiary = v;
       }
     }
   }
   out->agents.resize(agents);
-  const std::string_view originator_bank = ordering_bank.empty() ? sender : ordering_bank;
+  const std::string_view originator_bank =
+      has_ordering_bank ? ordering_bank : std::string_view(sender);
   const std::string_view beneficiary_bank_bic =
-      beneficiary_bank.empty() ? std::string_view(receiver) : beneficiary_bank;
+      has_beneficiary_bank ? beneficiary_bank : std::string_view(receiver);
 
   // Amounts: the instructed amount when the message has one, the interbank amount settled.
   out->amount = instructed.has_value() ? *instructed : *interbank;
