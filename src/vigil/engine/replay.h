@@ -117,7 +117,7 @@ struct DriftSummary {
 
 struct ReplaySummary {
   std::string input;
-  std::string format;    // "amlworld_csv" or "json_lines"
+  std::string format;    // FileFormatName: "amlworld_csv", "json_lines", "swift_mt", "iso20022"
   int64_t records = 0;   // transactions accepted and processed by this run
   int64_t rejected = 0;  // records refused (parse or feature stage)
   std::map<std::string, int64_t> rejects_by_reason;
