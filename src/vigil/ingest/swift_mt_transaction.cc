@@ -413,6 +413,17 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
 
   const std::string sender = m.SenderBic();
   const std::string receiver = m.ReceiverBic();
+  // The headers' logical terminals carry the BICs the agents and countries come from.
+  const auto header_bic = [&m](std::string_view who, const std::string& bic) -> absl::Status {
+    if (absl::Status s = CheckBic(bic); !s.ok()) {
+      const bool in_block_1 = (who == "sender") == m.application.input;
+      return absl::InvalidArgumentError(absl::StrCat("SWIFT MT block ", in_block_1 ? 1 : 2,
+                                                     ": the ", ToAbsl(who), "'s ", s.message()));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = header_bic("sender", sender); !s.ok()) return s;
+  if (absl::Status s = header_bic("receiver", receiver); !s.ok()) return s;
   out->message_type.assign(MtTypeName(*type));
   out->payment_format = PaymentFormat::kWire;
   out->channel.clear();

@@ -169,6 +169,9 @@ TEST(ParseSwiftMtTest, RefusesBadContentNamingLineTagAndReason) {
        "line 10, field :50K: a line has 44 characters, more than 35"},
       {"TIMBER\r\n", "TIMBER\r\nA\r\nB\r\nC\r\n", "field :70: has more than 4 lines"},
       {":71F:EUR10,", ":58A:DEUTDEFF", "field :58A: is not a field of MT103"},
+      {"{1:F01BANKBEBBAXXX", "{1:F01BANKB1BBAXXX",
+       "SWIFT MT block 1: the sender's BIC \"BANKB1BBXXX\": character 6 must be a letter"},
+      {"I103DEUTDEFFXXXXU", "I103DEUTDEF1XXXXU", "SWIFT MT block 2: the receiver's BIC"},
       {"{121:8403C004-66B2-40FC-ACBA-9F11D1A4AD84}", "{121:not-a-uuid}",
        "SWIFT MT block 3, field {121:}: UETR \"not-a-uuid\""},
   };
