@@ -91,7 +91,7 @@ TEST(ParseSwiftMtTest, MapsAnMt103FieldByField) {
   EXPECT_EQ(tx->beneficiary.name, "Nordic Timber AB");  // the 1/ lines joined
   EXPECT_THAT(tx->beneficiary.address, ElementsAre("Kungsgatan 2", "Stockholm"));
   EXPECT_EQ(tx->beneficiary.country, "SE");  // from line 3/
-  EXPECT_EQ(tx->beneficiary.bank_id, "DEUTDEFFXXX");  // no 57A: the receiver
+  EXPECT_EQ(tx->beneficiary.bank_id, "");  // 57D names the bank without a BIC
 
   ASSERT_EQ(tx->agents.size(), 5u);
   EXPECT_EQ(tx->agents[0], (Agent{AgentRole::kInstructing, "BANKBEBBXXX", "", "", "BE"}));
@@ -171,7 +171,7 @@ TEST(ParseSwiftMtTest, RefusesBadContentNamingLineTagAndReason) {
       {":71F:EUR10,", ":58A:DEUTDEFF", "field :58A: is not a field of MT103"},
       {"{1:F01BANKBEBBAXXX", "{1:F01BANKB1BBAXXX",
        "SWIFT MT block 1: the sender's BIC \"BANKB1BBXXX\": character 6 must be a letter"},
-      {"I103DEUTDEFFXXXXU", "I103DEUTDEF1XXXXU", "SWIFT MT block 2: the receiver's BIC"},
+      {"I103DEUTDEFFXXXXU", "I103DEUTD1FFXXXXU", "SWIFT MT block 2: the receiver's BIC"},
       {"{121:8403C004-66B2-40FC-ACBA-9F11D1A4AD84}", "{121:not-a-uuid}",
        "SWIFT MT block 3, field {121:}: UETR \"not-a-uuid\""},
   };
