@@ -14,7 +14,7 @@
 #   make clean      removes every build directory
 #
 # Variables: JOBS (compile jobs, default: all cores), TEST_JOBS (ctest jobs, default 2);
-# for make fuzz: FUZZ_SECONDS (per target, default 300), FUZZ_TARGETS (default: all four),
+# for make fuzz: FUZZ_SECONDS (per target, default 300), FUZZ_TARGETS (default: all five),
 # FUZZ_FLAGS (more libFuzzer flags, default -timeout=30).
 
 SHELL := /bin/bash
@@ -27,7 +27,7 @@ TSAN_OPTIONS ?= $(if $(TSAN_SUPP),suppressions=$(CURDIR)/$(TSAN_SUPP) )second_de
 UBSAN_OPTIONS ?= print_stacktrace=1
 
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS ?= json_transaction amlworld_csv swift_mt policy_expression
+FUZZ_TARGETS ?= json_transaction amlworld_csv swift_mt iso20022 policy_expression
 FUZZ_FLAGS ?= -timeout=30
 
 .PHONY: all setup build test demo bench debug asan tsan test-long fuzz clean
