@@ -331,6 +331,22 @@ absl::StatusOr<Money> ReadAmount(pugi::xml_node element) {
   return money;
 }
 
+// MsgId, InstrId, EndToEndId, TxId (Max35Text): they make the transaction's id, so a line break
+// or another control character in one is refused, as is a text over 35 characters.
+absl::StatusOr<std::string_view> ReadIdentifier(pugi::xml_node element) {
+  const std::string_view id = Text(element);
+  size_t characters = 0;
+  for (const char c : id) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) return ErrorAt(element, "contains a control character");
+    characters += (byte & 0xC0) != 0x80;  // UTF-8 continuation bytes are not characters
+  }
+  if (characters > 35) {
+    return ErrorAt(element, absl::StrCat("is ", characters, " characters, more than 35"));
+  }
+  return id;
+}
+
 absl::StatusOr<std::string_view> ReadDate(pugi::xml_node element) {
   const std::string_view date = Text(element);
   if (absl::Status s = CheckIsoDate(date); !s.ok()) return ErrorAt(element, ToStd(s.message()));
@@ -670,7 +686,7 @@ absl::Status ReadGroupHeader(MessageReader& r, pugi::xml_node element, GroupHead
   g.node = element;
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
     if (Is(local, "MsgId")) {
-      g.message_id = Text(c);
+      VIGIL_ASSIGN_OR_RETURN(g.message_id, ReadIdentifier(c));
       if (g.message_id.empty()) return ErrorAt(c, "is empty");
     } else if (Is(local, "CreDtTm")) {
       g.created_node = c;
@@ -708,11 +724,11 @@ absl::Status ReadUnderlying(MessageReader& r, pugi::xml_node element, Underlying
 absl::Status ReadPaymentId(MessageReader& r, pugi::xml_node element, TxFields& f) {
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
     if (Is(local, "InstrId")) {
-      f.instruction_id = Text(c);
+      VIGIL_ASSIGN_OR_RETURN(f.instruction_id, ReadIdentifier(c));
     } else if (Is(local, "EndToEndId")) {
-      f.end_to_end_id = Text(c);
+      VIGIL_ASSIGN_OR_RETURN(f.end_to_end_id, ReadIdentifier(c));
     } else if (Is(local, "TxId")) {
-      f.transaction_id = Text(c);
+      VIGIL_ASSIGN_OR_RETURN(f.transaction_id, ReadIdentifier(c));
     } else if (Is(local, "UETR")) {
       VIGIL_ASSIGN_OR_RETURN(f.uetr, ReadUetr(c));
     }
@@ -806,8 +822,9 @@ Party MakeParty(Entity& party, const Account& account, const Entity& agent) {
   Party p;
   p.name = std::string(party.name);
   p.address = std::move(party.address);
+  // A bank with a BIC is its own bank, as an MT202's 52A/58A party is (the formats agree).
   p.bank_id = std::string(FirstNonEmpty(
-      {agent.bic, agent.member_id, party.institution ? party.bic : std::string_view()}));
+      {party.institution ? party.bic : std::string_view(), agent.bic, agent.member_id}));
   p.country = std::string(
       FirstNonEmpty({party.country, party.residence, BicCountry(party.bic),
                      account.iban.substr(0, account.iban.empty() ? 0 : 2), BicCountry(agent.bic)}));

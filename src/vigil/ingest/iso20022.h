@@ -10,9 +10,10 @@
 // Document are ignored. A leading UTF-8 BOM, an XML declaration and comments are accepted.
 //
 // Refused (kInvalidArgument): input over kMaxIso20022Bytes, bytes that are not UTF-8 or are
-// control characters, XML that is not well-formed (byte offset and reason), any DOCTYPE (so no
-// DTD, no entity declarations, no external entities), elements nested deeper than
-// kMaxIso20022Depth, a Document without a namespace, and content errors. Content errors name the
+// control characters, XML that is not well-formed (byte offset and reason), text outside the
+// root element, more than one root element or Document, any DOCTYPE (so no DTD, no entity
+// declarations, no external entities), elements nested deeper than kMaxIso20022Depth, a
+// Document without a namespace, and content errors. Content errors name the
 // XPath of the element by local names, with 1-based positions where an element repeats:
 // "/Envelope/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]/IntrBkSttlmAmt: currency \"XYZ\" is not an
 // ISO 4217 code". Other message definitions (pacs.002/004, pain.*, camt.*, pacs.008.001.06 and
@@ -21,7 +22,8 @@
 // Mapping, per CdtTrfTxInf (one Transaction each, in message order):
 //  - message_type: the message definition, "pacs.008.001.08". payment_format kWire, channel empty.
 //  - id: the UETR, else "<GrpHdr/MsgId>/<TxId, else InstrId, else EndToEndId unless NOTPROVIDED,
-//    else the 1-based index of the CdtTrfTxInf>". uetr: PmtId/UETR (a version 4 UUID, as the
+//    else the 1-based index of the CdtTrfTxInf>"; these identifiers (Max35Text) must not exceed
+//    35 characters nor hold control characters. uetr: PmtId/UETR (a version 4 UUID, as the
 //    schema's UUIDv4Identifier says; either case accepted, stored in lower case).
 //    reference: EndToEndId, or InstrId when EndToEndId is NOTPROVIDED.
 //  - event_time: GrpHdr/CreDtTm converted to UTC; a time without a UTC offset is read as UTC;
@@ -42,8 +44,9 @@
 //    A party is read in either shape: a party (pacs.008: Nm, PstlAdr, Id/OrgId/AnyBIC,
 //    CtryOfRes) or a financial institution (pacs.009: FinInstnId/BICFI, Nm, PstlAdr).
 //    name: Nm. address: PstlAdr rendered as lines (below). account: Id/IBAN (checked) or
-//    Id/Othr/Id. bank_id: the agent's BICFI, else its ClrSysMmbId/MmbId; for a pacs.009 party
-//    without an agent, its own BICFI (a bank is its own bank). country: PstlAdr/Ctry, else
+//    Id/Othr/Id. bank_id: for a financial institution with a BICFI (pacs.009), that BIC (a bank
+//    is its own bank, as the MT202's 52A/58A party is); else the agent's BICFI, else its
+//    ClrSysMmbId/MmbId. country: PstlAdr/Ctry, else
 //    CtryOfRes, else the party's own BIC (letters 5-6), else the IBAN's country, else the
 //    agent's BIC. account_id: PartyAccountKey(account, the party's BIC (AnyBIC or BICFI), the
 //    agent's BICFI, name); a party naming none of them is refused.
@@ -65,7 +68,9 @@
 //    with "StrtNm BldgNb", "BldgNm Flr Room UnitNb" and "PstCd TwnNm" joined by a space:
 //    CareOf, Dept, SubDept, StrtNm BldgNb, BldgNm Flr Room UnitNb, PstBx, PstCd TwnNm,
 //    TwnLctnNm, DstrctNm, CtrySubDvsn; then every AdrLine. Ctry is the country, not a line.
-//  - Texts: surrounding whitespace trimmed, inner text kept as it is.
+//  - Texts: surrounding whitespace trimmed, inner text kept as it is; a text that comments or
+//    CDATA sections interrupt is read whole ("A<!-- -->B" is "AB"), so that no part of a name
+//    escapes screening.
 // Not checked: GrpHdr/CtrlSum and TtlIntrBkSttlmAmt (the corpus has a CtrlSum that matches
 // nothing), text lengths and the schema's element order.
 //

@@ -136,7 +136,7 @@ TEST(Iso20022Corpus, EverySupportedSampleParses) {
   int parsed = 0;
   for (const auto& entry : ReadCsv("manifest.csv")) {
     const std::string& definition = entry.at("message_definition");
-    if (!Supported(definition)) continue;
+    if (!Supported(definition) || entry.at("role") != "sample") continue;
     SCOPED_TRACE(entry.at("file"));
     const absl::StatusOr<std::vector<Transaction>> txs = ParseIso20022(Corpus(entry.at("file")));
     ASSERT_TRUE(txs.ok()) << txs.status();
@@ -148,8 +148,8 @@ TEST(Iso20022Corpus, EverySupportedSampleParses) {
     }
     ++parsed;
   }
-  // PROVENANCE.md: 23 pacs.008 and 17 pacs.009.
-  EXPECT_EQ(parsed, 40);
+  // PROVENANCE.md: 23 pacs.008 and 17 pacs.009 (more if the manifest grows).
+  EXPECT_GE(parsed, 40);
 }
 
 TEST(Iso20022Corpus, OtherMessageTypesAreUnimplemented) {
@@ -163,7 +163,7 @@ TEST(Iso20022Corpus, OtherMessageTypesAreUnimplemented) {
                          HasSubstr(absl::StrCat("unsupported message type ", definition))));
     ++refused;
   }
-  EXPECT_EQ(refused, 45);
+  EXPECT_GE(refused, 45);
 }
 
 TEST(Iso20022Corpus, DocumentWithoutNamespaceIsRefused) {
@@ -207,7 +207,7 @@ TEST(Iso20022Corpus, AgreesWithAnIndependentRead) {
     EXPECT_EQ(tx.value_date, row.at("value_date"));
     ++checked;
   }
-  EXPECT_EQ(checked, 40);
+  EXPECT_GE(checked, 40);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,14 +310,14 @@ TEST(Iso20022Fields, Pacs009Version07) {
   EXPECT_EQ(tx.amount, M("22423", "USD"));
   EXPECT_EQ(tx.value_date, "2018-04-30");  // the transaction's, not GrpHdr's 2018-05-29
   EXPECT_EQ(tx.charges, "");
-  // Financial institutions as parties: keyed by their BIC, their own bank when no agent.
+  // Financial institutions as parties: keyed by their BIC, their own bank.
   EXPECT_EQ(tx.originator.account_id, "SSTYPLP1XXX");
   EXPECT_EQ(tx.originator.name, "SDFGS SDFGD");
   EXPECT_EQ(tx.originator.bank_id, "SSTYPLP1XXX");
   EXPECT_EQ(tx.originator.country, "PL");
   EXPECT_EQ(tx.beneficiary.account_id, "HDSBKHPPXXX");
   EXPECT_EQ(tx.beneficiary.name, "SDFG SDFGSDFG");
-  EXPECT_EQ(tx.beneficiary.bank_id, "CTZNCA8V001");
+  EXPECT_EQ(tx.beneficiary.bank_id, "HDSBKHPPXXX");
   EXPECT_EQ(tx.beneficiary.country, "KH");
   EXPECT_THAT(
       tx.agents,
@@ -340,10 +340,10 @@ TEST(Iso20022Fields, Pacs009Cover) {
   EXPECT_EQ(tx.event_time, T("2022-10-20T08:45:00Z"));  // 09:45+01:00
   EXPECT_EQ(tx.amount, M("65784.32", "EUR"));
   EXPECT_EQ(tx.originator.account_id, "CLYDGB2S");
-  EXPECT_EQ(tx.originator.bank_id, "BOFSGB2L");
+  EXPECT_EQ(tx.originator.bank_id, "CLYDGB2S");  // its own BIC, not DbtrAgt's
   EXPECT_EQ(tx.originator.country, "GB");
   EXPECT_EQ(tx.beneficiary.account_id, "CAIXESBB");
-  EXPECT_EQ(tx.beneficiary.bank_id, "BSCHESMM");
+  EXPECT_EQ(tx.beneficiary.bank_id, "CAIXESBB");
   EXPECT_EQ(tx.beneficiary.country, "ES");
   ASSERT_TRUE(tx.ultimate_originator.has_value());
   EXPECT_EQ(tx.ultimate_originator->account_id, "25698745");
@@ -476,6 +476,26 @@ TEST(Iso20022, IdWithoutUetr) {
     EXPECT_EQ(tx.id, c.id) << c.payment_id;
     EXPECT_EQ(tx.reference, c.reference) << c.payment_id;
   }
+}
+
+// The identifiers that make the id: no control characters, at most 35 characters (Max35Text).
+TEST(Iso20022, Identifiers) {
+  TxSpec s;
+  s.payment_id = "<PmtId><EndToEndId>E2E\n2</EndToEndId></PmtId>";
+  EXPECT_THAT(ParseIso20022(Pacs008(s)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("PmtId/EndToEndId: contains a control character")));
+  s.payment_id = absl::StrCat("<PmtId><TxId>", std::string(36, 'T'), "</TxId></PmtId>");
+  EXPECT_THAT(ParseIso20022(Pacs008(s)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("PmtId/TxId: is 36 characters, more than 35")));
+  // 35 characters, some of two bytes.
+  s.payment_id = absl::StrCat("<PmtId><TxId>", std::string(30, 'T'),
+                              "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9</TxId></PmtId>");
+  EXPECT_OK(ParseIso20022(Pacs008(s)));
+  EXPECT_THAT(ParseIso20022(absl::StrReplaceAll(Pacs008(TxSpec()), {{"MSG-1", "MSG\t1"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("GrpHdr/MsgId: contains a control character")));
 }
 
 // Every element of the template with the prefix "p:" bound on an enclosing wrapper.
@@ -735,14 +755,17 @@ TEST(Iso20022, AgentsAndApplicationHeader) {
       "</PstlAdr></FinInstnId></IntrmyAgt1><IntrmyAgt1Acct><Id><Othr><Id>NOSTRO-9</Id></Othr>"
       "</Id></IntrmyAgt1Acct>",
       s.debtor_agent, "<DbtrAgtAcct><Id><Othr><Id>ACC-7</Id></Othr></Id></DbtrAgtAcct>");
+  // CreDtTm a placeholder: the AppHdr's CreDt is the event time.
+  const std::string document = Pacs008Of({TxXml(s)}, -1, "CURRENT_TIME");
   const std::string xml = absl::StrCat(
       R"(<Envelope xmlns="urn:swift:xsd:envelope"><AppHdr xmlns="urn:iso:std:iso:20022:tech:xsd:)"
       R"(head.001.001.02"><Fr><FIId><FinInstnId><BICFI>COBADEFFXXX</BICFI></FinInstnId></FIId>)"
       "</Fr><To><FIId><FinInstnId><BICFI>NWBKGB2LXXX</BICFI></FinInstnId></FIId></To>"
       "<BizMsgIdr>B</BizMsgIdr><MsgDefIdr>pacs.008.001.08</MsgDefIdr>"
       "<CreDt>2024-03-01T10:15:30Z</CreDt></AppHdr>",
-      Pacs008(TxSpec(s)).substr(Pacs008(TxSpec(s)).find("<Document")), "</Envelope>");
+      document.substr(document.find("<Document")), "</Envelope>");
   ASSERT_OK_AND_ASSIGN(const Transaction tx, ParseOne(xml));
+  EXPECT_EQ(tx.event_time, T("2024-03-01T10:15:30Z"));
   EXPECT_THAT(tx.agents,
               ElementsAre(A(AgentRole::kInstructing, "COBADEFFXXX", "DE"),
                           A(AgentRole::kInstructed, "NWBKGB2LXXX", "GB"),
