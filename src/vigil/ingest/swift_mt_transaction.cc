@@ -319,13 +319,17 @@ std::string_view Trimmed(std::string_view s) {
   return s;
 }
 
-// Fills a Party from a party field; bank_bic is the BIC of the party's bank.
-void FillParty(const PartyFieldValue& v, std::string_view bank_bic, Party* party) {
+// Fills a Party from a party field; bank_bic is the BIC of the party's bank. A bank party
+// (MT202's 52a and 58a) is its own bank; a customer's bank is its bank even when the customer
+// has a BIC of its own (50A, 59A: a corporate BIC), as in ISO 20022 (AnyBIC and DbtrAgt).
+enum class PartyKind { kCustomer, kBank };
+void FillParty(const PartyFieldValue& v, std::string_view bank_bic, PartyKind kind,
+               Party* party) {
   const std::string_view name = v.name_joined.empty() ? Trimmed(v.name) : v.name_joined;
   party->name.assign(name);
   party->address.resize(v.address_lines);
   for (int i = 0; i < v.address_lines; ++i) party->address[i].assign(Trimmed(v.address[i]));
-  party->bank_id.assign(v.bic.empty() ? bank_bic : v.bic);
+  party->bank_id.assign(kind == PartyKind::kBank ? v.bic : bank_bic);
   party->account_id = PartyAccountKey(v.account, v.bic, bank_bic, name);
   if (!v.country.empty()) {
     party->country.assign(v.country);
@@ -591,26 +595,28 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
   }
 
   if (customer_transfer) {
-    FillParty(ordering, originator_bank, &out->originator);
-    FillParty(beneficiary, beneficiary_bank_bic, &out->beneficiary);
+    FillParty(ordering, originator_bank, PartyKind::kCustomer, &out->originator);
+    FillParty(beneficiary, beneficiary_bank_bic, PartyKind::kCustomer, &out->beneficiary);
   } else {
     // A bank-to-bank transfer: the ordering institution (52a, else the sender) pays the
     // beneficiary institution (58a).
     if (has_fi_originator) {
-      FillParty(fi_originator, std::string_view(), &out->originator);
+      FillParty(fi_originator, std::string_view(), PartyKind::kBank, &out->originator);
     } else {
       PartyFieldValue s;
       s.bic = sender;
-      FillParty(s, std::string_view(), &out->originator);
+      FillParty(s, std::string_view(), PartyKind::kBank, &out->originator);
     }
-    FillParty(fi_beneficiary, std::string_view(), &out->beneficiary);
+    FillParty(fi_beneficiary, std::string_view(), PartyKind::kBank, &out->beneficiary);
     if (has_cover_ordering) {
       out->ultimate_originator.emplace();
-      FillParty(cover_ordering, cover_ordering_bank, &*out->ultimate_originator);
+      FillParty(cover_ordering, cover_ordering_bank, PartyKind::kCustomer,
+                &*out->ultimate_originator);
     }
     if (has_cover_beneficiary) {
       out->ultimate_beneficiary.emplace();
-      FillParty(cover_beneficiary, cover_beneficiary_bank, &*out->ultimate_beneficiary);
+      FillParty(cover_beneficiary, cover_beneficiary_bank, PartyKind::kCustomer,
+                &*out->ultimate_beneficiary);
     }
   }
   if (out->originator.account_id.empty()) {

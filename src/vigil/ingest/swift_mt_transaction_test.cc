@@ -136,7 +136,7 @@ TEST(ParseSwiftMtTest, OptionAPartyIsItsBic) {
                         ":50A:ACMEBEB1\r\n"));
   ASSERT_OK(tx.status());
   EXPECT_EQ(tx->originator.account_id, "ACMEBEB1");
-  EXPECT_EQ(tx->originator.bank_id, "ACMEBEB1");
+  EXPECT_EQ(tx->originator.bank_id, "BANKBEBB");  // a customer's bank is 52a, not its own BIC
   EXPECT_EQ(tx->originator.country, "BE");
 }
 
