@@ -38,10 +38,9 @@ Corpus Load() {
       const std::string path = TestDataPath(dir + "/" + f[1]);
       const std::string& type = f[2];
       const std::string& role = f[4];
-      const bool read_type = dir == "swift_mt"
-                                 ? !absl::StartsWith(type, "205")
-                                 : (absl::StartsWith(type, "pacs.008") ||
-                                    absl::StartsWith(type, "pacs.009"));
+      const bool read_type = dir == "swift_mt" ? !absl::StartsWith(type, "205")
+                                               : (absl::StartsWith(type, "pacs.008") ||
+                                                  absl::StartsWith(type, "pacs.009"));
       if (role == "known_invalid") {
         c.invalid.push_back(path);
       } else if (role != "valid_sample" && role != "sample") {
@@ -134,7 +133,8 @@ TEST_F(ParseCommandTest, NamesWhereAMessageIsWrong) {
   EXPECT_EQ(Parse({file}, &json, &errors), 2);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(errors[0], "bad.fin:3: SWIFT MT block 4, line ")) << errors[0];
-  EXPECT_TRUE(absl::StrContains(errors[0], "field :71A: details of charges must be OUR, BEN or SHA"))
+  EXPECT_TRUE(
+      absl::StrContains(errors[0], "field :71A: details of charges must be OUR, BEN or SHA"))
       << errors[0];
   EXPECT_EQ(Parse({dir_ + "/missing.fin"}, &json, &errors), 2);  // CLI11: no such file
 }

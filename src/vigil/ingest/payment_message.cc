@@ -9,9 +9,12 @@ namespace vigil {
 
 std::string_view MessageFormatName(MessageFormat format) {
   switch (format) {
-    case MessageFormat::kJson: return "json";
-    case MessageFormat::kSwiftMt: return "swift_mt";
-    case MessageFormat::kIso20022: return "iso20022";
+    case MessageFormat::kJson:
+      return "json";
+    case MessageFormat::kSwiftMt:
+      return "swift_mt";
+    case MessageFormat::kIso20022:
+      return "iso20022";
   }
   return "json";
 }

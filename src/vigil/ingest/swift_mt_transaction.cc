@@ -110,9 +110,9 @@ absl::Status CheckLines(const MtField& f, int max_lines, int first = 0) {
                         absl::StrCat("has more than ", max_lines, " lines of text"));
     }
     if (line.size() > kLineChars) {
-      return FieldError(f, lines.index(),
-                        absl::StrCat("a line has ", line.size(), " characters, more than ",
-                                     kLineChars));
+      return FieldError(
+          f, lines.index(),
+          absl::StrCat("a line has ", line.size(), " characters, more than ", kLineChars));
     }
   }
   return absl::OkStatus();
@@ -133,8 +133,8 @@ absl::Status CheckReference(const MtField& f) {
 absl::StatusOr<Currency> ReadCurrency(const MtField& f, std::string_view code) {
   absl::StatusOr<Currency> currency = Currency::FromCode(ToAbsl(code));
   if (!currency.ok()) {
-    return FieldError(f, 0, absl::StrCat("currency \"", ToAbsl(code),
-                                         "\" is not an ISO 4217 code"));
+    return FieldError(f, 0,
+                      absl::StrCat("currency \"", ToAbsl(code), "\" is not an ISO 4217 code"));
   }
   return currency;
 }
@@ -164,8 +164,9 @@ absl::StatusOr<std::string_view> ReadAccountLine(const MtField& f, int line_offs
   }
   if (account.empty()) return FieldError(f, line_offset, "the account after '/' is empty");
   if (account.size() > 34) {
-    return FieldError(f, line_offset,
-                      absl::StrCat("the account has ", account.size(), " characters, more than 34"));
+    return FieldError(
+        f, line_offset,
+        absl::StrCat("the account has ", account.size(), " characters, more than 34"));
   }
   return account;
 }
@@ -176,8 +177,8 @@ struct PartyFieldValue {
   std::string_view account;
   std::string_view bic;
   std::string_view country;
-  std::string_view name;          // the first name line (options K, D, no letter)
-  std::string name_joined;        // option F: the 1/ lines joined with a space
+  std::string_view name;    // the first name line (options K, D, no letter)
+  std::string name_joined;  // option F: the 1/ lines joined with a space
   std::array<std::string_view, 8> address{};
   int address_lines = 0;
 };
@@ -198,7 +199,8 @@ absl::Status ReadOptionA(const MtField& f, PartyFieldValue* p) {
       p->account = *account;
       continue;
     }
-    if (bic_line >= 0) return FieldError(f, lines.index(), "option A holds only an account and a BIC");
+    if (bic_line >= 0)
+      return FieldError(f, lines.index(), "option A holds only an account and a BIC");
     bic_line = lines.index();
     if (absl::Status bic = CheckBic(line); !bic.ok()) return WithField(f, bic_line, bic);
     p->bic = line;
@@ -253,8 +255,9 @@ absl::Status ReadOptionF(const MtField& f, PartyFieldValue* p) {
       } else {
         // "CODE/CC/identifier": a passport, customer or national identity number.
         if (line.size() < 9 || line[4] != '/' || line[7] != '/') {
-          return FieldError(f, 0, "the party identifier must be \"/account\" or "
-                                  "\"CODE/country/identifier\"");
+          return FieldError(f, 0,
+                            "the party identifier must be \"/account\" or "
+                            "\"CODE/country/identifier\"");
         }
         p->account = line;
       }
@@ -307,9 +310,12 @@ absl::Status ReadPartyField(const MtField& f, PartyFieldValue* p) {
   *p = PartyFieldValue{};
   const char option = f.tag.size() == 3 ? f.tag[2] : ' ';
   switch (option) {
-    case 'A': return ReadOptionA(f, p);
-    case 'F': return ReadOptionF(f, p);
-    default: return ReadNameAndAddress(f, option, p);
+    case 'A':
+      return ReadOptionA(f, p);
+    case 'F':
+      return ReadOptionF(f, p);
+    default:
+      return ReadNameAndAddress(f, option, p);
   }
 }
 
@@ -323,8 +329,7 @@ std::string_view Trimmed(std::string_view s) {
 // (MT202's 52a and 58a) is its own bank; a customer's bank is its bank even when the customer
 // has a BIC of its own (50A, 59A: a corporate BIC), as in ISO 20022 (AnyBIC and DbtrAgt).
 enum class PartyKind { kCustomer, kBank };
-void FillParty(const PartyFieldValue& v, std::string_view bank_bic, PartyKind kind,
-               Party* party) {
+void FillParty(const PartyFieldValue& v, std::string_view bank_bic, PartyKind kind, Party* party) {
   const std::string_view name = v.name_joined.empty() ? Trimmed(v.name) : v.name_joined;
   party->name.assign(name);
   party->address.resize(v.address_lines);
@@ -359,13 +364,20 @@ absl::Status ReadAgent(const MtField& f, AgentRole role, PartyFieldValue* v, Age
 
 AgentRole AgentRoleOf(int number) {
   switch (number) {
-    case 52: return AgentRole::kOrderingInstitution;
-    case 53: return AgentRole::kSendersCorrespondent;
-    case 54: return AgentRole::kReceiversCorrespondent;
-    case 55: return AgentRole::kReimbursement;
-    case 56: return AgentRole::kIntermediary;
-    case 57: return AgentRole::kAccountWithInstitution;
-    default: return AgentRole::kBeneficiaryInstitution;  // 58a
+    case 52:
+      return AgentRole::kOrderingInstitution;
+    case 53:
+      return AgentRole::kSendersCorrespondent;
+    case 54:
+      return AgentRole::kReceiversCorrespondent;
+    case 55:
+      return AgentRole::kReimbursement;
+    case 56:
+      return AgentRole::kIntermediary;
+    case 57:
+      return AgentRole::kAccountWithInstitution;
+    default:
+      return AgentRole::kBeneficiaryInstitution;  // 58a
   }
 }
 
@@ -468,8 +480,8 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
     a->country.assign(BicCountry(receiver));
   }
 
-  std::optional<Money> interbank;    // 32A
-  std::optional<Money> instructed;   // 33B (of sequence A; of B for MT202COV)
+  std::optional<Money> interbank;   // 32A
+  std::optional<Money> instructed;  // 33B (of sequence A; of B for MT202COV)
   PartyFieldValue ordering, beneficiary, cover_ordering, cover_beneficiary;
   bool has_cover_ordering = false, has_cover_beneficiary = false;
   // The BICs of 52a and 57a (sequence A); empty for an option without one. Without the field,
@@ -486,8 +498,9 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
     const int number = f.number();
     if (*type == MtType::kMt202Cov && !sequence_b && number == 50) sequence_b = true;
     if (!AllowedIn(*type, sequence_b, number)) {
-      return FieldError(f, 0, absl::StrCat("is not a field of ", ToAbsl(MtTypeName(*type)),
-                                           sequence_b ? " sequence B" : ""));
+      return FieldError(f, 0,
+                        absl::StrCat("is not a field of ", ToAbsl(MtTypeName(*type)),
+                                     sequence_b ? " sequence B" : ""));
     }
     const int key = Key(number, f.option());
     if (key == Key(20, ' ')) {
@@ -524,7 +537,8 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
       const size_t comma = f.value.find(',');
       bool ok = comma != std::string_view::npos && comma > 0 && f.value.size() <= 12;
       for (size_t i = 0; ok && i < f.value.size(); ++i) ok = i == comma || IsDigit(f.value[i]);
-      if (!ok) return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
+      if (!ok)
+        return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
     } else if (key == Key(71, 'A')) {
       if (f.value != "OUR" && f.value != "BEN" && f.value != "SHA") {
         return FieldError(f, 0, "details of charges must be OUR, BEN or SHA");
@@ -620,14 +634,14 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
     }
   }
   if (out->originator.account_id.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
-        ": the ordering party names neither an account, a BIC nor a name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+                     ": the ordering party names neither an account, a BIC nor a name"));
   }
   if (out->beneficiary.account_id.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
-        ": the beneficiary names neither an account, a BIC nor a name"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+                     ": the beneficiary names neither an account, a BIC nor a name"));
   }
 
   // The id: the UETR, stable across the chain; else the sender's reference under its BIC.
@@ -648,17 +662,17 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
     const int hh = Digits(m.application.input_time.substr(0, 2));
     const int mm = Digits(m.application.input_time.substr(2, 2));
     if (!date.ok() || hh > 23 || mm > 59) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SWIFT MT block 2: the input date and time \"", ToAbsl(d), " ",
-          ToAbsl(m.application.input_time), "\" are not a valid YYMMDD HHMM"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("SWIFT MT block 2: the input date and time \"", ToAbsl(d), " ",
+                       ToAbsl(m.application.input_time), "\" are not a valid YYMMDD HHMM"));
     }
     out->event_time = DayStart(Digits(date->substr(0, 4)), Digits(date->substr(5, 2)),
                                Digits(date->substr(8, 2))) +
                       std::chrono::hours(hh) + std::chrono::minutes(mm);
   } else {
-    out->event_time = DayStart(Digits(out->value_date.substr(0, 4)),
-                               Digits(out->value_date.substr(5, 2)),
-                               Digits(out->value_date.substr(8, 2)));
+    out->event_time =
+        DayStart(Digits(out->value_date.substr(0, 4)), Digits(out->value_date.substr(5, 2)),
+                 Digits(out->value_date.substr(8, 2)));
   }
   return absl::OkStatus();
 }
@@ -673,8 +687,8 @@ absl::StatusOr<Transaction> ParseSwiftMt(std::string_view text) {
 
 bool LooksLikeSwiftMt(std::string_view text) {
   size_t i = 0;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' ||
-                             text[i] == '\n')) {
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) {
     ++i;
   }
   return text.substr(i, 3) == "{1:";

@@ -91,7 +91,7 @@ TEST(ParseSwiftMtTest, MapsAnMt103FieldByField) {
   EXPECT_EQ(tx->beneficiary.name, "Nordic Timber AB");  // the 1/ lines joined
   EXPECT_THAT(tx->beneficiary.address, ElementsAre("Kungsgatan 2", "Stockholm"));
   EXPECT_EQ(tx->beneficiary.country, "SE");  // from line 3/
-  EXPECT_EQ(tx->beneficiary.bank_id, "");  // 57D names the bank without a BIC
+  EXPECT_EQ(tx->beneficiary.bank_id, "");    // 57D names the bank without a BIC
 
   ASSERT_EQ(tx->agents.size(), 5u);
   EXPECT_EQ(tx->agents[0], (Agent{AgentRole::kInstructing, "BANKBEBBXXX", "", "", "BE"}));
@@ -152,7 +152,8 @@ TEST(ParseSwiftMtTest, RefusesBadContentNamingLineTagAndReason) {
       {":32A:250827EUR7138,40", ":32A:250827JPY7138,40", "JPY has 0 decimals"},
       {":32A:250827EUR7138,40", ":32A:250230EUR7138,40", "has no day 30"},
       {":32A:250827EUR7138,40", ":32A:2508", "line 5, field :32A: expected date"},
-      {":33B:USD8000,", ":33B:USD8000", "line 6, field :33B: amount \"8000\": needs a decimal comma"},
+      {":33B:USD8000,", ":33B:USD8000",
+       "line 6, field :33B: amount \"8000\": needs a decimal comma"},
       {":71A:SHA", ":71A:XYZ", "field :71A: details of charges must be OUR, BEN or SHA"},
       {":20:REF-2025-0001", ":20:/REF", "line 2, field :20: a reference must not start"},
       {":20:REF-2025-0001", ":20:REF-2025-0001-TOO-LONG", "field :20: a reference is 1 to 16"},
@@ -161,7 +162,9 @@ TEST(ParseSwiftMtTest, RefusesBadContentNamingLineTagAndReason) {
       {":52A:BANKBEBB", ":52A:BANK1EBB", "line 12, field :52A: BIC"},
       {"ACME TRADING NV", "ACME TRADING NV @ HQ",
        "line 9, field :50K: character '@' at column 17 is outside the SWIFT X character set"},
-      {"ACME TRADING NV", "ACME TR\xC3\x84" "DING",
+      {"ACME TRADING NV",
+       "ACME TR\xC3\x84"
+       "DING",
        "character byte 0xc3 at column 8 is outside"},
       {"3/SE/Stockholm", "3/Stockholm", "line 21, field :59F: line 3/ must start with a country"},
       {"1/Nordic Timber\r\n1/AB", "9/Nordic Timber", "field :59F: option F lines start with 1/"},
