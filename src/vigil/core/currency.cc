@@ -59,11 +59,19 @@ constexpr uint32_t Pack(absl::string_view code) {
          static_cast<uint32_t>(static_cast<unsigned char>(code[2]));
 }
 
+// The packed code of an entry, from its three characters (no string_view: no strlen on the
+// lookup path, which every parsed amount takes).
+constexpr uint32_t PackEntry(const CurrencyEntry& e) {
+  return static_cast<uint32_t>(static_cast<unsigned char>(e.code[0])) << 16 |
+         static_cast<uint32_t>(static_cast<unsigned char>(e.code[1])) << 8 |
+         static_cast<uint32_t>(static_cast<unsigned char>(e.code[2]));
+}
+
 const CurrencyEntry* Find(uint32_t packed) {
   const auto* it = std::lower_bound(
       std::begin(kCurrencies), std::end(kCurrencies), packed,
-      [](const CurrencyEntry& e, uint32_t p) { return Pack(e.code) < p; });
-  if (it == std::end(kCurrencies) || Pack(it->code) != packed) return nullptr;
+      [](const CurrencyEntry& e, uint32_t p) { return PackEntry(e) < p; });
+  if (it == std::end(kCurrencies) || PackEntry(*it) != packed) return nullptr;
   return it;
 }
 

@@ -265,6 +265,19 @@ std::string BicOf(std::string_view logical_terminal) {
 }  // namespace
 
 absl::StatusOr<SwiftMtMessage> SwiftMtMessage::Parse(std::string_view text) {
+  SwiftMtMessage m;
+  if (absl::Status s = ParseInto(text, &m); !s.ok()) return s;
+  return m;
+}
+
+absl::Status SwiftMtMessage::ParseInto(std::string_view text, SwiftMtMessage* out) {
+  SwiftMtMessage& m = *out;
+  m.basic = MtBasicHeader{};
+  m.application = MtApplicationHeader{};
+  m.user_header.clear();
+  m.fields.clear();
+  m.trailer.clear();
+  m.system_trailer.clear();
   if (text.size() > kMaxMessageBytes) {
     return absl::InvalidArgumentError(absl::StrCat("SWIFT MT message of ", text.size(),
                                                    " bytes: the limit is ", kMaxMessageBytes));
@@ -272,7 +285,6 @@ absl::StatusOr<SwiftMtMessage> SwiftMtMessage::Parse(std::string_view text) {
   // Surrounding whitespace is not part of the message.
   const std::string_view trimmed = ToStd(absl::StripTrailingAsciiWhitespace(ToAbsl(text)));
   Reader r(trimmed);
-  SwiftMtMessage m;
   m.fields.reserve(32);
   unsigned seen = 0;  // bit b: block b (S is 6) was read
   bool seen_text = false;
@@ -350,7 +362,7 @@ absl::StatusOr<SwiftMtMessage> SwiftMtMessage::Parse(std::string_view text) {
   if (m.fields.empty()) {
     return absl::InvalidArgumentError("SWIFT MT message: the text block {4:} has no fields");
   }
-  return m;
+  return absl::OkStatus();
 }
 
 std::string SwiftMtMessage::SenderBic() const {

@@ -88,6 +88,9 @@ struct SwiftMtMessage {
   // Splits "text" (one message; whitespace around it and line endings between blocks are
   // tolerated). Limits: at most kMaxMessageBytes of text and kMaxFields fields.
   static absl::StatusOr<SwiftMtMessage> Parse(std::string_view text);
+  // The same into *out, reusing its vectors' storage (readers that split many messages). On
+  // error *out is left partly filled.
+  static absl::Status ParseInto(std::string_view text, SwiftMtMessage* out);
 };
 
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

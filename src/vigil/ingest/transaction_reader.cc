@@ -311,13 +311,13 @@ class SwiftMtReader final : public ReaderBase {
 
   ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
                          RecordError* error) override {
-    absl::StatusOr<SwiftMtMessage> m = SwiftMtMessage::Parse(raw);
-    const absl::Status s = m.ok() ? SwiftMtToTransaction(*m, tx) : m.status();
+    absl::Status s = SwiftMtMessage::ParseInto(raw, &message_);
+    if (s.ok()) s = SwiftMtToTransaction(message_, tx);
     if (!s.ok()) {
       MessageError(s, source_name_, line, error);
       return ReadResult::kRejected;
     }
-    if (m->application.priority != 'U') tx->priority = default_priority_;
+    if (message_.application.priority != 'U') tx->priority = default_priority_;
     return ReadResult::kRecord;
   }
 
@@ -332,6 +332,7 @@ class SwiftMtReader final : public ReaderBase {
 
   const Priority default_priority_;
   bool skip_to_message_ = false;
+  SwiftMtMessage message_;  // reused: its vectors keep their storage
   // Messages of the current record not handed out yet, the next one last.
   std::vector<std::string_view> pending_;
   int64_t first_line_ = 0;
