@@ -102,7 +102,7 @@ struct Transaction {
   // From payment messages (SWIFT MT, ISO 20022); empty when the source does not carry them.
   std::string message_type;   // "MT103", "MT202COV", "pacs.008.001.08", ...
   std::string reference;      // the sender's reference (:20:, EndToEndId)
-  std::string uetr;           // unique end-to-end transaction reference (UUIDv4, lower case)
+  std::string uetr;           // unique end-to-end transaction reference (a UUID, lower case)
   std::string value_date;     // interbank settlement date, YYYY-MM-DD
   std::string charges;        // who bears the charges: "OUR", "BEN" or "SHA"
   std::string purpose;        // purpose or transaction type code (Purp/Cd, :26T:)

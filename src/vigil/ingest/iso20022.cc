@@ -1,17 +1,10 @@
 #include "vigil/ingest/iso20022.h"
 
-#include <array>
-#include <bit>
 #include <chrono>
-#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <pugixml.hpp>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,26 +17,27 @@
 #include "vigil/common/string_view.h"
 #include "vigil/core/currency.h"
 #include "vigil/core/money.h"
+#include "vigil/ingest/internal/xml_document.h"
 #include "vigil/ingest/party_key.h"
 #include "vigil/ingest/swift_syntax.h"
 
 namespace vigil {
 namespace {
 
+using ingest_internal::ElementText;
+using ingest_internal::ErrorAt;
+using ingest_internal::MissingChild;
+using ingest_internal::NamespacedReader;
+using ingest_internal::NamespaceScope;
+using ingest_internal::ParseXmlDocument;
+using ingest_internal::QName;
+using ingest_internal::SplitName;
+using ingest_internal::XPath;
+
 constexpr std::string_view kIsoNamespacePrefix = "urn:iso:std:iso:20022:tech:xsd:";
 constexpr std::string_view kAppHdrNamespacePrefix = "urn:iso:std:iso:20022:tech:xsd:head.001.";
 constexpr std::string_view kNotProvided = "NOTPROVIDED";
 
-// pugixml's defaults without attribute whitespace conversion (no attribute vigil reads needs it),
-// plus: DOCTYPE nodes and text outside the root element kept (parse_fragment; pugixml drops such
-// text otherwise) so that the walk can refuse them, and element text stored in the element node
-// (one node fewer per leaf: a faster parse and walk). Comments, processing instructions and
-// whitespace-only text are dropped.
-constexpr unsigned kParseOptions = pugi::parse_cdata | pugi::parse_escapes | pugi::parse_eol |
-                                   pugi::parse_doctype | pugi::parse_fragment |
-                                   pugi::parse_embed_pcdata;
-
-bool IsXmlSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
@@ -54,241 +48,6 @@ template <size_t N>
 bool Is(std::string_view s, const char (&literal)[N]) {
   return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
 }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsXmlSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsXmlSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// The position of the first byte at or after "i" that is not ASCII or is a control character
-// XML 1.0 forbids (below 0x20 except tab, LF and CR), looking at whole blocks only: it may stop
-// short, at the last block that does not fit before "n". Every byte of every message passes
-// here, so it takes 16 bytes at a time with SSE2 (every x86-64) and 8 otherwise.
-size_t SkipPlainAscii(const unsigned char* p, size_t n, size_t i) {
-#ifdef __SSE2__
-  const __m128i space = _mm_set1_epi8(0x20);
-  const __m128i tab = _mm_set1_epi8('\t');
-  const __m128i lf = _mm_set1_epi8('\n');
-  const __m128i cr = _mm_set1_epi8('\r');
-  for (; n - i >= 16; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    // Signed: bytes of 0x80 and above are negative, so below 0x20 too.
-    const __m128i below_space = _mm_cmplt_epi8(v, space);
-    const __m128i allowed = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, lf)), _mm_cmpeq_epi8(v, cr));
-    if (const int bad = _mm_movemask_epi8(_mm_andnot_si128(allowed, below_space)); bad != 0) {
-      return i + static_cast<size_t>(std::countr_zero(static_cast<unsigned>(bad)));
-    }
-  }
-#else
-  // Per byte, exact (no carry crosses bytes): 0x80 where a byte below 0x80 is below 0x20, or
-  // equals c.
-  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  for (; n - i >= 8; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    const uint64_t low = w & kLow7;
-    const auto equal = [low](uint64_t c) {
-      return ~(((low ^ (c * kOnes)) + kLow7) | (low ^ (c * kOnes))) & kHigh;
-    };
-    const uint64_t below_space = ~(low + 0x6060606060606060ULL) & kHigh;
-    const uint64_t bad = (w & kHigh) | (below_space & ~(equal('\t') | equal('\n') | equal('\r')));
-    if (bad != 0) return i;  // the byte loop finds which
-  }
-#endif
-  return i;
-}
-
-// The offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates
-// and code points above U+10FFFF included) or is a control character XML 1.0 forbids; npos
-// when there is none.
-size_t FindBadByte(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while ((i = SkipPlainAscii(p, n, i)) < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return i;
-      ++i;
-      continue;
-    }
-    size_t length;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-    } else {
-      return i;
-    }
-    if (n - i < length) return i;
-    uint32_t code_point = c & (0x7Fu >> length);
-    for (size_t k = 1; k < length; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      code_point = (code_point << 6) | (p[i + k] & 0x3Fu);
-    }
-    if ((length == 3 && (code_point < 0x800 || (code_point >= 0xD800 && code_point <= 0xDFFF))) ||
-        (length == 4 && (code_point < 0x10000 || code_point > 0x10FFFF))) {
-      return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
-}
-
-struct QName {
-  std::string_view prefix;  // empty when unprefixed
-  std::string_view local;
-};
-
-QName SplitName(const char* name) {
-  size_t i = 0;
-  while (name[i] != '\0' && name[i] != ':') ++i;
-  if (name[i] == '\0') return {{}, std::string_view(name, i)};
-  return {std::string_view(name, i), std::string_view(name + i + 1)};
-}
-
-std::string_view LocalName(pugi::xml_node element) { return SplitName(element.name()).local; }
-
-// "/Envelope/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]": local names from the root down, with
-// the 1-based position among the siblings of the same local name where there are several.
-std::string XPath(pugi::xml_node node) {
-  std::vector<std::string> steps;
-  for (pugi::xml_node n = node; n && n.type() == pugi::node_element; n = n.parent()) {
-    const std::string_view local = LocalName(n);
-    int position = 1;
-    int count = 1;
-    for (pugi::xml_node s = n.previous_sibling(); s; s = s.previous_sibling()) {
-      if (s.type() == pugi::node_element && LocalName(s) == local) ++position, ++count;
-    }
-    for (pugi::xml_node s = n.next_sibling(); s; s = s.next_sibling()) {
-      if (s.type() == pugi::node_element && LocalName(s) == local) ++count;
-    }
-    steps.push_back(count > 1 ? absl::StrCat("/", ToAbsl(local), "[", position, "]")
-                              : absl::StrCat("/", ToAbsl(local)));
-  }
-  std::string path;
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it) path += *it;
-  return path;
-}
-
-absl::Status ErrorAt(pugi::xml_node node, std::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(XPath(node), ": ", ToAbsl(why)));
-}
-
-absl::Status MissingChild(pugi::xml_node parent, std::string_view child) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(XPath(parent), "/", ToAbsl(child), ": missing (mandatory)"));
-}
-
-// Element text, surrounding whitespace trimmed.
-std::string_view Text(pugi::xml_node element) { return Trim(element.child_value()); }
-
-// Equality of two short texts (namespace prefixes) without a call to memcmp.
-bool SameShortText(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
-// The namespace bindings in scope while descending the tree: every xmlns / xmlns:p attribute of
-// the elements entered, innermost last. Entering an element costs nothing when it declares none,
-// which is nearly every element of a message.
-class NamespaceScope {
- public:
-  // Binds the declarations of "element"; Leave(mark) with the returned mark unbinds them.
-  size_t Enter(pugi::xml_node element) {
-    const size_t mark = bindings_.size();
-    for (pugi::xml_attribute a = element.first_attribute(); a; a = a.next_attribute()) {
-      const char* name = a.name();
-      if (std::strncmp(name, "xmlns", 5) != 0) continue;
-      if (name[5] == '\0') {
-        bindings_.push_back({{}, a.value()});
-      } else if (name[5] == ':') {
-        bindings_.push_back({name + 6, a.value()});
-      }
-    }
-    return mark;
-  }
-  void Leave(size_t mark) {
-    while (bindings_.size() > mark) bindings_.pop_back();
-  }
-
-  // Binds the declarations of "element" and of all its ancestors, outermost first.
-  // REQUIRES: "element" lies at most kMaxIso20022Depth deep (FindMessageParts checked).
-  void EnterPath(pugi::xml_node element) {
-    std::array<pugi::xml_node, kMaxIso20022Depth> path;
-    size_t depth = 0;
-    for (pugi::xml_node n = element; n && n.type() == pugi::node_element && depth < path.size();
-         n = n.parent()) {
-      path[depth++] = n;
-    }
-    while (depth > 0) Enter(path[--depth]);
-  }
-
-  // The namespace URI of "prefix" (empty: the default namespace): empty for no namespace,
-  // nullopt for a prefix nothing declares.
-  std::optional<std::string_view> Resolve(std::string_view prefix) const {
-    for (auto it = bindings_.rbegin(); it != bindings_.rend(); ++it) {
-      if (SameShortText(it->prefix, prefix)) return it->uri;
-    }
-    if (prefix.empty()) return std::string_view();
-    if (prefix == "xml") return std::string_view("http://www.w3.org/XML/1998/namespace");
-    return std::nullopt;
-  }
-
- private:
-  struct Binding {
-    std::string_view prefix;
-    std::string_view uri;
-  };
-  absl::InlinedVector<Binding, 8> bindings_;
-};
-
-// Visits the child elements of the one namespace a message's elements live in.
-class NamespacedReader {
- public:
-  NamespaceScope& scope() { return scope_; }
-  // "ns" is the message's namespace URI as the document declares it.
-  void set_namespace(std::string_view ns) { ns_ = ns; }
-
-  // Calls f(local_name, child) for each child element of "parent" in the reader's namespace, in
-  // document order, with the child's declarations in scope; stops at the first error f returns.
-  // REQUIRES: the declarations of "parent" and its ancestors are in scope.
-  template <typename F>
-  absl::Status ForEachChild(pugi::xml_node parent, F&& f) {
-    for (pugi::xml_node child = parent.first_child(); child; child = child.next_sibling()) {
-      // Text and CDATA children have an empty name; no other kind is kept.
-      const char* raw_name = child.name();
-      if (*raw_name == '\0') continue;
-      const size_t mark = scope_.Enter(child);
-      const QName name = SplitName(raw_name);
-      absl::Status status;
-      if (InNamespace(name.prefix)) status = f(name.local, child);
-      scope_.Leave(mark);
-      if (!status.ok()) return status;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  bool InNamespace(std::string_view prefix) const {
-    const std::optional<std::string_view> uri = scope_.Resolve(prefix);
-    if (!uri.has_value()) return false;
-    // Nearly always the very declaration ns_ was read from: the same bytes of the document.
-    return uri->data() == ns_.data() ? uri->size() == ns_.size() : *uri == ns_;
-  }
-
-  std::string_view ns_;
-  NamespaceScope scope_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Values.
@@ -302,7 +61,7 @@ absl::Status CheckCountry(pugi::xml_node element, std::string_view country) {
 }
 
 absl::StatusOr<std::string_view> ReadBic(pugi::xml_node element) {
-  const std::string_view bic = Text(element);
+  const std::string_view bic = ElementText(element);
   if (absl::Status s = CheckBic(bic); !s.ok()) return ErrorAt(element, ToStd(s.message()));
   return bic;
 }
@@ -320,7 +79,7 @@ absl::StatusOr<Money> ReadAmount(pugi::xml_node element) {
     return ErrorAt(element,
                    absl::StrCat("currency \"", ToAbsl(code), "\" is not an ISO 4217 code"));
   }
-  absl::StatusOr<Money> money = Money::Parse(ToAbsl(Text(element)), *currency);
+  absl::StatusOr<Money> money = Money::Parse(ToAbsl(ElementText(element)), *currency);
   if (!money.ok()) return ErrorAt(element, ToStd(money.status().message()));
   if (money->is_negative()) {
     return ErrorAt(element, absl::StrCat("amount ", money->ToDecimalString(), " is negative"));
@@ -334,7 +93,7 @@ absl::StatusOr<Money> ReadAmount(pugi::xml_node element) {
 // MsgId, InstrId, EndToEndId, TxId (Max35Text): they make the transaction's id, so a line break
 // or another control character in one is refused, as is a text over 35 characters.
 absl::StatusOr<std::string_view> ReadIdentifier(pugi::xml_node element) {
-  const std::string_view id = Text(element);
+  const std::string_view id = ElementText(element);
   size_t characters = 0;
   for (const char c : id) {
     const auto byte = static_cast<unsigned char>(c);
@@ -348,36 +107,18 @@ absl::StatusOr<std::string_view> ReadIdentifier(pugi::xml_node element) {
 }
 
 absl::StatusOr<std::string_view> ReadDate(pugi::xml_node element) {
-  const std::string_view date = Text(element);
+  const std::string_view date = ElementText(element);
   if (absl::Status s = CheckIsoDate(date); !s.ok()) return ErrorAt(element, ToStd(s.message()));
   return date;
 }
 
-// A UUIDv4Identifier: 8-4-4-4-12 hexadecimal digits, version digit 4, variant digit 8, 9, a or
-// b. Returned in lower case.
+// PmtId/UETR: a UUID, 8-4-4-4-12 hexadecimal digits of either case, returned in lower case.
+// The schema's UUIDv4Identifier asks for version 4, but the version and variant digits are not
+// checked: NormalizeUetr accepts exactly what the MT reader accepts in field 121, so that the
+// same payment is read in both formats.
 absl::StatusOr<std::string> ReadUetr(pugi::xml_node element) {
-  const std::string_view text = Text(element);
-  std::string uetr(text);
-  bool ok = uetr.size() == 36;
-  for (size_t i = 0; ok && i < uetr.size(); ++i) {
-    char& c = uetr[i];
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      ok = c == '-';
-      continue;
-    }
-    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
-    ok = IsDigit(c) || (c >= 'a' && c <= 'f');
-  }
-  if (!ok) {
-    return ErrorAt(element, absl::StrCat("UETR \"", ToAbsl(text),
-                                         "\" is not a UUID (8-4-4-4-12 hexadecimal digits)"));
-  }
-  if (uetr[14] != '4' ||
-      (uetr[19] != '8' && uetr[19] != '9' && uetr[19] != 'a' && uetr[19] != 'b')) {
-    return ErrorAt(element, absl::StrCat("UETR \"", ToAbsl(text),
-                                         "\" is not a version 4 UUID (xxxxxxxx-xxxx-4xxx-[89ab]xxx-"
-                                         "xxxxxxxxxxxx)"));
-  }
+  absl::StatusOr<std::string> uetr = NormalizeUetr(ElementText(element));
+  if (!uetr.ok()) return ErrorAt(element, ToStd(uetr.status().message()));
   return uetr;
 }
 
@@ -417,7 +158,7 @@ std::optional<UtcTime> ParseIsoDateTime(std::string_view text) {
 }
 
 absl::StatusOr<std::string_view> ReadCharges(pugi::xml_node element) {
-  const std::string_view code = Text(element);
+  const std::string_view code = ElementText(element);
   if (code == "DEBT") return std::string_view("OUR");
   if (code == "CRED") return std::string_view("BEN");
   if (code == "SHAR" || code == "SLEV") return std::string_view("SHA");
@@ -482,17 +223,19 @@ class MessageReader {
     absl::InlinedVector<std::string_view, 7> free_lines;  // AdrLine: at most 7
     VIGIL_RETURN_IF_ERROR(ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
       if (Is(local, "Ctry")) {
-        e.country = Text(c);
+        e.country = ElementText(c);
         return CheckCountry(c, e.country);
       }
       if (!with_lines) return absl::OkStatus();
       if (Is(local, "AdrLine")) {
-        free_lines.push_back(Text(c));
+        free_lines.push_back(ElementText(c));
         return absl::OkStatus();
       }
       for (size_t line = 0; line < kNumAddressLines; ++line) {
         for (size_t part = 0; part < 4; ++part) {
-          if (!local.empty() && kAddressLines[line][part] == local) parts[line][part] = Text(c);
+          if (!local.empty() && kAddressLines[line][part] == local) {
+            parts[line][part] = ElementText(c);
+          }
         }
       }
       return absl::OkStatus();
@@ -519,14 +262,14 @@ class MessageReader {
       if (Is(local, "BICFI")) {
         VIGIL_ASSIGN_OR_RETURN(e.bic, ReadBic(c));
       } else if (Is(local, "Nm")) {
-        e.name = Text(c);
+        e.name = ElementText(c);
       } else if (Is(local, "PstlAdr")) {
         return ReadPostalAddress(c, e, with_address);
       } else if (Is(local, "LEI")) {
-        e.lei = Text(c);
+        e.lei = ElementText(c);
       } else if (Is(local, "ClrSysMmbId")) {
         return ForEachChild(c, [&](std::string_view l, pugi::xml_node m) {
-          if (Is(l, "MmbId")) e.member_id = Text(m);
+          if (Is(l, "MmbId")) e.member_id = ElementText(m);
           return absl::OkStatus();
         });
       }
@@ -542,7 +285,7 @@ class MessageReader {
         if (Is(l, "AnyBIC")) {
           VIGIL_ASSIGN_OR_RETURN(e.bic, ReadBic(o));
         } else if (Is(l, "LEI")) {
-          e.lei = Text(o);
+          e.lei = ElementText(o);
         }
         return absl::OkStatus();
       });
@@ -554,13 +297,13 @@ class MessageReader {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) -> absl::Status {
       if (Is(local, "FinInstnId")) return ReadFinInstnId(c, e, with_address);
       if (Is(local, "Nm")) {
-        e.name = Text(c);
+        e.name = ElementText(c);
       } else if (Is(local, "PstlAdr")) {
         return ReadPostalAddress(c, e, with_address);
       } else if (Is(local, "Id")) {
         return ReadPartyId(c, e);
       } else if (Is(local, "CtryOfRes")) {
-        e.residence = Text(c);
+        e.residence = ElementText(c);
         return CheckCountry(c, e.residence);
       }
       return absl::OkStatus();
@@ -573,11 +316,11 @@ class MessageReader {
       if (!Is(local, "Id")) return absl::OkStatus();
       return ForEachChild(c, [&](std::string_view l, pugi::xml_node id) -> absl::Status {
         if (Is(l, "IBAN")) {
-          a.iban = Text(id);
+          a.iban = ElementText(id);
           if (absl::Status s = CheckIban(a.iban); !s.ok()) return ErrorAt(id, ToStd(s.message()));
         } else if (Is(l, "Othr")) {
           return ForEachChild(id, [&](std::string_view o, pugi::xml_node other) {
-            if (Is(o, "Id")) a.other = Text(other);
+            if (Is(o, "Id")) a.other = ElementText(other);
             return absl::OkStatus();
           });
         }
@@ -588,7 +331,7 @@ class MessageReader {
 
   absl::Status ReadRemittance(pugi::xml_node element, Texts& texts) {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (Is(local, "Ustrd")) texts.push_back(Text(c));
+      if (Is(local, "Ustrd")) texts.push_back(ElementText(c));
       return absl::OkStatus();
     });
   }
@@ -596,7 +339,7 @@ class MessageReader {
   // PmtTpInf/InstrPrty.
   absl::Status ReadPriority(pugi::xml_node element, std::string_view& priority) {
     return ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-      if (Is(local, "InstrPrty")) priority = Text(c);
+      if (Is(local, "InstrPrty")) priority = ElementText(c);
       return absl::OkStatus();
     });
   }
@@ -677,7 +420,7 @@ absl::Status ReadAppHeader(pugi::xml_node element, AppHeader& header) {
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
     if (Is(local, "Fr")) return read_bic(c, header.from_bic);
     if (Is(local, "To")) return read_bic(c, header.to_bic);
-    if (Is(local, "CreDt")) header.created = Text(c);
+    if (Is(local, "CreDt")) header.created = ElementText(c);
     return absl::OkStatus();
   });
 }
@@ -690,10 +433,10 @@ absl::Status ReadGroupHeader(MessageReader& r, pugi::xml_node element, GroupHead
       if (g.message_id.empty()) return ErrorAt(c, "is empty");
     } else if (Is(local, "CreDtTm")) {
       g.created_node = c;
-      g.created = ParseIsoDateTime(Text(c));
+      g.created = ParseIsoDateTime(ElementText(c));
     } else if (Is(local, "NbOfTxs")) {
       g.number_node = c;
-      g.number_of_transactions = Text(c);
+      g.number_of_transactions = ElementText(c);
     } else if (Is(local, "IntrBkSttlmDt")) {
       VIGIL_ASSIGN_OR_RETURN(g.value_date, ReadDate(c));
     } else if (Is(local, "InstgAgt")) {
@@ -738,8 +481,8 @@ absl::Status ReadPaymentId(MessageReader& r, pugi::xml_node element, TxFields& f
 
 absl::Status ReadPurpose(MessageReader& r, pugi::xml_node element, TxFields& f) {
   return r.ForEachChild(element, [&](std::string_view local, pugi::xml_node c) {
-    if (Is(local, "Cd")) f.purpose_code = Text(c);
-    if (Is(local, "Prtry")) f.purpose_proprietary = Text(c);
+    if (Is(local, "Cd")) f.purpose_code = ElementText(c);
+    if (Is(local, "Prtry")) f.purpose_proprietary = ElementText(c);
     return absl::OkStatus();
   });
 }
@@ -822,7 +565,8 @@ Party MakeParty(Entity& party, const Account& account, const Entity& agent) {
   Party p;
   p.name = std::string(party.name);
   p.address = std::move(party.address);
-  // A bank with a BIC is its own bank, as an MT202's 52A/58A party is (the formats agree).
+  // A bank with a BIC is its own bank, as an MT202's 52A/58A party is (the formats agree). A
+  // pacs.008 customer's AnyBIC identifies the customer, not a bank: its bank is its agent.
   p.bank_id = std::string(FirstNonEmpty(
       {party.institution ? party.bic : std::string_view(), agent.bic, agent.member_id}));
   p.country = std::string(
@@ -890,7 +634,7 @@ absl::StatusOr<UtcTime> EventTime(const MessageContext& m, std::string_view valu
       return *t;
     }
   }
-  return ErrorAt(g.created_node, absl::StrCat("\"", ToAbsl(Text(g.created_node)),
+  return ErrorAt(g.created_node, absl::StrCat("\"", ToAbsl(ElementText(g.created_node)),
                                               "\" is not a date and time, and the message has no "
                                               "settlement date to fall back on"));
 }
@@ -991,95 +735,28 @@ absl::Status BuildTransaction(const MessageContext& m, TxFields& f, int index, T
 // ---------------------------------------------------------------------------------------------
 // Document structure.
 
-// The Document and the AppHdr of a message, found by a walk of the whole tree that also refuses
-// DOCTYPEs, text outside the root element, more than one root element and nesting beyond
-// kMaxIso20022Depth. Iterative: the depth of the input bounds no stack.
+// The Document and the AppHdr of a message.
 struct MessageParts {
   pugi::xml_node document;
   pugi::xml_node app_header;  // null when absent
-  // Elements whose text the parser left in pieces: "<Nm>A<!-- -->B</Nm>" is the value "A" and
-  // a text child "B". Read as the first piece alone, such a name would hide the rest from
-  // screening, so JoinTextPieces makes each one text.
-  std::vector<pugi::xml_node> split_texts;
 };
 
-absl::StatusOr<MessageParts> FindMessageParts(const pugi::xml_document& doc) {
-  MessageParts parts;
-  int roots = 0;
-  int depth = 1;
-  int inside = 0;  // depth of the Document or AppHdr the walk is in; 0 outside both
-  pugi::xml_node node = doc.first_child();
-  while (node) {
-    switch (node.type()) {
-      case pugi::node_doctype:
-        return absl::InvalidArgumentError(
-            "XML with a DOCTYPE: ISO 20022 messages take no DTD, entity declarations or "
-            "external entities");
-      case pugi::node_pcdata:
-      case pugi::node_cdata: {
-        if (depth == 1) return absl::InvalidArgumentError("XML with text outside the root element");
-        const pugi::xml_node parent = node.parent();
-        bool split = *parent.value() != '\0';
-        for (pugi::xml_node s = node.previous_sibling(); s && !split; s = s.previous_sibling()) {
-          split = s.type() == pugi::node_pcdata || s.type() == pugi::node_cdata;
-        }
-        if (split && (parts.split_texts.empty() || parts.split_texts.back() != parent)) {
-          parts.split_texts.push_back(parent);
-        }
-        break;
-      }
-      case pugi::node_element: {
-        if (depth > kMaxIso20022Depth) {
-          return ErrorAt(
-              node, absl::StrCat("elements nested deeper than ", kMaxIso20022Depth, " levels"));
-        }
-        if (depth == 1 && ++roots > 1) {
-          return absl::InvalidArgumentError("XML with more than one root element");
-        }
-        if (inside != 0) break;
-        const std::string_view local = LocalName(node);
-        if (Is(local, "Document")) {
-          if (parts.document) {
-            return ErrorAt(node, "a second Document: vigil reads one message at a time");
-          }
-          parts.document = node;
-          inside = depth;
-        } else if (Is(local, "AppHdr")) {
-          if (!parts.app_header) parts.app_header = node;
-          inside = depth;
-        }
-        break;
-      }
-      default:
-        break;
+// The visitor of ParseXmlDocument that finds them, outside each other: the first AppHdr, and the
+// Document, of which there must be one (checked by the caller) and no second.
+absl::StatusOr<bool> FindMessagePart(pugi::xml_node element, std::string_view local,
+                                     MessageParts& parts) {
+  if (Is(local, "Document")) {
+    if (parts.document) {
+      return ErrorAt(element, "a second Document: vigil reads one message at a time");
     }
-    if (pugi::xml_node child = node.first_child()) {
-      node = child;
-      ++depth;
-      continue;
-    }
-    while (!node.next_sibling()) {
-      node = node.parent();
-      if (--depth == 0) return parts;
-    }
-    node = node.next_sibling();
-    if (depth <= inside) inside = 0;
+    parts.document = element;
+    return true;
   }
-  return parts;
-}
-
-// Makes the text pieces of "element" (its value and its text and CDATA children) one value.
-void JoinTextPieces(pugi::xml_node element) {
-  std::string text = element.value();
-  for (pugi::xml_node child = element.first_child(); child;) {
-    const pugi::xml_node next = child.next_sibling();
-    if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata) {
-      text += child.value();
-      element.remove_child(child);
-    }
-    child = next;
+  if (Is(local, "AppHdr")) {
+    if (!parts.app_header) parts.app_header = element;
+    return true;
   }
-  element.text().set(text.c_str());
+  return false;
 }
 
 // "pacs.008.001.08", "pain.001.001.03.ch.02": business area (4 letters), message number,
@@ -1222,7 +899,7 @@ absl::StatusOr<std::vector<Transaction>> ReadMessage(const MessageParts& parts) 
 
 bool LooksLikeXml(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  while (!text.empty() && IsXmlSpace(text.front())) text.remove_prefix(1);
+  text = ingest_internal::TrimXmlSpace(text);
   return !text.empty() && text.front() == '<';
 }
 
@@ -1232,23 +909,17 @@ absl::StatusOr<std::vector<Transaction>> ParseIso20022(std::string_view xml) {
     return absl::InvalidArgumentError(absl::StrCat("ISO 20022 message of ", xml.size(),
                                                    " bytes: the limit is ", kMaxIso20022Bytes));
   }
-  if (const size_t bad = FindBadByte(xml); bad != std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("XML is not well-formed at byte offset ", bad,
-                     ": not UTF-8, or a control character XML does not allow"));
-  }
   pugi::xml_document doc;
-  const pugi::xml_parse_result parsed =
-      doc.load_buffer(xml.data(), xml.size(), kParseOptions, pugi::encoding_utf8);
-  if (!parsed) {
-    return absl::InvalidArgumentError(absl::StrCat("XML is not well-formed at byte offset ",
-                                                   parsed.offset, ": ", parsed.description()));
-  }
-  VIGIL_ASSIGN_OR_RETURN(const MessageParts parts, FindMessageParts(doc));
+  MessageParts parts;
+  VIGIL_RETURN_IF_ERROR(ParseXmlDocument(
+      xml, kMaxIso20022Depth,
+      [&parts](pugi::xml_node element, std::string_view local) {
+        return FindMessagePart(element, local, parts);
+      },
+      doc));
   if (!parts.document) {
     return absl::InvalidArgumentError("XML holds no ISO 20022 Document element");
   }
-  for (pugi::xml_node element : parts.split_texts) JoinTextPieces(element);
   return ReadMessage(parts);
 }
 

@@ -23,8 +23,11 @@
 //  - message_type: the message definition, "pacs.008.001.08". payment_format kWire, channel empty.
 //  - id: the UETR, else "<GrpHdr/MsgId>/<TxId, else InstrId, else EndToEndId unless NOTPROVIDED,
 //    else the 1-based index of the CdtTrfTxInf>"; these identifiers (Max35Text) must not exceed
-//    35 characters nor hold control characters. uetr: PmtId/UETR (a version 4 UUID, as the
-//    schema's UUIDv4Identifier says; either case accepted, stored in lower case).
+//    35 characters nor hold control characters. uetr: PmtId/UETR, a UUID of 8-4-4-4-12
+//    hexadecimal digits, either case, stored in lower case. The version and variant digits are
+//    not checked (the schema's UUIDv4Identifier asks for version 4): it is NormalizeUetr
+//    (swift_syntax.h), what the MT reader accepts in field 121, so that the same payment is
+//    accepted in both formats. A malformed UETR is refused with its XPath.
 //    reference: EndToEndId, or InstrId when EndToEndId is NOTPROVIDED.
 //  - event_time: GrpHdr/CreDtTm converted to UTC; a time without a UTC offset is read as UTC;
 //    fractional digits beyond microseconds are dropped. A CreDtTm that is present but not a date
@@ -45,11 +48,13 @@
 //    CtryOfRes) or a financial institution (pacs.009: FinInstnId/BICFI, Nm, PstlAdr).
 //    name: Nm. address: PstlAdr rendered as lines (below). account: Id/IBAN (checked) or
 //    Id/Othr/Id. bank_id: for a financial institution with a BICFI (pacs.009), that BIC (a bank
-//    is its own bank, as the MT202's 52A/58A party is); else the agent's BICFI, else its
-//    ClrSysMmbId/MmbId. country: PstlAdr/Ctry, else
-//    CtryOfRes, else the party's own BIC (letters 5-6), else the IBAN's country, else the
-//    agent's BIC. account_id: PartyAccountKey(account, the party's BIC (AnyBIC or BICFI), the
-//    agent's BICFI, name); a party naming none of them is refused.
+//    is its own bank, as the MT202's 52A/58A party is); else the agent's BICFI (DbtrAgt /
+//    CdtrAgt), else its ClrSysMmbId/MmbId. A pacs.008 party's bank_id is thus its agent's even
+//    when the party has Id/OrgId/AnyBIC: a customer identified by a BIC is not a bank.
+//    country: PstlAdr/Ctry, else CtryOfRes, else the party's own BIC (letters 5-6), else the
+//    IBAN's country, else the agent's BIC. account_id: PartyAccountKey(account, the party's BIC
+//    (AnyBIC or BICFI), the agent's BICFI, name), so the AnyBIC keys a party without an
+//    account; a party naming none of them is refused.
 //  - pacs.009 COV (UndrlygCstmrCdtTrf): originator and beneficiary are the financial
 //    institutions of the cover (the parties the money moves between); the underlying customers
 //    (UndrlygCstmrCdtTrf/Dbtr, /Cdtr, keyed with their accounts and agents like pacs.008

@@ -18,6 +18,7 @@
 #include "vigil/core/money.h"
 #include "vigil/core/transaction.h"
 #include "vigil/ingest/json_writer.h"
+#include "vigil/ingest/swift_syntax.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -610,6 +611,8 @@ TEST(Iso20022, BadDates) {
   }
 }
 
+// The UETR is checked as the MT reader checks field 121 (swift_syntax.h, NormalizeUetr): the same
+// payment is accepted in both formats.
 TEST(Iso20022, Uetr) {
   const auto with_uetr = [](std::string_view uetr) {
     TxSpec s;
@@ -621,17 +624,29 @@ TEST(Iso20022, Uetr) {
                        ParseOne(with_uetr(" 8A562C67-CA16-48BA-B074-65581BE6F011 ")));
   EXPECT_EQ(tx.uetr, "8a562c67-ca16-48ba-b074-65581be6f011");
   EXPECT_EQ(tx.id, tx.uetr);
-  for (const std::string_view bad : {
-           "8a562c67-ca16-48ba-b074-65581be6f01",   // 35 characters
-           "8a562c67-ca16-48ba-b074-65581be6f01g",  // not hexadecimal
-           "8a562c67ca16-48ba-b074-65581be6f0111",  // dash misplaced
+  // The version and variant digits are not checked (the schema's UUIDv4Identifier asks for 4
+  // and 8, 9, a or b), as in MT: test and migration traffic carries other UUIDs.
+  for (const std::string_view other : {
            "8a562c67-ca16-18ba-b074-65581be6f011",  // version 1
            "8a562c67-ca16-48ba-c074-65581be6f011",  // variant c
+           "00000000-0000-0000-0000-000000000000",  // the nil UUID
+       }) {
+    ASSERT_OK_AND_ASSIGN(const Transaction accepted, ParseOne(with_uetr(other)));
+    EXPECT_EQ(accepted.uetr, other);
+    EXPECT_EQ(accepted.uetr, NormalizeUetr(other).value_or("")) << "as MT reads it";
+  }
+  for (const std::string_view bad : {
+           "8a562c67-ca16-48ba-b074-65581be6f01",     // 35 characters
+           "8a562c67-ca16-48ba-b074-65581be6f01g",    // not hexadecimal
+           "8a562c67ca16-48ba-b074-65581be6f0111",    // dash misplaced
+           "{8a562c67-ca16-48ba-b074-65581be6f011}",  // braces
+           "8a562c67ca1648bab07465581be6f011",        // no dashes
        }) {
     EXPECT_THAT(ParseIso20022(with_uetr(bad)),
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          HasSubstr(absl::StrCat("/CdtTrfTxInf/PmtId/UETR: UETR \"", ToAbsl(bad)))))
         << bad;
+    EXPECT_FALSE(NormalizeUetr(bad).ok()) << "refused by MT too: " << bad;
   }
 }
 
@@ -672,6 +687,29 @@ TEST(Iso20022, PartyKeyWithoutAccount) {
   s.creditor = "<Cdtr><Nm>Beta</Nm><Id><OrgId><AnyBIC>BETAGB22</AnyBIC></OrgId></Id></Cdtr>";
   ASSERT_OK_AND_ASSIGN(const Transaction with_bic, ParseOne(Pacs008(s)));
   EXPECT_EQ(with_bic.beneficiary.account_id, "BETAGB22");
+}
+
+// A pacs.008 customer identified by a BIC (Id/OrgId/AnyBIC) is not a bank: its bank stays the
+// agent's BICFI; the AnyBIC keys it when it has no account (party_key.h), and gives its country
+// when its address has none.
+TEST(Iso20022, Pacs008DebtorWithAnyBicKeepsItsAgentAsBank) {
+  TxSpec s;
+  s.debtor = "<Dbtr><Nm>Alpha GmbH</Nm><Id><OrgId><AnyBIC>ALPHCHZZ</AnyBIC></OrgId></Id></Dbtr>";
+  s.debtor_account.clear();
+  ASSERT_OK_AND_ASSIGN(const Transaction tx, ParseOne(Pacs008(s)));
+  EXPECT_EQ(tx.originator.account_id, "ALPHCHZZ");
+  EXPECT_EQ(tx.originator.bank_id, "COBADEFFXXX");  // DbtrAgt's BICFI, not the AnyBIC
+  EXPECT_EQ(tx.originator.country, "CH");           // the AnyBIC's, before DbtrAgt's DE
+  EXPECT_EQ(tx.originator.name, "Alpha GmbH");
+  // With an account, the account keys it; the bank is still DbtrAgt's.
+  s.debtor_account = "<DbtrAcct><Id><IBAN>DE89370400440532013000</IBAN></Id></DbtrAcct>";
+  ASSERT_OK_AND_ASSIGN(const Transaction with_account, ParseOne(Pacs008(s)));
+  EXPECT_EQ(with_account.originator.account_id, "DE89370400440532013000");
+  EXPECT_EQ(with_account.originator.bank_id, "COBADEFFXXX");
+  // Without an agent, no bank is known: the AnyBIC is not taken for one.
+  s.debtor_agent.clear();
+  ASSERT_OK_AND_ASSIGN(const Transaction no_agent, ParseOne(Pacs008(s)));
+  EXPECT_EQ(no_agent.originator.bank_id, "");
 }
 
 TEST(Iso20022, ChargeBearers) {
