@@ -9,17 +9,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "simdjson.h"
+#include "vigil/audit/audit_log.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
-#include "vigil/audit/audit_log.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
-#include "vigil/ingest/swift_mt.h"
 #include "vigil/ingest/record_error.h"
+#include "vigil/ingest/swift_mt.h"
 #include "vigil/metrics/value_histogram.h"
 #include "vigil/store/kv_store.h"
 
@@ -30,12 +30,20 @@ using Steady = std::chrono::steady_clock;
 
 std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
-
 // Stages timed per request, in the order of the latency_us object.
 // After "total" (the decision path): "audit", the wait for the decision's durable record, and
 // "durable", from the body received to that record durable (when the answer may be sent).
 enum Stage {
-  kParse, kFeatures, kModel, kRules, kExplain, kEncode, kTotal, kAudit, kDurable, kNumStages
+  kParse,
+  kFeatures,
+  kModel,
+  kRules,
+  kExplain,
+  kEncode,
+  kTotal,
+  kAudit,
+  kDurable,
+  kNumStages
 };
 constexpr const char* kStageNames[kNumStages] = {"parse",  "features", "model", "rules",  "explain",
                                                  "encode", "total",    "audit", "durable"};
@@ -68,7 +76,7 @@ struct ScoreService::Item {
   Steady::time_point start;
   UtcTime received{};
   Transaction tx;
-  Reply reply;      // status != 200 once refused
+  Reply reply;        // status != 200 once refused
   bool done = false;  // reply is final
   std::shared_ptr<Entry> entry;
   bool first = false;  // this call decides the id (else: it waits for entry)
@@ -81,7 +89,7 @@ struct ScoreService::Item {
 
 struct ScoreService::Metrics {
   std::array<std::array<LatencyHistogram*, 3>, kNumStages> stage{};  // [stage][class]
-  std::array<std::array<Counter*, 3>, 3> decisions{};               // [action][class]
+  std::array<std::array<Counter*, 3>, 3> decisions{};                // [action][class]
   std::array<Counter*, 3> degraded{}, shed{};                        // [class]
   std::array<ValueHistogram*, kNumRoles> scores{};
   Counter* agree = nullptr;
@@ -136,10 +144,10 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
     for (int c = 0; c < 3; ++c) {
       VIGIL_ASSIGN_OR_RETURN(
           m->decisions[a][c],
-          registry.AddCounter(
-              "vigil_decisions_total", "Decisions made, by action and priority class.",
-              {{"action", std::string(View(ActionName(static_cast<Action>(a))))},
-               {"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
+          registry.AddCounter("vigil_decisions_total",
+                              "Decisions made, by action and priority class.",
+                              {{"action", std::string(View(ActionName(static_cast<Action>(a))))},
+                               {"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
     }
   }
   for (int c = 0; c < 3; ++c) {
@@ -150,11 +158,11 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                             "Decisions made on rules alone because the model path was late, "
                             "failing or its breaker open, or the drift monitor froze the model.",
                             {{"class", cls}}));
-    VIGIL_ASSIGN_OR_RETURN(
-        m->shed[c], registry.AddCounter("vigil_shed_total",
-                                        "Transactions refused with 503 because the model "
-                                        "path's queue was full (nothing decided).",
-                                        {{"class", cls}}));
+    VIGIL_ASSIGN_OR_RETURN(m->shed[c],
+                           registry.AddCounter("vigil_shed_total",
+                                               "Transactions refused with 503 because the model "
+                                               "path's queue was full (nothing decided).",
+                                               {{"class", cls}}));
   }
   std::vector<double> bounds;
   for (int i = 1; i <= 20; ++i) bounds.push_back(i * 0.05);
@@ -267,19 +275,10 @@ ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
   std::vector<Item> items;
-  const auto too_large = [this] {
-    Reply r;
-    r.status = 413;
-    r.error_code = "batch_too_large";
-    r.body = JsonErrorBody("batch_too_large", "$",
-                           absl::StrCat("a batch holds at most ", options_.max_batch,
-                                        " transactions; split it"));
-    return r;
-  };
   if (request.format == MessageFormat::kIso20022) {
     absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
     if (!read.ok()) return MessageErrorReply(read.status());
-    if (read->size() > options_.max_batch) return too_large();
+    if (read->size() > options_.max_batch) return BatchTooLarge();
     const Steady::duration parse = Steady::now() - start;
     for (Transaction& tx : *read) {
       Item& item = items.emplace_back();
@@ -294,7 +293,7 @@ ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
     }
   } else {
     for (std::string_view message : SplitSwiftMtMessages(body)) {
-      if (items.size() == options_.max_batch) return too_large();
+      if (items.size() == options_.max_batch) return BatchTooLarge();
       Item& item = items.emplace_back();
       item.raw = message;
       item.start = start;
@@ -345,20 +344,11 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
     return invalid("the body is not valid JSON", "invalid_json");
   }
   if (const simdjson::error_code e = doc.get_array().get(array); e != simdjson::SUCCESS) {
-    return e == simdjson::INCORRECT_TYPE
-               ? invalid("the body must be a JSON array of transactions")
-               : invalid("the body is not valid JSON", "invalid_json");
+    return e == simdjson::INCORRECT_TYPE ? invalid("the body must be a JSON array of transactions")
+                                         : invalid("the body is not valid JSON", "invalid_json");
   }
   for (auto element : array) {
-    if (items.size() == options_.max_batch) {
-      Reply r;
-      r.status = 413;
-      r.error_code = "batch_too_large";
-      r.body = JsonErrorBody("batch_too_large", "$",
-                         absl::StrCat("a batch holds at most ", options_.max_batch,
-                                      " transactions; split it"));
-      return r;
-    }
+    if (items.size() == options_.max_batch) return BatchTooLarge();
     std::string_view raw;
     simdjson::ondemand::object object;
     const simdjson::error_code is_object = element.get_object().get(object);
@@ -371,13 +361,12 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
       item.reply.status = 400;
       item.reply.error_code = "invalid_field";
       item.reply.body = JsonErrorBody("invalid_field", absl::StrCat("$[", items.size(), "]"),
-                                  "a batch item must be a JSON object (a transaction)");
+                                      "a batch item must be a JSON object (a transaction)");
       items.push_back(std::move(item));
       continue;
     }
     if (is_object != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) {
-      return invalid(absl::StrCat("element ", items.size(), " is not valid JSON"),
-                     "invalid_json");
+      return invalid(absl::StrCat("element ", items.size(), " is not valid JSON"), "invalid_json");
     }
 
     Item item;
@@ -390,6 +379,16 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
   if (items.empty()) return invalid("the array holds no transactions");
   DecideItems(items, request);
   return BatchReply(items);
+}
+
+ScoreService::Reply ScoreService::BatchTooLarge() const {
+  Reply r;
+  r.status = 413;
+  r.error_code = "batch_too_large";
+  r.body = JsonErrorBody(
+      "batch_too_large", "$",
+      absl::StrCat("a batch holds at most ", options_.max_batch, " transactions; split it"));
+  return r;
 }
 
 ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
@@ -577,16 +576,15 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
       if (deployment->shadow != nullptr) {
         // Scored directly, never queued: the shadow must not slow or shed the decision.
         double shadow_score = std::nan("");
-        const absl::Status s =
-            deployment->shadow->direct->Score(absl::MakeConstSpan(item.row), 1,
-                                              absl::MakeSpan(&shadow_score, 1));
+        const absl::Status s = deployment->shadow->direct->Score(absl::MakeConstSpan(item.row), 1,
+                                                                 absl::MakeSpan(&shadow_score, 1));
         d.shadow_model_version = deployment->shadow->version;
         d.shadow_score = s.ok() ? shadow_score : std::nan("");
         if (metrics_ != nullptr && s.ok()) {
           metrics_->scores[kShadow]->Record(shadow_score);
           if (!std::isnan(d.score)) {
             (ScoreBand(*policy, d.score) == ScoreBand(*policy, shadow_score) ? metrics_->agree
-                                                                              : metrics_->disagree)
+                                                                             : metrics_->disagree)
                 ->Increment();
           }
         }
@@ -594,8 +592,8 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
       if (metrics_ != nullptr && !std::isnan(d.score)) {
         metrics_->scores[group.metric_role]->Record(d.score);
       }
-      d.timings.insert(d.timings.begin(), {{"parse", Micros(item.parse)},
-                                           {"features", Micros(item.features)}});
+      d.timings.insert(d.timings.begin(),
+                       {{"parse", Micros(item.parse)}, {"features", Micros(item.features)}});
       d.timings.push_back({"total", Micros(Steady::now() - item.start)});
       const Steady::time_point encode_start = Steady::now();
       item.reply.status = 200;
@@ -658,8 +656,7 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
   }
   batch.features.assign(rows.begin(),
                         rows.begin() + static_cast<std::ptrdiff_t>(n * drift_monitor_->width()));
-  if (!drift_tap_->Offer(std::move(batch)) &&
-      metrics_ != nullptr &&
+  if (!drift_tap_->Offer(std::move(batch)) && metrics_ != nullptr &&
       metrics_->drift_dropped != nullptr) {
     metrics_->drift_dropped->Increment(n);
   }
@@ -712,9 +709,9 @@ void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBat
   settled.insert(forgotten.begin(), forgotten.end());
   for (const auto& [id, row] : pending_rows_) {
     if (settled.contains(id)) continue;
-    batch.Put(kPendingRowsFamily, id,
-              absl::string_view(reinterpret_cast<const char*>(row.data()),
-                                row.size() * sizeof(double)));
+    batch.Put(
+        kPendingRowsFamily, id,
+        absl::string_view(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double)));
     pending_durable_.insert(id);
   }
   pending_rows_.clear();
@@ -741,9 +738,9 @@ void ScoreService::AnswerRecorded(std::vector<Item>& items) {
       // Whether it was decided before cannot be told: deciding again could record it twice.
       item.reply.status = 503;
       item.reply.error_code = "audit_unavailable";
-      item.reply.body = JsonErrorBody("audit_unavailable", "",
-                                      absl::StrCat("the audit log cannot be read: ",
-                                                   recorded.status().message()));
+      item.reply.body = JsonErrorBody(
+          "audit_unavailable", "",
+          absl::StrCat("the audit log cannot be read: ", recorded.status().message()));
       item.done = true;
       continue;
     }

@@ -174,6 +174,7 @@ class ScoreService {
   struct Metrics;
   Reply ScoreMessages(std::string_view body, const ScoreRequest& request);
   static Reply BatchReply(const std::vector<Item>& items);
+  Reply BatchTooLarge() const;  // 413: more than max_batch transactions
   void DecideItems(std::vector<Item>& items, const ScoreRequest& request);
   void Claim(std::vector<Item>& items);
   void Features(std::vector<Item>& items);

@@ -19,6 +19,7 @@
 #include "vigil/core/transaction.h"
 #include "vigil/ingest/json_writer.h"
 #include "vigil/ingest/swift_syntax.h"
+#include "vigil/testing/csv.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -63,42 +64,16 @@ Agent A(AgentRole role, std::string bic, std::string country, std::string name =
   return a;
 }
 
-// One line of a CSV file, split at commas outside double quotes; "" inside quotes is a quote.
-std::vector<std::string> SplitCsv(std::string_view line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
 // The rows of testdata/iso20022/<name> as maps from column name to value.
 std::vector<std::map<std::string, std::string>> ReadCsv(const std::string& name) {
   std::istringstream in(Corpus(name));
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> header = SplitCsv(line);
+  const std::vector<std::string> header = ::vigil::testing::SplitCsvLine(line);
   std::vector<std::map<std::string, std::string>> rows;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const std::vector<std::string> fields = SplitCsv(line);
+    const std::vector<std::string> fields = ::vigil::testing::SplitCsvLine(line);
     EXPECT_EQ(fields.size(), header.size()) << line;
     std::map<std::string, std::string>& row = rows.emplace_back();
     for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
@@ -127,7 +102,8 @@ void ExpectInvariants(const Transaction& tx) {
 }
 
 TEST(Iso20022CsvSplit, QuotedCommasAndQuotes) {
-  EXPECT_THAT(SplitCsv(R"(a,"b, ""c""",,d)"), ElementsAre("a", R"(b, "c")", "", "d"));
+  EXPECT_THAT(::vigil::testing::SplitCsvLine(R"(a,"b, ""c""",,d)"),
+              ElementsAre("a", R"(b, "c")", "", "d"));
 }
 
 // ---------------------------------------------------------------------------------------------

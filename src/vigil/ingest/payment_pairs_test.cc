@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "vigil/ingest/iso20022.h"
 #include "vigil/ingest/swift_mt_transaction.h"
+#include "vigil/testing/csv.h"
 #include "vigil/testing/testdata.h"
 
 namespace vigil {
@@ -26,41 +27,15 @@ std::string Read(const std::string& relative) {
   return s.str();
 }
 
-// The fields of a CSV line; double-quoted fields may hold commas and doubled quotes.
-std::vector<std::string> CsvFields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 // id -> row (by column name) of a manifest.
 std::map<std::string, std::map<std::string, std::string>> Manifest(const std::string& path) {
   std::istringstream in(Read(path));
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> header = CsvFields(line);
+  const std::vector<std::string> header = ::vigil::testing::SplitCsvLine(line);
   std::map<std::string, std::map<std::string, std::string>> rows;
   while (std::getline(in, line)) {
-    const std::vector<std::string> f = CsvFields(line);
+    const std::vector<std::string> f = ::vigil::testing::SplitCsvLine(line);
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
     rows[row["id"]] = std::move(row);
