@@ -1,6 +1,5 @@
 #include "vigil/ingest/swift_mt_transaction.h"
 
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -19,10 +19,7 @@ using ::testing::HasSubstr;
 using ::vigil::testing::StatusIs;
 
 std::string Read(const std::string& relative) {
-  std::ifstream in(::vigil::testing::TestDataPath("swift_mt/" + relative), std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ::vigil::testing::ReadFile(::vigil::testing::TestDataPath("swift_mt/" + relative));
 }
 
 // A valid MT103 built by the tests; fields are replaced or removed to make the bad ones.

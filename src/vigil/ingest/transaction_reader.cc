@@ -51,19 +51,26 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool StartsMtMessage(std::string_view line) { return Trim(line).starts_with("{1:"); }
 bool IsRjeSeparator(std::string_view line) { return Trim(line) == "$"; }
 
 absl::StatusOr<FileFormat> FormatOfFirstLine(std::string_view line, std::string_view where) {
   if (line.starts_with("Timestamp,")) return FileFormat::kAmlworldCsv;
-  if (StartsMtMessage(line) || IsRjeSeparator(line)) return FileFormat::kSwiftMt;
+  if (LooksLikeSwiftMt(line) || IsRjeSeparator(line)) return FileFormat::kSwiftMt;
   if (Trim(line).starts_with('{')) return FileFormat::kJsonLines;
-  if (Trim(line).starts_with('<')) return FileFormat::kIso20022;
+  if (LooksLikeXml(line)) return FileFormat::kIso20022;
   return absl::InvalidArgumentError(
       absl::StrCat(ToAbsl(where), ": cannot detect the format: the first line starts with '",
                    ToAbsl(line.substr(0, 24)), "'; expected the AMLworld CSV header (",
                    ToAbsl(kAmlworldCsvHeader), "), a JSON object ('{'), a SWIFT MT message "
                    "('{1:') or an ISO 20022 XML message ('<')"));
+}
+
+// One JSON transaction record, its rejection placed at "line".
+ReadResult ParseJsonRecord(JsonTransactionParser& parser, std::string_view raw, int64_t line,
+                           Transaction* tx, RecordError* error) {
+  if (parser.Parse(raw, tx, error)) return ReadResult::kRecord;
+  error->line = line;
+  return ReadResult::kRejected;
 }
 
 // A payment message refused: its reason code, and the parser's message (which says where).
@@ -246,9 +253,7 @@ class JsonLinesReader final : public ReaderBase {
 
   ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
                          RecordError* error) override {
-    if (parser_.Parse(raw, tx, error)) return ReadResult::kRecord;
-    error->line = line;
-    return ReadResult::kRejected;
+    return ParseJsonRecord(parser_, raw, line, tx, error);
   }
 
  private:
@@ -275,7 +280,7 @@ class SwiftMtReader final : public ReaderBase {
       }
       const std::string_view first = StripTerminator(buffer_->record());
       if (IsRjeSeparator(first)) continue;
-      if (skip_to_message_ && !StartsMtMessage(first)) continue;
+      if (skip_to_message_ && !LooksLikeSwiftMt(first)) continue;
       skip_to_message_ = false;
       break;
     }
@@ -290,7 +295,7 @@ class SwiftMtReader final : public ReaderBase {
         return ReadResult::kRejected;
       }
       const std::string_view last = StripTerminator(buffer_->last_line());
-      if (StartsMtMessage(last) || IsRjeSeparator(last)) {
+      if (LooksLikeSwiftMt(last) || IsRjeSeparator(last)) {
         buffer_->DropLastLine();
         break;
       }
@@ -374,9 +379,7 @@ class Iso20022Reader final : public TransactionReader {
 
   ReadResult ParseRecord(std::string_view raw, int64_t line, Transaction* tx,
                          RecordError* error) override {
-    if (json_.Parse(raw, tx, error)) return ReadResult::kRecord;
-    error->line = line;
-    return ReadResult::kRejected;
+    return ParseJsonRecord(json_, raw, line, tx, error);
   }
 
  private:
