@@ -79,6 +79,8 @@ enum : uint32_t {
   kDegraded = 13,
   kDegradedReason = 14,
   kTimings = 15,
+  kScreeningScore = 16,
+  kScreeningLists = 17,
 };
 }  // namespace decision_field
 
@@ -258,6 +260,8 @@ void WriteDecision(Writer& w, const Decision& d) {
       m.UInt(2, static_cast<uint64_t>(std::max<int64_t>(0, t.elapsed.count())));
     }, true);
   }
+  w.OptionalDouble(kScreeningScore, d.screening_score);
+  for (const std::string& list : d.screening_lists) w.RepeatedBytes(kScreeningLists, list);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -686,6 +690,12 @@ void ReadDecision(Reader& r, Decision& d) {
         r.AllowRepeat();
         break;
       }
+      case kScreeningScore: d.screening_score = r.OptionalDouble("screening_score"); break;
+      case kScreeningLists:
+        d.screening_lists.push_back(
+            r.RepeatedString(absl::StrCat("screening_lists[", d.screening_lists.size(), "]")));
+        r.AllowRepeat();
+        break;
       default: r.Unknown();
     }
   }

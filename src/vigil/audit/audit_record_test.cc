@@ -63,6 +63,8 @@ AuditRecord FullRecord() {
   d.degraded = true;
   d.degraded_reason = "model_timeout";
   d.timings = {{"parse", std::chrono::microseconds(3)}, {"total", std::chrono::microseconds(0)}};
+  d.screening_score = 0.0;  // screened, nothing found: present
+  d.screening_lists = {"OFAC SDN@sha256:ab", ""};  // repeated: an empty element still counts
   return r;
 }
 
@@ -114,6 +116,11 @@ void ExpectSame(const AuditRecord& a, const AuditRecord& b) {
   }
   EXPECT_EQ(x.degraded, y.degraded);
   EXPECT_EQ(x.degraded_reason, y.degraded_reason);
+  EXPECT_EQ(std::isnan(x.screening_score), std::isnan(y.screening_score));
+  if (!std::isnan(x.screening_score)) {
+    EXPECT_EQ(x.screening_score, y.screening_score);
+  }
+  EXPECT_EQ(x.screening_lists, y.screening_lists);
   ASSERT_EQ(x.timings.size(), y.timings.size());
   for (size_t i = 0; i < x.timings.size(); ++i) {
     EXPECT_EQ(x.timings[i].stage, y.timings[i].stage);

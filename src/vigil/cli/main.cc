@@ -11,6 +11,7 @@
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
 #include "vigil/cli/parse_command.h"
+#include "vigil/cli/screen_command.h"
 #include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
 #include "vigil/cli/serve_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddParseCommand(vigil),
+                                   AddScreenCommand(vigil),
                                    AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
                                    AddBenchCommand(vigil), AddDriftCommand(vigil),

@@ -88,6 +88,10 @@ int RunReplayCommand(ReplayFlags& flags) {
   } else if (!flags.decisions.model_path.empty()) {
     std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
     return kExitUsage;
+  } else if (!flags.decisions.screening_lists.empty()) {
+    std::cerr << "vigil replay: --screening-list needs --policy (the policy turns hits into "
+                 "actions)\n";
+    return kExitUsage;
   }
   if (decider == nullptr && !flags.compare.empty()) {
     std::cerr << "vigil replay: --compare needs --policy (the baseline)\n";
@@ -258,6 +262,11 @@ Command AddReplayCommand(CLI::App& vigil) {
                   "rules fired, label)");
   app->add_option("--lists", flags->decisions.lists_dir,
                   "Directory of named lists for the policy (default: 'lists' beside it)");
+  app->add_option("--screening-list", flags->decisions.screening_lists,
+                  "With --policy: screen every payment's parties against this watchlist (a list "
+                  "file in vigil's format, or an OFAC folder holding sdn.csv and alt.csv); "
+                  "repeat for more lists. Hits decide by the policy's screening thresholds")
+      ->allow_extra_args(false);
   app->add_option("--reason-codes", flags->decisions.options.reason_codes,
                   "Model reason codes (TreeSHAP) per REVIEW/BLOCK decision; 0: none")
       ->capture_default_str();
@@ -310,7 +319,9 @@ Command AddReplayCommand(CLI::App& vigil) {
       "    (run again after an interruption: it resumes from the last checkpoint)\n"
       "  vigil replay payments.jsonl --rejects-out rejects.tsv --fail-on-reject\n"
       "  vigil replay tx.csv --data-dir state/ --policy policy.yaml --model model.json\n"
-      "    (then: vigil audit verify --data-dir state/)");
+      "    (then: vigil audit verify --data-dir state/)\n"
+      "  vigil replay payments.jsonl --policy policy.yaml --screening-list lists/sdn \\\n"
+      "      --screening-list lists/pep.csv --decisions-out decisions.csv");
   return Command{app, [flags] { return RunReplayCommand(*flags); }};
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -219,6 +220,64 @@ rules:
   EXPECT_LE(c["changes"]["ALLOW→BLOCK"]["examples"].size(), 5u);
   EXPECT_EQ(c["candidate_backtest"]["rules"]["busy"]["hits"], allow_to_block + review_to_block);
   EXPECT_NE(r.out.find("compared with policy base"), std::string::npos);
+}
+
+// --screening-list: the same payments and policy, decided again with a watchlist: the payment
+// to a close variant of a listed name is blocked, the other one's decision does not change.
+TEST_F(VigilBinaryTest, ReplayScreeningListChangesTheDecision) {
+  const std::string policy = dir_ + "/p.yaml", list = dir_ + "/list.csv",
+                    payments = dir_ + "/payments.jsonl", decisions = dir_ + "/d.csv";
+  // No rule fires on these payments; screening thresholds default to 0.88 / 0.95.
+  std::ofstream(policy) << "version: s\nthresholds: {review: 0.5, block: 0.9}\nrules:\n"
+                           "  - id: huge\n    when: amount_reporting > 1000000\n"
+                           "    action: review\n    reason: r\n";
+  std::ofstream(list) << "id,name,aliases,type,countries,identifiers,list\n"
+                         "T1,ACME SANCTIONED TRADING LLC,ACME TRDG,entity,Iran,BNCUCUHHXXX,"
+                         "TEST LIST\n";
+  {
+    std::ofstream out(payments);
+    int n = 0;
+    for (const char* name : {"Acme Sanctioned Trading", "Green Valley Bakery"}) {
+      ++n;
+      out << R"({"id":"p)" << n << R"(","timestamp":"2022-09-01T08:0)" << n
+          << R"(:00Z","originator":{"account_id":"A1","bank_id":"B1","name":"Maria Lopez"},)"
+          << R"("beneficiary":{"account_id":"A)" << n + 1 << R"(","bank_id":"B2","name":")" << name
+          << R"("},"amount":{"value":"120.00","currency":"USD"}})"
+          << "\n";
+    }
+  }
+  // tx_id -> action, from --decisions-out.
+  const auto actions = [&] {
+    std::map<std::string, std::string> out;
+    std::vector<std::string> lines = absl::StrSplit(ReadFile(decisions), '\n', absl::SkipEmpty());
+    for (size_t i = 1; i < lines.size(); ++i) {
+      const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
+      out[cells[0]] = cells[4];
+    }
+    return out;
+  };
+  const std::vector<std::string> base = {"replay", payments,          "--fx-rates",
+                                         fx_,      "--quiet",         "--policy",
+                                         policy,   "--decisions-out", decisions};
+  Result r = RunVigil(base, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(actions(), (std::map<std::string, std::string>{{"p1", "ALLOW"}, {"p2", "ALLOW"}}));
+
+  std::vector<std::string> screened = base;
+  screened.insert(screened.end(), {"--screening-list", list});
+  r = RunVigil(screened, dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(actions(), (std::map<std::string, std::string>{{"p1", "BLOCK"}, {"p2", "ALLOW"}}));
+
+  // A list that cannot be read stops the replay, naming it; without --policy the flag is a
+  // usage error.
+  screened.back() = dir_ + "/missing.csv";
+  r = RunVigil(screened, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing.csv"), std::string::npos) << r.out;
+  EXPECT_EQ(
+      RunVigil({"replay", payments, "--fx-rates", fx_, "--screening-list", list}, dir_).exit_code,
+      2);
 }
 
 TEST_F(VigilBinaryTest, ReplayWithABadPolicyExitsOneWithTheErrors) {

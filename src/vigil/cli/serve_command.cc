@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "vigil/audit/log_hash.h"
@@ -34,6 +35,8 @@ struct ServeFlags {
   std::optional<bool> drift_freeze;
   bool no_drift = false;
   std::optional<int64_t> drift_false_alarm_days, drift_min_rows, drift_queue;
+  // screening.lists: added to the configuration's
+  std::vector<std::string> screening_lists;
   // audit.*
   std::string audit_key, audit_hash;
   bool no_durable_ack = false;
@@ -141,6 +144,8 @@ int RunServe(const ServeFlags& flags) {
     config.audit.hash = flags.audit_hash;
   }
   if (flags.no_durable_ack) config.audit.durable_ack = false;
+  config.screening.lists.insert(config.screening.lists.end(), flags.screening_lists.begin(),
+                                flags.screening_lists.end());
   if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
   absl::StatusOr<FxRates> fx = LoadFxRates(config.fx_rates);
   if (!fx.ok()) return Fail(fx.status().message());
@@ -174,7 +179,7 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--config", flags->config,
                   "YAML configuration (keys as the flags: listen, data_dir, policy, model, "
                   "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, workers, "
-                  "log, drift; docs/serve.md); flags override it");
+                  "log, drift, audit, screening; docs/serve.md); flags override it");
   app->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
   app->add_option("--data-dir", flags->data_dir,
                   "Data directory: policy versions, model registry, feature state");
@@ -225,11 +230,21 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--drift-queue", flags->drift_queue,
                   "Decided rows that may wait for the drift monitor; beyond, dropped (default "
                   "65536)");
+  app->add_option("--screening-list", flags->screening_lists,
+                  "Screen every payment's parties against this watchlist: a list file in vigil's "
+                  "format (id,name,aliases,type,countries,identifiers,list) or an OFAC folder "
+                  "holding sdn.csv and alt.csv; repeat for more lists, added to the "
+                  "configuration's screening.lists. Changed files are reloaded every "
+                  "screening.reload_seconds (default 30)")
+      ->allow_extra_args(false);
   app->add_flag("--routes", flags->routes, "Print the served routes and exit");
   app->footer(
       "Examples:\n"
       "  vigil serve --listen 127.0.0.1:8080 --data-dir state/ --model model.json \\\n"
       "      --policy policies/default.yaml\n"
+      "  vigil serve --listen 127.0.0.1:8080 --data-dir state/ --policy policies/default.yaml \\\n"
+      "      --screening-list lists/sdn --screening-list lists/pep.csv\n"
+      "    (OFAC's SDN folder and a list of vigil's format; decisions name the versions)\n"
       "  curl -s localhost:8080/v1/score -H 'Content-Type: application/json' -d @tx.json\n"
       "Prints 'vigil serve: listening on HOST:PORT' once ready; stops on SIGTERM or SIGINT.");
   return Command{app, [flags, app] {

@@ -19,13 +19,13 @@ enum class Action : uint8_t { kAllow = 0, kReview = 1, kBlock = 2 };
 
 absl::string_view ActionName(Action a);  // "ALLOW", "REVIEW", "BLOCK"
 
-// Why the decision is what it is: a fired rule or a model reason code.
+// Why the decision is what it is: a fired rule, a model reason code or a watchlist hit.
 struct Reason {
   enum class Kind : uint8_t { kRule, kModel, kScreening };
   Kind kind = Kind::kRule;
-  std::string code;         // rule id, feature name, or watchlist entry
+  std::string code;         // rule id, feature name, or "<list>:<entry id>" of a watchlist hit
   std::string text;         // rendered for analysts
-  double contribution = 0;  // SHAP value for model reasons; 0 for rules
+  double contribution = 0;  // SHAP value for model reasons, match score for screening; 0 for rules
   bool shadow = false;      // a shadow rule's hit: recorded, did not decide
 };
 
@@ -51,6 +51,11 @@ struct Decision {
   std::string shadow_model_version;
   double shadow_score = std::nan("");
   std::string traceparent;  // W3C trace context of the request, vigil's span; "" when none
+  // Watchlist screening: the best hit's score (0 when nothing was found, NaN when screening
+  // did not run) and the lists screened against, "<list name>@<version>" each. The hits
+  // themselves are reasons of kind kScreening.
+  double screening_score = std::nan("");
+  std::vector<std::string> screening_lists;
   bool degraded = false;        // true when a fallback (e.g. rules-only) decided
   std::string degraded_reason;  // why, when degraded
   std::vector<StageTiming> timings;

@@ -75,6 +75,10 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
     AppendJsonString(r.text, out);
     if (r.kind == Reason::Kind::kRule) {
       out->append(r.shadow ? ",\"shadow\":true" : ",\"shadow\":false");
+    } else if (r.kind == Reason::Kind::kScreening) {
+      out->push_back(',');
+      Key("score", out);
+      absl::StrAppendFormat(out, "%.4f", r.contribution);
     } else if (r.kind == Reason::Kind::kModel && r.code != "score") {
       out->push_back(',');
       Key("contribution", out);
@@ -101,6 +105,17 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
     out->append(",\"score\":");
     AppendScore(d.shadow_score, out);
     out->append("},");
+  }
+  if (!std::isnan(d.screening_score)) {
+    Key("screening", out);
+    out->append("{\"max_score\":");
+    absl::StrAppendFormat(out, "%.4f", d.screening_score);
+    out->append(",\"lists\":[");
+    for (size_t i = 0; i < d.screening_lists.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      AppendJsonString(d.screening_lists[i], out);
+    }
+    out->append("]},");
   }
   Key("feature_schema_version", out);
   AppendJsonString(d.feature_schema_version, out);

@@ -50,6 +50,24 @@ TEST(DecisionJson, IsValidJsonWithEveryField) {
   EXPECT_EQ(j["latency_us"]["model"], 12);
 }
 
+TEST(DecisionJson, ScreeningResultsAndHitsArePrintedWhenScreeningRan) {
+  Decision d = Example();
+  EXPECT_FALSE(nlohmann::json::parse(DecisionToJson(d)).contains("screening"));
+  d.screening_score = 0.9712;
+  d.screening_lists = {"OFAC SDN@sha256:0f", "PEP@sha256:1e"};
+  d.reasons.push_back({Reason::Kind::kScreening, "OFAC SDN:306", "beneficiary matches", 0.9712,
+                       false});
+  const nlohmann::json j = nlohmann::json::parse(DecisionToJson(d));
+  EXPECT_DOUBLE_EQ(j["screening"]["max_score"].get<double>(), 0.9712);
+  EXPECT_EQ(j["screening"]["lists"],
+            nlohmann::json::parse(R"(["OFAC SDN@sha256:0f","PEP@sha256:1e"])"));
+  const nlohmann::json& hit = j["reasons"].back();
+  EXPECT_EQ(hit["kind"], "screening");
+  EXPECT_EQ(hit["code"], "OFAC SDN:306");
+  EXPECT_DOUBLE_EQ(hit["score"].get<double>(), 0.9712);
+  EXPECT_FALSE(hit.contains("shadow"));
+}
+
 TEST(DecisionJson, NoScoreIsNullAndDegradedSaysWhy) {
   Decision d = Example();
   d.score = std::nan("");

@@ -32,14 +32,44 @@ Action RuleActionToDecision(RuleAction a) {
   return Action::kAllow;
 }
 
+// "beneficiary "ACME TRDG" matches OFAC SDN 306 "BANCO NACIONAL DE CUBA" (as "ACME TRADING"),
+// score 0.9712 >= block threshold 0.95"; for identifiers, what was listed.
+std::string ScreeningReasonText(const screening::ScreeningHit& hit, std::string_view level,
+                                double threshold) {
+  const std::string_view party = hit.party.empty() ? std::string_view("name") : hit.party;
+  if (hit.by_identifier) {
+    return absl::StrFormat("%s \"%s\" is listed by %s %s \"%s\" (identifier \"%s\")",
+                           party, hit.query, hit.list, hit.entry_id, hit.entry_name,
+                           hit.matched_name);
+  }
+  std::string text = absl::StrFormat("%s \"%s\" matches %s %s \"%s\"", party, hit.query,
+                                     hit.list, hit.entry_id, hit.entry_name);
+  if (hit.matched_name != hit.entry_name) {
+    absl::StrAppendFormat(&text, " (as \"%s\")", hit.matched_name);
+  }
+  absl::StrAppendFormat(&text, ", score %.4f >= %s threshold %g", hit.score, level, threshold);
+  return text;
+}
+
 }  // namespace
 
-PolicyInputs::PolicyInputs(const PolicyInputLayout& layout) : numbers_(layout.number_count()) {}
+PolicyInputs::PolicyInputs(const PolicyInputLayout& layout)
+    : numbers_(layout.number_count()), width_(layout.schema().size()) {}
 
-void PolicyInputs::Set(const Transaction& tx, absl::Span<const double> features, double score) {
-  VIGIL_DCHECK(features.size() + 1 == numbers_.size());
+void PolicyInputs::Set(const Transaction& tx, absl::Span<const double> features, double score,
+                       const screening::TransactionScreening* screening) {
+  VIGIL_DCHECK(features.size() == width_);
   std::copy(features.begin(), features.end(), numbers_.begin());
-  numbers_.back() = score;
+  numbers_[width_] = score;
+  const auto number = [this](ScreeningNumber n) -> double& {
+    return numbers_[width_ + 1 + static_cast<size_t>(n)];
+  };
+  const screening::ScreeningHit* best =
+      screening != nullptr && !screening->hits.empty() ? &screening->hits.front() : nullptr;
+  number(ScreeningNumber::kMaxScore) = screening != nullptr ? screening->max_score : 0.0;
+  number(ScreeningNumber::kHitCount) =
+      screening != nullptr ? static_cast<double>(screening->hits.size()) : 0.0;
+  number(ScreeningNumber::kByIdentifier) = best != nullptr && best->by_identifier ? 1.0 : 0.0;
   currency_ = tx.amount.currency().code();
   settled_currency_ = tx.settled_amount ? tx.settled_amount->currency().code() : currency_;
   const auto at = [this](PolicyString s) -> std::string_view& {
@@ -54,31 +84,39 @@ void PolicyInputs::Set(const Transaction& tx, absl::Span<const double> features,
   at(PolicyString::kPaymentFormat) = View(PaymentFormatJsonName(tx.payment_format));
   at(PolicyString::kChannel) = tx.channel;
   at(PolicyString::kRemittance) = tx.remittance;
+  at(PolicyString::kScreeningList) = best != nullptr ? std::string_view(best->list) : "";
+  at(PolicyString::kScreeningParty) = best != nullptr ? std::string_view(best->party) : "";
+  at(PolicyString::kScreeningEntryType) =
+      best != nullptr ? screening::WatchlistEntryTypeName(best->entry_type) : "";
 }
 
 absl::StatusOr<std::unique_ptr<DecisionMaker>> DecisionMaker::Create(
     std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
-    PolicyInputLayout layout, DecisionOptions options) {
+    PolicyInputLayout layout, DecisionOptions options,
+    std::shared_ptr<const screening::Screener> screener) {
   if (policies->Active() == nullptr) {
     return absl::FailedPreconditionError("no policy is active: activate one before deciding");
   }
-  return std::unique_ptr<DecisionMaker>(
-      new DecisionMaker(std::move(policies), std::move(scorer), std::move(layout), options));
+  return std::unique_ptr<DecisionMaker>(new DecisionMaker(
+      std::move(policies), std::move(scorer), std::move(layout), options, std::move(screener)));
 }
 
 DecisionMaker::DecisionMaker(std::shared_ptr<const PolicySource> policies,
                              std::shared_ptr<const Scorer> scorer, PolicyInputLayout layout,
-                             DecisionOptions options)
+                             DecisionOptions options,
+                             std::shared_ptr<const screening::Screener> screener)
     : policies_(std::move(policies)),
       scorer_(std::move(scorer)),
+      screener_(std::move(screener)),
       layout_(std::move(layout)),
       options_(options) {}
 
 DecisionMaker::DecisionMaker(std::shared_ptr<const Policy> policy,
                              std::shared_ptr<const Scorer> scorer, PolicyInputLayout layout,
-                             DecisionOptions options)
+                             DecisionOptions options,
+                             std::shared_ptr<const screening::Screener> screener)
     : DecisionMaker(std::make_shared<FixedPolicy>(std::move(policy)), std::move(scorer),
-                    std::move(layout), options) {}
+                    std::move(layout), options, std::move(screener)) {}
 
 absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs,
                                         absl::Span<const double> rows,
@@ -104,7 +142,16 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
     if (!scored.ok()) std::fill(scores.begin(), scores.end(), std::nan(""));
   }
 
+  // One set of lists for the whole batch, as for the policy.
+  const std::shared_ptr<const screening::ScreeningLists> lists =
+      screener_ != nullptr ? screener_->Current() : nullptr;
+  // The floor never hides a hit the policy's own review threshold would act on.
+  const screening::ScreeningOptions screening_options{
+      std::min(options_.screening_min_score, policy.screening_review_threshold()),
+      options_.screening_max_hits};
+
   PolicyInputs inputs(layout_);
+  screening::TransactionScreening screened;
   std::vector<uint32_t> fired(policy.rules().size());
   for (size_t i = 0; i < n; ++i) {
     const Transaction& tx = *txs[i];
@@ -124,8 +171,17 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
       }
     }
 
+    SteadyClock::duration screening_time{0};
+    if (lists != nullptr) {
+      const auto start = SteadyClock::now();
+      screened = lists->ScreenTransaction(tx, screening_options);
+      screening_time = SteadyClock::now() - start;
+      d.screening_score = screened.max_score;
+      d.screening_lists = lists->versions();
+    }
+
     const auto rules_start = SteadyClock::now();
-    inputs.Set(tx, row, d.score);
+    inputs.Set(tx, row, d.score, lists != nullptr ? &screened : nullptr);
     const EvalInputs view = inputs.view();
     const size_t hits = policy.Evaluate(view, absl::MakeSpan(fired));
     Action action = Action::kAllow;
@@ -154,6 +210,18 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
              0, false});
       }
     }
+    if (lists != nullptr) {
+      for (const screening::ScreeningHit& hit : screened.hits) {
+        if (hit.score < policy.screening_review_threshold()) break;  // best first
+        const bool blocks = hit.score >= policy.screening_block_threshold();
+        action = std::max(action, blocks ? Action::kBlock : Action::kReview);
+        d.reasons.push_back({Reason::Kind::kScreening, absl::StrCat(hit.list, ":", hit.entry_id),
+                             ScreeningReasonText(hit, blocks ? "block" : "review",
+                                                 blocks ? policy.screening_block_threshold()
+                                                        : policy.screening_review_threshold()),
+                             hit.score, false});
+      }
+    }
     d.action = action;
     const auto rules_time = SteadyClock::now() - rules_start;
 
@@ -166,6 +234,10 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
       if (reasons.ok()) {
         for (Reason& r : *reasons) d.reasons.push_back(std::move(r));
       }
+    }
+    if (lists != nullptr) {
+      d.timings.push_back(
+          {"screening", std::chrono::duration_cast<std::chrono::microseconds>(screening_time)});
     }
     d.timings.push_back(
         {"rules", std::chrono::duration_cast<std::chrono::microseconds>(rules_time)});

@@ -1,8 +1,10 @@
 // DecisionMaker: turns a transaction and its feature row into a Decision, from the policy's
 // rules and the model score (asked of a Scorer, so a batcher or GPU can stand behind it).
 //
-// The action is the most severe of: every fired active rule's action (review, block) and the
-// score against the policy's thresholds. Shadow rules are evaluated and listed, never decide.
+// The action is the most severe of: every fired active rule's action (review, block), the
+// score against the policy's thresholds, and the best watchlist hit (when a Screener is given)
+// against the policy's screening thresholds. Every hit at or above the screening review
+// threshold is a reason of kind kScreening. Shadow rules are evaluated and listed, never decide.
 // For REVIEW and BLOCK decisions the scorer's reason codes (exact TreeSHAP) are added. When the
 // scorer fails, the decision is made on rules alone and marked degraded, with the reason.
 //
@@ -25,6 +27,7 @@
 #include "vigil/rules/policy.h"
 #include "vigil/rules/policy_inputs.h"
 #include "vigil/rules/policy_source.h"
+#include "vigil/screening/screener.h"
 
 namespace vigil {
 
@@ -32,18 +35,25 @@ namespace vigil {
 class PolicyInputs {
  public:
   explicit PolicyInputs(const PolicyInputLayout& layout);
-  // REQUIRES: features.size() == layout.schema().size(). The transaction must outlive view().
-  void Set(const Transaction& tx, absl::Span<const double> features, double score);
+  // REQUIRES: features.size() == layout.schema().size(). The transaction and "screening" must
+  // outlive view(). "screening" null: screening did not run (its inputs read 0 and "").
+  void Set(const Transaction& tx, absl::Span<const double> features, double score,
+           const screening::TransactionScreening* screening = nullptr);
   EvalInputs view() const { return {numbers_, strings_}; }
 
  private:
   std::vector<double> numbers_;
+  size_t width_;  // feature columns
   std::string currency_, settled_currency_;  // ISO codes (fit the small-string buffer)
   std::array<std::string_view, kNumPolicyStrings> strings_{};
 };
 
 struct DecisionOptions {
   int reason_codes = 5;  // model reason codes for REVIEW/BLOCK decisions; 0: none
+  // Watchlist hits at or above this score are found and offered to rules
+  // (screening.hit_count); the policy's screening thresholds decide what they do.
+  double screening_min_score = 0.80;
+  size_t screening_max_hits = 10;
 };
 
 class DecisionMaker {
@@ -51,12 +61,15 @@ class DecisionMaker {
   // "scorer" may be null: rules only (the decisions are then not degraded: no model was asked).
   // The policy comes from "policies" once per batch (a PolicyStore swaps versions between
   // batches, never within one). Fails if "policies" has no active policy yet.
+  // "screener" may be null: no watchlist screening (decisions then carry no screening score).
   static absl::StatusOr<std::unique_ptr<DecisionMaker>> Create(
       std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
-      PolicyInputLayout layout, DecisionOptions options = {});
+      PolicyInputLayout layout, DecisionOptions options = {},
+      std::shared_ptr<const screening::Screener> screener = nullptr);
   // The same for one fixed policy.
   DecisionMaker(std::shared_ptr<const Policy> policy, std::shared_ptr<const Scorer> scorer,
-                PolicyInputLayout layout, DecisionOptions options = {});
+                PolicyInputLayout layout, DecisionOptions options = {},
+                std::shared_ptr<const screening::Screener> screener = nullptr);
 
   // As recorded in decisions: "version@sha256-prefix" of the policy in force now.
   std::string policy_version() const { return policies_->Active()->tag(); }
@@ -68,6 +81,8 @@ class DecisionMaker {
     return scorer_ != nullptr ? scorer_->model_version() : kNone;
   }
   const PolicyInputLayout& layout() const { return layout_; }
+  // The screener, or null.
+  const screening::Screener* screener() const { return screener_.get(); }
 
   // Decides n transactions whose feature rows lie at rows[i * width], width the schema's size,
   // scoring them in one call with "context" (priority, deadline). decisions[i] is replaced.
@@ -82,10 +97,12 @@ class DecisionMaker {
 
  private:
   DecisionMaker(std::shared_ptr<const PolicySource> policies, std::shared_ptr<const Scorer> scorer,
-                PolicyInputLayout layout, DecisionOptions options);
+                PolicyInputLayout layout, DecisionOptions options,
+                std::shared_ptr<const screening::Screener> screener);
 
   std::shared_ptr<const PolicySource> policies_;
   std::shared_ptr<const Scorer> scorer_;
+  std::shared_ptr<const screening::Screener> screener_;
   PolicyInputLayout layout_;
   DecisionOptions options_;
 };

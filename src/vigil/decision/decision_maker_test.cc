@@ -213,5 +213,96 @@ TEST_F(DecisionMakerTest, ActivatingAVersionAppliesFromTheNextBatch) {
   std::filesystem::remove_all(dir);
 }
 
+// Watchlist hits decide through the policy's screening thresholds, are reasons, and are
+// offered to rules as screening.* inputs; the decision names the lists' versions.
+TEST_F(DecisionMakerTest, ScreeningHitsReviewOrBlockAndFeedRules) {
+  ASSERT_OK_AND_ASSIGN(auto normalizer,
+                       screening::NameNormalizer::Create(screening::NormalizerOptions::Defaults()));
+  screening::WatchlistEntry acme;
+  acme.id = "7";
+  acme.name = "ACME TRADING LLC";
+  acme.type = screening::WatchlistEntry::Type::kEntity;
+  acme.identifiers = {"ACMEIRTHXXX"};
+  screening::WatchlistEntry person;
+  person.id = "8";
+  person.name = "PETROV, Ivan Sergeyevich";
+  person.type = screening::WatchlistEntry::Type::kIndividual;
+  ASSERT_OK_AND_ASSIGN(screening::Watchlist list,
+                       screening::Watchlist::Create("SANCTIONS", "sha256:abc", {acme, person}));
+  ASSERT_OK_AND_ASSIGN(
+      auto lists, screening::ScreeningLists::Build(
+                      {std::make_shared<const screening::Watchlist>(std::move(list))}, normalizer));
+  auto screener = std::make_shared<const screening::Screener>(lists);
+
+  constexpr char kScreeningPolicy[] = R"yaml(version: "s1"
+thresholds: {review: 0.5, block: 0.9}
+screening: {review: 0.85, block: 0.97}
+rules:
+  - id: listed_bank
+    when: screening.by_identifier == 1 and screening.party == 'beneficiary_bank'
+    action: review
+    reason: "bank listed on {screening.list}"
+  - id: near_person
+    when: screening.max_score >= 0.8 and screening.entry_type == 'individual'
+    action: tag
+    reason: "near a listed person ({screening.max_score}, {screening.hit_count} hits)"
+)yaml";
+  ASSERT_OK_AND_ASSIGN(auto policy,
+                       Policy::Parse(kScreeningPolicy, "s.yaml", layout_, ListLibrary{}));
+  DecisionMaker maker(policy, nullptr, layout_, {}, screener);
+
+  std::vector<Transaction> txs = {Tx("clean", "DE"), Tx("exact", "DE"), Tx("near", "DE"),
+                                  Tx("bank", "DE")};
+  txs[0].beneficiary.name = "Northwind Logistics";
+  txs[1].beneficiary.name = "Acme Trading";
+  txs[2].originator.name = "Ivan Petrov";
+  txs[3].beneficiary.bank_id = "ACMEIRTH";
+  const std::vector<double> rows(txs.size() * 2, 1.0);
+  const std::vector<Decision> d = Decide(maker, txs, rows);
+
+  EXPECT_EQ(d[0].action, Action::kAllow);
+  EXPECT_EQ(d[0].screening_score, 0.0);
+  EXPECT_THAT(d[0].screening_lists, ::testing::ElementsAre("SANCTIONS@sha256:abc"));
+  EXPECT_THAT(d[0].reasons, ::testing::IsEmpty());
+  EXPECT_TRUE(std::any_of(d[0].timings.begin(), d[0].timings.end(),
+                          [](const StageTiming& t) { return t.stage == "screening"; }));
+
+  // "Acme Trading" is the listed name without its legal form: a block.
+  EXPECT_EQ(d[1].action, Action::kBlock);
+  EXPECT_DOUBLE_EQ(d[1].screening_score, 1.0);
+  ASSERT_EQ(d[1].reasons.size(), 1u);
+  EXPECT_EQ(d[1].reasons[0].kind, Reason::Kind::kScreening);
+  EXPECT_EQ(d[1].reasons[0].code, "SANCTIONS:7");
+  EXPECT_DOUBLE_EQ(d[1].reasons[0].contribution, 1.0);
+  EXPECT_EQ(d[1].reasons[0].text,
+            "beneficiary \"Acme Trading\" matches SANCTIONS 7 \"ACME TRADING LLC\", score 1.0000 "
+            ">= block threshold 0.97");
+
+  // Two of three tokens: between the thresholds, a review; the tag rule sees it too.
+  EXPECT_EQ(d[2].action, Action::kReview) << d[2].screening_score;
+  EXPECT_GE(d[2].screening_score, 0.85);
+  EXPECT_LT(d[2].screening_score, 0.97);
+  EXPECT_THAT(d[2].reasons, ::testing::Contains(Field(&Reason::code, "near_person")));
+  EXPECT_THAT(d[2].reasons, ::testing::Contains(Field(&Reason::code, "SANCTIONS:8")));
+
+  // The bank's BIC branch matches the listed BIC: identifier hits score 1 (a block) and the
+  // rule on screening.by_identifier fires.
+  EXPECT_EQ(d[3].action, Action::kBlock);
+  EXPECT_THAT(d[3].reasons, ::testing::Contains(Field(&Reason::text, "bank listed on SANCTIONS")));
+  EXPECT_THAT(d[3].reasons,
+              ::testing::Contains(Field(&Reason::text,
+                                        "beneficiary_bank \"ACMEIRTH\" is listed by SANCTIONS 7 "
+                                        "\"ACME TRADING LLC\" (identifier \"ACMEIRTHXXX\")")));
+
+  // Without a screener: no screening score, no lists, the screening inputs read 0 and "".
+  DecisionMaker unscreened(policy, nullptr, layout_);
+  const std::vector<Decision> u = Decide(unscreened, txs, rows);
+  for (const Decision& x : u) {
+    EXPECT_TRUE(std::isnan(x.screening_score));
+    EXPECT_TRUE(x.screening_lists.empty());
+    EXPECT_EQ(x.action, Action::kAllow);
+  }
+}
+
 }  // namespace
 }  // namespace vigil

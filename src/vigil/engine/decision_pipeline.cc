@@ -10,6 +10,7 @@
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/model_file.h"
+#include "vigil/screening/screener.h"
 
 namespace vigil {
 namespace {
@@ -73,8 +74,14 @@ absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const Decision
                            CpuScorer::Create(model, *FeatureExtractor::Schema(), version));
     scorer = std::move(cpu);
   }
+  std::shared_ptr<const screening::Screener> screener;
+  if (!config.screening_lists.empty()) {
+    screening::ScreenerConfig screening_config;
+    screening_config.sources = config.screening_lists;
+    VIGIL_ASSIGN_OR_RETURN(screener, screening::Screener::Create(std::move(screening_config)));
+  }
   return std::make_unique<DecisionMaker>(std::move(policy), std::move(scorer), std::move(layout),
-                                         config.options);
+                                         config.options, std::move(screener));
 }
 
 }  // namespace vigil

@@ -1,10 +1,11 @@
 // Assembles the decision stage from files: the policy (with its list library), and optionally
-// a model behind a CpuScorer. `vigil replay --policy` uses it now, `vigil serve` later.
+// a model behind a CpuScorer and watchlists behind a Screener. `vigil replay --policy` uses it.
 #ifndef VIGIL_ENGINE_DECISION_PIPELINE_H_
 #define VIGIL_ENGINE_DECISION_PIPELINE_H_
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "vigil/decision/decision_maker.h"
@@ -37,10 +38,14 @@ struct DecisionConfig {
   std::string policy_path;
   std::string lists_dir;   // see LoadPolicyFile
   std::string model_path;  // empty: rules only
+  // Watchlists every decision is screened against (screening::LoadWatchlistSource: list files
+  // or OFAC folders); empty: no screening. options.screening_min_score bounds the hits.
+  std::vector<std::string> screening_lists;
   DecisionOptions options;
 };
 
-// The engine's feature schema, the policy, and the model (named "<file name>@<sha256 prefix>").
+// The engine's feature schema, the policy, the model (named "<file name>@<sha256 prefix>") and
+// the screener. Errors name the file that could not be read or checked.
 absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config);
 
 }  // namespace vigil

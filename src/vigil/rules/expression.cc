@@ -83,11 +83,21 @@ absl::string_view TypeName(ExprType type) {
   return absl::string_view(name.data(), name.size());
 }
 
+// Lower-case words of letters, digits and '_', joined by single dots ("screening.max_score"):
+// the dot groups the inputs of one stage without a namespace mechanism.
 bool IsIdentifier(absl::string_view name) {
   if (name.empty() || !(absl::ascii_islower(name[0]) || name[0] == '_')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_';
-  });
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '.') {
+      if (i + 1 >= name.size() || !(absl::ascii_islower(name[i + 1]) || name[i + 1] == '_')) {
+        return false;
+      }
+      continue;
+    }
+    if (!(absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_')) return false;
+  }
+  return true;
 }
 
 bool IsReserved(absl::string_view name) {
@@ -234,7 +244,12 @@ class ExpressionCompiler {
     }
     if (absl::ascii_isalpha(c) || c == '_') {
       size_t j = i;
-      while (j < text_.size() && (absl::ascii_isalnum(text_[j]) || text_[j] == '_')) ++j;
+      while (j < text_.size() &&
+             (absl::ascii_isalnum(text_[j]) || text_[j] == '_' ||
+              (text_[j] == '.' && j + 1 < text_.size() &&
+               (absl::ascii_isalpha(text_[j + 1]) || text_[j + 1] == '_')))) {
+        ++j;
+      }
       token_.kind = Kind::kName;
       token_.text = text_.substr(i, j - i);
       position_ = j;

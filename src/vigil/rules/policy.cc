@@ -109,7 +109,8 @@ class PolicyParser {
       Error(root.Mark(), "a policy is a mapping with version, thresholds and rules");
       return Result(nullptr);
     }
-    CheckKeys(root, {"version", "description", "thresholds", "constants", "lists", "rules"},
+    CheckKeys(root,
+              {"version", "description", "thresholds", "screening", "constants", "lists", "rules"},
               "policy");
     if (const YAML::Node v = Required(root, "version", "policy"); v) {
       if (auto s = Scalar(v, "version"); s && !s->empty()) {
@@ -121,6 +122,7 @@ class PolicyParser {
     if (const YAML::Node t = Required(root, "thresholds", "policy"); t) {
       ParseThresholds(t, *policy);
     }
+    if (const YAML::Node sc = root["screening"]; sc) ParseScreening(sc, *policy);
     if (absl::Status s = layout_.AddTo(scope_); !s.ok()) {
       return absl::InternalError(absl::StrCat("policy inputs: ", s.message()));
     }
@@ -212,6 +214,33 @@ class PolicyParser {
     }
     if (review) policy.review_threshold_ = *review;
     if (block) policy.block_threshold_ = *block;
+  }
+
+  // screening: {review: 0.88, block: 0.95}: watchlist match scores at or above which a payment
+  // is reviewed or blocked; both optional (defaults in policy.h).
+  void ParseScreening(const YAML::Node& t, Policy& policy) {
+    if (!t.IsMap()) {
+      Error(t.Mark(), "'screening' is a mapping: review and block (watchlist match scores)");
+      return;
+    }
+    CheckKeys(t, {"review", "block"}, "screening");
+    std::optional<double> review, block;
+    if (const YAML::Node r = t["review"]; r) review = Number(r, "review");
+    if (const YAML::Node b = t["block"]; b) block = Number(b, "block");
+    for (const auto& [value, key] : {std::pair{review, "review"}, std::pair{block, "block"}}) {
+      if (value && (*value <= 0 || *value > 1)) {
+        Error(t[key].Mark(), absl::StrCat("screening '", key, "' is a match score: above 0, at most 1"));
+      }
+    }
+    const double r = review.value_or(policy.screening_review_threshold_);
+    const double b = block.value_or(policy.screening_block_threshold_);
+    if (r > b) {
+      Error(t[review ? "review" : "block"].Mark(),
+            "the screening review threshold is above the block threshold",
+            "a match that blocks must also be one that would review");
+    }
+    policy.screening_review_threshold_ = r;
+    policy.screening_block_threshold_ = b;
   }
 
   void ParseConstants(const YAML::Node& c) {

@@ -83,6 +83,10 @@ class Policy {
   // Model probability at or above which the score alone asks for review / block.
   double review_threshold() const { return review_threshold_; }
   double block_threshold() const { return block_threshold_; }
+  // Watchlist match score at or above which a screening hit alone asks for review / block
+  // (the policy's `screening:` section; 0.88 and 0.95 when it does not say).
+  double screening_review_threshold() const { return screening_review_threshold_; }
+  double screening_block_threshold() const { return screening_block_threshold_; }
   const std::vector<PolicyRule>& rules() const { return rules_; }
 
   // Evaluates every rule (active and shadow) on "inputs", writing the indices of those that
@@ -103,6 +107,8 @@ class Policy {
   std::string tag_;
   double review_threshold_ = 1.0;
   double block_threshold_ = 1.0;
+  double screening_review_threshold_ = 0.88;
+  double screening_block_threshold_ = 0.95;
   std::vector<PolicyRule> rules_;
 };
 

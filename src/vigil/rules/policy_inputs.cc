@@ -27,6 +27,24 @@ const char* PolicyInputLayout::StringName(PolicyString s) {
       return "channel";
     case PolicyString::kRemittance:
       return "remittance";
+    case PolicyString::kScreeningList:
+      return "screening.list";
+    case PolicyString::kScreeningParty:
+      return "screening.party";
+    case PolicyString::kScreeningEntryType:
+      return "screening.entry_type";
+  }
+  return "?";
+}
+
+const char* PolicyInputLayout::ScreeningNumberName(ScreeningNumber n) {
+  switch (n) {
+    case ScreeningNumber::kMaxScore:
+      return "screening.max_score";
+    case ScreeningNumber::kHitCount:
+      return "screening.hit_count";
+    case ScreeningNumber::kByIdentifier:
+      return "screening.by_identifier";
   }
   return "?";
 }
@@ -36,6 +54,10 @@ absl::Status PolicyInputLayout::AddTo(ExpressionScope& scope) const {
     VIGIL_RETURN_IF_ERROR(scope.AddNumber(schema_->names()[i], static_cast<uint32_t>(i)));
   }
   VIGIL_RETURN_IF_ERROR(scope.AddNumber("score", score_slot()));
+  for (uint32_t n = 0; n < kNumScreeningNumbers; ++n) {
+    const auto number = static_cast<ScreeningNumber>(n);
+    VIGIL_RETURN_IF_ERROR(scope.AddNumber(ScreeningNumberName(number), screening_slot(number)));
+  }
   for (uint32_t s = 0; s < kNumPolicyStrings; ++s) {
     VIGIL_RETURN_IF_ERROR(scope.AddString(StringName(static_cast<PolicyString>(s)), s));
   }

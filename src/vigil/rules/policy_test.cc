@@ -35,9 +35,11 @@ class PolicyTest : public ::testing::Test {
 
   PolicyInputLayout layout_;
   ListLibrary library_;
-  std::vector<double> numbers_ = {9500, 6, 3, 0.4};
+  // ... then screening.max_score, screening.hit_count, screening.by_identifier.
+  std::vector<double> numbers_ = {9500, 6, 3, 0.4, 0, 0, 0};
   std::vector<std::string_view> strings_ = {"USD",      "USD",  "US",     "IR",        "BANKUS33",
-                                            "BANKIR00", "wire", "online", "consulting"};
+                                            "BANKIR00", "wire", "online", "consulting", "",
+                                            "",         ""};
 };
 
 constexpr char kGood[] = R"(version: "2026.1"
@@ -193,6 +195,57 @@ rules:
 )";
   EXPECT_THAT(Parse(yaml).status(), StatusIs(absl::StatusCode::kInvalidArgument,
                                              HasSubstr("p.yaml:7:9: unknown name 'nope'")));
+}
+
+TEST_F(PolicyTest, ScreeningThresholdsDefaultAndAreChecked) {
+  ASSERT_OK_AND_ASSIGN(auto defaults, Parse(kGood));
+  EXPECT_DOUBLE_EQ(defaults->screening_review_threshold(), 0.88);
+  EXPECT_DOUBLE_EQ(defaults->screening_block_threshold(), 0.95);
+  const std::string head = "version: v\nthresholds: {review: 0.5, block: 0.9}\n";
+  ASSERT_OK_AND_ASSIGN(auto set, Parse(head + "screening: {review: 0.8, block: 0.99}\nrules: []\n"));
+  EXPECT_DOUBLE_EQ(set->screening_review_threshold(), 0.8);
+  EXPECT_DOUBLE_EQ(set->screening_block_threshold(), 0.99);
+  ASSERT_OK_AND_ASSIGN(auto review_only, Parse(head + "screening: {review: 0.9}\nrules: []\n"));
+  EXPECT_DOUBLE_EQ(review_only->screening_block_threshold(), 0.95);
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"screening: {review: 0.96}\n", "screening review threshold is above the block threshold"},
+      {"screening: {block: 1.5}\n", "screening 'block' is a match score"},
+      {"screening: {review: 0}\n", "screening 'review' is a match score"},
+      {"screening: {revue: 0.9}\n", "revue"},
+      {"screening: 0.9\n", "'screening' is a mapping"},
+  };
+  for (const auto& [section, message] : cases) {
+    EXPECT_THAT(Parse(head + section + "rules: []\n").status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << section;
+  }
+}
+
+TEST_F(PolicyTest, RulesReadScreeningInputsByDottedNames) {
+  ASSERT_OK_AND_ASSIGN(auto policy, Parse(R"(version: v
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: near_listed_person
+    when: screening.max_score >= 0.8 and screening.entry_type == 'individual' and screening.hit_count >= 1
+    action: review
+    reason: "{screening.party} near {screening.list} at {screening.max_score}"
+)"));
+  std::vector<uint32_t> fired(1);
+  EXPECT_EQ(policy->Evaluate(Inputs(), absl::MakeSpan(fired)), 0u);
+  numbers_[layout_.screening_slot(ScreeningNumber::kMaxScore)] = 0.91;
+  numbers_[layout_.screening_slot(ScreeningNumber::kHitCount)] = 2;
+  strings_[static_cast<size_t>(PolicyString::kScreeningEntryType)] = "individual";
+  strings_[static_cast<size_t>(PolicyString::kScreeningList)] = "OFAC SDN";
+  strings_[static_cast<size_t>(PolicyString::kScreeningParty)] = "beneficiary";
+  ASSERT_EQ(policy->Evaluate(Inputs(), absl::MakeSpan(fired)), 1u);
+  EXPECT_EQ(policy->RenderReason(policy->rules()[0], Inputs()),
+            "beneficiary near OFAC SDN at 0.91");
+  // A dotted name is one name: an unknown one is reported whole.
+  EXPECT_THAT(Parse("version: v\nthresholds: {review: 0.5, block: 0.9}\nrules:\n  - id: x\n"
+                    "    when: screening.max > 1\n    action: review\n    reason: r\n")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown name 'screening.max'")));
 }
 
 }  // namespace

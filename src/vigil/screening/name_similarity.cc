@@ -1,6 +1,8 @@
 #include "vigil/screening/name_similarity.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -86,15 +88,35 @@ std::vector<std::string_view> SplitTokens(std::string_view text) {
   return tokens;
 }
 
-double TokenSimilarity(const std::vector<std::string_view>& query_tokens,
-                       const std::vector<std::string_view>& candidate_tokens) {
+char FirstLetterClass(std::string_view token) { return token.empty() ? 0 : PhoneticClass(token); }
+
+double TokenPairSimilarity(std::string_view query_token, std::string_view candidate_token) {
+  if (query_token.empty() || candidate_token.empty() ||
+      PhoneticClass(query_token) != PhoneticClass(candidate_token)) {
+    return 0.0;
+  }
+  return PairScore(query_token, candidate_token);
+}
+
+double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
+                       absl::Span<const std::string_view> candidate_tokens) {
   size_t query_length = 0, candidate_length = 0;
   for (std::string_view q : query_tokens) query_length += q.size();
   for (std::string_view c : candidate_tokens) candidate_length += c.size();
   if (query_length == 0 || candidate_length == 0) return 0.0;
 
-  std::vector<ScoredPair> pairs;
-  pairs.reserve(query_tokens.size() * candidate_tokens.size());
+  // Names have a handful of tokens: pairs and used-flags live on the stack up to 64 pairs and
+  // 64 tokens a side, so a screening search allocates nothing per candidate.
+  constexpr size_t kInlinePairs = 64;
+  std::array<ScoredPair, kInlinePairs> inline_pairs;
+  std::vector<ScoredPair> heap_pairs;
+  ScoredPair* pairs = inline_pairs.data();
+  const size_t max_pairs = query_tokens.size() * candidate_tokens.size();
+  if (max_pairs > kInlinePairs) {
+    heap_pairs.resize(max_pairs);
+    pairs = heap_pairs.data();
+  }
+  size_t n = 0;
   for (unsigned i = 0; i < query_tokens.size(); ++i) {
     const std::string_view q = query_tokens[i];
     if (q.empty()) continue;
@@ -102,20 +124,34 @@ double TokenSimilarity(const std::vector<std::string_view>& query_tokens,
     for (unsigned j = 0; j < candidate_tokens.size(); ++j) {
       const std::string_view c = candidate_tokens[j];
       if (c.empty() || PhoneticClass(c) != q_class) continue;
-      pairs.push_back({PairScore(q, c), i, j});
+      pairs[n++] = {PairScore(q, c), i, j};
     }
   }
   // Stable, so that equal scores keep (query, candidate) index order.
-  std::stable_sort(pairs.begin(), pairs.end(),
+  std::stable_sort(pairs, pairs + n,
                    [](const ScoredPair& x, const ScoredPair& y) { return x.score > y.score; });
 
-  std::vector<bool> query_used(query_tokens.size()), candidate_used(candidate_tokens.size());
+  std::vector<bool> query_used, candidate_used;
+  const bool small = query_tokens.size() <= 64 && candidate_tokens.size() <= 64;
+  uint64_t query_mask = 0, candidate_mask = 0;
+  if (!small) {
+    query_used.resize(query_tokens.size());
+    candidate_used.resize(candidate_tokens.size());
+  }
   double weighted_sum = 0.0;
   size_t matched_candidate_length = 0;
-  for (const ScoredPair& p : pairs) {
-    if (query_used[p.query] || candidate_used[p.candidate]) continue;
-    query_used[p.query] = true;
-    candidate_used[p.candidate] = true;
+  for (size_t k = 0; k < n; ++k) {
+    const ScoredPair& p = pairs[k];
+    if (small) {
+      const uint64_t qb = uint64_t{1} << p.query, cb = uint64_t{1} << p.candidate;
+      if ((query_mask & qb) != 0 || (candidate_mask & cb) != 0) continue;
+      query_mask |= qb;
+      candidate_mask |= cb;
+    } else {
+      if (query_used[p.query] || candidate_used[p.candidate]) continue;
+      query_used[p.query] = true;
+      candidate_used[p.candidate] = true;
+    }
     const size_t c_size = candidate_tokens[p.candidate].size();
     weighted_sum += p.score * static_cast<double>(query_tokens[p.query].size() + c_size);
     matched_candidate_length += c_size;

@@ -32,6 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/types/span.h"
+
 namespace vigil::screening {
 
 // The whitespace-separated tokens of "text" (ASCII space, tab, line feed, carriage return,
@@ -41,8 +43,17 @@ std::vector<std::string_view> SplitTokens(std::string_view text);
 
 // The score described above, of "candidate_tokens" (the indexed name) against "query_tokens"
 // (the name searched for).
-double TokenSimilarity(const std::vector<std::string_view>& query_tokens,
-                       const std::vector<std::string_view>& candidate_tokens);
+double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
+                       absl::Span<const std::string_view> candidate_tokens);
+
+// Step 1's s_ij for one pair of tokens: 0 when either is empty or their first bytes are in
+// different phonetic classes (they are never paired). TokenSimilarity of two one-token names
+// is this value, times the 15% factor when the candidate's token is left unmatched.
+double TokenPairSimilarity(std::string_view query_token, std::string_view candidate_token);
+
+// The phonetic class of a token's first byte (step 1), as a byte ('A' for vowels and y, 'B' for
+// b f p v, ...); 0 for an empty token. Tokens of different classes are never paired.
+char FirstLetterClass(std::string_view token);
 
 }  // namespace vigil::screening
 

@@ -251,8 +251,8 @@ absl::StatusOr<Watchlist> LoadOfacSdnFromStrings(std::string_view sdn, std::stri
     entries[i].identifiers = ParseOfacRemarksIdentifiers(remarks[i]);
   }
 
-  std::string manifest = absl::StrCat(ManifestLine(sdn, "sdn.csv"), ManifestLine(alt, "alt.csv"),
-                                      ManifestLine(add, "add.csv"));
+  std::string manifest = absl::StrCat(ManifestLine(sdn, "sdn.csv"), ManifestLine(alt, "alt.csv"));
+  if (!add.empty()) manifest += ManifestLine(add, "add.csv");
   if (!comments.empty()) manifest += ManifestLine(comments, "sdn_comments.csv");
   return Watchlist::Create(std::string(kOfacSdnListName), ContentVersion(manifest),
                            std::move(entries));
@@ -261,8 +261,10 @@ absl::StatusOr<Watchlist> LoadOfacSdnFromStrings(std::string_view sdn, std::stri
 absl::StatusOr<Watchlist> LoadOfacSdn(const std::string& dir) {
   VIGIL_ASSIGN_OR_RETURN(const std::string sdn, ReadFile(dir + "/sdn.csv"));
   VIGIL_ASSIGN_OR_RETURN(const std::string alt, ReadFile(dir + "/alt.csv"));
-  VIGIL_ASSIGN_OR_RETURN(const std::string add, ReadFile(dir + "/add.csv"));
-  std::string comments;
+  std::string add, comments;
+  if (std::ifstream(dir + "/add.csv", std::ios::binary)) {
+    VIGIL_ASSIGN_OR_RETURN(add, ReadFile(dir + "/add.csv"));
+  }
   if (std::ifstream(dir + "/sdn_comments.csv", std::ios::binary)) {
     VIGIL_ASSIGN_OR_RETURN(comments, ReadFile(dir + "/sdn_comments.csv"));
   }

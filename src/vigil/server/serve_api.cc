@@ -18,6 +18,7 @@
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/ingest/payment_message.h"
+#include "vigil/screening/screener.h"
 #include "vigil/server/trace_context.h"
 
 namespace vigil {
@@ -480,6 +481,7 @@ HttpResponse ServeApi::Ready() const {
       {"status", "ready"},
       {"policy_version", policy != nullptr ? policy->tag() : ""},
       {"model_version", deployment->champion != nullptr ? deployment->champion->version : ""}};
+  if (parts_.screener != nullptr) out["screening_lists"] = parts_.screener->Current()->versions();
   return Json(200, out.dump());
 }
 

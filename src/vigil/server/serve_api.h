@@ -5,7 +5,7 @@
 //   POST /v1/policy/ingest    a policy (YAML or JSON) → stored, activated unless ?activate=false
 //   POST /v1/engine/activate  {model_ref, traffic_weight, shadow} → the deployment
 //   GET  /healthz             alive
-//   GET  /readyz              200 once model, policy and state are loaded; 503 before
+//   GET  /readyz              200 once model, policy, lists and state are loaded; 503 before
 //   GET  /metrics             Prometheus text
 //   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
 //   GET  /v1/audit/verify     checks the audit log (?from=SEQ): 200 intact, 500 damaged
@@ -45,6 +45,9 @@ class DriftEventLog;
 class DriftMonitor;
 class DriftTap;
 }  // namespace drift
+namespace screening {
+class Screener;
+}  // namespace screening
 
 // What the routes serve once loaded. Owned by the caller; must outlive the ServeApi's use.
 struct ServeParts {
@@ -57,6 +60,8 @@ struct ServeParts {
   drift::DriftTap* drift_tap = nullptr;
   // The audit log of the decisions: /readyz is 503 while it cannot record; null: none.
   audit::AuditLog* audit_log = nullptr;
+  // The watchlists decisions are screened against (/readyz lists their versions); null: none.
+  const screening::Screener* screener = nullptr;
 };
 
 struct ServeApiOptions {

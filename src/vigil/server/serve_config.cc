@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "vigil/audit/log_hash.h"
 #include "vigil/common/nearest_name.h"
+#include "vigil/common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace vigil {
@@ -125,6 +126,38 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   if (const YAML::Node n = a["queue"]; n) r.Integer(n, "audit.queue", &out->queue, 1, 100'000'000);
 }
 
+void ParseScreening(const YAML::Node& sc, ConfigReader& r, ServeScreeningConfig* out) {
+  if (!sc.IsMap()) {
+    r.Error(sc, "'screening' must be a mapping (lists, reload_seconds, min_score)");
+    return;
+  }
+  r.Keys(sc, {"lists", "reload_seconds", "min_score"}, "screening");
+  if (const YAML::Node n = sc["lists"]; n) {
+    if (!n.IsSequence()) {
+      r.Error(n, "'screening.lists' must be a list of list files or OFAC folders");
+    } else {
+      for (const YAML::Node& path : n) {
+        std::string value;
+        r.String(path, "screening.lists", &value);
+        if (!value.empty()) out->lists.push_back(std::move(value));
+      }
+    }
+  }
+  if (const YAML::Node n = sc["reload_seconds"]; n) {
+    int64_t seconds = 0;
+    r.Integer(n, "screening.reload_seconds", &seconds, 0, 86'400);
+    out->reload_interval = std::chrono::seconds(seconds);
+  }
+  if (const YAML::Node n = sc["min_score"]; n) {
+    double v = -1;
+    if (!n.IsScalar() || !absl::SimpleAtod(n.Scalar(), &v) || !(v >= 0 && v <= 1)) {
+      r.Error(n, "'screening.min_score' must be a number from 0 to 1");
+    } else {
+      out->min_score = v;
+    }
+  }
+}
+
 void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   if (!d.IsMap()) {
     r.Error(d, "'drift' must be a mapping (profile, calibration, freeze, ...)");
@@ -203,6 +236,20 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   }
 }
 
+// The same checks as the parser's, on the values as set (flags, tests).
+absl::Status ValidateScreening(const ServeScreeningConfig& s) {
+  for (const std::string& list : s.lists) {
+    if (list.empty()) return absl::InvalidArgumentError("screening.lists: an empty path");
+  }
+  if (s.reload_interval < std::chrono::seconds(0)) {
+    return absl::InvalidArgumentError("screening.reload_seconds: must be >= 0");
+  }
+  if (!(s.min_score >= 0 && s.min_score <= 1)) {
+    return absl::InvalidArgumentError("screening.min_score: must be from 0 to 1");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
@@ -252,7 +299,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
           "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
-          "log", "drift", "audit"},
+          "log", "drift", "audit", "screening"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -348,6 +395,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   }
   if (const YAML::Node d = root["drift"]; d) ParseDrift(d, r, &c.drift);
   if (const YAML::Node a = root["audit"]; a) ParseAudit(a, r, &c.audit);
+  if (const YAML::Node sc = root["screening"]; sc) ParseScreening(sc, r, &c.screening);
   if (!r.errors().empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
   }
@@ -397,6 +445,7 @@ absl::Status ServeConfig::Validate() const {
     return absl::InvalidArgumentError("audit.group_max_delay_us must not be negative");
   }
   if (audit.queue < 1) return absl::InvalidArgumentError("audit.queue must be at least 1");
+  VIGIL_RETURN_IF_ERROR(ValidateScreening(screening));
   return batcher.Validate();
 }
 

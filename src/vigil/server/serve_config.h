@@ -36,6 +36,10 @@
 //     group_max_records: 16384    # records per group commit (one fsync)
 //     group_max_delay_us: 0       # wait this long for more records before a commit
 //     queue: 262144               # records waiting to be written; beyond it: 503
+//   screening:                    # watchlist screening of every decision (docs/screening.md)
+//     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
+//     reload_seconds: 30          # check the lists for changes this often; 0: never
+//     min_score: 0.80             # hits below this score are not looked at
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -45,6 +49,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "vigil/batching/batch_policy.h"
@@ -97,6 +102,23 @@ struct ServeAuditConfig {
   bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
 };
 
+// `screening:`: the watchlists every decision is screened against (docs/screening.md). No
+// lists: no screening (decisions then carry no `screening` object).
+struct ServeScreeningConfig {
+  // screening.lists: files in vigil's list format, or folders holding OFAC's sdn.csv (and
+  // alt.csv, add.csv, sdn_comments.csv). A list that cannot be read fails the start.
+  std::vector<std::string> lists;
+  // screening.reload_seconds: how often the lists' files are checked (size, modification
+  // time) and, when changed, read again and swapped in; a list that no longer reads is logged
+  // and the lists in force stay. 0: the lists load once, at start.
+  std::chrono::seconds reload_interval{30};
+  // screening.min_score: hits below this score (and below the policy's screening review
+  // threshold, which always counts) are not reported, nor offered to rules as
+  // screening.hit_count; the policy's screening thresholds decide what a hit does. Lower finds
+  // more near misses at the cost of more candidates to score per payment.
+  double min_score = 0.80;
+};
+
 struct ServeConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -119,12 +141,13 @@ struct ServeConfig {
   double log_sample_rate = 0.01;
   ServeDriftConfig drift;
   ServeAuditConfig audit;
+  ServeScreeningConfig screening;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
   // nearest known key), as are values out of range.
   static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
   // Checks the combination: a data dir; not both model and model_ref; positive limits; the
-  // drift settings (errors name the drift.* key).
+  // drift, audit and screening settings (errors name the drift.*, audit.* or screening.* key).
   absl::Status Validate() const;
 };
 

@@ -206,5 +206,67 @@ drift:
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("drift.long_window")));
 }
 
+TEST(ServeConfig, ReadsTheScreeningKeys) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+screening:
+  lists: [lists/sdn, lists/pep.csv]
+  reload_seconds: 0
+  min_score: 0.9
+)",
+                              "serve.yaml");
+  ASSERT_OK(c);
+  EXPECT_THAT(c->screening.lists, ::testing::ElementsAre("lists/sdn", "lists/pep.csv"));
+  EXPECT_EQ(c->screening.reload_interval, std::chrono::seconds(0));  // 0: load once
+  EXPECT_EQ(c->screening.min_score, 0.9);
+
+  // Absent: no lists (no screening), a check every 30 s, the screener's minimum score.
+  auto defaults = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
+  ASSERT_OK(defaults);
+  EXPECT_TRUE(defaults->screening.lists.empty());
+  EXPECT_EQ(defaults->screening.reload_interval, std::chrono::seconds(30));
+  EXPECT_EQ(defaults->screening.min_score, 0.80);
+}
+
+TEST(ServeConfig, BadScreeningValuesNameTheirKey) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+screening:
+  lists: lists/sdn
+  reload_seconds: -1
+  min_score: 1.5
+  reload_second: 3
+)",
+                              "serve.yaml");
+  ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  const std::string m(c.status().message());
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:10: 'screening.lists' must be a list"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:19: 'screening.reload_seconds' must be a whole number "
+                           "from 0"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:14: 'screening.min_score' must be a number from 0 to 1"));
+  EXPECT_THAT(m, HasSubstr("unknown key 'reload_second' in screening "
+                           "(did you mean 'reload_seconds'?)"));
+  EXPECT_THAT(
+      ServeConfig::Parse("data_dir: d\nscreening: [a.csv]\n", "serve.yaml").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'screening' must be a mapping")));
+  EXPECT_THAT(
+      ServeConfig::Parse("data_dir: d\nscreening: {lists: [a.csv, \"\"]}\n", "s.yaml").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("s.yaml:2:28: 'screening.lists' must be a non-empty string")));
+
+  // The same checks on values set by flags or code.
+  ServeConfig set;
+  set.data_dir = "d";
+  set.screening.reload_interval = std::chrono::seconds(-1);
+  EXPECT_THAT(set.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("screening.reload_seconds: must be >= 0")));
+  set.screening.reload_interval = std::chrono::seconds(1);
+  set.screening.min_score = -0.1;
+  EXPECT_THAT(set.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("screening.min_score")));
+  set.screening.min_score = 0.8;
+  set.screening.lists = {""};
+  EXPECT_THAT(set.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("screening.lists")));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_log.h"
@@ -27,6 +28,7 @@
 #include "vigil/features/feature_store.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/model_file.h"
+#include "vigil/screening/screener.h"
 
 namespace vigil {
 namespace {
@@ -78,6 +80,14 @@ struct VigilServer::Gauges {
   Gauge* audit_tree_heads = nullptr;
   Gauge* audit_refused = nullptr;
   Gauge* audit_healthy = nullptr;
+};
+
+// The screener's reloads and its lists' size. The poller is the only caller of the
+// screener's reloads, so it counts them as it makes them.
+struct VigilServer::ScreeningMetrics {
+  Counter* reloads = nullptr;
+  Counter* reload_failures = nullptr;
+  Gauge* entries = nullptr;
 };
 
 // The drift monitor's state as gauges, read from DriftMonitor::State at each scrape. Subjects
@@ -132,13 +142,16 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   VIGIL_RETURN_IF_ERROR(s->Load());
   s->api_->SetReady({s->service_.get(), s->policies_.get(), s->deployment_.get(),
                      s->drift_monitor_.get(), s->drift_events_.get(), s->drift_tap_.get(),
-                     s->service_->audit_log()});
+                     s->service_->audit_log(), s->screener_.get()});
+  if (s->screener_ != nullptr && c.screening.reload_interval > std::chrono::seconds(0)) {
+    s->screening_poller_ = std::thread([srv = s.get()] { srv->PollScreening(); });
+  }
   s->checkpointer_ = std::thread([srv = s.get()] {
     bool drift_error_logged = false;
     // A failure is logged when it starts (and when it changes), not every second: a stopped
     // audit log keeps failing until the restart, and is also reported by /readyz and metrics.
     std::string last_error;
-    while (!srv->stop_checkpoints_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
+    while (!srv->stop_background_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
       const absl::Status checkpoint = srv->service_->Checkpoint();
       const std::string error = checkpoint.ok() ? "" : std::string(checkpoint.message());
       if (!error.empty() && error != last_error) {
@@ -163,7 +176,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                   {"policy", s->policies_->Active()->tag()},
                   {"model", champion != nullptr ? champion->version : ""},
                   {"batcher", c.batcher_preset},
-                  {"drift", s->drift_summary_}});
+                  {"drift", s->drift_summary_},
+                  {"screening", s->screening_summary_}});
   return s;
 }
 
@@ -188,6 +202,9 @@ absl::Status VigilServer::Load() {
   }
   // Shared with the decision makers, which hold it for their lifetime.
   std::shared_ptr<const PolicySource> policy_source(policies_.get(), [](const PolicySource*) {});
+  VIGIL_RETURN_IF_ERROR(StartScreening());
+  DecisionOptions decision_options;
+  decision_options.screening_min_score = c.screening.min_score;
 
   gauges_ = std::make_unique<Gauges>();
   Gauges& g = *gauges_;
@@ -250,7 +267,7 @@ absl::Status VigilServer::Load() {
                                                      "Rows per batch the model scored.", {},
                                                      batch_bounds));
 
-  auto loader = [this, policy_source, layout](const ModelRegistry::Entry& entry)
+  auto loader = [this, policy_source, layout, decision_options](const ModelRegistry::Entry& entry)
       -> absl::StatusOr<std::shared_ptr<const ModelDeployment::Model>> {
     VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const TreeEnsemble> ensemble, LoadModelFile(entry.path));
     auto model = std::make_shared<ModelDeployment::Model>();
@@ -275,13 +292,15 @@ absl::Status VigilServer::Load() {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BatchingScorer> batcher,
                            BatchingScorer::Create(breaker, config_.batcher, batch_sizes_));
     model->batcher = std::move(batcher);
-    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<DecisionMaker> decider,
-                           DecisionMaker::Create(policy_source, model->batcher, layout));
+    VIGIL_ASSIGN_OR_RETURN(
+        std::unique_ptr<DecisionMaker> decider,
+        DecisionMaker::Create(policy_source, model->batcher, layout, decision_options, screener_));
     model->decider = std::move(decider);
     return std::shared_ptr<const ModelDeployment::Model>(std::move(model));
   };
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<DecisionMaker> rules,
-                         DecisionMaker::Create(policy_source, nullptr, layout));
+  VIGIL_ASSIGN_OR_RETURN(
+      std::unique_ptr<DecisionMaker> rules,
+      DecisionMaker::Create(policy_source, nullptr, layout, decision_options, screener_));
   VIGIL_ASSIGN_OR_RETURN(ModelRegistry registry,
                          ModelRegistry::Open(absl::StrCat(c.data_dir, "/models")));
   std::string champion = c.model_ref;
@@ -352,6 +371,68 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
                {"key_created", created ? "true" : "false"},
                {"durable_ack", a.durable_ack ? "true" : "false"}});
   return absl::OkStatus();
+}
+
+absl::Status VigilServer::StartScreening() {
+  const ServeScreeningConfig& sc = config_.screening;
+  if (sc.lists.empty()) {
+    screening_summary_ = "off: no screening.lists";
+    log_->Event("info", "screening off", {{"reason", screening_summary_}});
+    return absl::OkStatus();
+  }
+  screening::ScreenerConfig screener_config;
+  screener_config.sources = sc.lists;
+  // The screener's errors name the list ("screening list '<path>': ...").
+  VIGIL_ASSIGN_OR_RETURN(screener_, screening::Screener::Create(std::move(screener_config)));
+  auto m = std::make_unique<ScreeningMetrics>();
+  VIGIL_ASSIGN_OR_RETURN(m->reloads,
+                         metrics_->AddCounter("vigil_screening_reloads_total",
+                                              "Times changed watchlists were read and swapped in "
+                                              "(screening.reload_seconds)."));
+  VIGIL_ASSIGN_OR_RETURN(m->reload_failures,
+                         metrics_->AddCounter("vigil_screening_reload_failures_total",
+                                              "Times changed watchlists could not be read; the "
+                                              "lists in force stayed."));
+  VIGIL_ASSIGN_OR_RETURN(m->entries, metrics_->AddGauge("vigil_screening_list_entries",
+                                                        "Entries across the watchlists in force."));
+  const std::shared_ptr<const screening::ScreeningLists> lists = screener_->Current();
+  m->entries->Set(static_cast<double>(lists->entry_count()));
+  screening_metrics_ = std::move(m);
+  const std::string versions = absl::StrJoin(lists->versions(), ", ");
+  const std::string reload = sc.reload_interval > std::chrono::seconds(0)
+                                 ? absl::StrCat("checked every ", sc.reload_interval.count(), " s")
+                                 : "not reloaded";
+  screening_summary_ =
+      absl::StrCat("on: ", versions, " (", lists->entry_count(), " entries, ", reload, ")");
+  log_->Event("info", "screening on",
+              {{"lists", versions},
+               {"entries", absl::StrCat(lists->entry_count())},
+               {"reload_seconds", absl::StrCat(sc.reload_interval.count())},
+               {"min_score", absl::StrCat(sc.min_score)}});
+  return absl::OkStatus();
+}
+
+void VigilServer::PollScreening() {
+  const absl::Duration every = absl::Seconds(config_.screening.reload_interval.count());
+  ScreeningMetrics& m = *screening_metrics_;
+  while (!stop_background_.WaitForNotificationWithTimeout(every)) {
+    // Only files whose size or modification time changed are read again.
+    const absl::StatusOr<bool> changed = screener_->ReloadIfChanged();
+    const std::shared_ptr<const screening::ScreeningLists> lists = screener_->Current();
+    const std::string versions = absl::StrJoin(lists->versions(), ", ");
+    if (!changed.ok()) {
+      // Degraded, not down: decisions go on against the lists in force. A broken file is
+      // retried when it changes again, so this is said once per bad version of the file.
+      m.reload_failures->Increment();
+      log_->Event("warn", "screening lists not reloaded; the lists in force stay",
+                  {{"error", std::string(changed.status().message())}, {"lists", versions}});
+    } else if (*changed) {
+      m.reloads->Increment();
+      m.entries->Set(static_cast<double>(lists->entry_count()));
+      log_->Event("info", "screening lists reloaded",
+                  {{"lists", versions}, {"entries", absl::StrCat(lists->entry_count())}});
+    }
+  }
 }
 
 absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* kv) {
@@ -524,8 +605,10 @@ absl::Status VigilServer::Shutdown() {
   http_->StopAccepting();
   workers_->Shutdown();  // every accepted request is answered
   http_->Stop();
-  stop_checkpoints_.Notify();
+  stop_background_.Notify();
   if (checkpointer_.joinable()) checkpointer_.join();
+  // Waits for a reload in progress to finish.
+  if (screening_poller_.joinable()) screening_poller_.join();
   if (drift_tap_ != nullptr) {
     // Every decision made is observed (and its events stored) before the last checkpoint.
     drift_tap_->Drain();

@@ -13,6 +13,12 @@
 // at GET /v1/drift and as vigil_drift_* gauges, and an L3 freezes the model (rules-only,
 // degraded decisions) until the monitor releases it.
 //
+// Screening: with screening.lists every decision (champion, challenger and rules-only) is
+// screened against the lists by one shared Screener, loaded before the server turns ready. A
+// background thread checks the lists' files every screening.reload_seconds and swaps changed
+// lists in (a list that no longer reads is logged, counted, and the lists in force stay); the
+// versions in force are listed by /readyz and in every screened decision.
+//
 // Thread safety: Start and Shutdown from one controlling thread; the accessors from any.
 #ifndef VIGIL_SERVER_VIGIL_SERVER_H_
 #define VIGIL_SERVER_VIGIL_SERVER_H_
@@ -46,6 +52,9 @@ class DriftMonitor;
 class DriftTap;
 class ReferenceProfile;
 }  // namespace drift
+namespace screening {
+class Screener;
+}  // namespace screening
 
 // Fault injection for tests and drills. Production leaves every hook empty.
 struct ServeHooks {
@@ -83,6 +92,12 @@ class VigilServer {
   absl::Status StartDrift(const std::string& profile, KvStore* kv);
   // The audit log in "kv" (config_.audit), attached to the service.
   absl::Status StartAudit(KvStore* kv);
+  // The screener over config_.screening.lists, with its metrics; none without lists. Errors
+  // name the list that cannot be read.
+  absl::Status StartScreening();
+  // The body of screening_poller_: ReloadIfChanged every screening.reload_seconds until
+  // stop_background_ is notified.
+  void PollScreening();
   absl::Status RegisterDriftGauges();
   void RefreshGauges();
   void RefreshDriftGauges();
@@ -95,6 +110,9 @@ class VigilServer {
   std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<ServeApi> api_;
   std::unique_ptr<PolicyStore> policies_;
+  // Shared with every DecisionMaker; null without screening.lists.
+  std::shared_ptr<screening::Screener> screener_;
+  std::string screening_summary_;  // for the startup log
   std::unique_ptr<ModelDeployment> deployment_;
   std::unique_ptr<ScoreService> service_;
   // Drift (null when off). Declared after service_, so destroyed before it: the event log
@@ -111,8 +129,12 @@ class VigilServer {
   std::unique_ptr<Gauges> gauges_;
   struct DriftGauges;
   std::unique_ptr<DriftGauges> drift_gauges_;
-  absl::Notification stop_checkpoints_;
+  struct ScreeningMetrics;
+  std::unique_ptr<ScreeningMetrics> screening_metrics_;  // null without screening
+  // Stops the background threads: the checkpointer and the screening poller.
+  absl::Notification stop_background_;
   std::thread checkpointer_;
+  std::thread screening_poller_;  // not started without screening or with reload_seconds 0
   bool shut_down_ = false;
 };
 
