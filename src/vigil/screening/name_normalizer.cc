@@ -44,6 +44,12 @@ constexpr std::string_view kHonorifics[] = {
     "mr",    "mrs",    "ms",    "miss",   "mx",      "dr",      "prof",    "sir",  "dame",
     "lord",  "lady",   "rev",   "sheikh", "shaikh",  "sheik",   "shaykh",  "haji", "hajji",
     "hadji", "mullah", "mulla", "maulvi", "maulavi", "mawlawi", "maulana",
+    // Military and police ranks, which lists give in a Title field and payments sometimes
+    // carry in the name ("Colonel Adib SHABAN", "Gen. Faizullah Khan NOORZAI"). Ranks that are
+    // also words of company names ("General Trading", "Major Shipping", "Captain Cook
+    // Holdings") are left out: removing them would make generic company names equal.
+    "gen", "colonel", "col", "maj", "capt", "lieutenant", "lt", "brigadier", "admiral", "adm",
+    "cmdr", "sergeant", "sgt",
 };
 
 // Legal forms, as their abbreviations appear after steps 1-3 ("S.A." -> "sa", "A.Ş." -> "as",

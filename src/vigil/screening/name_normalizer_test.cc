@@ -110,6 +110,10 @@ TEST_F(NameNormalizerTest, RemovesHonorificsAndLegalForms) {
               ElementsAre("abu", "bakr", "al", "baghdadi", "bin", "awad"));
   // Only whole tokens are removed.
   EXPECT_THAT(Defaults("Mrsic Cooper").tokens, ElementsAre("mrsic", "cooper"));
+  // Military ranks go; ranks that are also company words stay.
+  EXPECT_THAT(Defaults("Colonel Adib SHABAN").tokens, ElementsAre("adib", "shaban"));
+  EXPECT_THAT(Defaults("Brig. Gen. Ali Hassan").tokens, ElementsAre("brig", "ali", "hassan"));
+  EXPECT_THAT(Defaults("General Trading Co").tokens, ElementsAre("general", "trading"));
 }
 
 TEST_F(NameNormalizerTest, KeepsEveryTokenWhenAllAreStopwords) {

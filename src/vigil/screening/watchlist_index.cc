@@ -115,6 +115,7 @@ struct SearchScratch {
   std::vector<uint64_t> volume;                      // postings behind each query token
   std::vector<std::vector<uint32_t>> answered_lists;  // per query token: answering vocabulary
   std::vector<float> best;                           // per query token, for one name
+  std::vector<float> weights;                        // per query token: its share of the bytes
   std::vector<std::string_view> candidate_tokens, candidate_keys;
   std::vector<WatchlistMatch> matches;
 
@@ -579,25 +580,34 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
     reachable += w * (1.0 - tau);
     ++first_essential;
   }
-  // The bound of one name from its tokens' answers (s.best is all zero between calls).
+  // The bound of one name from its tokens' answers: best[i] holds query token i's best pair
+  // score among the tokens seen, for the tokens set in "seen" (reset by finish_bound).
   s.best.assign(masked, 0.0f);
+  s.weights.resize(masked);
+  for (size_t i = 0; i < masked; ++i) {
+    s.weights[i] = static_cast<float>(static_cast<double>(q_tokens[i].size()) /
+                                      static_cast<double>(query_bytes));
+  }
+  uint32_t seen = 0;
   auto add_answers = [&](uint32_t v) {
     if (s.answer_stamp[v] != s.search_epoch) return;
     for (uint32_t a = s.answer_head[v]; a != 0; a = s.answers[a - 1].next) {
       const SearchScratch::Answer& answer = s.answers[a - 1];
-      s.best[answer.query_token] = std::max(s.best[answer.query_token], answer.score);
+      const uint32_t bit = 1u << answer.query_token;
+      if ((seen & bit) == 0 || answer.score > s.best[answer.query_token]) {
+        s.best[answer.query_token] = answer.score;
+        seen |= bit;
+      }
     }
   };
   auto finish_bound = [&]() {
-    double bound = tau;
-    for (size_t i = 0; i < masked; ++i) {
-      if (s.best[i] > 0.0f) {
-        bound += static_cast<double>(q_tokens[i].size()) / static_cast<double>(query_bytes) *
-                 (s.best[i] - tau);
-        s.best[i] = 0.0f;
-      }
+    float bound = tau;
+    for (uint32_t bits = seen; bits != 0; bits &= bits - 1) {
+      const int i = __builtin_ctz(bits);
+      bound += s.weights[i] * (s.best[i] - tau);
     }
-    return bound;
+    seen = 0;
+    return static_cast<double>(bound);
   };
   auto bound_of = [&](uint32_t n) {
     const Data::Name& name = d.names[n];
