@@ -15,8 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
+#include "vigil/cli/bench_names.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/common/clock.h"
 #include "vigil/drift/measured_null.h"
@@ -30,6 +32,7 @@
 #include "vigil/loadgen/http_load.h"
 #include "vigil/loadgen/sweep_report.h"
 #include "vigil/metrics/latency_histogram.h"
+#include "vigil/screening/screener.h"
 #include "vigil/server/serve_config.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/synth/generator.h"
@@ -59,6 +62,9 @@ struct BenchFlags {
   std::string json_out;
   int client_threads = 1;
   std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
+  // Watchlists the in-process server screens against (its screening.lists); empty: no
+  // screening, and the payments carry no party names.
+  std::vector<std::string> screening_lists;
 };
 
 // Resident set size of this process (server and client together), from /proc.
@@ -115,6 +121,35 @@ absl::StatusOr<std::vector<Transaction>> PaymentPool(const FxRates& fx) {
   return pool;
 }
 
+// What a point sends: the pool, cycled, and with screening on the listed names that every
+// kListedNameEvery-th request pays instead of its beneficiary's own name.
+struct Payments {
+  std::vector<Transaction> pool;
+  std::vector<std::string> listed_names;
+};
+
+// Names every party of the pool by its account (BenchPartyName) and collects the primary name
+// of every entry of "lists", in list order. Done once, before any point: the request source
+// then only copies a pooled payment (and, one request in kListedNameEvery, a listed name).
+absl::Status NameParties(const std::vector<std::string>& lists, Payments* payments) {
+  for (const std::string& path : lists) {
+    absl::StatusOr<std::shared_ptr<const screening::Watchlist>> list =
+        screening::LoadWatchlistSource(path);
+    if (!list.ok()) return list.status();
+    for (const screening::WatchlistEntry& e : (*list)->entries()) {
+      payments->listed_names.push_back(e.name);
+    }
+  }
+  if (payments->listed_names.empty()) {
+    return absl::InvalidArgumentError("--screening-list: the lists have no entries");
+  }
+  for (Transaction& tx : payments->pool) {
+    tx.originator.name = BenchPartyName(tx.originator.account_id);
+    tx.beneficiary.name = BenchPartyName(tx.beneficiary.account_id);
+  }
+  return absl::OkStatus();
+}
+
 struct Point {
   std::string setting;
   LoadResult client;
@@ -126,10 +161,9 @@ struct Point {
   bool overload = false;
 };
 
-absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
-                               const std::vector<Transaction>& pool, const std::string& preset,
-                               bool durable_ack, double rate, const std::array<int, 3>& mix,
-                               int run, bool overload) {
+absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const Payments& payments,
+                               const std::string& preset, bool durable_ack, double rate,
+                               const std::array<int, 3>& mix, int run, bool overload) {
   ServeConfig config;
   config.port = 0;
   const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
@@ -138,6 +172,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   config.data_dir = dir;
   config.model = flags.model;
   config.policy = flags.policy;
+  config.screening.lists = flags.screening_lists;
   config.drift.monitor.freeze_on_l3 = flags.drift_freeze;
   config.drift.enabled = flags.drift;
   config.audit.durable_ack = durable_ack;
@@ -178,6 +213,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
   load.duration = std::chrono::milliseconds(flags.duration_ms);
   load.warmup = std::chrono::milliseconds(flags.warmup_ms);
   load.response_timeout = std::chrono::milliseconds(5000);
+  const std::vector<Transaction>& pool = payments.pool;
   const UtcTime base = pool.front().event_time;
   const int total_mix = mix[0] + mix[1] + mix[2];
   auto source = [&](uint64_t i, LoadRequest* out) {
@@ -190,6 +226,9 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx,
                   : slot < mix[0] + mix[1] ? Priority::kP1
                                            : Priority::kP2;
     tx.label.reset();
+    if (const std::string* listed = ListedBeneficiaryName(i, payments.listed_names)) {
+      tx.beneficiary.name = *listed;
+    }
     out->path = "/v1/score";
     out->body = TransactionToJson(tx);
   };
@@ -310,6 +349,13 @@ int RunBenchHttp(const BenchFlags& flags) {
     std::cerr << "vigil bench http: " << pool.status().message() << "\n";
     return kExitUsage;
   }
+  Payments payments{*std::move(pool), {}};
+  if (!flags.screening_lists.empty()) {
+    if (absl::Status s = NameParties(flags.screening_lists, &payments); !s.ok()) {
+      std::cerr << "vigil bench http: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
   std::vector<Point> points;
   int run = 0;
   const std::string settings = flags.target.empty() ? flags.batchers : "external";
@@ -328,7 +374,7 @@ int RunBenchHttp(const BenchFlags& flags) {
     double sustainable = 0;
     for (const double rate : *rates) {
       absl::StatusOr<Point> p =
-          RunPoint(flags, *fx, *pool, preset, durable_ack, rate, mix, run++, false);
+          RunPoint(flags, *fx, payments, preset, durable_ack, rate, mix, run++, false);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
@@ -352,7 +398,7 @@ int RunBenchHttp(const BenchFlags& flags) {
     }
     if (flags.overload && flags.mode == "open" && sustainable > 0) {
       absl::StatusOr<Point> p =
-          RunPoint(flags, *fx, *pool, preset, durable_ack, 3 * sustainable, mix, run++, true);
+          RunPoint(flags, *fx, payments, preset, durable_ack, 3 * sustainable, mix, run++, true);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
@@ -363,8 +409,13 @@ int RunBenchHttp(const BenchFlags& flags) {
   }
   std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
             << flags.mode << " loop, " << flags.connections << " connections, mix P0/P1/P2 "
-            << flags.mix << ", " << flags.duration_ms << " ms per point\n"
-            << Table(points);
+            << flags.mix << ", " << flags.duration_ms << " ms per point";
+  if (!flags.screening_lists.empty()) {
+    std::cout << ", screening against " << absl::StrJoin(flags.screening_lists, ", ") << " ("
+              << payments.listed_names.size() << " entries; every " << kListedNameEvery
+              << "th beneficiary listed)";
+  }
+  std::cout << "\n" << Table(points);
   if (!flags.json_out.empty()) {
     std::ofstream out(flags.json_out);
     out << "[";
@@ -566,9 +617,22 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_option("--target", flags->target,
                    "HOST:PORT of a running vigil serve to load instead of one in this process "
                    "(one batcher setting: the server's; its own latency figures are on /metrics)");
+  http->add_option("--screening-list", flags->screening_lists,
+                   absl::StrCat("Screen every payment against this watchlist (a list file in "
+                                "vigil's format or an OFAC folder holding sdn.csv; repeat for "
+                                "more lists), as vigil serve --screening-list does. The payments "
+                                "then carry party names: an ordinary person's or company's name "
+                                "per account, from a built-in pool, and every ",
+                                kListedNameEvery,
+                                "th beneficiary the primary name of a list entry (in turn), so "
+                                "that some hit. With --target the lists only name the payments: "
+                                "that server screens with its own lists"))
+      ->allow_extra_args(false);
   http->footer(
-      "Example:\n"
+      "Examples:\n"
       "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"
+      "  vigil bench http --model build/demo/model/model.json --batchers immediate \\\n"
+      "      --screening-list testdata/sanctions/ofac_sdn_legacy_csv_2019\n"
       "The client and the server share this machine: figures are for the pair.");
   auto drift_flags = std::make_shared<DriftBenchFlags>();
   CLI::App* drift = app->add_subcommand(

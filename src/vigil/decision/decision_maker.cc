@@ -146,8 +146,9 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
   const std::shared_ptr<const screening::ScreeningLists> lists =
       screener_ != nullptr ? screener_->Current() : nullptr;
   // The floor never hides a hit the policy's own review threshold would act on.
+  const double review = policy.screening_review_threshold();
   const screening::ScreeningOptions screening_options{
-      std::min(options_.screening_min_score, policy.screening_review_threshold()),
+      options_.screening_min_score > 0 ? std::min(options_.screening_min_score, review) : review,
       options_.screening_max_hits};
 
   PolicyInputs inputs(layout_);

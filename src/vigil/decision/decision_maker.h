@@ -50,9 +50,10 @@ class PolicyInputs {
 
 struct DecisionOptions {
   int reason_codes = 5;  // model reason codes for REVIEW/BLOCK decisions; 0: none
-  // Watchlist hits at or above this score are found and offered to rules
-  // (screening.hit_count); the policy's screening thresholds decide what they do.
-  double screening_min_score = 0.80;
+  // Watchlist hits are searched for down to the policy's screening review threshold, or down
+  // to this score when it is lower and above 0, so that rules can see near hits
+  // (screening.hit_count). Each 0.01 lower costs search time (docs/benchmarks.md).
+  double screening_min_score = 0;
   size_t screening_max_hits = 10;
 };
 

@@ -20,9 +20,11 @@ namespace {
 // buckets: collisions are rare and only cost a spurious pair check.
 constexpr uint32_t kTrigramBuckets = 1u << 18;
 // Query tokens of at most this many bytes are compared with every vocabulary token of at most
-// kShortToken bytes in their class, besides those sharing trigrams.
-constexpr size_t kShortQuery = 4;
-constexpr size_t kShortToken = 6;
+// kShortToken bytes with the same first byte, besides those sharing trigrams: a substitution
+// in the middle of a 3-byte token leaves it no trigram in common with the original ("mhm" and
+// "mnm" score 0.8), and longer tokens keep one.
+constexpr size_t kShortQuery = 3;
+constexpr size_t kShortToken = 4;
 // Query tokens beyond this many are scored but not used to find candidates (names with more
 // tokens than this are rare; the mask is one word).
 constexpr size_t kMaxMaskedTokens = 32;
@@ -176,6 +178,14 @@ SearchScratch& ThreadScratch() {
 // the number of letters the two tokens can match with counts capped at 2. Bits 52-59 hold the
 // length (255 for 255 or more); the top bit marks a token with a letter three or more times (or
 // a digit), for which the cap would undercount: no letter bound is taken from such signatures.
+// Bits set in x, without the libgcc call __builtin_popcountll makes without -mpopcnt.
+size_t PopCount(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<size_t>((x * 0x0101010101010101ULL) >> 56);
+}
+
 size_t SignatureLength(uint64_t sig) { return static_cast<size_t>(sig >> 52 & 0xff); }
 
 uint64_t LetterSignature(std::string_view token) {
@@ -204,7 +214,7 @@ double PairSimilarityBound(size_t a, uint64_t a_sig, size_t b, uint64_t b_sig, s
   size_t m = std::min(a, b);
   if (((a_sig | b_sig) >> 63) == 0) {
     constexpr uint64_t kLetters = (uint64_t{1} << 52) - 1;
-    m = std::min<size_t>(m, static_cast<size_t>(__builtin_popcountll(a_sig & b_sig & kLetters)));
+    m = std::min<size_t>(m, PopCount(a_sig & b_sig & kLetters));
   }
   if (m == 0) return 0.0;
   const double jaro = (static_cast<double>(m) / a + static_cast<double>(m) / b + 1.0) / 3.0;
@@ -244,7 +254,12 @@ struct WatchlistIndex::Data {
 
   std::vector<std::string> vocabulary;
   std::vector<std::string> vocabulary_keys;  // VowelInsensitiveKey of each token
-  std::vector<uint64_t> vocabulary_signatures;  // LetterSignature of each token
+  // Per token, read together before its bytes: LetterSignature and the first 4 bytes.
+  struct TokenHead {
+    uint64_t signature;
+    char first[4];
+  };
+  std::vector<TokenHead> vocabulary_heads;
   absl::flat_hash_map<std::string_view, uint32_t> token_ids;  // views into vocabulary
   Postings token_names;                                       // vocabulary id -> names
   // The same postings with each name's first tokens inline, so that a search bounds a name's
@@ -257,9 +272,7 @@ struct WatchlistIndex::Data {
   };
   std::vector<NameRef> name_refs;  // in token_names order
   Postings trigram_tokens;                                    // trigram bucket -> vocabulary ids
-  // Tokens of at most kShortToken bytes by first-letter class: a short query token compares
-  // with all of them, since one substitution can leave two short tokens no common trigram
-  // ("mhm" and "mnm" score 0.8).
+  // Tokens of at most kShortToken bytes by first byte (kShortQuery).
   std::vector<std::vector<uint32_t>> short_tokens{256};
 
   absl::flat_hash_map<std::string, std::vector<uint32_t>> key_tokens;  // key -> vocabulary ids
@@ -295,7 +308,7 @@ struct WatchlistIndex::Data {
 
   size_t Bytes() const {
     size_t b = names.capacity() * sizeof(Name) + name_tokens.capacity() * sizeof(uint32_t) +
-               vocabulary_signatures.capacity() * sizeof(uint64_t) +
+               vocabulary_heads.capacity() * sizeof(TokenHead) +
                token_names.bytes() + trigram_tokens.bytes() +
                name_refs.capacity() * sizeof(NameRef);
     auto str = [](const std::string& s) {
@@ -399,9 +412,11 @@ absl::StatusOr<std::shared_ptr<const WatchlistIndex>> WatchlistIndex::Build(
     const std::string& token = data->vocabulary[v];
     ForEachTrigram(token, [&](uint32_t bucket) { trigram_pairs.emplace_back(bucket, v); });
     data->vocabulary_keys.push_back(VowelInsensitiveKey(token));
-    data->vocabulary_signatures.push_back(LetterSignature(token));
+    Data::TokenHead head{LetterSignature(token), {0, 0, 0, 0}};
+    std::memcpy(head.first, token.data(), std::min<size_t>(token.size(), 4));
+    data->vocabulary_heads.push_back(head);
     if (token.size() <= kShortToken) {
-      data->short_tokens[static_cast<uint8_t>(FirstLetterClass(token))].push_back(v);
+      data->short_tokens[static_cast<uint8_t>(token[0])].push_back(v);
     }
     if (!data->vocabulary_keys.back().empty()) {
       data->key_tokens[data->vocabulary_keys.back()].push_back(v);
@@ -529,7 +544,7 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
     });
     const uint16_t needed = static_cast<uint16_t>(NeededTrigrams(trigrams));
     if (q.size() <= kShortQuery) {
-      for (uint32_t v : d.short_tokens[static_cast<uint8_t>(FirstLetterClass(q))]) {
+      for (uint32_t v : d.short_tokens[static_cast<uint8_t>(q[0])]) {
         if (s.token_stamp[v] != s.token_epoch) {
           s.token_stamp[v] = s.token_epoch;
           s.token_count[v] = needed;  // compared below, like a token sharing enough trigrams
@@ -541,11 +556,16 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
     }
     for (uint32_t v : s.touched_tokens) {
       if (s.token_count[v] < needed || v == exact) continue;
-      // Length and letters first (one word per token); the token's bytes only when they pass.
-      const uint64_t sig = d.vocabulary_signatures[v];
-      const size_t length = SignatureLength(sig);
-      if (length < 255 &&
-          PairSimilarityBound(q.size(), q_sig, length, sig, 4) < io.token_min_similarity) {
+      // Length, letters and common prefix first (16 bytes per token); the token's bytes only
+      // when they pass.
+      const Data::TokenHead& head = d.vocabulary_heads[v];
+      const size_t length = SignatureLength(head.signature);
+      size_t prefix = 0;
+      while (prefix < 4 && prefix < q.size() && prefix < length && q[prefix] == head.first[prefix]) {
+        ++prefix;
+      }
+      if (length < 255 && PairSimilarityBound(q.size(), q_sig, length, head.signature, prefix) <
+                              io.token_min_similarity) {
         continue;
       }
       const std::string& token = d.vocabulary[v];

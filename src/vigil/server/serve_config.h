@@ -39,7 +39,7 @@
 //   screening:                    # watchlist screening of every decision (docs/screening.md)
 //     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
 //     reload_seconds: 30          # check the lists for changes this often; 0: never
-//     min_score: 0.80             # hits below this score are not looked at
+//     min_score: 0.80             # optional: also find hits down to this score (for rules)
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -112,11 +112,12 @@ struct ServeScreeningConfig {
   // time) and, when changed, read again and swapped in; a list that no longer reads is logged
   // and the lists in force stay. 0: the lists load once, at start.
   std::chrono::seconds reload_interval{30};
-  // screening.min_score: hits below this score (and below the policy's screening review
-  // threshold, which always counts) are not reported, nor offered to rules as
-  // screening.hit_count; the policy's screening thresholds decide what a hit does. Lower finds
-  // more near misses at the cost of more candidates to score per payment.
-  double min_score = 0.80;
+  // screening.min_score: when above 0 and below the policy's screening review threshold, hits
+  // down to this score are also found and offered to rules (screening.hit_count,
+  // screening.max_score); 0: down to the review threshold only. The policy's screening
+  // thresholds decide what a hit does. Lower finds more near misses at the cost of more
+  // candidates to score per payment (at 0.80 about 5x the search time of 0.88 on OFAC SDN).
+  double min_score = 0;
 };
 
 struct ServeConfig {

@@ -224,7 +224,7 @@ screening:
   ASSERT_OK(defaults);
   EXPECT_TRUE(defaults->screening.lists.empty());
   EXPECT_EQ(defaults->screening.reload_interval, std::chrono::seconds(30));
-  EXPECT_EQ(defaults->screening.min_score, 0.80);
+  EXPECT_EQ(defaults->screening.min_score, 0);  // the policy's screening review threshold
 }
 
 TEST(ServeConfig, BadScreeningValuesNameTheirKey) {
