@@ -98,11 +98,12 @@ double TokenPairSimilarity(std::string_view query_token, std::string_view candid
   return PairScore(query_token, candidate_token);
 }
 
-double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
-                       absl::Span<const std::string_view> candidate_tokens) {
+double AlignedTokenSimilarity(absl::Span<const size_t> query_lengths,
+                              absl::Span<const size_t> candidate_lengths,
+                              absl::FunctionRef<double(size_t, size_t)> pair) {
   size_t query_length = 0, candidate_length = 0;
-  for (std::string_view q : query_tokens) query_length += q.size();
-  for (std::string_view c : candidate_tokens) candidate_length += c.size();
+  for (size_t q : query_lengths) query_length += q;
+  for (size_t c : candidate_lengths) candidate_length += c;
   if (query_length == 0 || candidate_length == 0) return 0.0;
 
   // Names have a handful of tokens: pairs and used-flags live on the stack up to 64 pairs and
@@ -111,20 +112,19 @@ double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
   std::array<ScoredPair, kInlinePairs> inline_pairs;
   std::vector<ScoredPair> heap_pairs;
   ScoredPair* pairs = inline_pairs.data();
-  const size_t max_pairs = query_tokens.size() * candidate_tokens.size();
+  const size_t max_pairs = query_lengths.size() * candidate_lengths.size();
   if (max_pairs > kInlinePairs) {
     heap_pairs.resize(max_pairs);
     pairs = heap_pairs.data();
   }
   size_t n = 0;
-  for (unsigned i = 0; i < query_tokens.size(); ++i) {
-    const std::string_view q = query_tokens[i];
-    if (q.empty()) continue;
-    const char q_class = PhoneticClass(q);
-    for (unsigned j = 0; j < candidate_tokens.size(); ++j) {
-      const std::string_view c = candidate_tokens[j];
-      if (c.empty() || PhoneticClass(c) != q_class) continue;
-      pairs[n++] = {PairScore(q, c), i, j};
+  for (unsigned i = 0; i < query_lengths.size(); ++i) {
+    if (query_lengths[i] == 0) continue;
+    for (unsigned j = 0; j < candidate_lengths.size(); ++j) {
+      if (candidate_lengths[j] == 0) continue;
+      const double score = pair(i, j);
+      if (score < 0) continue;  // different phonetic classes: never paired
+      pairs[n++] = {score, i, j};
     }
   }
   // Stable, so that equal scores keep (query, candidate) index order.
@@ -132,11 +132,11 @@ double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
                    [](const ScoredPair& x, const ScoredPair& y) { return x.score > y.score; });
 
   std::vector<bool> query_used, candidate_used;
-  const bool small = query_tokens.size() <= 64 && candidate_tokens.size() <= 64;
+  const bool small = query_lengths.size() <= 64 && candidate_lengths.size() <= 64;
   uint64_t query_mask = 0, candidate_mask = 0;
   if (!small) {
-    query_used.resize(query_tokens.size());
-    candidate_used.resize(candidate_tokens.size());
+    query_used.resize(query_lengths.size());
+    candidate_used.resize(candidate_lengths.size());
   }
   double weighted_sum = 0.0;
   size_t matched_candidate_length = 0;
@@ -152,14 +152,39 @@ double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
       query_used[p.query] = true;
       candidate_used[p.candidate] = true;
     }
-    const size_t c_size = candidate_tokens[p.candidate].size();
-    weighted_sum += p.score * static_cast<double>(query_tokens[p.query].size() + c_size);
+    const size_t c_size = candidate_lengths[p.candidate];
+    weighted_sum += p.score * static_cast<double>(query_lengths[p.query] + c_size);
     matched_candidate_length += c_size;
   }
   const double mean = weighted_sum / static_cast<double>(query_length + matched_candidate_length);
   const double matched_fraction =
       static_cast<double>(matched_candidate_length) / static_cast<double>(candidate_length);
   return mean * (1.0 - (1.0 - matched_fraction) * kUnmatchedCandidateWeight);
+}
+
+double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
+                       absl::Span<const std::string_view> candidate_tokens) {
+  constexpr size_t kInline = 16;
+  std::array<size_t, kInline> q_inline, c_inline;
+  std::vector<size_t> q_heap, c_heap;
+  size_t* q_lengths = q_inline.data();
+  size_t* c_lengths = c_inline.data();
+  if (query_tokens.size() > kInline) {
+    q_heap.resize(query_tokens.size());
+    q_lengths = q_heap.data();
+  }
+  if (candidate_tokens.size() > kInline) {
+    c_heap.resize(candidate_tokens.size());
+    c_lengths = c_heap.data();
+  }
+  for (size_t i = 0; i < query_tokens.size(); ++i) q_lengths[i] = query_tokens[i].size();
+  for (size_t j = 0; j < candidate_tokens.size(); ++j) c_lengths[j] = candidate_tokens[j].size();
+  return AlignedTokenSimilarity(
+      absl::MakeConstSpan(q_lengths, query_tokens.size()),
+      absl::MakeConstSpan(c_lengths, candidate_tokens.size()), [&](size_t i, size_t j) {
+        const std::string_view q = query_tokens[i], c = candidate_tokens[j];
+        return PhoneticClass(q) == PhoneticClass(c) ? PairScore(q, c) : -1.0;
+      });
 }
 
 }  // namespace vigil::screening

@@ -29,9 +29,11 @@
 #ifndef VIGIL_SCREENING_NAME_SIMILARITY_H_
 #define VIGIL_SCREENING_NAME_SIMILARITY_H_
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 
 namespace vigil::screening {
@@ -50,6 +52,14 @@ double TokenSimilarity(absl::Span<const std::string_view> query_tokens,
 // different phonetic classes (they are never paired). TokenSimilarity of two one-token names
 // is this value, times the 15% factor when the candidate's token is left unmatched.
 double TokenPairSimilarity(std::string_view query_token, std::string_view candidate_token);
+
+// TokenSimilarity from the tokens' lengths and their pair scores: pair(i, j) must return
+// TokenPairSimilarity(query token i, candidate token j), or a negative value when the two are
+// in different phonetic classes (never paired); it is not called for empty tokens. For callers
+// that know pair scores already (a search caches them across candidates).
+double AlignedTokenSimilarity(absl::Span<const size_t> query_lengths,
+                              absl::Span<const size_t> candidate_lengths,
+                              absl::FunctionRef<double(size_t, size_t)> pair);
 
 // The phonetic class of a token's first byte (step 1), as a byte ('A' for vowels and y, 'B' for
 // b f p v, ...); 0 for an empty token. Tokens of different classes are never paired.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -119,11 +120,27 @@ struct SearchScratch {
   std::vector<float> best;                           // per query token, for one name
   std::vector<float> weights;                        // per query token: its share of the bytes
   std::vector<std::string_view> candidate_tokens, candidate_keys;
+  std::vector<size_t> query_lengths, candidate_lengths;
+
+  // Pair scores of the first kCachedTokens query tokens against vocabulary tokens, for one
+  // search: NaN until computed; -1 for tokens in different phonetic classes.
+  static constexpr size_t kCachedTokens = 8;
+  std::vector<uint32_t> pair_stamp;  // per vocabulary token: search_epoch of its cached scores
+  std::vector<double> pair_cache;    // kCachedTokens per vocabulary token
+  double* CachedPairs(uint32_t v) {
+    double* row = pair_cache.data() + static_cast<size_t>(v) * kCachedTokens;
+    if (pair_stamp[v] != search_epoch) {
+      pair_stamp[v] = search_epoch;
+      std::fill(row, row + kCachedTokens, std::numeric_limits<double>::quiet_NaN());
+    }
+    return row;
+  }
   std::vector<WatchlistMatch> matches;
 
   void Begin(size_t vocabulary, size_t name_count) {
     if (++search_epoch == 0) {  // wrapped: forget every stamp
       std::fill(answer_stamp.begin(), answer_stamp.end(), 0);
+      std::fill(pair_stamp.begin(), pair_stamp.end(), 0);
       search_epoch = 1;
     }
     if (token_stamp.size() < vocabulary) {
@@ -131,6 +148,8 @@ struct SearchScratch {
       token_count.resize(vocabulary, 0);
       answer_stamp.resize(vocabulary, 0);
       answer_head.resize(vocabulary, 0);
+      pair_stamp.resize(vocabulary, 0);
+      pair_cache.resize(vocabulary * kCachedTokens);
     }
     if (touched_bits.size() < (name_count + 63) / 64) touched_bits.resize((name_count + 63) / 64, 0);
     touched_names.clear();
@@ -289,11 +308,28 @@ struct WatchlistIndex::Data {
                absl::Span<const std::string_view> q_keys, const std::string& q_whole,
                SearchScratch& s) const {
     const Name& name = names[n];
-    s.candidate_tokens.clear();
+    const uint32_t* tokens = name_tokens.data() + name.token_begin;
+    s.query_lengths.resize(q_tokens.size());
+    for (size_t i = 0; i < q_tokens.size(); ++i) s.query_lengths[i] = q_tokens[i].size();
+    s.candidate_lengths.resize(name.token_count);
     for (uint32_t k = 0; k < name.token_count; ++k) {
-      s.candidate_tokens.push_back(vocabulary[name_tokens[name.token_begin + k]]);
+      s.candidate_lengths[k] = SignatureLength(vocabulary_heads[tokens[k]].signature);
+      if (s.candidate_lengths[k] == 255) s.candidate_lengths[k] = vocabulary[tokens[k]].size();
     }
-    double score = TokenSimilarity(q_tokens, s.candidate_tokens);
+    // Pair scores are cached per (query token, vocabulary token) for the whole search: the
+    // candidates of one query share most of their tokens.
+    double score = AlignedTokenSimilarity(s.query_lengths, s.candidate_lengths,
+                                          [&](size_t i, size_t k) -> double {
+      const uint32_t v = tokens[k];
+      double* cached = i < SearchScratch::kCachedTokens ? &s.CachedPairs(v)[i] : nullptr;
+      if (cached != nullptr && !std::isnan(*cached)) return *cached;
+      const std::string_view q = q_tokens[i];
+      const std::string& c = vocabulary[v];
+      const double pair =
+          FirstLetterClass(q) == FirstLetterClass(c) ? TokenPairSimilarity(q, c) : -1.0;
+      if (cached != nullptr) *cached = pair;
+      return pair;
+    });
     if (query.vowels_uncertain || name.vowels_uncertain) {
       s.candidate_keys.clear();
       for (uint32_t k = 0; k < name.token_count; ++k) {
@@ -483,6 +519,7 @@ void WatchlistIndex::ScanName(const NormalizedName& query, const SearchOptions& 
   if (query.tokens.empty()) return;
   const Data& d = *data_;
   SearchScratch& s = ThreadScratch();
+  s.Begin(d.vocabulary.size(), d.names.size());  // a new epoch: no pair score of another query
   std::vector<std::string_view> q_tokens(query.tokens.begin(), query.tokens.end());
   std::vector<std::string> q_key_strings;
   for (const std::string& t : query.tokens) q_key_strings.push_back(VowelInsensitiveKey(t));
