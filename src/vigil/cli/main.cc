@@ -12,6 +12,7 @@
 #include "vigil/cli/model_command.h"
 #include "vigil/cli/parse_command.h"
 #include "vigil/cli/screen_command.h"
+#include "vigil/cli/token_command.h"
 #include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
 #include "vigil/cli/serve_command.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
                                    AddScreenCommand(vigil),
                                    AddPolicyCommand(vigil),
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
+                                   AddTokenCommand(vigil),
                                    AddBenchCommand(vigil), AddDriftCommand(vigil),
                                    AddAuditCommand(vigil)};
   try {
