@@ -1,6 +1,7 @@
 #include "vigil/audit/signing_key.h"
 
 #include <openssl/err.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -81,9 +82,11 @@ class SigningKeyTest : public ::testing::Test {
 
   std::string Path(std::string_view name) const { return absl::StrCat(dir_, "/", ToAbsl(name)); }
 
+  // Private to the owner, as key files must be (LogSigner::FromPemFile refuses others).
   std::string Write(std::string_view name, std::string_view bytes) const {
     const std::string path = Path(name);
     std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+    ::chmod(path.c_str(), 0600);
     return path;
   }
 
@@ -634,6 +637,24 @@ TEST(SigningKey, ConcurrentSignAndVerify) {
     for (std::thread& thread : threads) thread.join();
     EXPECT_EQ(failures.load(), 0);
   }
+}
+
+TEST_F(SigningKeyTest, RefusesAPrivateKeyFileOthersMayReadOrReplace) {
+  const std::string key = Path("open.pem");
+  ASSERT_TRUE(OpensslOk({"genpkey", "-algorithm", "ed25519", "-out", key}));
+  for (const mode_t mode : {0640, 0604, 0620}) {
+    ::chmod(key.c_str(), mode);
+    EXPECT_THAT(LogSigner::FromPemFile(key).status(),
+                StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("chmod 600")))
+        << std::oct << mode;
+  }
+  ::chmod(key.c_str(), 0600);
+  EXPECT_OK(LogSigner::FromPemFile(key).status());
+  // A public key may be read by anyone.
+  const std::string public_key = Path("open.pub.pem");
+  ASSERT_TRUE(OpensslOk({"pkey", "-in", key, "-pubout", "-out", public_key}));
+  ::chmod(public_key.c_str(), 0644);
+  EXPECT_OK(LogVerifier::FromPemFile(public_key).status());
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
   EXPECT_EQ(by_default->key_id(), first->key_id());
   const std::string other = dir_ + "/other.pem";
   { std::ofstream(other) << *audit::GeneratePrivateKeyPem(audit::SignatureAlgorithm::kSm2); }
+  ::chmod(other.c_str(), 0600);  // key files are private to their owner
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> configured,
                        DataDirSigningKey(other, dir_, &created));
   EXPECT_FALSE(created);
