@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/screening/consolidated_screening_list.h"
 #include "vigil/screening/ofac_sdn.h"
 #include "vigil/screening/watchlist_file.h"
 
@@ -185,9 +187,18 @@ TransactionScreening ScreeningLists::ScreenTransaction(const Transaction& tx,
   return result;
 }
 
+// The CSL's header names source, name and alt_names; vigil's list files have none of them.
+bool IsConsolidatedScreeningList(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string first;
+  return in && std::getline(in, first) && LooksLikeConsolidatedScreeningList(first);
+}
+
 absl::StatusOr<std::shared_ptr<const Watchlist>> LoadWatchlistSource(const std::string& path) {
-  absl::StatusOr<Watchlist> list =
-      IsDirectory(path) ? LoadOfacSdn(path) : LoadWatchlistFile(path);
+  absl::StatusOr<Watchlist> list = IsDirectory(path) ? LoadOfacSdn(path)
+                                   : IsConsolidatedScreeningList(path)
+                                       ? LoadConsolidatedScreeningList(path)
+                                       : LoadWatchlistFile(path);
   if (!list.ok()) {
     return absl::Status(list.status().code(),
                         absl::StrCat("screening list '", path, "': ", list.status().message()));

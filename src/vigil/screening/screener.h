@@ -93,7 +93,8 @@ class ScreeningLists {
   std::vector<std::string> versions_;
 };
 
-// Reads one list source: a folder holding OFAC's sdn.csv (LoadOfacSdn), else a list file in
+// Reads one list source: a folder holding OFAC's sdn.csv (LoadOfacSdn); a CSV file whose header
+// is the US Consolidated Screening List's (LoadConsolidatedScreeningList); else a list file in
 // vigil's format (LoadWatchlistFile).
 absl::StatusOr<std::shared_ptr<const Watchlist>> LoadWatchlistSource(const std::string& path);
 
