@@ -251,7 +251,8 @@ absl::StatusOr<Watchlist> LoadOfacSdnFromStrings(std::string_view sdn, std::stri
     entries[i].identifiers = ParseOfacRemarksIdentifiers(remarks[i]);
   }
 
-  std::string manifest = absl::StrCat(ManifestLine(sdn, "sdn.csv"), ManifestLine(alt, "alt.csv"));
+  std::string manifest = ManifestLine(sdn, "sdn.csv");
+  if (!alt.empty()) manifest += ManifestLine(alt, "alt.csv");
   if (!add.empty()) manifest += ManifestLine(add, "add.csv");
   if (!comments.empty()) manifest += ManifestLine(comments, "sdn_comments.csv");
   return Watchlist::Create(std::string(kOfacSdnListName), ContentVersion(manifest),
@@ -260,8 +261,12 @@ absl::StatusOr<Watchlist> LoadOfacSdnFromStrings(std::string_view sdn, std::stri
 
 absl::StatusOr<Watchlist> LoadOfacSdn(const std::string& dir) {
   VIGIL_ASSIGN_OR_RETURN(const std::string sdn, ReadFile(dir + "/sdn.csv"));
-  VIGIL_ASSIGN_OR_RETURN(const std::string alt, ReadFile(dir + "/alt.csv"));
-  std::string add, comments;
+  // alt.csv, add.csv and sdn_comments.csv may be absent (an extract of the list); an empty
+  // one is taken as absent.
+  std::string alt, add, comments;
+  if (std::ifstream(dir + "/alt.csv", std::ios::binary)) {
+    VIGIL_ASSIGN_OR_RETURN(alt, ReadFile(dir + "/alt.csv"));
+  }
   if (std::ifstream(dir + "/add.csv", std::ios::binary)) {
     VIGIL_ASSIGN_OR_RETURN(add, ReadFile(dir + "/add.csv"));
   }

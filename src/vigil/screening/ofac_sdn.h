@@ -34,18 +34,18 @@ namespace vigil::screening {
 // Name of the Watchlist and list of every entry LoadOfacSdn returns.
 inline constexpr std::string_view kOfacSdnListName = "OFAC SDN";
 
-// Reads dir/sdn.csv and dir/alt.csv (required), dir/add.csv (addresses: the entries'
-// countries) and dir/sdn_comments.csv, each if present and not empty. kNotFound names a
-// required file that cannot be opened.
+// Reads dir/sdn.csv (required), and dir/alt.csv (aliases), dir/add.csv (addresses: the
+// entries' countries) and dir/sdn_comments.csv, each if present and not empty. kNotFound when
+// sdn.csv cannot be opened.
 //
 // version() is ContentVersion() of the sha256sum-style manifest of the files read, in that
-// order: "<sha256 hex>  sdn.csv\n<sha256 hex>  alt.csv\n", then, for each of add.csv and
-// sdn_comments.csv that was read, "<sha256 hex>  <file>\n"; so it equals, with "sha256:"
-// before it, the output of `sha256sum sdn.csv alt.csv [add.csv] [sdn_comments.csv] |
-// sha256sum` run in dir.
+// order: "<sha256 hex>  sdn.csv\n", then, for each of alt.csv, add.csv and sdn_comments.csv
+// that was read, "<sha256 hex>  <file>\n"; so it equals, with "sha256:" before it, the output
+// of `sha256sum sdn.csv [alt.csv] [add.csv] [sdn_comments.csv] | sha256sum` run in dir.
 absl::StatusOr<Watchlist> LoadOfacSdn(const std::string& dir);
 
-// The same from the files' contents; an empty "add" or "comments" is taken as no such file.
+// The same from the files' contents; an empty "alt", "add" or "comments" is taken as no such
+// file.
 absl::StatusOr<Watchlist> LoadOfacSdnFromStrings(std::string_view sdn, std::string_view alt,
                                                  std::string_view add,
                                                  std::string_view comments = {});

@@ -1,9 +1,13 @@
 #include "vigil/screening/ofac_sdn.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/common/sha256.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
@@ -167,6 +171,22 @@ TEST(OfacSdnTest, ErrorsNameFileLineAndField) {
                        HasSubstr("sdn.csv:2: field 2: quoted field not terminated")));
   EXPECT_THAT(LoadOfacSdn("/nonexistent-dir"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("/nonexistent-dir/sdn.csv")));
+}
+
+// An extract of the list may come as sdn.csv alone: entries without aliases or countries, and
+// a version over the one file.
+TEST(OfacSdn, AFolderWithSdnCsvAloneLoads) {
+  const std::string dir = ::testing::TempDir() + "/sdn_only";
+  std::filesystem::create_directories(dir);
+  const std::string sdn = "306,\"BANCO NACIONAL DE CUBA\",-0- ,\"CUBA\",-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,-0- ,\"a.k.a. 'BNC'.\"\n";
+  std::ofstream(dir + "/sdn.csv", std::ios::binary) << sdn;
+  ASSERT_OK_AND_ASSIGN(const Watchlist list, LoadOfacSdn(dir));
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list.entries()[0].name, "BANCO NACIONAL DE CUBA");
+  EXPECT_TRUE(list.entries()[0].aliases.empty());
+  EXPECT_EQ(list.version(),
+            ContentVersion(absl::StrCat(vigil::Sha256Hex(sdn), "  sdn.csv\n")));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
