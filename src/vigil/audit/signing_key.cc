@@ -7,7 +7,6 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -16,7 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "vigil/common/private_file.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
@@ -367,12 +366,7 @@ absl::StatusOr<std::unique_ptr<LogSigner>> LogSigner::FromPem(std::string_view p
 
 absl::StatusOr<std::unique_ptr<LogSigner>> LogSigner::FromPemFile(const std::string& path) {
   // A signing key that other accounts can read or replace signs nothing trustworthy.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%saccessible to its group or others (mode %03o): chmod 600 it", Prefix(path),
-        static_cast<unsigned>(st.st_mode & 0777)));
-  }
+  VIGIL_RETURN_IF_ERROR(CheckOwnerOnly(path, "audit key"));
   VIGIL_ASSIGN_OR_RETURN(const std::string pem, ReadPemFile(path));
   return FromPem(pem, path);
 }

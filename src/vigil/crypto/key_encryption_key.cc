@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "vigil/common/private_file.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/string_view.h"
 
@@ -44,11 +44,8 @@ absl::StatusOr<std::string> ReadKeyFile(const std::string& path, bool require_pr
   if (::stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat("key file '", path, "' cannot be read"));
   }
-  if (require_private && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrFormat("private key file '%s' is accessible to its group or others (mode %03o): "
-                        "chmod 600 it",
-                        path, static_cast<unsigned>(st.st_mode & 0777)));
+  if (require_private) {
+    if (absl::Status s = CheckOwnerOnly(path, "private key file"); !s.ok()) return s;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("key file '", path, "' cannot be read"));

@@ -1,9 +1,7 @@
 #include "vigil/screening/consolidated_screening_list.h"
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,12 +110,9 @@ absl::StatusOr<Watchlist> ParseConsolidatedScreeningList(std::string_view text, 
 }
 
 absl::StatusOr<Watchlist> LoadConsolidatedScreeningList(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open list file '", path, "'"));
-  std::ostringstream s;
-  s << in.rdbuf();
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadListFile(path, "list file"));
   const size_t slash = path.find_last_of('/');
-  return ParseConsolidatedScreeningList(s.str(),
+  return ParseConsolidatedScreeningList(text,
                                         slash == std::string::npos ? path : path.substr(slash + 1));
 }
 

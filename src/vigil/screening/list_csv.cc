@@ -1,9 +1,12 @@
 #include "vigil/screening/list_csv.h"
 
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/common/string_view.h"
 
 namespace vigil::screening {
 
@@ -66,6 +69,19 @@ absl::StatusOr<bool> CsvRecordReader::Next(std::vector<std::string>* fields) {
     ++next_line_;
   }
   return true;
+}
+
+absl::StatusOr<std::string> ReadListFile(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", ToAbsl(what), " '", path, "'"));
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) {
+    return absl::DataLossError(absl::StrCat("cannot read ", ToAbsl(what), " '", path, "'"));
+  }
+  return std::move(s).str();
 }
 
 }  // namespace vigil::screening

@@ -40,6 +40,10 @@ class CsvRecordReader {
   int64_t record_line_ = 0;
 };
 
+// The bytes of a list file; kNotFound "cannot open <what> '<path>'" or kDataLoss when it
+// cannot be read. Lists are read whole: their version is the hash of these bytes.
+absl::StatusOr<std::string> ReadListFile(const std::string& path, std::string_view what);
+
 }  // namespace vigil::screening
 
 #endif  // VIGIL_SCREENING_LIST_CSV_H_

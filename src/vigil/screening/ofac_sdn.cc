@@ -100,12 +100,7 @@ std::string ManifestLine(std::string_view bytes, const char* file) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open OFAC SDN file '", path, "'"));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read OFAC SDN file '", path, "'"));
-  return std::move(s).str();
+  return ReadListFile(path, "OFAC SDN file");
 }
 
 }  // namespace

@@ -300,12 +300,7 @@ absl::StatusOr<Watchlist> ParseWatchlist(std::string_view content, std::string n
 }
 
 absl::StatusOr<Watchlist> LoadWatchlistFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open list file '", path, "'"));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read list file '", path, "'"));
-  const std::string content = std::move(s).str();
+  VIGIL_ASSIGN_OR_RETURN(const std::string content, ReadListFile(path, "list file"));
   const size_t slash = path.find_last_of('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   return ParseWatchlist(content, std::move(name), path);

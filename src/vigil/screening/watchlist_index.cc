@@ -119,7 +119,8 @@ struct SearchScratch {
   std::vector<std::vector<uint32_t>> answered_lists;  // per query token: answering vocabulary
   std::vector<float> best;                           // per query token, for one name
   std::vector<float> weights;                        // per query token: its share of the bytes
-  std::vector<std::string_view> candidate_tokens, candidate_keys;
+  std::vector<std::string_view> query_tokens, candidate_keys;
+  std::vector<uint32_t> order;  // query tokens by postings, most first
   std::vector<size_t> query_lengths, candidate_lengths;
 
   // Pair scores of the first kCachedTokens query tokens against vocabulary tokens, for one
@@ -297,6 +298,7 @@ struct WatchlistIndex::Data {
   absl::flat_hash_map<std::string, std::vector<uint32_t>> key_tokens;  // key -> vocabulary ids
   // key -> the vowel-uncertain names holding a token with that key
   absl::flat_hash_map<std::string, std::vector<uint32_t>> uncertain_key_names;
+  bool has_uncertain_names = false;  // some name came from a vowel-uncertain script
   absl::flat_hash_map<std::string, std::vector<uint32_t>> whole_keys;  // whole key -> names
   std::vector<std::string> name_whole_keys;                            // per name
 
@@ -462,6 +464,7 @@ absl::StatusOr<std::shared_ptr<const WatchlistIndex>> WatchlistIndex::Build(
   for (uint32_t n = 0; n < data->names.size(); ++n) {
     const Data::Name& name = data->names[n];
     if (!name.vowels_uncertain) continue;
+    data->has_uncertain_names = true;
     for (uint32_t k = 0; k < name.token_count; ++k) {
       const std::string& key = data->vocabulary_keys[data->name_tokens[name.token_begin + k]];
       if (key.empty()) continue;
@@ -546,7 +549,8 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
   s.Begin(d.vocabulary.size(), d.names.size());
 
   const size_t masked = std::min(query.tokens.size(), kMaxMaskedTokens);
-  std::vector<std::string_view> q_tokens(query.tokens.begin(), query.tokens.end());
+  s.query_tokens.assign(query.tokens.begin(), query.tokens.end());
+  const std::vector<std::string_view>& q_tokens = s.query_tokens;
   size_t query_bytes = 0;
   for (const std::string& t : query.tokens) query_bytes += t.size();
 
@@ -624,7 +628,8 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
   // name answering only those cannot be a candidate, so their postings are not walked: only
   // the remaining ("essential") tokens' postings are (max-score pruning, as in search engines).
   const double least = options.min_score - io.coverage_slack;
-  std::vector<uint32_t> order(masked);
+  std::vector<uint32_t>& order = s.order;
+  order.resize(masked);
   for (uint32_t i = 0; i < masked; ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
             [&](uint32_t a, uint32_t b) { return s.volume[a] > s.volume[b]; });
@@ -688,17 +693,21 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
       }
     }
   }
-  // Step 2, vowel-insensitive: names sharing a token's key, or the whole name's key.
+  // Step 2, vowel-insensitive: names sharing a token's key, or the whole name's key. A Latin
+  // query meets only the names that came from such scripts, a query from one meets every name
+  // holding the key; a Latin query against a list without such names skips the step (and its
+  // allocations) entirely.
   std::vector<std::string> q_key_strings;
   std::vector<std::string_view> q_keys;
   std::string q_whole;
-  q_key_strings.reserve(query.tokens.size());
-  for (const std::string& t : query.tokens) q_key_strings.push_back(VowelInsensitiveKey(t));
-  q_keys.assign(q_key_strings.begin(), q_key_strings.end());
-  q_whole = WholeKey(query.tokens);
-  // A Latin query meets only the names that came from such scripts; a query from one meets
-  // every name holding the key.
-  for (size_t i = 0; i < masked; ++i) {
+  const bool by_keys = query.vowels_uncertain || d.has_uncertain_names;
+  if (by_keys) {
+    q_key_strings.reserve(query.tokens.size());
+    for (const std::string& t : query.tokens) q_key_strings.push_back(VowelInsensitiveKey(t));
+    q_keys.assign(q_key_strings.begin(), q_key_strings.end());
+    q_whole = WholeKey(query.tokens);
+  }
+  for (size_t i = 0; by_keys && i < masked; ++i) {
     if (q_keys[i].empty()) continue;
     if (query.vowels_uncertain) {
       auto it = d.key_tokens.find(q_key_strings[i]);

@@ -13,10 +13,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/private_file.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
@@ -114,11 +114,7 @@ absl::StatusOr<AccessTokens> AccessTokens::Open(const std::string& data_dir) {
   AccessTokens out;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return out;
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "'%s' is accessible to its group or others (mode %03o): chmod 600 it", path,
-        static_cast<unsigned>(st.st_mode & 0777)));
-  }
+  VIGIL_RETURN_IF_ERROR(CheckOwnerOnly(path, "token file"));
   std::ifstream in(path);
   if (!in) return absl::UnavailableError(absl::StrCat("cannot read '", path, "'"));
   std::string line;

@@ -116,7 +116,8 @@ struct ServeScreeningConfig {
   // down to this score are also found and offered to rules (screening.hit_count,
   // screening.max_score); 0: down to the review threshold only. The policy's screening
   // thresholds decide what a hit does. Lower finds more near misses at the cost of more
-  // candidates to score per payment (at 0.80 about 5x the search time of 0.88 on OFAC SDN).
+  // candidates to score per payment (at 0.80 about 3x the search time of 0.88 on OFAC SDN:
+  // docs/benchmarks.md).
   double min_score = 0;
 };
 

@@ -1,5 +1,6 @@
-// Helpers shared by the server's integration tests (TESTONLY): reading one series from the
-// Prometheus text, and polling for what a background thread makes true.
+// Helpers shared by the server's integration tests (TESTONLY): the configuration they start
+// from, reading one series from the Prometheus text, and polling for what a background thread
+// makes true.
 #ifndef VIGIL_SERVER_TESTING_SERVER_UTIL_H_
 #define VIGIL_SERVER_TESTING_SERVER_UTIL_H_
 
@@ -12,8 +13,26 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "vigil/server/serve_config.h"
+#include "vigil/testing/testdata.h"
 
 namespace vigil::testing {
+
+// A server on a free loopback port with its data and log under "dir", the test model, the
+// default policy and the repository's lists and FX rates; tests set the rest.
+inline ServeConfig TestServeConfig(const std::string& dir) {
+  const std::string source = SourceDir();
+  ServeConfig config;
+  config.host = "127.0.0.1";
+  config.port = 0;
+  config.data_dir = dir + "/data";
+  config.model = TestDataPath("models/serve_model.json");
+  config.policy = source + "/policies/default.yaml";
+  config.lists = source + "/policies/lists";
+  config.fx_rates = source + "/data/fx_rates.csv";
+  config.log_path = dir + "/serve.log";
+  return config;
+}
 
 // The value of one series ("name{labels}") in Prometheus text; NaN when absent.
 inline double MetricValue(const std::string& text, const std::string& series) {

@@ -100,15 +100,7 @@ class VigilServerDriftTest : public ::testing::Test {
                         getpid());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    const std::string source = testing::SourceDir();
-    config_.host = "127.0.0.1";
-    config_.port = 0;
-    config_.data_dir = dir_ + "/data";
-    config_.model = testing::TestDataPath("models/serve_model.json");
-    config_.policy = source + "/policies/default.yaml";
-    config_.lists = source + "/policies/lists";
-    config_.fx_rates = source + "/data/fx_rates.csv";
-    config_.log_path = dir_ + "/serve.log";
+    config_ = testing::TestServeConfig(dir_);
     config_.worker_threads = 4;
     config_.worker_queue = 64;
     config_.score_budget = Millis(2000);
