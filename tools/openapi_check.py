@@ -12,7 +12,9 @@
 2. `vigil serve --routes` lists exactly the spec's operations.
 3. A real server (`vigil model add` first, then `vigil serve --listen 127.0.0.1:0` on a fresh
    data directory, with drift monitoring over a small reference profile written here, freeze
-   off so that no decision depends on it): every request below is sent with http.client, and
+   off so that no decision depends on it; plain HTTP with `--plaintext`, and bearer tokens of
+   each role made by `vigil token create`, the admin's sent unless a check says otherwise):
+   every request below is sent with http.client, and
    every answer's status, headers, content type and body are checked against what the spec
    says for that route and status; then SIGTERM, and the server must exit 0.
 
@@ -672,6 +674,7 @@ class Live:
         self.fails = fails
         self.tmp = tempfile.mkdtemp(prefix="vigil-openapi-check-")
         self.data_dir = os.path.join(self.tmp, "data")
+        self.tokens = {}  # role -> bearer token (vigil token create)
         os.makedirs(self.data_dir)
         self.proc = None
         self.port = None
@@ -727,13 +730,31 @@ class Live:
         with open(self.profile_path, "w", encoding="utf-8") as f:
             json.dump(profile, f)
 
+    def create_token(self, role):
+        where = f"vigil token create --role {role}"
+        cmd = [self.args.vigil, "token", "create", "--data-dir", self.data_dir, "--role", role,
+               "--description", "openapi_check"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.fails.add(where, f"could not run: {e}")
+            return None
+        token = p.stdout.decode("utf-8", "replace").strip()
+        if p.returncode != 0 or not re.fullmatch(r"vgl_[0-9a-f]{16}_[A-Za-z0-9_-]{43}", token):
+            self.fails.add(where, f"exit status {p.returncode}, expected one token line; got "
+                           f"{snippet(p.stdout)} {snippet(p.stderr)}")
+            return None
+        return token
+
     def start(self):
         self.write_profile()
+        self.tokens = {role: self.create_token(role)
+                       for role in ("admin", "scorer", "policy-admin", "auditor")}
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.args.policy,
                "--fx-rates", self.args.fx_rates, "--drift-profile", self.profile_path,
                "--drift-freeze", "false", "--drift-min-rows", "1",
-               "--drift-short-window", "60/60"]
+               "--drift-short-window", "60/60", "--plaintext"]
         where = "vigil serve"
         self.stderr_file = open(self.stderr_path, "wb")
         try:
@@ -825,16 +846,20 @@ class Live:
 
     # -- HTTP --------------------------------------------------------------------------------
 
-    def send(self, label, method, path, body=None, headers=None):
+    def send(self, label, method, path, body=None, headers=None, token="admin"):
+        """token: the role whose bearer token is sent (None: no Authorization header)."""
         if self.proc is not None and self.proc.poll() is not None:
             self.fails.add(label, f"not sent: the server exited with status "
                            f"{self.proc.returncode}")
             return None
         if isinstance(body, str):
             body = body.encode("utf-8")
+        headers = dict(headers or {})
+        if token is not None and self.tokens.get(token) and "Authorization" not in headers:
+            headers["Authorization"] = f"Bearer {self.tokens[token]}"
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT_S)
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers)
             r = conn.getresponse()
             resp = Response(r.status, r.headers, r.read())
         except (OSError, http.client.HTTPException) as e:
@@ -1019,6 +1044,7 @@ class Live:
         self.scenario("drift", self.t_drift)
         self.scenario("metrics", self.t_metrics)
         self.scenario("payment messages", self.t_payment_messages)
+        self.scenario("access", self.t_access)
 
     def scenario(self, name, fn):
         try:
@@ -1418,6 +1444,45 @@ class Live:
             self.fails.expect("# TYPE" in text, label, "no '# TYPE' line: not Prometheus text")
             self.fails.expect("vigil_drift_severity{" in text, label,
                               "no vigil_drift_severity series while drift is on")
+
+
+    def t_access(self):
+        """401 without or with a bad credential, 403 for a role that may not, on every route."""
+        routes = [("POST", "/v1/score", "scorer"), ("POST", "/v1/score/batch", "scorer"),
+                  ("POST", "/v1/policy/ingest", "policy-admin"),
+                  ("POST", "/v1/engine/activate", "policy-admin"),
+                  ("GET", "/v1/drift", "auditor"), ("GET", "/v1/audit/verify", "auditor"),
+                  ("GET", "/metrics", None)]
+        bad = "vgl_0123456789abcdef_" + "A" * 43
+        for method, path, role in routes:
+            label = f"{method} {path} (no credential)"
+            r = self.send(label, method, path, body=b"{}" if method == "POST" else None,
+                          headers={"Content-Type": "application/json"}, token=None)
+            body = self.check(label, r, 401, method, path)
+            if isinstance(body, dict):
+                self.fails.expect(body["error"]["code"] == "unauthenticated", label,
+                                  f"code {body['error']['code']!r}")
+            label = f"{method} {path} (unknown token)"
+            r = self.send(label, method, path, body=b"{}" if method == "POST" else None,
+                          headers={"Content-Type": "application/json",
+                                   "Authorization": f"Bearer {bad}"})
+            self.check(label, r, 401, method, path)
+            if r is not None:
+                self.fails.expect(bad[21:] not in r.body.decode("utf-8", "replace"), label,
+                                  "the answer repeats the token")
+            if role is None:
+                continue
+            other = "auditor" if role != "auditor" else "scorer"
+            label = f"{method} {path} ({other} token)"
+            r = self.send(label, method, path, body=b"{}" if method == "POST" else None,
+                          headers={"Content-Type": "application/json"}, token=other)
+            body = self.check(label, r, 403, method, path)
+            if isinstance(body, dict):
+                self.fails.expect(body["error"]["code"] == "forbidden", label,
+                                  f"code {body['error']['code']!r}")
+        for path in ("/healthz", "/readyz"):
+            label = f"GET {path} (no credential: public)"
+            self.check(label, self.send(label, "GET", path, token=None), 200, "GET", path)
 
 
 def run_live(args, spec, fails):

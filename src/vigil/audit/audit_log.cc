@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -24,6 +25,7 @@ constexpr char kTree[] = "audit_tree";
 constexpr char kHeads[] = "audit_heads";
 constexpr char kIndex[] = "audit_index";
 constexpr char kMeta[] = "audit_meta";
+constexpr const char* kKeys = kAuditKeysFamily;
 
 // Tiles hold the nodes of every eighth tree level: tile (k, t) holds the hashes of level 8k,
 // nodes [256 t, 256 t + 256). A node of a level in between is hashed up from at most 128 of
@@ -126,7 +128,9 @@ absl::StatusOr<AuditLogHeader> HeaderFromJson(absl::string_view text, const std:
 
 }  // namespace
 
-std::vector<std::string> AuditColumnFamilies() { return {kRecords, kTree, kHeads, kIndex, kMeta}; }
+std::vector<std::string> AuditColumnFamilies() {
+  return {kRecords, kTree, kHeads, kIndex, kMeta, kKeys};
+}
 
 // ---------------------------------------------------------------------------------------------
 // The tree's stored nodes.
@@ -246,13 +250,16 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLo
     return absl::InvalidArgumentError("audit log: a signing key is required (audit.signing_key)");
   }
   if (options.group_max_records == 0 || options.tree_head_every_records == 0 ||
-      options.max_queued_records == 0) {
+      options.max_queued_records == 0 || options.records_per_data_key == 0) {
     return absl::InvalidArgumentError(
-        "audit log: group_max_records, tree_head_every_records and max_queued_records must be "
-        "positive");
+        "audit log: group_max_records, tree_head_every_records, max_queued_records and "
+        "records_per_data_key must be positive");
   }
   std::unique_ptr<AuditLog> log(new AuditLog(store, std::move(options), &clock));
   if (absl::Status s = log->Load(/*create=*/true); !s.ok()) return s;
+  if (log->options_.record_kek != nullptr) {
+    if (absl::Status s = log->StartSegment(); !s.ok()) return s;
+  }
   // Named for top -H and profilers.
   log->writer_ = std::thread([raw = log.get()] {
     pthread_setname_np(pthread_self(), "vigil-audit-w");
@@ -304,6 +311,10 @@ absl::Status AuditLog::Load(bool create) {
           "…, but the configured audit.signing_key is ", options_.signer->key_id().substr(0, 16),
           "…: configure the log's key"));
     }
+  }
+  {
+    const std::vector<std::string> families = store_->ColumnFamilies();
+    has_keys_ = std::find(families.begin(), families.end(), kKeys) != families.end();
   }
   tiles_ = std::make_unique<Tiles>(store_, header_.hash);
   absl::StatusOr<DurableHead> head = ReadDurableHead();
@@ -401,6 +412,128 @@ absl::Status AuditLog::Flush(bool with_state) {
 absl::Status AuditLog::health() const {
   absl::MutexLock lock(&mu_);
   return failed_;
+}
+
+std::shared_ptr<const RecordSealer> AuditLog::sealer() const {
+  absl::MutexLock lock(&sealer_mu_);
+  return sealer_;
+}
+
+absl::StatusOr<std::shared_ptr<const RecordSealer>> AuditLog::NewSealer() {
+  absl::StatusOr<std::unique_ptr<RecordSealer>> sealer =
+      RecordSealer::Create(options_.record_suite, *options_.record_kek);
+  if (!sealer.ok()) {
+    return absl::Status(sealer.status().code(),
+                        absl::StrCat("audit log: cannot make a data key under key-encryption key ",
+                                     options_.record_kek->key_id(), ": ",
+                                     sealer.status().message()));
+  }
+  return std::shared_ptr<const RecordSealer>(*std::move(sealer));
+}
+
+absl::Status AuditLog::StartSegment() {
+  absl::StatusOr<std::shared_ptr<const RecordSealer>> next = NewSealer();
+  if (!next.ok()) return next.status();
+  const crypto::WrappedDataKey& wrapped = (*next)->wrapped_key();
+  // Durable before any record is sealed with it: a record whose key is lost can never be read.
+  if (absl::Status s = store_->Put(kKeys, wrapped.id, wrapped.ToJson(), {.sync = true}); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("audit log: cannot store data key ", wrapped.id,
+                                               " in ", kKeys, ": ", s.message()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    ++stats_.data_keys;
+  }
+  absl::MutexLock lock(&sealer_mu_);
+  sealer_ = *std::move(next);
+  return absl::OkStatus();
+}
+
+// The new key goes into this group's batch. It is used at once, by records encoded from now
+// on; those are appended after this group and so written after it (the writer writes groups
+// in order and none after a failed one): the key is durable no later than the first record
+// sealed with it.
+absl::Status AuditLog::RotateIfDue(KvWriteBatch& batch) {
+  if (options_.record_kek == nullptr) return absl::OkStatus();
+  const std::shared_ptr<const RecordSealer> current = sealer();
+  if (current != nullptr && current->records() < options_.records_per_data_key) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::shared_ptr<const RecordSealer>> next = NewSealer();
+  if (!next.ok()) return next.status();
+  const crypto::WrappedDataKey& wrapped = (*next)->wrapped_key();
+  batch.Put(kKeys, wrapped.id, wrapped.ToJson());
+  {
+    absl::MutexLock lock(&mu_);
+    ++stats_.data_keys;
+  }
+  absl::MutexLock lock(&sealer_mu_);
+  sealer_ = *std::move(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<crypto::WrappedDataKey>> AuditLog::DataKey(
+    std::string_view data_key_id) const {
+  if (!has_keys_) return std::optional<crypto::WrappedDataKey>();
+  absl::StatusOr<std::optional<std::string>> v = store_->Get(kKeys, ToAbsl(data_key_id));
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<crypto::WrappedDataKey>();
+  absl::StatusOr<crypto::WrappedDataKey> wrapped = crypto::WrappedDataKey::FromJson(**v);
+  if (!wrapped.ok() || wrapped->id != data_key_id) {
+    return absl::DataLossError(absl::StrCat(
+        "audit log in ", store_->path(), ": the stored data key ", ToAbsl(data_key_id),
+        " is damaged: ",
+        wrapped.ok() ? absl::StrCat("it names itself ", wrapped->id) : wrapped.status().message()));
+  }
+  return std::optional<crypto::WrappedDataKey>(*std::move(wrapped));
+}
+
+absl::StatusOr<std::vector<crypto::WrappedDataKey>> AuditLog::DataKeys() const {
+  std::vector<crypto::WrappedDataKey> keys;
+  if (!has_keys_) return keys;
+  const absl::Status s =
+      store_->ForEach(kKeys, "", [&](absl::string_view key, absl::string_view value) {
+        absl::StatusOr<crypto::WrappedDataKey> wrapped = crypto::WrappedDataKey::FromJson(ToStd(value));
+        if (!wrapped.ok() || wrapped->id != key) {
+          return absl::DataLossError(absl::StrCat(
+              "audit log in ", store_->path(), ": the stored data key ", key, " is damaged: ",
+              wrapped.ok() ? absl::StrCat("it names itself ", wrapped->id)
+                           : std::string(wrapped.status().message())));
+        }
+        keys.push_back(*std::move(wrapped));
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  return keys;
+}
+
+absl::StatusOr<uint64_t> AuditLog::RewrapDataKeys(const crypto::KeyEncryptionKey& from,
+                                                  const crypto::KeyEncryptionKey& to) {
+  absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = DataKeys();
+  if (!keys.ok()) return keys.status();
+  KvWriteBatch batch;
+  uint64_t rewrapped = 0;
+  for (const crypto::WrappedDataKey& key : *keys) {
+    if (key.kek_id == to.key_id()) continue;
+    if (key.kek_id != from.key_id()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "data key ", key.id, " is wrapped by key-encryption key ", key.kek_id,
+          ", neither the old key (", from.key_id(), ") nor the new one (", to.key_id(),
+          "); nothing was re-wrapped"));
+    }
+    absl::StatusOr<crypto::WrappedDataKey> next = crypto::RewrapSegmentKey(key, from, to);
+    if (!next.ok()) {
+      return absl::Status(next.status().code(),
+                          absl::StrCat("data key ", key.id, ": ", next.status().message(),
+                                       "; nothing was re-wrapped"));
+    }
+    batch.Put(kKeys, next->id, next->ToJson());
+    ++rewrapped;
+  }
+  if (rewrapped > 0) {
+    if (absl::Status s = store_->Write(batch, {.sync = true}); !s.ok()) return s;
+  }
+  return rewrapped;
 }
 
 uint64_t AuditLog::size() const {
@@ -653,6 +786,7 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
     if (absl::Status s = SignAndStage(sequence, root, now, batch); !s.ok()) return s;
   }
   if (companion_ && (!ids.empty() || with_state)) companion_(ids, batch);
+  if (absl::Status s = RotateIfDue(batch); !s.ok()) return s;
   staged.size = sequence;
   staged.records = ids.size();
   return absl::OkStatus();

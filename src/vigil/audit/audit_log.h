@@ -10,9 +10,14 @@
 //  - signed tree heads every `tree_head_every_records` records or `tree_head_interval`, so a
 //    rewritten or truncated log is detectable, not only an edited record;
 //  - an index from transaction id to sequence (idempotency, `vigil audit prove TXID`);
-//  - a header naming the hash algorithm, the log id and the signing key.
+//  - a header naming the hash algorithm, the log id and the signing key;
+//  - with a key-encryption key (AuditLogOptions::record_kek), the wrapped data keys under which
+//    the records' personal fields are sealed (record_sealer.h): a new one each time the log
+//    opens and after every records_per_data_key records, each durable before a record sealed
+//    with it.
 //
-// Appending: callers encode record bodies in parallel (EncodeRecordBody) and hand them to
+// Appending: callers encode record bodies in parallel (EncodeRecordBody, with sealer() when the
+// log seals personal data) and hand them to
 // Append, which queues them for the log's committer thread. The committer takes everything
 // queued (up to a group's limits), assigns sequence numbers, chains and hashes, packs the
 // records into chunks, adds the tree's new nodes, the head and, when due, a signed tree head,
@@ -52,9 +57,13 @@
 #include "vigil/audit/log_hash.h"
 #include "vigil/audit/merkle_tree.h"
 #include "vigil/audit/record_chunk.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
 #include "vigil/common/clock.h"
+#include "vigil/crypto/envelope.h"
+#include "vigil/crypto/field_cipher.h"
+#include "vigil/crypto/key_encryption_key.h"
 #include "vigil/store/kv_write_batch.h"
 
 namespace vigil {
@@ -65,6 +74,9 @@ namespace vigil::audit {
 
 // The log's column families, to open in the KvStore that holds it.
 std::vector<std::string> AuditColumnFamilies();
+// The one of them that holds the wrapped data keys (data key id -> WrappedDataKey JSON). A log
+// written before records were sealed may lack it; readers treat it as empty.
+inline constexpr char kAuditKeysFamily[] = "audit_keys";
 
 struct AuditLogOptions {
   // Hash of a new log. An existing log keeps the algorithm in its header.
@@ -91,6 +103,19 @@ struct AuditLogOptions {
   // Records queued but not yet written, at most. Beyond it Append fails with
   // kResourceExhausted: overload is answered, not absorbed.
   size_t max_queued_records = 262'144;
+
+  // Field-level encryption of personal data (record_sealer.h, docs/audit.md "Sealed fields").
+  // The key-encryption key that wraps the data keys; its public half is enough (the log never
+  // reads what it sealed). Null (default): records are written in the clear, as before. The
+  // setting applies to the records appended from now on; a log may hold both kinds.
+  std::shared_ptr<const crypto::KeyEncryptionKey> record_kek;
+  // The cipher of new data keys: kAes256Gcm (default) or kSm4CtrHmacSm3 (national profile).
+  crypto::CipherSuite record_suite = crypto::CipherSuite::kAes256Gcm;
+  // A data key seals at most about this many records (records encoded while the key is
+  // replaced may still use it), then the log starts a new segment under a fresh one. Each
+  // process also starts a new segment when it opens the log. Smaller: less data under one key
+  // if a key leaks, one more wrapped key (about 400 bytes) per segment.
+  uint64_t records_per_data_key = 1'000'000;
 };
 
 // A record to append: its body (EncodeRecordBody) and its transaction's id.
@@ -124,6 +149,7 @@ struct AuditLogStats {
   uint64_t tree_heads = 0;    // signed
   uint64_t failed_writes = 0;
   uint64_t refused = 0;       // records refused: queue full or log stopped
+  uint64_t data_keys = 0;     // data keys made (segments started)
   std::chrono::nanoseconds write_time{0};  // total time in RocksDB writes (syncs included)
 };
 
@@ -167,6 +193,27 @@ class AuditLog {
 
   // OK while the log accepts appends; the error that stopped it otherwise.
   absl::Status health() const;
+
+  // Seals the personal fields of the records to append now (RecordBodyFields::sealer); null
+  // when the log writes records in the clear (no record_kek, or read-only). Encode a record
+  // with the sealer current when it is encoded: a record sealed under a key the log replaced
+  // since is still valid (its key is stored).
+  std::shared_ptr<const RecordSealer> sealer() const;
+
+  // The wrapped data key "data_key_id", if the log holds it.
+  absl::StatusOr<std::optional<crypto::WrappedDataKey>> DataKey(
+      std::string_view data_key_id) const;
+  // Every wrapped data key, by id. kDataLoss naming the key when an entry does not parse.
+  absl::StatusOr<std::vector<crypto::WrappedDataKey>> DataKeys() const;
+
+  // Rotation of the key-encryption key: re-wraps every data key wrapped by "from" (which must
+  // hold the private half) under "to", in one synced write; the records are not touched. Keys
+  // already wrapped by "to" are left as they are (a rotation may be run again). Errors:
+  // kFailedPrecondition naming a data key wrapped by neither key (nothing is written), or the
+  // errors of crypto::RewrapSegmentKey; store errors. Returns the number of keys re-wrapped.
+  // Run it on a log no process appends to, after configuring writers with "to".
+  absl::StatusOr<uint64_t> RewrapDataKeys(const crypto::KeyEncryptionKey& from,
+                                          const crypto::KeyEncryptionKey& to);
 
   const AuditLogHeader& header() const { return header_; }
   HashAlgorithm hash() const { return header_.hash; }
@@ -229,12 +276,17 @@ class AuditLog {
   // waiters; in build order, so the store receives the groups in sequence.
   void RunWriter();
   bool TreeHeadDue(uint64_t size, UtcTime now) const;
+  // A new data key: stored (synced) in Open, staged in "batch" when rotating; then current.
+  absl::StatusOr<std::shared_ptr<const RecordSealer>> NewSealer();
+  absl::Status StartSegment();
+  absl::Status RotateIfDue(KvWriteBatch& batch);
   absl::Status SignAndStage(uint64_t size, const Hash& root, UtcTime now, KvWriteBatch& batch);
 
   KvStore* const store_;
   const AuditLogOptions options_;
   const Clock* const clock_;  // null when read-only
   AuditLogHeader header_;
+  bool has_keys_ = false;  // the store has the audit_keys family (set by Load)
   std::unique_ptr<Tiles> tiles_;
 
   mutable absl::Mutex mu_;
@@ -247,6 +299,9 @@ class AuditLog {
   uint64_t durable_size_ ABSL_GUARDED_BY(mu_) = 0;
   AuditLogStats stats_ ABSL_GUARDED_BY(mu_);
   Companion companion_;  // set before the first Append
+
+  mutable absl::Mutex sealer_mu_;
+  std::shared_ptr<const RecordSealer> sealer_ ABSL_GUARDED_BY(sealer_mu_);
 
   // The committer's own state (its thread only, after Load).
   std::unique_ptr<MerkleFrontier> frontier_;

@@ -1,17 +1,22 @@
 #include "vigil/audit/audit_log.h"
 
 #include <filesystem>
+#include <map>
 #include <random>
 #include <atomic>
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/audit_verifier.h"
 #include "vigil/audit/record_chunk.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
+#include "vigil/core/currency.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -31,6 +36,42 @@ PendingRecord Record(const std::string& id) {
   r.input_sha256 = Digest(HashAlgorithm::kSha256, id);
   r.features = {1.0, 2.0, 3.0};
   return {id, EncodeRecordBody(r)};
+}
+
+// A record with personal fields, sealed with the log's current sealer as AuditTrail encodes.
+AuditRecord PersonalRecord(const std::string& id) {
+  AuditRecord r;
+  r.transaction.id = id;
+  r.transaction.originator = {.account_id = "DE-" + id, .name = "Jane Roe " + id,
+                              .address = {"1 Main St"}};
+  r.transaction.beneficiary = {.account_id = "HK-" + id, .name = "Harbour Ltd"};
+  r.transaction.amount = Money(100, 2, *Currency::FromCode("EUR"));
+  r.transaction.remittance = "invoice " + id;
+  r.decision.transaction_id = id;
+  r.decision.action = Action::kBlock;
+  r.source = "test";
+  r.input_sha256 = Digest(HashAlgorithm::kSha256, id);
+  return r;
+}
+PendingRecord SealedRecord(const AuditLog& log, const std::string& id) {
+  const AuditRecord r = PersonalRecord(id);
+  const std::shared_ptr<const RecordSealer> sealer = log.sealer();
+  RecordBodyFields fields = RecordBodyFields::Of(r);
+  fields.sealer = sealer.get();
+  absl::StatusOr<std::string> body = EncodeRecordBody(fields);
+  EXPECT_TRUE(body.ok()) << body.status();
+  return {id, body.ok() ? *std::move(body) : std::string()};
+}
+
+// Key-encryption keys, made once per process.
+const TestKek& Kek(int n, KekKind kind = KekKind::kRsa) {
+  static const std::string dir =
+      (std::filesystem::path(::testing::TempDir()) / absl::StrCat("audit_log_test_keks_", getpid()))
+          .string();
+  static std::map<int, TestKek>* keks = new std::map<int, TestKek>();
+  auto it = keks->find(n);
+  if (it == keks->end()) it = keks->emplace(n, MakeTestKek(dir, absl::StrCat("kek", n), kind)).first;
+  return it->second;
 }
 
 class AuditLogTest : public ::testing::Test {
@@ -495,6 +536,165 @@ TEST_F(AuditLogTest, WhatIsAcknowledgedUnderConcurrentLoadSurvivesAFailedSync) {
     }
   }
   EXPECT_EQ(WalkChain().size(), log_->size());
+}
+
+// With a key-encryption key the records' personal fields are sealed; the log starts a segment
+// (a new data key, stored before use) when it opens and after records_per_data_key records.
+TEST_F(AuditLogTest, SealedRecordsRotateDataKeysAndAllOpen) {
+  AuditLogOptions options = Options();
+  options.record_kek = Kek(1).public_key;
+  options.records_per_data_key = 3;
+  OpenLog(options);
+  ASSERT_NE(log_->sealer(), nullptr);
+  EXPECT_EQ(log_->sealer()->suite(), crypto::CipherSuite::kAes256Gcm);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK(log_->Append({SealedRecord(*log_, absl::StrCat("tx-", i))}).status());
+  }
+  // Keys for records 0-2, 3-5, 6-8 and 9: a new one after every third record.
+  EXPECT_EQ(log_->stats().data_keys, 4u);
+  ASSERT_OK_AND_ASSIGN(std::vector<crypto::WrappedDataKey> keys, log_->DataKeys());
+  ASSERT_EQ(keys.size(), 4u);
+  for (const crypto::WrappedDataKey& key : keys) {
+    EXPECT_EQ(key.kek_id, Kek(1).public_key->key_id());
+    EXPECT_EQ(key.suite, crypto::CipherSuite::kAes256Gcm);
+  }
+  // Restarting starts a segment of its own.
+  Reopen(options);
+  ASSERT_OK(log_->Append({SealedRecord(*log_, "tx-10")}).status());
+  ASSERT_OK_AND_ASSIGN(keys, log_->DataKeys());
+  EXPECT_EQ(keys.size(), 5u);
+
+  const std::unique_ptr<RecordOpener> opener = RecordOpener::ForLog(*log_, Kek(1).private_key);
+  std::map<std::string, int> per_key;
+  ASSERT_OK(log_->ForEachRecord(0, [&](uint64_t sequence, std::string_view bytes) {
+    absl::StatusOr<AuditRecord> clear = DecodeRecord(bytes);
+    EXPECT_TRUE(clear.ok()) << clear.status();
+    if (!clear.ok()) return clear.status();
+    EXPECT_EQ(clear->transaction.originator.name, "");  // sealed
+    ++per_key[clear->data_key_id];
+    absl::StatusOr<AuditRecord> opened = opener->Decode(bytes);
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    if (opened.ok()) {
+      EXPECT_EQ(opened->transaction,
+                PersonalRecord(absl::StrCat("tx-", sequence)).transaction);
+    }
+    return absl::OkStatus();
+  }));
+  std::vector<int> counts;
+  for (const auto& [id, count] : per_key) counts.push_back(count);
+  EXPECT_THAT(counts, ::testing::UnorderedElementsAre(3, 3, 3, 1, 1));
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*log_, {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+  EXPECT_EQ(report.sealed_records, 11u);
+  EXPECT_EQ(report.data_keys, 5u);
+}
+
+TEST_F(AuditLogTest, TheNationalProfileSealsWithSm4UnderAnSm2Key) {
+  AuditLogOptions options = Options();
+  options.record_kek = Kek(2, KekKind::kSm2).public_key;
+  options.record_suite = crypto::CipherSuite::kSm4CtrHmacSm3;
+  OpenLog(options);
+  ASSERT_OK(log_->Append({SealedRecord(*log_, "tx-0"), SealedRecord(*log_, "tx-1")}).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<crypto::WrappedDataKey> keys, log_->DataKeys());
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].suite, crypto::CipherSuite::kSm4CtrHmacSm3);
+  EXPECT_EQ(keys[0].wrap, crypto::KeyWrapAlgorithm::kSm2);
+  const std::unique_ptr<RecordOpener> opener =
+      RecordOpener::ForLog(*log_, Kek(2, KekKind::kSm2).private_key);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log_->ReadRecord(1));
+  EXPECT_FALSE(absl::StrContains(bytes, "Jane Roe"));
+  ASSERT_OK_AND_ASSIGN(AuditRecord opened, opener->Decode(bytes));
+  EXPECT_EQ(opened.transaction, PersonalRecord("tx-1").transaction);
+}
+
+// Rotating the key-encryption key re-wraps the data keys; the records stay as they were.
+TEST_F(AuditLogTest, RewrapChangesOnlyTheWrappedKeys) {
+  AuditLogOptions options = Options();
+  options.record_kek = Kek(1).public_key;
+  options.records_per_data_key = 2;
+  OpenLog(options);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK(log_->Append({SealedRecord(*log_, absl::StrCat("tx-", i))}).status());
+  }
+  log_.reset();
+  const auto records_before = StoredRecords(store_.get()).Snapshot();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> reader, AuditLog::OpenForReading(store_.get()));
+  EXPECT_EQ(reader->sealer(), nullptr);
+  ASSERT_OK_AND_ASSIGN(std::vector<crypto::WrappedDataKey> before, reader->DataKeys());
+  ASSERT_EQ(before.size(), 3u);  // records 0-1, 2-3, 4
+  // The public half cannot unwrap; a key that wrapped nothing is refused, naming the keys.
+  EXPECT_THAT(reader->RewrapDataKeys(*Kek(1).public_key, *Kek(3).public_key),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(reader->RewrapDataKeys(*Kek(3).private_key, *Kek(4).public_key),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr(absl::StrCat("wrapped by key-encryption key ",
+                                              Kek(1).public_key->key_id()))));
+  EXPECT_THAT(reader->RewrapDataKeys(*Kek(1).private_key, *Kek(3).public_key),
+              ::vigil::testing::IsOkAndHolds(3u));
+  // Run again: nothing left to re-wrap.
+  EXPECT_THAT(reader->RewrapDataKeys(*Kek(1).private_key, *Kek(3).public_key),
+              ::vigil::testing::IsOkAndHolds(0u));
+  ASSERT_OK_AND_ASSIGN(std::vector<crypto::WrappedDataKey> after, reader->DataKeys());
+  ASSERT_EQ(after.size(), 3u);
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].kek_id, Kek(3).public_key->key_id());
+  }
+  EXPECT_EQ(StoredRecords(store_.get()).Snapshot(), records_before);
+
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*reader, {}));
+  EXPECT_TRUE(report.intact());
+  const std::unique_ptr<RecordOpener> new_key = RecordOpener::ForLog(*reader, Kek(3).private_key);
+  const std::unique_ptr<RecordOpener> old_key = RecordOpener::ForLog(*reader, Kek(1).private_key);
+  for (uint64_t i = 0; i < 5; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string bytes, reader->ReadRecord(i));
+    ASSERT_OK_AND_ASSIGN(AuditRecord opened, new_key->Decode(bytes));
+    EXPECT_EQ(opened.transaction, PersonalRecord(absl::StrCat("tx-", i)).transaction);
+    EXPECT_THAT(old_key->Decode(bytes).status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr(Kek(3).public_key->key_id())));
+  }
+}
+
+TEST_F(AuditLogTest, WithoutAKekRecordsAreWrittenInTheClearAsBefore) {
+  OpenLog(Options());
+  EXPECT_EQ(log_->sealer(), nullptr);
+  AppendIds(0, 2);
+  EXPECT_THAT(log_->DataKeys(), ::vigil::testing::IsOkAndHolds(::testing::IsEmpty()));
+  EXPECT_EQ(log_->stats().data_keys, 0u);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log_->ReadRecord(1));
+  ASSERT_OK_AND_ASSIGN(AuditRecord record, DecodeRecord(bytes));
+  EXPECT_TRUE(record.sealed.empty());
+  EXPECT_EQ(record.data_key_id, "");
+  EXPECT_EQ(EncodeRecord(record), bytes);
+}
+
+// A store from before field encryption has no audit_keys family: it reads as a log without
+// data keys, and a key-encryption key cannot be used with it until the family is opened.
+TEST_F(AuditLogTest, AStoreWithoutTheKeysFamilyReadsAsUnsealed) {
+  KvStoreOptions old;
+  old.path = dir_ + "-old";
+  old.column_families = {"audit_records", "audit_tree", "audit_heads", "audit_index",
+                         "audit_meta"};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(old));
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> log,
+                         AuditLog::Open(store.get(), Options(), clock_));
+    ASSERT_OK(log->Append({Record("tx-0")}).status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> reader, AuditLog::OpenForReading(store.get()));
+  EXPECT_THAT(reader->DataKeys(), ::vigil::testing::IsOkAndHolds(::testing::IsEmpty()));
+  EXPECT_THAT(reader->DataKey("0123456789abcdef"),
+              ::vigil::testing::IsOkAndHolds(std::optional<crypto::WrappedDataKey>()));
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*reader, {}));
+  EXPECT_TRUE(report.intact());
+  reader.reset();
+  AuditLogOptions options = Options();
+  options.record_kek = Kek(1).public_key;
+  EXPECT_THAT(AuditLog::Open(store.get(), options, clock_).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("audit_keys")));
+  store.reset();
+  std::filesystem::remove_all(old.path);
 }
 
 }  // namespace

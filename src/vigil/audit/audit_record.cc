@@ -5,10 +5,16 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/audit/record_sealer.h"
+#include "vigil/common/check.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/currency.h"
 #include "vigil/core/money.h"
+#include "vigil/crypto/primitives.h"
 
 namespace vigil::audit {
 namespace {
@@ -34,6 +40,7 @@ enum : uint32_t {
   kTransaction = 9,
   kFeatures = 10,
   kDecision = 11,
+  kDataKeyId = 12,
 };
 }  // namespace record_field
 
@@ -121,6 +128,11 @@ class Writer {
     Varint(v.size());
     out_->append(v);
   }
+  void Sealed(uint32_t number, std::string_view sealed) {
+    Key(number, kSealed);
+    Varint(sealed.size());
+    out_->append(sealed);
+  }
   void Hash32(uint32_t number, const Hash& h) {
     Bytes(number, std::string_view(reinterpret_cast<const char*>(h.data()), h.size()));
   }
@@ -166,18 +178,92 @@ class Writer {
   std::string* out_;
 };
 
-void WriteParty(Writer& w, const Party& p) {
-  w.Bytes(1, p.account_id);
-  w.Bytes(2, p.name);
+// How the transaction's personal fields are written when they may be sealed: sealed by a
+// RecordSealer, or as the sealed bytes a decoded record holds (so that it re-encodes to its
+// stored bytes). Without either, the writers below are given no Sealing and write in the clear.
+struct Sealing {
+  const RecordSealer* sealer = nullptr;
+  absl::Span<const SealedField> presealed;
+  std::string_view transaction_id;
+  absl::Status status;  // the first sealing failure
+  bool any = false;     // a field was written sealed
+
+  const std::string* Presealed(std::string_view path) const {
+    for (const SealedField& f : presealed) {
+      if (f.path == path) return &f.bytes;
+    }
+    return nullptr;
+  }
+  void Seal(Writer& w, uint32_t number, std::string_view path, std::string_view payload) {
+    absl::StatusOr<std::string> sealed = sealer->Seal(transaction_id, path, payload);
+    if (!sealed.ok()) {
+      if (status.ok()) status = sealed.status();
+      return;
+    }
+    w.Sealed(number, *sealed);
+    any = true;
+  }
+  // A personal string field, "<prefix>.<leaf>": sealed, or in the clear when nothing seals.
+  void Field(Writer& w, uint32_t number, std::string_view prefix, std::string_view leaf,
+             std::string_view value) {
+    const std::string path = absl::StrCat(ToAbsl(prefix), ".", ToAbsl(leaf));
+    if (const std::string* bytes = Presealed(path)) {
+      w.Sealed(number, *bytes);
+      any = true;
+    } else if (sealer == nullptr) {
+      w.Bytes(number, value);
+    } else if (!value.empty()) {
+      Seal(w, number, path, value);
+    }
+  }
+  // An address (repeated): all its lines sealed as one field, whose payload is each line as
+  // varint length ‖ bytes; in the clear one element per line.
+  void Address(Writer& w, uint32_t number, std::string_view prefix,
+               const std::vector<std::string>& lines) {
+    const std::string path = absl::StrCat(ToAbsl(prefix), ".address");
+    if (const std::string* bytes = Presealed(path)) {
+      w.Sealed(number, *bytes);
+      any = true;
+    } else if (sealer == nullptr) {
+      for (const std::string& line : lines) w.RepeatedBytes(number, line);
+    } else if (!lines.empty()) {
+      std::string payload;
+      Writer run(&payload);
+      for (const std::string& line : lines) {
+        run.Varint(line.size());
+        payload += line;
+      }
+      Seal(w, number, path, payload);
+    }
+  }
+};
+
+// "path": where the party is ("transaction.originator"), for sealing.
+void WriteParty(Writer& w, const Party& p, std::string_view path, Sealing* s) {
+  if (s == nullptr) {
+    w.Bytes(1, p.account_id);
+    w.Bytes(2, p.name);
+  } else {
+    s->Field(w, 1, path, "account_id", p.account_id);
+    s->Field(w, 2, path, "name", p.name);
+  }
   w.Bytes(3, p.bank_id);
   w.Bytes(4, p.country);
-  for (const std::string& line : p.address) w.RepeatedBytes(5, line);
+  if (s == nullptr) {
+    for (const std::string& line : p.address) w.RepeatedBytes(5, line);
+  } else {
+    s->Address(w, 5, path, p.address);
+  }
 }
 
-void WriteAgent(Writer& w, const Agent& a) {
+void WriteAgent(Writer& w, const Agent& a, size_t index, Sealing* s) {
   w.UInt(1, static_cast<uint64_t>(a.role));
   w.Bytes(2, a.bic);
-  w.Bytes(3, a.account_id);
+  if (s == nullptr) {
+    w.Bytes(3, a.account_id);
+  } else {
+    s->Field(w, 3, absl::StrCat("transaction.agents[", index, "]"), "account_id", a.account_id);
+  }
   w.Bytes(4, a.name);
   w.Bytes(5, a.country);
 }
@@ -188,19 +274,24 @@ void WriteMoney(Writer& w, const Money& m) {
   w.Bytes(3, m.currency().code());
 }
 
-void WriteTransaction(Writer& w, const Transaction& tx) {
+void WriteTransaction(Writer& w, const Transaction& tx, Sealing* s) {
   using namespace tx_field;
   w.Bytes(kId, tx.id);
   w.SInt(kEventTime, ToUnixMicros(tx.event_time));
-  w.Message(kOriginator, [&](Writer& m) { WriteParty(m, tx.originator); });
-  w.Message(kBeneficiary, [&](Writer& m) { WriteParty(m, tx.beneficiary); });
+  w.Message(kOriginator, [&](Writer& m) { WriteParty(m, tx.originator, "transaction.originator", s); });
+  w.Message(kBeneficiary,
+            [&](Writer& m) { WriteParty(m, tx.beneficiary, "transaction.beneficiary", s); });
   w.Message(kAmount, [&](Writer& m) { WriteMoney(m, tx.amount); });
   if (tx.settled_amount.has_value()) {
     w.Message(kSettled, [&](Writer& m) { WriteMoney(m, *tx.settled_amount); }, true);
   }
   w.UInt(kFormat, static_cast<uint64_t>(tx.payment_format));
   w.Bytes(kChannel, tx.channel);
-  w.Bytes(kRemittance, tx.remittance);
+  if (s == nullptr) {
+    w.Bytes(kRemittance, tx.remittance);
+  } else {
+    s->Field(w, kRemittance, "transaction", "remittance", tx.remittance);
+  }
   w.UInt(kPriority, static_cast<uint64_t>(tx.priority));
   if (tx.label.has_value()) {
     w.Message(kLabel, [&](Writer& m) {
@@ -214,16 +305,18 @@ void WriteTransaction(Writer& w, const Transaction& tx) {
   w.Bytes(kValueDate, tx.value_date);
   w.Bytes(kCharges, tx.charges);
   w.Bytes(kPurpose, tx.purpose);
-  for (const Agent& a : tx.agents) {
-    w.Message(kAgents, [&](Writer& m) { WriteAgent(m, a); }, true);
+  for (size_t i = 0; i < tx.agents.size(); ++i) {
+    w.Message(kAgents, [&](Writer& m) { WriteAgent(m, tx.agents[i], i, s); }, true);
   }
   if (tx.ultimate_originator.has_value()) {
-    w.Message(kUltimateOriginator, [&](Writer& m) { WriteParty(m, *tx.ultimate_originator); },
-              true);
+    w.Message(kUltimateOriginator, [&](Writer& m) {
+      WriteParty(m, *tx.ultimate_originator, "transaction.ultimate_originator", s);
+    }, true);
   }
   if (tx.ultimate_beneficiary.has_value()) {
-    w.Message(kUltimateBeneficiary, [&](Writer& m) { WriteParty(m, *tx.ultimate_beneficiary); },
-              true);
+    w.Message(kUltimateBeneficiary, [&](Writer& m) {
+      WriteParty(m, *tx.ultimate_beneficiary, "transaction.ultimate_beneficiary", s);
+    }, true);
   }
 }
 
@@ -289,12 +382,18 @@ class Reader {
     }
     last_ = number_;
     repeated_ok_ = false;
-    if (wire_ == kSealed) {
+    if (wire_ == kSealed && (number_ >= 32 || (sealable_ >> number_ & 1) == 0)) {
       return Fail(absl::StrCat("field ", number_,
-                               " is sealed (encrypted); this build cannot open sealed fields"));
+                               " is sealed (wire type 6), but only the transaction's personal "
+                               "fields may be sealed"));
     }
     return true;
   }
+
+  // Fields of this message that may be sealed (wire type 6): bit n for field n.
+  void AllowSealed(uint32_t fields) { sealable_ = fields; }
+  // The current field is sealed.
+  bool sealed() const { return wire_ == kSealed; }
 
   uint32_t number() const { return number_; }
   bool ok() const { return status_.ok(); }
@@ -390,6 +489,28 @@ class Reader {
     }
     return out;
   }
+  // A sealed field (wire type 6), appended to *out with its path. Its bytes must be a sealed
+  // value of a known suite: suite byte, nonce, at least one byte of ciphertext, tag.
+  void Sealed(std::string_view name, std::vector<SealedField>* out) {
+    std::string_view v;
+    if (!Expect(name, kSealed) || !ReadLength(&v)) return;
+    const uint8_t suite = v.empty() ? 0 : static_cast<uint8_t>(v[0]);
+    size_t min_size = 0;
+    if (suite == static_cast<uint8_t>(crypto::CipherSuite::kAes256Gcm)) {
+      min_size = 1 + crypto::kGcmNonceBytes + 1 + crypto::kGcmTagBytes;
+    } else if (suite == static_cast<uint8_t>(crypto::CipherSuite::kSm4CtrHmacSm3)) {
+      min_size = 1 + crypto::kSm4BlockBytes + 1 + crypto::kSm3Bytes;
+    } else {
+      Fail(name, absl::StrCat("sealed with unknown cipher suite ", int{suite}));
+      return;
+    }
+    if (v.size() < min_size) {
+      Fail(name, absl::StrCat("sealed value of ", v.size(), " bytes is shorter than its suite's ",
+                              min_size));
+      return;
+    }
+    out->push_back({Join(name), std::string(v)});
+  }
   // A nested message: a reader over its bytes. "name" is the path element ("reasons[2]").
   // "may_be_empty": a present optional or a repeated element.
   Reader Message(std::string_view name, bool may_be_empty = false) {
@@ -413,7 +534,8 @@ class Reader {
     switch (wire_) {
       case kVarint: ReadVarint(&ignored); break;
       case kFixed64: ReadFixed64(&ignored); break;
-      case kBytes: ReadLength(&ignored_view); break;
+      case kBytes:
+      case kSealed: ReadLength(&ignored_view); break;
       default: Fail(absl::StrCat("field ", number_, " has unknown wire type ", int{wire_}));
     }
   }
@@ -436,6 +558,8 @@ class Reader {
     }
     return false;
   }
+  // The path of field "name" of this message ("transaction.originator.name").
+  std::string Path(std::string_view name) const { return Join(name); }
 
  private:
   std::string Join(std::string_view name) const {
@@ -443,6 +567,9 @@ class Reader {
   }
   bool Expect(std::string_view name, Wire wire) {
     if (!ok()) return false;
+    if (wire_ == kSealed && wire != kSealed) {
+      return Fail(name, "sealed (wire type 6): a reader that opens it is needed");
+    }
     if (wire_ != wire) {
       return Fail(name, absl::StrCat("wire type ", int{wire_}, ", expected ", int{wire}));
     }
@@ -492,17 +619,47 @@ class Reader {
   uint8_t wire_ = 0;
   uint32_t last_ = 0;
   bool repeated_ok_ = false;
+  uint32_t sealable_ = 0;
   absl::Status status_;
 };
 
-void ReadParty(Reader& r, Party& p) {
+// What decoding a transaction collects about its personal fields.
+struct PersonalFields {
+  std::vector<SealedField>* sealed = nullptr;  // the sealed ones, in order
+  std::string first_clear;                     // the first one written in the clear
+  void Clear(const Reader& r, std::string_view name) {
+    if (first_clear.empty()) first_clear = r.Path(name);
+  }
+};
+
+constexpr uint32_t Bit(uint32_t n) { return uint32_t{1} << n; }
+
+// A personal string field: sealed (listed in "personal") or in the clear.
+void ReadPersonal(Reader& r, std::string_view name, std::string& value, PersonalFields& personal) {
+  if (r.sealed()) {
+    r.Sealed(name, personal.sealed);
+  } else {
+    value = r.String(name);
+    personal.Clear(r, name);
+  }
+}
+
+void ReadParty(Reader& r, Party& p, PersonalFields& personal) {
+  r.AllowSealed(Bit(1) | Bit(2) | Bit(5));
   while (r.Next()) {
     switch (r.number()) {
-      case 1: p.account_id = r.String("account_id"); break;
-      case 2: p.name = r.String("name"); break;
+      case 1: ReadPersonal(r, "account_id", p.account_id, personal); break;
+      case 2: ReadPersonal(r, "name", p.name, personal); break;
       case 3: p.bank_id = r.String("bank_id"); break;
       case 4: p.country = r.String("country"); break;
       case 5:
+        if (r.sealed()) {
+          // All the lines as one field: no line in the clear before it, none after it.
+          if (!p.address.empty()) r.Fail("address", "sealed after lines in the clear");
+          r.Sealed("address", personal.sealed);
+          break;
+        }
+        personal.Clear(r, "address");
         p.address.push_back(r.RepeatedString(absl::StrCat("address[", p.address.size(), "]")));
         r.AllowRepeat();
         break;
@@ -511,12 +668,13 @@ void ReadParty(Reader& r, Party& p) {
   }
 }
 
-void ReadAgent(Reader& r, Agent& a) {
+void ReadAgent(Reader& r, Agent& a, PersonalFields& personal) {
+  r.AllowSealed(Bit(3));
   while (r.Next()) {
     switch (r.number()) {
       case 1: a.role = static_cast<AgentRole>(r.Enum("role", kNumAgentRoles)); break;
       case 2: a.bic = r.String("bic"); break;
-      case 3: a.account_id = r.String("account_id"); break;
+      case 3: ReadPersonal(r, "account_id", a.account_id, personal); break;
       case 4: a.name = r.String("name"); break;
       case 5: a.country = r.String("country"); break;
       default: r.Unknown();
@@ -553,21 +711,24 @@ void ReadMoney(Reader& r, Money& m) {
   if (r.ok()) m = Money(units, static_cast<int>(scale), currency);
 }
 
-void ReadTransaction(Reader& r, Transaction& tx) {
+void ReadTransaction(Reader& r, Transaction& tx, PersonalFields& personal) {
   using namespace tx_field;
+  r.AllowSealed(Bit(kRemittance));
+  // An absent priority is the zero value, P0 (left out when written), not Transaction's default.
+  tx.priority = Priority::kP0;
   while (r.Next()) {
     switch (r.number()) {
       case kId: tx.id = r.String("id"); break;
       case kEventTime: tx.event_time = FromUnixMicros(r.SInt("event_time")); break;
       case kOriginator: {
         Reader m = r.Message("originator");
-        ReadParty(m, tx.originator);
+        ReadParty(m, tx.originator, personal);
         r.Absorb(m);
         break;
       }
       case kBeneficiary: {
         Reader m = r.Message("beneficiary");
-        ReadParty(m, tx.beneficiary);
+        ReadParty(m, tx.beneficiary, personal);
         r.Absorb(m);
         break;
       }
@@ -589,7 +750,7 @@ void ReadTransaction(Reader& r, Transaction& tx) {
             static_cast<PaymentFormat>(r.Enum("payment_format", kNumPaymentFormats));
         break;
       case kChannel: tx.channel = r.String("channel"); break;
-      case kRemittance: tx.remittance = r.String("remittance"); break;
+      case kRemittance: ReadPersonal(r, "remittance", tx.remittance, personal); break;
       case kPriority: tx.priority = static_cast<Priority>(r.Enum("priority", 3)); break;
       case kLabel: {
         Reader m = r.Message("label", true);
@@ -612,20 +773,20 @@ void ReadTransaction(Reader& r, Transaction& tx) {
       case kPurpose: tx.purpose = r.String("purpose"); break;
       case kAgents: {
         Reader m = r.Message(absl::StrCat("agents[", tx.agents.size(), "]"), true);
-        ReadAgent(m, tx.agents.emplace_back());
+        ReadAgent(m, tx.agents.emplace_back(), personal);
         r.Absorb(m);
         r.AllowRepeat();
         break;
       }
       case kUltimateOriginator: {
         Reader m = r.Message("ultimate_originator", true);
-        ReadParty(m, tx.ultimate_originator.emplace());
+        ReadParty(m, tx.ultimate_originator.emplace(), personal);
         r.Absorb(m);
         break;
       }
       case kUltimateBeneficiary: {
         Reader m = r.Message("ultimate_beneficiary", true);
-        ReadParty(m, tx.ultimate_beneficiary.emplace());
+        ReadParty(m, tx.ultimate_beneficiary.emplace(), personal);
         r.Absorb(m);
         break;
       }
@@ -701,6 +862,15 @@ void ReadDecision(Reader& r, Decision& d) {
   }
 }
 
+// 16 lower-case hex digits (crypto::WrappedDataKey::id).
+bool IsDataKeyId(std::string_view id) {
+  if (id.size() != 16) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 absl::Status CheckHeader(std::string_view bytes) {
   if (bytes.size() < kHeaderSize || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return absl::DataLossError("audit record: at byte 0: not an audit record (no \"VAR\" magic)");
@@ -714,9 +884,11 @@ absl::Status CheckHeader(std::string_view bytes) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-std::string EncodeRecordBody(const RecordBodyFields& f) {
+// The body of "f"; its personal fields sealed by f.sealer, or, as "presealed" says, written as
+// those sealed bytes under "data_key_id" (a decoded record).
+absl::StatusOr<std::string> EncodeBody(const RecordBodyFields& f,
+                                       absl::Span<const SealedField> presealed,
+                                       std::string_view data_key_id) {
   using namespace record_field;
   std::string out;
   out.reserve(1024);
@@ -727,22 +899,50 @@ std::string EncodeRecordBody(const RecordBodyFields& f) {
   w.Bytes(kSource, f.source);
   w.Bytes(kInputFormat, f.input_format);
   w.Hash32(kInputSha256, *f.input_sha256);
-  w.Message(kTransaction, [&](Writer& m) { WriteTransaction(m, *f.transaction); });
+  std::optional<Sealing> sealing;
+  if (f.sealer != nullptr || !presealed.empty()) {
+    sealing.emplace();
+    sealing->sealer = f.sealer;
+    sealing->presealed = presealed;
+    sealing->transaction_id = f.transaction->id;
+  }
+  Sealing* s = sealing.has_value() ? &*sealing : nullptr;
+  w.Message(kTransaction, [&](Writer& m) { WriteTransaction(m, *f.transaction, s); });
+  if (s != nullptr && !s->status.ok()) return s->status;
   w.PackedDoubles(kFeatures, f.features);
   w.Message(kDecision, [&](Writer& m) { WriteDecision(m, *f.decision); });
+  if (s != nullptr && s->any) {
+    w.Bytes(kDataKeyId, f.sealer != nullptr ? std::string_view(f.sealer->data_key_id())
+                                            : data_key_id);
+    if (f.sealer != nullptr) f.sealer->CountRecord();
+  }
   return out;
 }
 
+}  // namespace
+
+RecordBodyFields RecordBodyFields::Of(const AuditRecord& record) {
+  return RecordBodyFields{.received = record.received,
+                          .decided = record.decided,
+                          .actor = record.actor,
+                          .source = record.source,
+                          .input_format = record.input_format,
+                          .input_sha256 = &record.input_sha256,
+                          .transaction = &record.transaction,
+                          .features = record.features,
+                          .decision = &record.decision};
+}
+
+absl::StatusOr<std::string> EncodeRecordBody(const RecordBodyFields& fields) {
+  return EncodeBody(fields, {}, {});
+}
+
 std::string EncodeRecordBody(const AuditRecord& record) {
-  return EncodeRecordBody(RecordBodyFields{.received = record.received,
-                                           .decided = record.decided,
-                                           .actor = record.actor,
-                                           .source = record.source,
-                                           .input_format = record.input_format,
-                                           .input_sha256 = &record.input_sha256,
-                                           .transaction = &record.transaction,
-                                           .features = record.features,
-                                           .decision = &record.decision});
+  // Nothing is sealed here (no sealer): only the record's sealed bytes are copied.
+  absl::StatusOr<std::string> body =
+      EncodeBody(RecordBodyFields::Of(record), record.sealed, record.data_key_id);
+  VIGIL_CHECK(body.ok());
+  return *std::move(body);
 }
 
 void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,
@@ -768,6 +968,8 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
   AuditRecord record;
   Reader r(bytes.substr(kHeaderSize), kHeaderSize, "");
   bool has_previous = false, has_input_hash = false;
+  PersonalFields personal;
+  personal.sealed = &record.sealed;
   while (r.Next()) {
     switch (r.number()) {
       case kSequence: record.sequence = r.UInt("sequence"); break;
@@ -786,7 +988,7 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
         break;
       case kTransaction: {
         Reader m = r.Message("transaction");
-        ReadTransaction(m, record.transaction);
+        ReadTransaction(m, record.transaction, personal);
         r.Absorb(m);
         break;
       }
@@ -795,6 +997,13 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
         Reader m = r.Message("decision");
         ReadDecision(m, record.decision);
         r.Absorb(m);
+        break;
+      }
+      case kDataKeyId: {
+        record.data_key_id = r.String("data_key_id");
+        if (r.ok() && !IsDataKeyId(record.data_key_id)) {
+          r.Fail("data_key_id", "not a data key id (16 lower-case hex digits)");
+        }
         break;
       }
       default: r.Unknown();
@@ -806,6 +1015,18 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
         "audit record: previous_leaf_hash ", has_previous ? "present" : "missing",
         " in the record at sequence ", record.sequence,
         " (present iff the sequence is not 0)"));
+  }
+  if (record.sealed.empty() != record.data_key_id.empty()) {
+    return absl::DataLossError(absl::StrCat(
+        "audit record: data_key_id ", record.sealed.empty() ? "present" : "missing",
+        " in a record ", record.sealed.empty() ? "without" : "with",
+        " sealed fields (present iff the record has sealed fields)"));
+  }
+  if (!record.sealed.empty() && !personal.first_clear.empty()) {
+    return absl::DataLossError(absl::StrCat(
+        "audit record: ", personal.first_clear,
+        " is in the clear in a record whose personal fields are sealed (",
+        record.sealed.front().path, ")"));
   }
   if (!has_input_hash) return absl::DataLossError("audit record: input_sha256 missing");
   if (record.transaction.id.empty()) {
@@ -829,6 +1050,7 @@ absl::StatusOr<RecordLink> DecodeRecordLink(std::string_view bytes) {
         break;
       case kTransaction: {
         Reader m = r.Message("transaction");
+        m.AllowSealed(Bit(tx_field::kRemittance));
         while (m.Next()) {
           if (m.number() == tx_field::kId) {
             link.transaction_id = m.String("id");
@@ -849,6 +1071,83 @@ absl::StatusOr<RecordLink> DecodeRecordLink(std::string_view bytes) {
         " in the record at sequence ", link.sequence, " (present iff the sequence is not 0)"));
   }
   return link;
+}
+
+absl::StatusOr<std::vector<std::string>> SealedFieldValues(std::string_view path,
+                                                           std::string_view payload) {
+  if (!IsSealablePath(path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("audit record: ", ToAbsl(path), " is not a field that records seal"));
+  }
+  const auto bad = [&](std::string_view why) {
+    return absl::DataLossError(
+        absl::StrCat("audit record: sealed field ", ToAbsl(path), ": ", ToAbsl(why)));
+  };
+  if (payload.empty()) return bad("empty value sealed");
+  if (!absl::EndsWith(ToAbsl(path), ".address")) {
+    return std::vector<std::string>{std::string(payload)};
+  }
+  // The address's lines, each as varint length ‖ bytes, like the field's payload in the clear.
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < payload.size()) {
+    uint64_t length = 0;
+    int shift = 0;
+    for (;; shift += 7) {
+      if (pos >= payload.size() || shift > 63) return bad("truncated line length");
+      const uint8_t b = static_cast<uint8_t>(payload[pos++]);
+      if (shift > 0 && b == 0) return bad("line length not in its shortest form");
+      length |= uint64_t{b & 0x7fu} << shift;
+      if ((b & 0x80) == 0) break;
+    }
+    if (length > payload.size() - pos) return bad("a line runs past the end");
+    lines.emplace_back(payload.substr(pos, length));
+    pos += length;
+  }
+  return lines;
+}
+
+absl::Status SetSealedField(std::string_view path, std::string_view payload, Transaction& tx) {
+  absl::StatusOr<std::vector<std::string>> values = SealedFieldValues(path, payload);
+  if (!values.ok()) return values.status();
+  const auto missing = [&] {
+    return absl::DataLossError(absl::StrCat("audit record: sealed field ", ToAbsl(path),
+                                            ": the transaction has no such place"));
+  };
+  absl::string_view rest = ToAbsl(path.substr(std::string_view("transaction.").size()));
+  if (rest == "remittance") {
+    tx.remittance = std::move((*values)[0]);
+    return absl::OkStatus();
+  }
+  if (absl::ConsumePrefix(&rest, "agents[")) {
+    const size_t close = rest.find(']');
+    size_t index = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, close), &index) || index >= tx.agents.size()) {
+      return missing();
+    }
+    tx.agents[index].account_id = std::move((*values)[0]);
+    return absl::OkStatus();
+  }
+  const size_t dot = rest.find('.');
+  const absl::string_view party_name = rest.substr(0, dot), field = rest.substr(dot + 1);
+  Party* party = nullptr;
+  if (party_name == "originator") party = &tx.originator;
+  if (party_name == "beneficiary") party = &tx.beneficiary;
+  if (party_name == "ultimate_originator" && tx.ultimate_originator.has_value()) {
+    party = &*tx.ultimate_originator;
+  }
+  if (party_name == "ultimate_beneficiary" && tx.ultimate_beneficiary.has_value()) {
+    party = &*tx.ultimate_beneficiary;
+  }
+  if (party == nullptr) return missing();
+  if (field == "address") {
+    party->address = *std::move(values);
+  } else if (field == "name") {
+    party->name = std::move((*values)[0]);
+  } else {
+    party->account_id = std::move((*values)[0]);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace vigil::audit

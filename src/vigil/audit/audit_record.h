@@ -16,7 +16,7 @@
 //   wire 0  = varint                     (unsigned LEB128, minimal length)
 //   wire 1  = 8 bytes little-endian      (IEEE-754 double)
 //   wire 2  = varint length, bytes       (strings, hashes, nested messages, packed doubles)
-//   wire 6  = varint length, envelope    (a sealed field; reserved for field-level encryption)
+//   wire 6  = varint length, sealed      (a sealed field: crypto::FieldCipher's sealed bytes)
 //
 // Fields appear in ascending number order, each at most once except repeated ones (adjacent,
 // in order); a field whose value is zero, false or empty is left out (except where the table in
@@ -24,9 +24,13 @@
 // 0x7ff8000000000000. Decode refuses anything else, naming the field and the byte offset, so
 // `vigil audit verify` checks the encoding, not only the hashes.
 //
-// Wire type 6 is reserved so that field-level encryption (names, accounts, remittance text) can
-// replace a field's payload with a sealed envelope without a new record format: the chain hashes
-// the stored bytes, whatever they are. This version never writes it and refuses to decode it.
+// Sealed fields (record_sealer.h, docs/audit.md "Sealed fields"): the personal data of the
+// transaction (each party's account_id, name and address, each agent's account_id, the
+// remittance text) may be written sealed under a data key: the field keeps its number, with
+// wire type 6 and the sealed bytes of its ordinary payload; the record then names the data key
+// in field 12. The chain and the tree hash the stored bytes, so verification needs no key.
+// DecodeRecord leaves sealed fields empty and lists them (AuditRecord::sealed); a RecordOpener
+// opens them.
 //
 // Thread safety: plain value type and pure functions.
 #ifndef VIGIL_AUDIT_AUDIT_RECORD_H_
@@ -48,6 +52,18 @@ namespace vigil::audit {
 
 inline constexpr uint8_t kRecordFormatVersion = 1;
 
+class RecordSealer;  // record_sealer.h
+
+// A personal field sealed in a stored record (wire type 6), as DecodeRecord found it.
+struct SealedField {
+  // Where it is: "transaction.originator.name", "transaction.agents[1].account_id",
+  // "transaction.remittance", ... (an address is one field: all its lines sealed together).
+  std::string path;
+  std::string bytes;  // crypto::FieldCipher's sealed form: suite, nonce, ciphertext, tag
+
+  bool operator==(const SealedField&) const = default;
+};
+
 struct AuditRecord {
   // Set by the log when it appends: the record's position (0-based) and the leaf hash of the
   // record at sequence - 1 (all zero for sequence 0).
@@ -63,14 +79,25 @@ struct AuditRecord {
   Transaction transaction;   // as normalized by ingest
   std::vector<double> features;  // the row decided on, in decision.feature_schema_version
   Decision decision;             // as answered
+
+  // The data key that sealed the record's personal fields (16 hex digits); empty when the
+  // record was written in the clear.
+  std::string data_key_id;
+  // The fields still sealed, in encoding order; their values in "transaction" are empty.
+  // Empty for a record written in the clear, and once a RecordOpener opened them (data_key_id
+  // stays). EncodeRecord writes them back as they were, so a decoded record re-encodes to its
+  // stored bytes.
+  std::vector<SealedField> sealed;
 };
 
 // Fields 3 and up (everything but the sequence and the previous hash), which the threads that
-// decide encode in parallel; the log prepends the rest when it appends.
+// decide encode in parallel; the log prepends the rest when it appends. Fields the record lists
+// as sealed are written sealed, as they are.
 std::string EncodeRecordBody(const AuditRecord& record);
 
 // The same fields by reference, so that a decision is encoded without first copying its
-// transaction, row and decision into an AuditRecord. The pointers must not be null.
+// transaction, row and decision into an AuditRecord. The pointers must not be null, except
+// "sealer".
 struct RecordBodyFields {
   UtcTime received{};
   UtcTime decided{};
@@ -79,8 +106,15 @@ struct RecordBodyFields {
   const Transaction* transaction = nullptr;
   absl::Span<const double> features;
   const Decision* decision = nullptr;
+  // Seals the transaction's personal fields (AuditLog::sealer()); null: written in the clear.
+  // "*sealer" must remain live during the call.
+  const RecordSealer* sealer = nullptr;
+
+  // The fields of "record" (its "sealed" list aside), by reference.
+  static RecordBodyFields Of(const AuditRecord& record);
 };
-std::string EncodeRecordBody(const RecordBodyFields& fields);
+// Errors: only with a sealer, when sealing fails (kInternal: no randomness from OpenSSL).
+absl::StatusOr<std::string> EncodeRecordBody(const RecordBodyFields& fields);
 // The stored bytes of a record at "sequence" after "previous" with "body", appended to *out.
 void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_view body,
                            std::string* out);
@@ -88,8 +122,18 @@ void AppendAssembledRecord(uint64_t sequence, const Hash& previous, std::string_
 std::string EncodeRecord(const AuditRecord& record);
 
 // Errors: kDataLoss naming the field path, byte offset and reason ("audit record:
-// decision.reasons[1].kind at byte 412: 9 is not a reason kind").
+// decision.reasons[1].kind at byte 412: 9 is not a reason kind"). Sealed fields are listed in
+// AuditRecord::sealed, their values left empty (RecordOpener opens them).
 absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes);
+
+// The values a sealed field's payload holds once opened: one non-empty string, or for an
+// address its lines (the payload is each line as varint length ‖ bytes, at least one line).
+// kDataLoss naming the path when the payload is not canonical; kInvalidArgument for a path
+// that is never sealed.
+absl::StatusOr<std::vector<std::string>> SealedFieldValues(std::string_view path,
+                                                           std::string_view payload);
+// Sets the field at "path" of "tx" to the opened "payload" (errors as SealedFieldValues).
+absl::Status SetSealedField(std::string_view path, std::string_view payload, Transaction& tx);
 
 // The fields a chain walk needs, without decoding the rest (same errors for those fields).
 struct RecordLink {

@@ -171,6 +171,19 @@ TEST(AuditRecord, PaymentMessageFieldsRoundTrip) {
                                          ::testing::HasSubstr("transaction.agents[0].role")));
 }
 
+// P0 is the zero value, left out when written: it must read back as P0, not as Transaction's
+// default (P1).
+TEST(AuditRecord, TheUrgentPriorityRoundTrips) {
+  AuditRecord r = FullRecord();
+  for (Priority p : {Priority::kP0, Priority::kP1, Priority::kP2}) {
+    r.transaction.priority = p;
+    const std::string bytes = EncodeRecord(r);
+    ASSERT_OK_AND_ASSIGN(AuditRecord back, DecodeRecord(bytes));
+    EXPECT_EQ(back.transaction.priority, p);
+    EXPECT_EQ(EncodeRecord(back), bytes);
+  }
+}
+
 TEST(AuditRecord, AbsentScoresStayAbsentAndTheFirstRecordHasNoPreviousHash) {
   AuditRecord r;
   r.transaction.id = "t";
@@ -219,7 +232,7 @@ TEST(AuditRecord, BodyAndChainAssembleToTheWholeRecord) {
   AppendAssembledRecord(r.sequence, r.previous_leaf_hash, EncodeRecordBody(r), &assembled);
   EXPECT_EQ(assembled, EncodeRecord(r));
   // Encoding from references gives the same bytes.
-  EXPECT_EQ(EncodeRecordBody(RecordBodyFields{.received = r.received,
+  EXPECT_EQ(*EncodeRecordBody(RecordBodyFields{.received = r.received,
                                               .decided = r.decided,
                                               .actor = r.actor,
                                               .source = r.source,

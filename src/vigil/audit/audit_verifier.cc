@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -81,6 +82,7 @@ std::string_view DamageKindName(DamageKind kind) {
     case DamageKind::kReordered: return "reordered";
     case DamageKind::kTruncated: return "truncated";
     case DamageKind::kBadSignature: return "bad_signature";
+    case DamageKind::kMissingKey: return "missing_key";
   }
   return "modified";
 }
@@ -132,6 +134,18 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
     heads.emplace(key_size, *head);
     report.latest_tree_head = *head;
   }
+
+  // The data keys: a record sealed under a key the log does not hold can never be opened.
+  std::set<std::string, std::less<>> data_keys;
+  std::string damaged_keys;  // why audit_keys cannot be read, when it cannot
+  if (absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = log.DataKeys(); keys.ok()) {
+    for (const crypto::WrappedDataKey& wrapped : *keys) data_keys.insert(wrapped.id);
+  } else if (absl::IsDataLoss(keys.status())) {
+    damaged_keys = std::string(keys.status().message());
+  } else {
+    return keys.status();
+  }
+  report.data_keys = data_keys.size();
 
   // The walk.
   absl::StatusOr<MerkleFrontier> frontier = log.FrontierAt(options.from);
@@ -241,10 +255,24 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
                                       : std::string(", the tree holds no leaf for it")));
           return absl::CancelledError();
         }
-        if (absl::StatusOr<AuditRecord> record = DecodeRecord(bytes); !record.ok()) {
+        absl::StatusOr<AuditRecord> record = DecodeRecord(bytes);
+        if (!record.ok()) {
           walk.Found(DamageKind::kModified, sequence,
                      absl::StrCat("record ", sequence, ": ", record.status().message()));
           return absl::CancelledError();
+        }
+        if (!record->data_key_id.empty()) {
+          ++report.sealed_records;
+          if (!data_keys.contains(record->data_key_id)) {
+            walk.Found(DamageKind::kMissingKey, sequence,
+                       absl::StrCat("record ", sequence, " is sealed under data key ",
+                                    record->data_key_id, ", which the log ",
+                                    damaged_keys.empty()
+                                        ? std::string("does not hold")
+                                        : absl::StrCat("cannot read (", damaged_keys, ")"),
+                                    ": its personal fields can never be opened"));
+            return absl::CancelledError();
+          }
         }
         absl::StatusOr<std::optional<uint64_t>> indexed = log.FindTransaction(link->transaction_id);
         if (!indexed.ok()) return indexed.status();
@@ -325,6 +353,10 @@ std::string VerifyReportToJson(const VerifyReport& report) {
   j["records"] = report.records;
   j["records_checked"] = report.records_checked;
   j["tree_heads_checked"] = report.tree_heads_checked;
+  if (report.data_keys > 0 || report.sealed_records > 0) {
+    j["sealed_records"] = report.sealed_records;
+    j["data_keys"] = report.data_keys;
+  }
   j["key_id"] = report.key_id;
   j["trusted_key"] = report.trusted_key;
   if (report.latest_tree_head.has_value()) {

@@ -11,7 +11,11 @@
 //   truncated      the log ends before a signed tree head (or the durable head) says it does
 //   bad_signature  a tree head's signature does not verify with the trusted key (a rewritten
 //                  log re-signed with another key); its sequence is the last one the head covers
+//   missing_key    a record's personal fields are sealed under a data key that the log's
+//                  audit_keys does not hold (or holds damaged): they can never be opened
 //
+// Verification needs no key to open sealed fields: the chain and the tree cover the stored
+// bytes, ciphertext included.
 // The first damage is the one with the lowest sequence; the walk stops there.
 //
 // Thread safety: reentrant; reads the log through its thread-safe accessors.
@@ -30,9 +34,16 @@
 
 namespace vigil::audit {
 
-enum class DamageKind : uint8_t { kModified, kDeleted, kReordered, kTruncated, kBadSignature };
+enum class DamageKind : uint8_t {
+  kModified,
+  kDeleted,
+  kReordered,
+  kTruncated,
+  kBadSignature,
+  kMissingKey,
+};
 
-// "modified", "deleted", "reordered", "truncated", "bad_signature".
+// "modified", "deleted", "reordered", "truncated", "bad_signature", "missing_key".
 std::string_view DamageKindName(DamageKind kind);
 
 struct Damage {
@@ -57,6 +68,8 @@ struct VerifyReport {
   uint64_t records_checked = 0;
   uint64_t records = 0;  // records found (from 0)
   uint64_t tree_heads_checked = 0;
+  uint64_t sealed_records = 0;  // of the records checked, those with sealed personal fields
+  uint64_t data_keys = 0;       // wrapped data keys the log holds
   std::optional<SignedTreeHead> latest_tree_head;
   std::string key_id;      // of the key the heads were verified with
   bool trusted_key = false;  // that key was given (not taken from the header)
@@ -70,7 +83,8 @@ struct VerifyReport {
 absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOptions& options);
 
 // {"intact":true,"records":1000,"records_checked":1000,"tree_heads_checked":10,
-//  "key_id":"...","trusted_key":true,"latest_tree_head":{...},"seconds":0.12}
+//  "key_id":"...","trusted_key":true,"latest_tree_head":{...},"seconds":0.12}, with
+// "sealed_records" and "data_keys" after "tree_heads_checked" when the log holds data keys
 // with "damage":{"kind":"modified","sequence":12,"detail":"..."} when not intact.
 std::string VerifyReportToJson(const VerifyReport& report);
 

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
@@ -297,6 +298,87 @@ TEST_F(AuditVerifierTest, AConsistentRewriteWithoutTheKeyIsCaughtByTheSignedRoot
   EXPECT_EQ(report.damage->kind, DamageKind::kModified) << report.damage->detail;
   EXPECT_EQ(report.damage->sequence, 100u);  // after the last head that still verifies
   EXPECT_THAT(report.damage->detail, HasSubstr("root signed at size 200"));
+}
+
+// Sealed personal fields: the log verifies without any key (the chain and the tree cover the
+// stored ciphertext); an altered ciphertext is an altered record; a record whose data key the
+// log does not hold is damage of its own kind.
+TEST(AuditVerifierSealed, AnEncryptedLogVerifiesWithoutAnyKeyAndAMissingDataKeyIsDamage) {
+  const std::string dir = (std::filesystem::path(::testing::TempDir()) /
+                           absl::StrCat("audit_verifier_sealed_", getpid()))
+                              .string();
+  std::filesystem::remove_all(dir);
+  const TestKek kek = MakeTestKek(dir + "-keys", "kek", KekKind::kRsa);
+  ::vigil::testing::FakeClock clock(FromUnixMicros(1'764'500'000'000'000));
+  KvStoreOptions store_options;
+  store_options.path = dir;
+  store_options.column_families = AuditColumnFamilies();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
+  {
+    AuditLogOptions options;
+    options.signer = TestSigner();
+    options.tree_head_every_records = 4;
+    options.record_kek = kek.public_key;
+    options.records_per_data_key = 4;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> writer,
+                         AuditLog::Open(store.get(), options, clock));
+    for (int i = 0; i < 10; ++i) {
+      AuditRecord r;
+      r.transaction.id = absl::StrCat("tx-", i);
+      r.transaction.originator = {.account_id = absl::StrCat("ACC-", i), .name = "Jane Roe"};
+      r.transaction.remittance = "rent";
+      r.decision.transaction_id = r.transaction.id;
+      r.source = "test";
+      r.input_sha256 = Digest(HashAlgorithm::kSha256, r.transaction.id);
+      RecordBodyFields fields = RecordBodyFields::Of(r);
+      const std::shared_ptr<const RecordSealer> sealer = writer->sealer();
+      fields.sealer = sealer.get();
+      ASSERT_OK_AND_ASSIGN(std::string body, EncodeRecordBody(fields));
+      ASSERT_OK(writer->Append({{r.transaction.id, std::move(body)}}).status());
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> log, AuditLog::OpenForReading(store.get()));
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*log, {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+  EXPECT_EQ(report.records_checked, 10u);
+  EXPECT_EQ(report.sealed_records, 10u);
+  EXPECT_EQ(report.data_keys, 3u);  // records 0-3, 4-7, 8-9
+  EXPECT_THAT(VerifyReportToJson(report), HasSubstr("\"sealed_records\":10,\"data_keys\":3"));
+
+  // A byte of a sealed field changed: still a record, but not the one the chain holds.
+  StoredRecords stored(store.get());
+  const auto pristine = stored.Snapshot();
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log->ReadRecord(5));
+  ASSERT_OK_AND_ASSIGN(AuditRecord five, DecodeRecord(bytes));
+  ASSERT_FALSE(five.sealed.empty());
+  five.sealed[0].bytes[5] ^= 0x20;
+  ASSERT_OK(stored.Replace(5, EncodeRecord(five)));
+  ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*log, {}));
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kModified);
+  EXPECT_EQ(report.damage->sequence, 5u);
+  ASSERT_OK(stored.Restore(pristine));
+
+  // The data key of records 4-7 removed: they can never be opened.
+  ASSERT_OK_AND_ASSIGN(AuditRecord four, DecodeRecord(*log->ReadRecord(4)));
+  ASSERT_OK(store->Delete(kAuditKeysFamily, four.data_key_id));
+  ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*log, {}));
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kMissingKey);
+  EXPECT_EQ(DamageKindName(report.damage->kind), "missing_key");
+  EXPECT_EQ(report.damage->sequence, 4u);
+  EXPECT_THAT(report.damage->detail, HasSubstr(four.data_key_id));
+  // A damaged entry is no better.
+  ASSERT_OK(store->Put(kAuditKeysFamily, four.data_key_id, "{not json"));
+  ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*log, {}));
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kMissingKey);
+  EXPECT_EQ(report.damage->sequence, 0u);  // no key can be read: every sealed record
+  EXPECT_THAT(report.damage->detail, HasSubstr("cannot read"));
+  log.reset();
+  store.reset();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(dir + "-keys");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_export.h"
 #include "vigil/audit/merkle_tree.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
@@ -118,9 +119,11 @@ absl::StatusOr<SignedTreeHead> CheckedHead(const Json& bundle, const char* name,
   return *std::move(head);
 }
 
-// The view "view" makes of "record": kInternal unless it is a JSON object.
+// The view "view" makes of "record", as the export writes it (sealed fields as such):
+// kInternal unless it is a JSON object.
 absl::StatusOr<Json> MakeView(RecordViewFn view, const AuditRecord& record, const Hash& leaf_hash) {
-  Json j = Json::parse(view(record, leaf_hash), nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(ExportRecordLine(record, leaf_hash, view), nullptr,
+                       /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InternalError("the record view given is not a JSON object");
   }

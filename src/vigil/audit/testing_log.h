@@ -1,11 +1,14 @@
-// What the audit module's tests share: a fresh signing key, the 8-byte big-endian key under
-// which the log stores a chunk of records (or a tree head) by sequence number (or size), and
-// StoredRecords, which edits the stored records as someone with write access to the store
-// could. Test-only.
+// What the audit module's tests share: a fresh signing key, key-encryption keys made by the
+// openssl command line (TestKek), the 8-byte big-endian key under which the log stores a chunk
+// of records (or a tree head) by sequence number (or size), and StoredRecords, which edits the
+// stored records as someone with write access to the store could. Test-only.
 #ifndef VIGIL_AUDIT_TESTING_LOG_H_
 #define VIGIL_AUDIT_TESTING_LOG_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,7 +21,10 @@
 #include "gtest/gtest.h"
 #include "vigil/audit/record_chunk.h"
 #include "vigil/audit/signing_key.h"
+#include "vigil/crypto/key_encryption_key.h"
 #include "vigil/store/kv_store.h"
+#include "vigil/testing/files.h"
+#include "vigil/testing/subprocess.h"
 
 namespace vigil::audit {
 
@@ -29,6 +35,47 @@ inline std::shared_ptr<const LogSigner> TestSigner(
   absl::StatusOr<std::unique_ptr<LogSigner>> signer = LogSigner::FromPem(*pem, "test key");
   EXPECT_TRUE(signer.ok()) << signer.status();
   return std::shared_ptr<const LogSigner>(*std::move(signer));
+}
+
+// A key-encryption key pair made by `openssl genpkey` (RSA-2048 or SM2) in "dir": the private
+// key file (mode 0600) and the public one, and both halves loaded.
+struct TestKek {
+  std::string private_pem;  // path
+  std::string public_pem;   // path
+  std::shared_ptr<const crypto::KeyEncryptionKey> private_key;
+  std::shared_ptr<const crypto::KeyEncryptionKey> public_key;
+};
+enum class KekKind { kRsa, kSm2 };
+inline TestKek MakeTestKek(const std::string& dir, const std::string& name, KekKind kind) {
+  std::filesystem::create_directories(dir);
+  TestKek kek;
+  kek.private_pem = dir + "/" + name + ".pem";
+  kek.public_pem = dir + "/" + name + ".pub.pem";
+  const std::string log = dir + "/" + name + ".openssl.log";
+  std::vector<std::string> args = {"genpkey", "-algorithm", kind == KekKind::kRsa ? "RSA" : "SM2"};
+  if (kind == KekKind::kRsa) args.insert(args.end(), {"-pkeyopt", "rsa_keygen_bits:2048"});
+  args.insert(args.end(), {"-out", kek.private_pem});
+  EXPECT_EQ(::vigil::testing::RunProcess("/usr/bin/openssl", args, log), 0)
+      << ::vigil::testing::ReadFile(log);
+  ::chmod(kek.private_pem.c_str(), 0600);
+  EXPECT_EQ(::vigil::testing::RunProcess(
+                "/usr/bin/openssl",
+                {"pkey", "-in", kek.private_pem, "-pubout", "-out", kek.public_pem}, log),
+            0)
+      << ::vigil::testing::ReadFile(log);
+  absl::StatusOr<crypto::KeyEncryptionKey> private_key =
+      crypto::KeyEncryptionKey::LoadPrivateKeyFile(kek.private_pem);
+  EXPECT_TRUE(private_key.ok()) << private_key.status();
+  absl::StatusOr<crypto::KeyEncryptionKey> public_key =
+      crypto::KeyEncryptionKey::LoadPublicKeyFile(kek.public_pem);
+  EXPECT_TRUE(public_key.ok()) << public_key.status();
+  if (private_key.ok()) {
+    kek.private_key = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(private_key));
+  }
+  if (public_key.ok()) {
+    kek.public_key = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(public_key));
+  }
+  return kek;
 }
 
 inline std::string SequenceKey(uint64_t v) {

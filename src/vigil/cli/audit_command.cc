@@ -21,30 +21,25 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_export.h"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
 #include "vigil/audit/audit_verifier.h"
 #include "vigil/audit/log_hash.h"
 #include "vigil/audit/proof_bundle.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/decision.h"
-#include "vigil/core/feature_schema.h"
 #include "vigil/core/transaction.h"
-#include "vigil/decision/decision_json.h"
-#include "vigil/features/feature_extractor.h"
-#include "vigil/ingest/json_writer.h"
+#include "vigil/crypto/key_encryption_key.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil::cli {
 namespace {
-
-// Members stay in the order written, so that a record's view (`export`, `show --json`, the
-// "record" of a proof bundle) reads top-down as docs/audit-cli.md describes it.
-using Json = nlohmann::ordered_json;
 
 struct AuditFlags {
   std::string data_dir;
@@ -59,6 +54,9 @@ struct AuditFlags {
   std::string since, until, tx;
   std::string algorithm = "ed25519";
   std::string public_out;
+  std::string kek;      // the key-encryption key's private half (PEM)
+  std::string new_kek;  // rewrap: the new key-encryption key (PEM, public or private)
+  std::string input;    // open: the export to read ("" or "-": stdin)
 };
 
 int Fail(std::string_view command, absl::string_view message, int code) {
@@ -168,6 +166,8 @@ absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
   opened.store = *std::move(store);
   const std::vector<std::string> families = opened.store->ColumnFamilies();
   for (const std::string& family : audit::AuditColumnFamilies()) {
+    // A log written before records were sealed has no audit_keys: it reads as empty.
+    if (family == audit::kAuditKeysFamily) continue;
     if (std::find(families.begin(), families.end(), family) == families.end()) {
       return absl::NotFoundError(absl::StrCat("no audit log in '", options.path,
                                               "': no decision has been recorded there"));
@@ -230,59 +230,7 @@ absl::Status WriteNewFile(const std::string& path, const std::string& content, m
 }
 
 // ---------------------------------------------------------------------------------------------
-// A record for people: the export line and the text of `show`.
-
-Json ParseOwnJson(const std::string& text) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? Json(text) : j;  // vigil's own writers always write valid JSON
-}
-
-// Named by FeatureExtractor::Schema() when the record's schema is this build's, else in order.
-Json FeaturesView(const audit::AuditRecord& r) {
-  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
-  const bool named = !r.features.empty() &&
-                     r.decision.feature_schema_version == schema->version() &&
-                     r.features.size() == schema->size();
-  Json out = named ? Json::object() : Json::array();
-  for (size_t i = 0; i < r.features.size(); ++i) {
-    const double v = r.features[i];
-    Json value = std::isfinite(v) ? Json(v) : Json(nullptr);
-    if (named) {
-      out[schema->names()[i]] = std::move(value);
-    } else {
-      out.push_back(std::move(value));
-    }
-  }
-  return out;
-}
-
-Json RecordView(const audit::AuditRecord& r, const audit::Hash& leaf_hash) {
-  Json j;
-  j["sequence"] = r.sequence;
-  j["leaf_hash"] = audit::HashHex(leaf_hash);
-  j["previous_leaf_hash"] = audit::HashHex(r.previous_leaf_hash);
-  j["received"] = FormatUtc(r.received);
-  j["decided"] = FormatUtc(r.decided);
-  j["actor"] = r.actor;
-  j["source"] = r.source;
-  j["input_format"] = r.input_format;
-  j["input_sha256"] = audit::HashHex(r.input_sha256);
-  j["transaction"] = ParseOwnJson(TransactionToJson(r.transaction));
-  j["features"] = FeaturesView(r);
-  j["decision"] = ParseOwnJson(DecisionToJson(r.decision));
-  Json fired = Json::array(), hits = Json::array();
-  for (const Reason& reason : r.decision.reasons) {
-    if (reason.kind == Reason::Kind::kRule && !reason.shadow) fired.push_back(reason.code);
-    if (reason.kind == Reason::Kind::kScreening) hits.push_back(reason.code);
-  }
-  j["fired_rules"] = std::move(fired);
-  j["screening_hits"] = std::move(hits);
-  return j;
-}
-
-std::string Dump(const Json& j, int indent = -1) {
-  return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
-}
+// A record for people: the text of `show` (the export line is engine's AuditRecordViewJson).
 
 std::string PartyLine(const Party& p) {
   std::vector<std::string> parts = {p.account_id};
@@ -455,7 +403,30 @@ int RunVerify(const AuditFlags& flags) {
 
 // The record view of `export` and of proof bundles, as JSON text (audit::RecordViewFn).
 std::string RecordViewJson(const audit::AuditRecord& r, const audit::Hash& leaf_hash) {
-  return Dump(RecordView(r, leaf_hash));
+  return AuditRecordViewJson(r, leaf_hash);
+}
+
+// The key-encryption key's private half from "path" (refused when its group or others may read
+// it). Errors carry the message for the user (exit 2).
+absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> LoadKek(const std::string& path) {
+  absl::StatusOr<crypto::KeyEncryptionKey> kek = crypto::KeyEncryptionKey::LoadPrivateKeyFile(path);
+  if (!kek.ok()) {
+    return absl::Status(kek.status().code(),
+                        absl::StrCat("--kek: ", kek.status().message()));
+  }
+  return std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
+}
+
+// An error opening sealed fields: the wrong key-encryption key (or a public one) is a usage
+// error; a field that does not open, or a data key that is missing, is the log found wanting.
+int OpenError(std::string_view command, const absl::Status& s) {
+  if (absl::IsFailedPrecondition(s)) return Fail(command, s.message(), kExitUsage);
+  return LogReadError(command, s);
+}
+
+// "<n> sealed personal fields under data key <id>".
+std::string SealedSummary(size_t fields, const std::string& data_key_id) {
+  return absl::StrCat(Count(fields, "sealed personal field"), " under data key ", data_key_id);
 }
 
 int RunProve(const AuditFlags& flags) {
@@ -576,6 +547,12 @@ int RunCheckProof(const AuditFlags& flags) {
 
 int RunShow(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit show";
+  std::shared_ptr<const crypto::KeyEncryptionKey> kek;
+  if (!flags.kek.empty()) {
+    absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded = LoadKek(flags.kek);
+    if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
+    kek = *std::move(loaded);
+  }
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
   absl::StatusOr<FoundRecord> found = FindRecord(*opened->log, flags.txid);
@@ -583,10 +560,29 @@ int RunShow(const AuditFlags& flags) {
     return Fail(kCommand, found.status().message(), kExitInputRejected);
   }
   if (!found.ok()) return LogReadError(kCommand, found.status());
+  audit::AuditRecord& record = found->record;
+  const size_t sealed = record.sealed.size();
+  if (kek != nullptr && sealed > 0) {
+    const std::unique_ptr<audit::RecordOpener> opener =
+        audit::RecordOpener::ForLog(*opened->log, kek);
+    if (absl::Status s = opener->Open(record); !s.ok()) return OpenError(kCommand, s);
+  }
   if (flags.json) {
-    std::cout << Dump(RecordView(found->record, found->leaf_hash)) << "\n";
-  } else {
-    PrintRecord(found->record, found->leaf_hash, opened->log->header().log_id);
+    std::cout << audit::ExportRecordLine(record, found->leaf_hash, RecordViewJson) << "\n";
+    return kExitOk;
+  }
+  // What is still sealed shows as "[sealed]" in its place.
+  audit::AuditRecord shown = record;
+  for (const audit::SealedField& field : record.sealed) {
+    const bool address = std::string_view(field.path).ends_with(".address");
+    audit::SetSealedField(field.path, address ? std::string("\x08[sealed]") : "[sealed]",
+                          shown.transaction)
+        .IgnoreError();  // DecodeRecord's paths always have their place
+  }
+  PrintRecord(shown, found->leaf_hash, opened->log->header().log_id);
+  if (sealed > 0) {
+    Line("sealed", absl::StrCat(SealedSummary(sealed, record.data_key_id),
+                                record.sealed.empty() ? ", opened" : "; --kek opens them"));
   }
   return kExitOk;
 }
@@ -607,46 +603,141 @@ int RunExport(const AuditFlags& flags) {
   if (!since.ok() || !until.ok()) {
     return Fail(kCommand, (!since.ok() ? since : until).status().message(), kExitUsage);
   }
+  std::shared_ptr<const crypto::KeyEncryptionKey> kek;
+  if (!flags.kek.empty()) {
+    absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded = LoadKek(flags.kek);
+    if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
+    kek = *std::move(loaded);
+  }
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
   const audit::AuditLog& log = *opened->log;
+  std::unique_ptr<audit::RecordOpener> opener;
+  if (kek != nullptr) opener = audit::RecordOpener::ForLog(log, kek);
   std::ofstream file;
   if (!flags.out.empty()) {
     file.open(flags.out, std::ios::binary | std::ios::trunc);
     if (!file) return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
   }
   std::ostream& out = flags.out.empty() ? std::cout : file;
-  uint64_t exported = 0, examined = 0;
-  if (!flags.tx.empty()) {
-    absl::StatusOr<FoundRecord> found = FindRecord(log, flags.tx);
-    if (absl::IsNotFound(found.status())) {
-      return Fail(kCommand, found.status().message(), kExitInputRejected);
+  audit::ExportRange range;
+  range.since = *since;
+  range.until = *until;
+  range.transaction_id = flags.tx;
+  absl::StatusOr<audit::ExportSummary> summary = audit::WriteExport(
+      log, range, opener.get(), RecordViewJson, [&](std::string_view line) {
+        out << line << "\n";
+        return absl::OkStatus();
+      });
+  if (!summary.ok()) {
+    if (!flags.tx.empty() && absl::IsNotFound(summary.status()) &&
+        summary.status().message().find("not in the audit log") != absl::string_view::npos) {
+      return Fail(kCommand, summary.status().message(), kExitInputRejected);
     }
-    if (!found.ok()) return LogReadError(kCommand, found.status());
-    out << Dump(RecordView(found->record, found->leaf_hash)) << "\n";
-    exported = examined = 1;
-  } else {
-    const absl::Status s =
-        log.ForEachRecord(0, [&](uint64_t sequence, std::string_view bytes) -> absl::Status {
-          ++examined;
-          absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
-          if (!record.ok()) {
-            return absl::DataLossError(
-                absl::StrCat("record ", sequence, ": ", record.status().message()));
-          }
-          if ((*since && record->decided < **since) || (*until && record->decided >= **until)) {
-            return absl::OkStatus();
-          }
-          out << Dump(RecordView(*record, audit::LeafHash(log.hash(), bytes))) << "\n";
-          ++exported;
-          return absl::OkStatus();
-        });
-    if (!s.ok()) return LogReadError(kCommand, s);
+    return OpenError(kCommand, summary.status());
   }
   out.flush();
   if (!out) return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
-  std::cerr << "exported " << exported << " of " << Count(examined, "record")
+  std::cerr << "exported " << summary->exported << " of " << Count(summary->examined, "record")
+            << (flags.out.empty() ? "" : " to " + flags.out);
+  if (summary->sealed > 0) {
+    std::cerr << "; " << summary->sealed << " with sealed personal fields (--kek opens them), "
+              << Count(summary->data_keys, "data key") << " included";
+  }
+  std::cerr << "\n";
+  return kExitOk;
+}
+
+int RunOpen(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit open";
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> kek = LoadKek(flags.kek);
+  if (!kek.ok()) return Fail(kCommand, kek.status().message(), kExitUsage);
+  std::ifstream file;
+  const bool from_stdin = flags.input.empty() || flags.input == "-";
+  if (!from_stdin) {
+    file.open(flags.input, std::ios::binary);
+    if (!file) return Fail(kCommand, absl::StrCat("cannot read '", flags.input, "'"), kExitUsage);
+  }
+  std::ofstream out_file;
+  if (!flags.out.empty()) {
+    out_file.open(flags.out, std::ios::binary | std::ios::trunc);
+    if (!out_file) {
+      return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
+    }
+  }
+  std::ostream& out = flags.out.empty() ? std::cout : out_file;
+  audit::RecordOpener opener(*kek);
+  absl::StatusOr<audit::ExportSummary> summary =
+      audit::OpenExport(from_stdin ? std::cin : file, opener, [&](std::string_view line) {
+        out << line << "\n";
+        return absl::OkStatus();
+      });
+  if (!summary.ok()) {
+    if (absl::IsFailedPrecondition(summary.status())) {
+      return Fail(kCommand, summary.status().message(), kExitUsage);
+    }
+    if (absl::IsUnavailable(summary.status())) {
+      return Fail(kCommand, summary.status().message(), kExitUsage);
+    }
+    return Fail(kCommand, summary.status().message(), kExitInputRejected);
+  }
+  out.flush();
+  if (!out) return Fail(kCommand, absl::StrCat("cannot write '", flags.out, "'"), kExitUsage);
+  std::cerr << "opened " << summary->sealed << " of " << Count(summary->exported, "record")
+            << " (" << Count(summary->data_keys, "data key") << ")"
             << (flags.out.empty() ? "" : " to " + flags.out) << "\n";
+  return kExitOk;
+}
+
+int RunRewrap(const AuditFlags& flags) {
+  constexpr char kCommand[] = "vigil audit rewrap";
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> old_kek = LoadKek(flags.kek);
+  if (!old_kek.ok()) return Fail(kCommand, old_kek.status().message(), kExitUsage);
+  absl::StatusOr<crypto::KeyEncryptionKey> new_kek =
+      crypto::KeyEncryptionKey::LoadPublicKeyFile(flags.new_kek);
+  if (!new_kek.ok()) {
+    // A private key file holds its public half too.
+    absl::StatusOr<crypto::KeyEncryptionKey> private_half =
+        crypto::KeyEncryptionKey::LoadPrivateKeyFile(flags.new_kek);
+    if (!private_half.ok()) {
+      return Fail(kCommand, absl::StrCat("--new-kek: ", new_kek.status().message()), kExitUsage);
+    }
+    new_kek = std::move(private_half);
+  }
+  if (new_kek->key_id() == (*old_kek)->key_id()) {
+    return Fail(kCommand,
+                absl::StrCat("--new-kek is the same key-encryption key as --kek (",
+                             new_kek->key_id(), ")"),
+                kExitUsage);
+  }
+  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
+  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+  if (opened->follower_dir != nullptr) {
+    return Fail(kCommand,
+                "a running `vigil serve` (or `vigil replay`) holds the store; stop it first (the "
+                "data keys are rewritten in place)",
+                kExitUsage);
+  }
+  absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = opened->log->DataKeys();
+  if (!keys.ok()) return LogReadError(kCommand, keys.status());
+  if (keys->empty()) {
+    std::cout << "no data keys: the log's records are not sealed\n";
+    return kExitOk;
+  }
+  absl::StatusOr<uint64_t> rewrapped = opened->log->RewrapDataKeys(**old_kek, *new_kek);
+  if (!rewrapped.ok()) {
+    if (absl::IsFailedPrecondition(rewrapped.status())) {
+      return Fail(kCommand, rewrapped.status().message(), kExitUsage);
+    }
+    return LogReadError(kCommand, rewrapped.status());
+  }
+  std::cout << "re-wrapped " << Count(*rewrapped, "data key") << " from key-encryption key "
+            << (*old_kek)->key_id() << " to " << new_kek->key_id();
+  if (*rewrapped < keys->size()) {
+    std::cout << " (" << keys->size() - *rewrapped << " already under " << new_kek->key_id()
+              << ")";
+  }
+  std::cout << "; the records are unchanged\n";
   return kExitOk;
 }
 
@@ -779,7 +870,10 @@ Subcommand AddShow(CLI::App* audit, AuditFlags* flags) {
       /*data_dir=*/true);
   show->add_option("TXID", flags->txid, "The transaction id")->required();
   show->add_flag("--json", flags->json, "Print the record as `export` writes it");
-  show->footer("Example:\n  vigil audit show --data-dir state/ tx-2026-000042");
+  show->add_option("--kek", flags->kek,
+                   "The key-encryption key's private half (PEM, mode 0600): open the sealed "
+                   "personal fields (names, accounts, remittance)");
+  show->footer("Example:\n  vigil audit show --data-dir state/ tx-2026-000042 --kek kek.pem");
   return {show, RunShow};
 }
 
@@ -797,10 +891,50 @@ Subcommand AddExport(CLI::App* audit, AuditFlags* flags) {
       ->excludes(since)
       ->excludes(until);
   export_app->add_option("--out", flags->out, "Write here (default: stdout)");
+  export_app->add_option("--kek", flags->kek,
+                         "The key-encryption key's private half (PEM, mode 0600): open the "
+                         "sealed personal fields. Without it they are written sealed, with the "
+                         "wrapped data keys, for `vigil audit open`");
   export_app->footer(
       "Example:\n  vigil audit export --data-dir state/ --since 2026-11-01T00:00:00Z --until "
       "2026-12-01T00:00:00Z --out november.jsonl");
   return {export_app, RunExport};
+}
+
+Subcommand AddOpen(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* open = AddSubcommand(
+      audit, "open",
+      "Open the sealed personal fields of an export written without --kek, offline: the same "
+      "lines an export with the key writes",
+      flags, /*data_dir=*/false);
+  open->add_option("--kek", flags->kek,
+                   "The key-encryption key's private half (PEM, mode 0600)")
+      ->required();
+  open->add_option("--input", flags->input, "The export (default: stdin)");
+  open->add_option("--out", flags->out, "Write here (default: stdout)");
+  open->footer(
+      "Example:\n  vigil audit export --data-dir state/ --out sealed.jsonl\n  vigil audit open "
+      "--kek kek.pem --input sealed.jsonl --out november.jsonl");
+  return {open, RunOpen};
+}
+
+Subcommand AddRewrap(CLI::App* audit, AuditFlags* flags) {
+  CLI::App* rewrap = AddSubcommand(
+      audit, "rewrap",
+      "Rotate the key-encryption key: re-wrap the log's data keys under a new one (the records "
+      "are not rewritten; verification is unaffected)",
+      flags, /*data_dir=*/true);
+  rewrap->add_option("--kek", flags->kek,
+                     "The current key-encryption key's private half (PEM, mode 0600)")
+      ->required();
+  rewrap->add_option("--new-kek", flags->new_kek,
+                     "The new key-encryption key (PEM; its public half is enough)")
+      ->required();
+  rewrap->footer(
+      "Example:\n  vigil audit rewrap --data-dir state/ --kek kek-2026.pem --new-kek "
+      "kek-2027.pub.pem\n  (configure writers with the new key first; stop the server while "
+      "this runs)");
+  return {rewrap, RunRewrap};
 }
 
 Subcommand AddKeygen(CLI::App* audit, AuditFlags* flags) {
@@ -836,6 +970,8 @@ Command AddAuditCommand(CLI::App& vigil) {
                                                AddCheckProof(app, flags.get()),
                                                AddShow(app, flags.get()),
                                                AddExport(app, flags.get()),
+                                               AddOpen(app, flags.get()),
+                                               AddRewrap(app, flags.get()),
                                                AddKeygen(app, flags.get())};
   return Command{app, [flags, subcommands] {
                    for (const Subcommand& sub : subcommands) {

@@ -7,7 +7,13 @@
 //   check-proof        check either proof with nothing but the file and the public key
 //   show               one decision, readable
 //   export             decisions as JSON Lines, by decision time or transaction
+//   open               an export's sealed personal fields opened, offline
+//   rewrap             the log's data keys re-wrapped under a new key-encryption key
 //   keygen             a new signing key
+//
+// Records whose personal fields are sealed (docs/audit.md, "Sealed fields") are verified and
+// proven without any key; `show`, `export` and `open` open them with the key-encryption key's
+// private half (--kek), and show them sealed without it.
 //
 // The log lives in the RocksDB store at <data dir>/features that `vigil serve` and `vigil
 // replay` keep; these commands open it read-only in spirit (nothing is written) but RocksDB

@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/core/transaction.h"
@@ -131,9 +132,9 @@ class AuditCommandTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<KvStore> OpenStore() const {
+  std::unique_ptr<KvStore> OpenStore(const std::string& data_dir = "") const {
     KvStoreOptions options;
-    options.path = data_ + "/features";
+    options.path = (data_dir.empty() ? data_ : data_dir) + "/features";
     options.column_families = audit::AuditColumnFamilies();
     options.block_cache_bytes = size_t{1} << 20;
     absl::StatusOr<std::unique_ptr<KvStore>> store = KvStore::Open(options);
@@ -142,21 +143,34 @@ class AuditCommandTest : public ::testing::Test {
   }
 
   // One record per append, so that heads are signed at 4 and 8, and at 10 when the log closes.
-  void BuildLog() {
-    std::unique_ptr<KvStore> store = OpenStore();
+  // With "kek", the records' personal fields are sealed, under a new data key every 4 records.
+  void BuildLog(const std::string& data_dir = "",
+                std::shared_ptr<const crypto::KeyEncryptionKey> kek = nullptr) {
+    std::unique_ptr<KvStore> store = OpenStore(data_dir.empty() ? data_ : data_dir);
     ASSERT_NE(store, nullptr);
     ::vigil::testing::FakeClock clock(kStart);
     audit::AuditLogOptions options;
     options.signer = signer_;
     options.tree_head_every_records = 4;
     options.tree_head_interval = std::chrono::hours(1);
+    options.record_kek = kek;
+    options.records_per_data_key = 4;
     absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
         audit::AuditLog::Open(store.get(), options, clock);
     ASSERT_TRUE(log.ok()) << log.status();
     for (int i = 0; i < kRecords; ++i) {
       clock.Set(kStart + std::chrono::minutes(i) + std::chrono::milliseconds(1));
       const audit::AuditRecord r = MakeRecord(i);
-      ASSERT_TRUE((*log)->Append({{r.transaction.id, audit::EncodeRecordBody(r)}}).ok());
+      if (kek == nullptr) {
+        ASSERT_TRUE((*log)->Append({{r.transaction.id, audit::EncodeRecordBody(r)}}).ok());
+        continue;
+      }
+      audit::RecordBodyFields fields = audit::RecordBodyFields::Of(r);
+      const std::shared_ptr<const audit::RecordSealer> sealer = (*log)->sealer();
+      fields.sealer = sealer.get();
+      absl::StatusOr<std::string> body = audit::EncodeRecordBody(fields);
+      ASSERT_TRUE(body.ok()) << body.status();
+      ASSERT_TRUE((*log)->Append({{r.transaction.id, *std::move(body)}}).ok());
     }
   }
 
@@ -537,6 +551,173 @@ TEST_F(AuditCommandTest, AMissingStoreIsAnEnvironmentErrorAndAHeldOneIsReadAsAFo
     EXPECT_THAT(Output(), HasSubstr("intact: 10 records"));
   }
   EXPECT_EQ(Vigil({"audit", "check-proof", Path("none.json"), "--pubkey", Path("pub.pem")}), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sealed personal fields (docs/audit.md, "Sealed fields").
+
+// The lines of a JSON Lines file.
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n', absl::SkipEmpty());
+}
+
+TEST_F(AuditCommandTest, ASealedLogVerifiesAndProvesWithoutAKeyAndShowsSealedFields) {
+  const audit::TestKek kek = audit::MakeTestKek(Path("keys"), "kek", audit::KekKind::kRsa);
+  const std::string sealed = Path("sealed");
+  BuildLog(sealed, kek.public_key);
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--pubkey", Path("pub.pem")}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("intact: 10 records, 3 signed tree heads"));
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--json"}), 0) << Output();
+  const Json report = FirstJsonLine(Output());
+  EXPECT_EQ(report["sealed_records"], 10);
+  EXPECT_EQ(report["data_keys"], 3);
+  ASSERT_EQ(Vigil({"audit", "prove", "--data-dir", sealed, TxId(5), "--out", Path("p.json")}), 0)
+      << Output();
+  EXPECT_THAT(ReadFile(Path("p.json")), Not(HasSubstr("Jürgen")));
+  ASSERT_EQ(Vigil({"audit", "check-proof", Path("p.json"), "--pubkey", Path("pub.pem")}), 0)
+      << Output();
+
+  ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3)}), 0) << Output();
+  EXPECT_THAT(Output(), HasSubstr("originator    [sealed], [sealed], bank COBADEFFXXX, DE"));
+  EXPECT_THAT(Output(), HasSubstr("remittance    [sealed]"));
+  EXPECT_THAT(Output(), HasSubstr("sealed        5 sealed personal fields under data key "));
+  EXPECT_THAT(Output(), HasSubstr("; --kek opens them"));
+  EXPECT_THAT(Output(), HasSubstr("action        ALLOW, score 0.400000"));  // in the clear
+  EXPECT_THAT(Output(), Not(HasSubstr("Jürgen")));
+  ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek", kek.private_pem}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("originator    DE89370400440532013003, Jürgen Müller, bank "
+                                  "COBADEFFXXX, DE"));
+  EXPECT_THAT(Output(), HasSubstr("remittance    INV 2026/11/3"));
+  EXPECT_THAT(Output(), HasSubstr(", opened"));
+  ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--json"}), 0) << Output();
+  const Json line = Json::parse(Output());
+  EXPECT_TRUE(line["transaction"]["originator"]["name"]["sealed"].is_string());
+  EXPECT_TRUE(line["data_key_id"].is_string());
+
+  // A private key others may read is refused; so is another key-encryption key, naming both.
+  const audit::TestKek other = audit::MakeTestKek(Path("keys"), "other", audit::KekKind::kSm2);
+  ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek", other.private_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr(kek.public_key->key_id()));
+  EXPECT_THAT(Output(), HasSubstr(other.public_key->key_id()));
+  EXPECT_THAT(Output(), HasSubstr("data key "));
+  ::chmod(kek.private_pem.c_str(), 0644);
+  EXPECT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", kek.private_pem}), 2);
+  EXPECT_THAT(Output(), HasSubstr("--kek: "));
+}
+
+TEST_F(AuditCommandTest, AKeylessExportOpensOfflineToTheKeyedExport) {
+  const audit::TestKek kek = audit::MakeTestKek(Path("keys"), "kek", audit::KekKind::kSm2);
+  const std::string sealed = Path("sealed");
+  BuildLog(sealed, kek.public_key);
+
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--out", Path("keyless.jsonl")}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("exported 10 of 10 records to " + Path("keyless.jsonl") +
+                                  "; 10 with sealed personal fields (--kek opens them), 3 data "
+                                  "keys included"));
+  const std::vector<std::string> keyless = Lines(ReadFile(Path("keyless.jsonl")));
+  ASSERT_EQ(keyless.size(), 13u);  // 10 records and, before the first under each, 3 data keys
+  EXPECT_EQ(Json::parse(keyless[0])["data_key"]["kek_id"], kek.public_key->key_id());
+  EXPECT_THAT(ReadFile(Path("keyless.jsonl")), Not(HasSubstr("Jürgen")));
+  EXPECT_THAT(ReadFile(Path("keyless.jsonl")), Not(HasSubstr("INV 2026")));
+  const Json first = Json::parse(keyless[1]);
+  EXPECT_TRUE(first["transaction"]["remittance"]["sealed"].is_string());
+  EXPECT_EQ(first["transaction"]["originator"]["bank_id"], "COBADEFFXXX");
+  EXPECT_EQ(first["decision"]["action"], "REVIEW");
+
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", kek.private_pem, "--out",
+                   Path("keyed.jsonl")}),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("exported 10 of 10 records"));
+  const std::vector<std::string> keyed = Lines(ReadFile(Path("keyed.jsonl")));
+  ASSERT_EQ(keyed.size(), 10u);
+  EXPECT_EQ(Json::parse(keyed[3])["transaction"]["originator"]["name"], "Jürgen Müller");
+  EXPECT_EQ(Json::parse(keyed[3])["transaction"]["remittance"], "INV 2026/11/3");
+
+  // Offline, from a file and from stdin: the keyed export, byte for byte.
+  ASSERT_EQ(Vigil({"audit", "open", "--kek", kek.private_pem, "--input", Path("keyless.jsonl"),
+                   "--out", Path("opened.jsonl")}),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("opened 10 of 10 records (3 data keys)"));
+  EXPECT_EQ(ReadFile(Path("opened.jsonl")), ReadFile(Path("keyed.jsonl")));
+  ASSERT_EQ(RunProcess("/bin/sh",
+                       {"-c", absl::StrCat(VIGIL_BINARY, " audit open --kek ", kek.private_pem,
+                                           " < ", Path("keyless.jsonl"), " > ",
+                                           Path("stdin.jsonl"))},
+                       Path("log")),
+            0)
+      << Output();
+  EXPECT_EQ(ReadFile(Path("stdin.jsonl")), ReadFile(Path("keyed.jsonl")));
+
+  // One transaction, with and without the key.
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--tx", TxId(6)}), 0) << Output();
+  EXPECT_THAT(Output(), HasSubstr("\"data_key\":"));
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--tx", TxId(6), "--kek",
+                   kek.private_pem}),
+            0);
+  EXPECT_EQ(FirstJsonLine(Output()), Json::parse(keyed[6]));
+
+  // Not an export; an export opened with another key.
+  Write("bad.jsonl", "{\"sequence\": 1\n");
+  EXPECT_EQ(Vigil({"audit", "open", "--kek", kek.private_pem, "--input", Path("bad.jsonl")}), 1);
+  EXPECT_THAT(Output(), HasSubstr("line 1"));
+  const audit::TestKek other = audit::MakeTestKek(Path("keys"), "other", audit::KekKind::kRsa);
+  EXPECT_EQ(
+      Vigil({"audit", "open", "--kek", other.private_pem, "--input", Path("keyless.jsonl")}), 2);
+  EXPECT_THAT(Output(), HasSubstr(other.public_key->key_id()));
+  // A log written in the clear exports as before, with or without a key.
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", data_, "--out", Path("clear.jsonl")}), 0);
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", data_, "--kek", kek.private_pem, "--out",
+                   Path("clear-keyed.jsonl")}),
+            0);
+  EXPECT_EQ(ReadFile(Path("clear.jsonl")), ReadFile(Path("clear-keyed.jsonl")));
+  EXPECT_THAT(ReadFile(Path("clear.jsonl")), Not(HasSubstr("data_key")));
+}
+
+TEST_F(AuditCommandTest, RewrapRotatesTheKeyEncryptionKeyAndLeavesTheRecords) {
+  const audit::TestKek old_kek = audit::MakeTestKek(Path("keys"), "old", audit::KekKind::kRsa);
+  const audit::TestKek new_kek = audit::MakeTestKek(Path("keys"), "new", audit::KekKind::kSm2);
+  const std::string sealed = Path("sealed");
+  BuildLog(sealed, old_kek.public_key);
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--json"}), 0) << Output();
+  const Json before = FirstJsonLine(Output());
+
+  ASSERT_EQ(Vigil({"audit", "rewrap", "--data-dir", sealed, "--kek", old_kek.private_pem,
+                   "--new-kek", new_kek.public_pem}),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("re-wrapped 3 data keys from key-encryption key ",
+                                               old_kek.public_key->key_id(), " to ",
+                                               new_kek.public_key->key_id())));
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--json"}), 0) << Output();
+  const Json after = FirstJsonLine(Output());
+  EXPECT_EQ(after["latest_tree_head"], before["latest_tree_head"]);  // the records as they were
+  EXPECT_EQ(after["intact"], true);
+
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", new_kek.private_pem}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("Jürgen Müller"));
+  EXPECT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", old_kek.private_pem}), 2);
+  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("wrapped by key-encryption key ",
+                                               new_kek.public_key->key_id())));
+  // Again: nothing left to do. A log without sealed records has no keys.
+  ASSERT_EQ(Vigil({"audit", "rewrap", "--data-dir", sealed, "--kek", old_kek.private_pem,
+                   "--new-kek", new_kek.public_pem}),
+            0);
+  EXPECT_THAT(Output(), HasSubstr("re-wrapped 0 data keys"));
+  EXPECT_THAT(Output(), HasSubstr("(3 already under "));
+  ASSERT_EQ(Vigil({"audit", "rewrap", "--data-dir", data_, "--kek", old_kek.private_pem,
+                   "--new-kek", new_kek.public_pem}),
+            0);
+  EXPECT_THAT(Output(), HasSubstr("no data keys"));
+  EXPECT_EQ(Vigil({"audit", "rewrap", "--data-dir", sealed, "--kek", old_kek.private_pem,
+                   "--new-kek", old_kek.public_pem}),
+            2);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
+#include "vigil/engine/account_pseudonyms.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/replay.h"
 
@@ -45,6 +46,7 @@ struct ReplayFlags {
   std::string audit_key;
   std::string audit_hash = "sha256";
   bool no_audit = false;
+  std::string pseudonym_key, pseudonym_hash = "hmac-sha256";
 };
 
 int RunReplayCommand(ReplayFlags& flags) {
@@ -63,6 +65,16 @@ int RunReplayCommand(ReplayFlags& flags) {
   o.features.reporting_threshold_micros = static_cast<int64_t>(flags.threshold * 1e6);
   o.features.allowed_lateness = std::chrono::seconds(flags.lateness_seconds);
   o.order_memory_bytes = static_cast<size_t>(flags.order_memory_mib) << 20;
+  // A data dir's state knows accounts by keyed hashes, as `vigil serve`'s does.
+  if (!o.data_dir.empty()) {
+    absl::StatusOr<std::shared_ptr<const crypto::Pseudonymizer>> pseudonyms =
+        LoadAccountPseudonyms(flags.pseudonym_key, o.data_dir, flags.pseudonym_hash);
+    if (!pseudonyms.ok()) {
+      std::cerr << "vigil replay: " << pseudonyms.status().message() << "\n";
+      return kExitUsage;
+    }
+    o.features.account_pseudonyms = *std::move(pseudonyms);
+  }
   if (!flags.quiet) o.progress = &std::cerr;
   std::unique_ptr<DecisionMaker> decider, comparer;
   if (!flags.decisions.policy_path.empty()) {
@@ -308,6 +320,11 @@ Command AddReplayCommand(CLI::App& vigil) {
                   "missing)");
   app->add_option("--audit-hash", flags->audit_hash,
                   "Hash of a new audit log: sha256 (default) or sm3");
+  app->add_option("--pseudonym-key", flags->pseudonym_key,
+                  "With --data-dir: HMAC key file of the account ids kept in the state "
+                  "(default <data-dir>/state_pseudonym.key, created)");
+  app->add_option("--pseudonym-hash", flags->pseudonym_hash,
+                  "With --data-dir: hmac-sha256 (default) or hmac-sm3");
   app->add_flag("--no-audit", flags->no_audit,
                 "Do not record the decisions in the data dir's audit log");
   // Fault injection for crash-recovery tests; not for normal use.

@@ -40,6 +40,14 @@ struct ServeFlags {
   // audit.*
   std::string audit_key, audit_hash;
   bool no_durable_ack = false;
+  // audit.record_kek, audit.record_cipher
+  std::string record_kek, record_cipher;
+  // tls.*, plaintext, auth.mode
+  std::string tls_cert, tls_key, client_ca, tls_ciphers, tls_ciphersuites, tls_min_version;
+  bool plaintext = false;
+  std::string auth;
+  // state.*
+  std::string pseudonym_key, pseudonym_hash;
   bool routes = false;
 };
 
@@ -144,6 +152,18 @@ int RunServe(const ServeFlags& flags) {
     config.audit.hash = flags.audit_hash;
   }
   if (flags.no_durable_ack) config.audit.durable_ack = false;
+  set(flags.record_kek, &config.audit.record_kek);
+  set(flags.record_cipher, &config.audit.record_cipher);
+  set(flags.tls_cert, &config.tls.cert);
+  set(flags.tls_key, &config.tls.key);
+  set(flags.client_ca, &config.tls.client_ca);
+  set(flags.tls_ciphers, &config.tls.ciphers);
+  set(flags.tls_ciphersuites, &config.tls.ciphersuites);
+  set(flags.tls_min_version, &config.tls.min_version);
+  if (flags.plaintext) config.plaintext = true;
+  set(flags.auth, &config.auth.mode);
+  set(flags.pseudonym_key, &config.state.pseudonym_key);
+  set(flags.pseudonym_hash, &config.state.pseudonym_hash);
   config.screening.lists.insert(config.screening.lists.end(), flags.screening_lists.begin(),
                                 flags.screening_lists.end());
   if (absl::Status s = config.Validate(); !s.ok()) return Fail(s.message());
@@ -237,15 +257,47 @@ Command AddServeCommand(CLI::App& vigil) {
                   "configuration's screening.lists. Changed files are reloaded every "
                   "screening.reload_seconds (default 30)")
       ->allow_extra_args(false);
+  app->add_option("--tls-cert", flags->tls_cert,
+                  "tls.cert: the server's certificate chain (PEM); HTTPS with --tls-key");
+  app->add_option("--tls-key", flags->tls_key,
+                  "tls.key: the server's private key (PEM, mode 0600)");
+  app->add_option("--client-ca", flags->client_ca,
+                  "tls.client_ca: mutual TLS; clients must present a certificate of this CA, "
+                  "whose subject is recorded as the decision's actor");
+  app->add_option("--tls-ciphers", flags->tls_ciphers,
+                  "tls.ciphers: TLS 1.2 cipher list (OpenSSL syntax)");
+  app->add_option("--tls-ciphersuites", flags->tls_ciphersuites,
+                  "tls.ciphersuites: TLS 1.3 cipher suites (OpenSSL syntax)");
+  app->add_option("--tls-min-version", flags->tls_min_version, "tls.min_version: 1.2 or 1.3");
+  app->add_flag("--plaintext", flags->plaintext,
+                "Serve plain HTTP (no --tls-cert): on loopback or behind a TLS-terminating "
+                "proxy only");
+  app->add_option("--auth", flags->auth,
+                  "auth.mode: tokens (default; bearer tokens from vigil token create) or none");
+  app->add_option("--record-kek", flags->record_kek,
+                  "audit.record_kek: public key (RSA >= 2048 bits or SM2, PEM) wrapping the data "
+                  "keys that seal the audit records' names, accounts and remittance text");
+  app->add_option("--record-cipher", flags->record_cipher,
+                  "audit.record_cipher: aes-256-gcm (default) or sm4-ctr-hmac-sm3");
+  app->add_option("--pseudonym-key", flags->pseudonym_key,
+                  "state.pseudonym_key: HMAC key file for the account ids kept in the state "
+                  "(default <data-dir>/state_pseudonym.key, created)");
+  app->add_option("--pseudonym-hash", flags->pseudonym_hash,
+                  "state.pseudonym_hash: hmac-sha256 (default) or hmac-sm3");
   app->add_flag("--routes", flags->routes, "Print the served routes and exit");
   app->footer(
       "Examples:\n"
+      "  vigil token create --data-dir state/ --role scorer   (prints a token once)\n"
+      "  vigil serve --listen 0.0.0.0:8443 --data-dir state/ --model model.json \\\n"
+      "      --policy policies/default.yaml --tls-cert tls/server.pem --tls-key tls/server.key \\\n"
+      "      --client-ca tls/clients.pem --record-kek keys/kek_public.pem\n"
       "  vigil serve --listen 127.0.0.1:8080 --data-dir state/ --model model.json \\\n"
-      "      --policy policies/default.yaml\n"
+      "      --policy policies/default.yaml --plaintext --auth none   (a loopback demo)\n"
       "  vigil serve --listen 127.0.0.1:8080 --data-dir state/ --policy policies/default.yaml \\\n"
       "      --screening-list lists/sdn --screening-list lists/pep.csv\n"
       "    (OFAC's SDN folder and a list of vigil's format; decisions name the versions)\n"
-      "  curl -s localhost:8080/v1/score -H 'Content-Type: application/json' -d @tx.json\n"
+      "  curl -s https://bank-host:8443/v1/score -H \"Authorization: Bearer $TOKEN\" \\\n"
+      "      --cacert tls/ca.pem -H 'Content-Type: application/json' -d @tx.json\n"
       "Prints 'vigil serve: listening on HOST:PORT' once ready; stops on SIGTERM or SIGINT.");
   return Command{app, [flags, app] {
                    if (!flags->routes && flags->data_dir.empty() && flags->config.empty()) {

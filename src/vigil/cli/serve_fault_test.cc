@@ -102,7 +102,8 @@ class ServeFaultTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ + "/count.yaml") << kCountingPolicy;
     const std::string source = ::vigil::testing::SourceDir();
-    serve_ = {VIGIL_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir_ + "/data",
+    serve_ = {VIGIL_BINARY, "serve", "--listen", "127.0.0.1:0", "--plaintext", "--auth", "none",
+              "--data-dir", dir_ + "/data",
               "--model", ::vigil::testing::TestDataPath("models/serve_model.json"), "--policy",
               dir_ + "/count.yaml", "--lists", source + "/policies/lists", "--fx-rates",
               source + "/data/fx_rates.csv", "--log", dir_ + "/requests.log", "--no-drift",

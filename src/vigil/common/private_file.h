@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace vigil {
 
@@ -14,6 +15,14 @@ namespace vigil {
 // absence its own way); kPermissionDenied otherwise, as "<what> '<path>' is accessible to its
 // group or others (mode 644): chmod 600 it".
 absl::Status CheckOwnerOnly(const std::string& path, std::string_view what);
+
+// Creates "path" holding "contents", mode 0600, unless it exists; its directory is created
+// when missing. The file is written whole and synced under a temporary name, then linked into
+// place and the directory synced: it is either absent or complete, also after a crash, and of
+// two processes creating it at once exactly one wins. Returns whether this call created it.
+// Errors (kUnavailable) name "what", the path and the system's reason, never the contents.
+absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
+                                           std::string_view what);
 
 }  // namespace vigil
 

@@ -110,6 +110,12 @@ absl::StatusOr<KeyEncryptionKey> KeyEncryptionKey::FromPrivateKeyPem(std::string
 }
 
 absl::StatusOr<KeyEncryptionKey> KeyEncryptionKey::FromPublicKeyPem(std::string_view pem) {
+  // A writer that is handed the private half would hold a key that opens everything it wrote.
+  if (pem.find("PRIVATE KEY-----") != std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        "key-encryption key: this is a private key; only the public half is wanted here (make "
+        "it with `openssl pkey -in KEY -pubout -out KEY.pub`)");
+  }
   std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   auto key = std::make_unique<Key>();
   key->pkey = bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr;
@@ -135,6 +141,7 @@ absl::StatusOr<KeyEncryptionKey> KeyEncryptionKey::LoadPublicKeyFile(const std::
   absl::StatusOr<std::string> pem = ReadKeyFile(path, false);
   if (!pem.ok()) return pem.status();
   absl::StatusOr<KeyEncryptionKey> key = FromPublicKeyPem(*pem);
+  OPENSSL_cleanse(pem->data(), pem->size());  // in case it was a private key after all
   if (!key.ok()) {
     return absl::Status(key.status().code(),
                         absl::StrCat("'", path, "': ", key.status().message()));

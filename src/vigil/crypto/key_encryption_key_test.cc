@@ -124,6 +124,9 @@ TEST_F(KeyEncryptionKeyTest, RefusesPrivateKeysOthersMayReadWeakKeysAndOtherCurv
   MakeKey("p256", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"});
   EXPECT_THAT(KeyEncryptionKey::LoadPrivateKeyFile(dir_ + "/p256.pem").status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not an RSA or SM2 key")));
+  // Where only the public half belongs, the private half is refused with the way to make it.
+  EXPECT_THAT(KeyEncryptionKey::LoadPublicKeyFile(dir_ + "/sm2.pem").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("-pubout")));
   EXPECT_THAT(KeyEncryptionKey::FromPrivateKeyPem("not a key").status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a PEM private key")));
   EXPECT_THAT(KeyEncryptionKey::LoadPrivateKeyFile(dir_ + "/missing.pem").status(),

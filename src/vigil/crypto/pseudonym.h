@@ -10,6 +10,7 @@
 #ifndef VIGIL_CRYPTO_PSEUDONYM_H_
 #define VIGIL_CRYPTO_PSEUDONYM_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -28,11 +29,22 @@ class Pseudonymizer {
 
   // The 32-byte pseudonym of "id".
   std::string Of(std::string_view id) const;
+  // The same into *out (its capacity reused): for the per-payment path.
+  void AssignOf(std::string_view id, std::string* out) const;
+
+  Hash hash() const { return hash_; }
+  // "hmac-sha256" or "hmac-sm3".
+  std::string_view name() const;
+  // Names the key without revealing it: the first 16 hex digits of the pseudonym of the
+  // fixed string "vigil pseudonym key id". A state records it, so that it is never read with
+  // another key (its accounts would silently all be new).
+  std::string key_id() const;
 
  private:
-  Pseudonymizer(Hash hash, std::string key) : hash_(hash), key_(std::move(key)) {}
+  struct Midstates;  // the HMAC's inner and outer hash states after the padded key
+  Pseudonymizer(Hash hash, std::unique_ptr<Midstates> m);
   Hash hash_;
-  std::string key_;
+  std::unique_ptr<Midstates> m_;
 };
 
 }  // namespace vigil::crypto

@@ -32,18 +32,19 @@ Action RuleActionToDecision(RuleAction a) {
   return Action::kAllow;
 }
 
-// "beneficiary "ACME TRDG" matches OFAC SDN 306 "BANCO NACIONAL DE CUBA" (as "ACME TRADING"),
-// score 0.9712 >= block threshold 0.95"; for identifiers, what was listed.
+// "beneficiary name matches OFAC SDN 306 "BANCO NACIONAL DE CUBA" (as "ACME TRADING"), score
+// 0.9712 >= block threshold 0.95"; for identifiers, what was listed. The party is named by its
+// role, never by its own name or account: a decision is answered and recorded in the clear,
+// and carries no personal data beyond the public list entry (docs/security.md).
 std::string ScreeningReasonText(const screening::ScreeningHit& hit, std::string_view level,
                                 double threshold) {
-  const std::string_view party = hit.party.empty() ? std::string_view("name") : hit.party;
+  const std::string_view party = hit.party.empty() ? std::string_view("party") : hit.party;
   if (hit.by_identifier) {
-    return absl::StrFormat("%s \"%s\" is listed by %s %s \"%s\" (identifier \"%s\")",
-                           party, hit.query, hit.list, hit.entry_id, hit.entry_name,
-                           hit.matched_name);
+    return absl::StrFormat("%s identifier is listed by %s %s \"%s\" (identifier \"%s\")", party,
+                           hit.list, hit.entry_id, hit.entry_name, hit.matched_name);
   }
-  std::string text = absl::StrFormat("%s \"%s\" matches %s %s \"%s\"", party, hit.query,
-                                     hit.list, hit.entry_id, hit.entry_name);
+  std::string text = absl::StrFormat("%s name matches %s %s \"%s\"", party, hit.list,
+                                     hit.entry_id, hit.entry_name);
   if (hit.matched_name != hit.entry_name) {
     absl::StrAppendFormat(&text, " (as \"%s\")", hit.matched_name);
   }

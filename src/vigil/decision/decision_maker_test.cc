@@ -275,8 +275,10 @@ rules:
   EXPECT_EQ(d[1].reasons[0].code, "SANCTIONS:7");
   EXPECT_DOUBLE_EQ(d[1].reasons[0].contribution, 1.0);
   EXPECT_EQ(d[1].reasons[0].text,
-            "beneficiary \"Acme Trading\" matches SANCTIONS 7 \"ACME TRADING LLC\", score 1.0000 "
+            "beneficiary name matches SANCTIONS 7 \"ACME TRADING LLC\", score 1.0000 "
             ">= block threshold 0.97");
+  // The party's own name is not in the decision (it is answered and recorded in the clear).
+  EXPECT_THAT(d[1].reasons[0].text, ::testing::Not(::testing::HasSubstr("Acme")));
 
   // Two of three tokens: between the thresholds, a review; the tag rule sees it too.
   EXPECT_EQ(d[2].action, Action::kReview) << d[2].screening_score;
@@ -291,7 +293,7 @@ rules:
   EXPECT_THAT(d[3].reasons, ::testing::Contains(Field(&Reason::text, "bank listed on SANCTIONS")));
   EXPECT_THAT(d[3].reasons,
               ::testing::Contains(Field(&Reason::text,
-                                        "beneficiary_bank \"ACMEIRTH\" is listed by SANCTIONS 7 "
+                                        "beneficiary_bank identifier is listed by SANCTIONS 7 "
                                         "\"ACME TRADING LLC\" (identifier \"ACMEIRTHXXX\")")));
 
   // Without a screener: no screening score, no lists, the screening inputs read 0 and "".

@@ -1,18 +1,19 @@
 #include "vigil/engine/audit_trail.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 #include "vigil/audit/log_hash.h"
+#include "vigil/common/private_file.h"
 #include "vigil/common/string_view.h"
+#include "vigil/core/feature_schema.h"
+#include "vigil/decision/decision_json.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/ingest/json_writer.h"
 
 namespace vigil {
 
@@ -24,21 +25,24 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
   if (decisions.empty()) return absl::OkStatus();
   std::vector<audit::PendingRecord> pending;
   pending.reserve(decisions.size());
+  // Null when the log writes in the clear; else the data key of the moment (docs/audit.md).
+  const std::shared_ptr<const audit::RecordSealer> sealer = log_->sealer();
   for (const DecisionToRecord& d : decisions) {
     const audit::Hash input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, d.input);
-    pending.push_back(
-        {d.transaction->id, audit::EncodeRecordBody(audit::RecordBodyFields{
-                                .received = d.received,
-                                .decided = d.decided,
-                                .actor = actor,
-                                .source = options_.source,
-                                .input_format = d.input_format.empty()
-                                                    ? std::string_view(options_.input_format)
-                                                    : d.input_format,
-                                .input_sha256 = &input_sha256,
-                                .transaction = d.transaction,
-                                .features = d.features,
-                                .decision = d.decision})});
+    absl::StatusOr<std::string> body = audit::EncodeRecordBody(audit::RecordBodyFields{
+        .received = d.received,
+        .decided = d.decided,
+        .actor = actor,
+        .source = options_.source,
+        .input_format = d.input_format.empty() ? std::string_view(options_.input_format)
+                                               : d.input_format,
+        .input_sha256 = &input_sha256,
+        .transaction = d.transaction,
+        .features = d.features,
+        .decision = d.decision,
+        .sealer = sealer.get()});
+    if (!body.ok()) return body.status();
+    pending.push_back({d.transaction->id, *std::move(body)});
   }
   absl::StatusOr<std::vector<audit::AppendedRecord>> appended =
       log_->Append(std::move(pending), options_.durable_ack);
@@ -55,6 +59,50 @@ absl::StatusOr<std::optional<audit::AuditRecord>> AuditTrail::Recorded(
   absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(*bytes);
   if (!record.ok()) return record.status();
   return std::optional<audit::AuditRecord>(*std::move(record));
+}
+
+std::string AuditRecordViewJson(const audit::AuditRecord& r, const audit::Hash& leaf_hash) {
+  using Json = nlohmann::ordered_json;  // members in the order written
+  // vigil's own writers always write valid JSON; the text as a string otherwise.
+  const auto parse = [](const std::string& text) {
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return j.is_discarded() ? Json(text) : j;
+  };
+  // Features named by FeatureExtractor::Schema() when the record's schema is this build's.
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  const bool named = !r.features.empty() &&
+                     r.decision.feature_schema_version == schema->version() &&
+                     r.features.size() == schema->size();
+  Json features = named ? Json::object() : Json::array();
+  for (size_t i = 0; i < r.features.size(); ++i) {
+    Json value = std::isfinite(r.features[i]) ? Json(r.features[i]) : Json(nullptr);
+    if (named) {
+      features[schema->names()[i]] = std::move(value);
+    } else {
+      features.push_back(std::move(value));
+    }
+  }
+  Json j;
+  j["sequence"] = r.sequence;
+  j["leaf_hash"] = audit::HashHex(leaf_hash);
+  j["previous_leaf_hash"] = audit::HashHex(r.previous_leaf_hash);
+  j["received"] = FormatUtc(r.received);
+  j["decided"] = FormatUtc(r.decided);
+  j["actor"] = r.actor;
+  j["source"] = r.source;
+  j["input_format"] = r.input_format;
+  j["input_sha256"] = audit::HashHex(r.input_sha256);
+  j["transaction"] = parse(TransactionToJson(r.transaction));
+  j["features"] = std::move(features);
+  j["decision"] = parse(DecisionToJson(r.decision));
+  Json fired = Json::array(), hits = Json::array();
+  for (const Reason& reason : r.decision.reasons) {
+    if (reason.kind == Reason::Kind::kRule && !reason.shadow) fired.push_back(reason.code);
+    if (reason.kind == Reason::Kind::kScreening) hits.push_back(reason.code);
+  }
+  j["fired_rules"] = std::move(fired);
+  j["screening_hits"] = std::move(hits);
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
 std::string DefaultSigningKeyPath(const std::string& data_dir) {
@@ -79,47 +127,10 @@ absl::StatusOr<std::shared_ptr<const audit::LogSigner>> LoadOrCreateSigningKey(
     absl::StatusOr<std::string> pem =
         audit::GeneratePrivateKeyPem(audit::SignatureAlgorithm::kEd25519);
     if (!pem.ok()) return pem.status();
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    const std::string dir = parent.empty() ? "." : parent.string();
-    std::filesystem::create_directories(dir, ec);
-    const auto failed = [&](const char* what) {
-      return absl::UnavailableError(
-          absl::StrCat("audit signing key ", path, ": cannot ", what, ": ", std::strerror(errno)));
-    };
-    // Written whole and synced under a temporary name, then linked into place: the key is
-    // either absent or complete, also after a crash, and of two processes starting on one
-    // fresh data dir exactly one key wins (link fails with EEXIST for the other).
-    std::string temp = absl::StrCat(path, ".tmp.XXXXXX");
-    const int fd = ::mkstemp(temp.data());
-    if (fd < 0) return failed("create a temporary file");
-    const bool written =
-        ::fchmod(fd, 0600) == 0 &&
-        ::write(fd, pem->data(), pem->size()) == static_cast<ssize_t>(pem->size()) &&
-        ::fsync(fd) == 0;
-    const int write_errno = errno;
-    ::close(fd);
-    if (!written) {
-      ::unlink(temp.c_str());
-      errno = write_errno;
-      return failed("write");
-    }
-    const int linked = ::link(temp.c_str(), path.c_str());
-    const int link_errno = errno;
-    ::unlink(temp.c_str());
-    if (linked != 0 && link_errno != EEXIST) {
-      errno = link_errno;
-      return failed("create");
-    }
-    if (linked == 0) {
-      // The directory entry must survive an OS crash too, or the log would outlive its key.
-      const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
-        if (dir_fd >= 0) ::close(dir_fd);
-        return failed("sync its directory");
-      }
-      ::close(dir_fd);
-      if (created != nullptr) *created = true;
-    }
+    // Of two processes starting on one fresh data dir exactly one key wins; the loser loads it.
+    absl::StatusOr<bool> made = CreatePrivateFileOnce(path, *pem, "audit signing key");
+    if (!made.ok()) return made.status();
+    if (created != nullptr) *created = *made;
   }
   absl::StatusOr<std::unique_ptr<audit::LogSigner>> signer = audit::LogSigner::FromPemFile(path);
   if (!signer.ok()) return signer.status();

@@ -6,7 +6,8 @@
 // received, when it arrived and was decided, who asked, and where it came from; encodes it on
 // the calling thread, and appends it to the audit log. With durable acknowledgement (the
 // default) Record returns only once the records are durable: a caller that answers after
-// Record has never acknowledged a decision the log does not hold.
+// Record has never acknowledged a decision the log does not hold. When the log seals personal
+// data (AuditLogOptions::record_kek), the records are encoded with its current sealer.
 //
 // Thread safety: safe for concurrent use (the log serializes appends).
 #ifndef VIGIL_ENGINE_AUDIT_TRAIL_H_
@@ -68,6 +69,12 @@ class AuditTrail {
   audit::AuditLog* const log_;
   const AuditTrailOptions options_;
 };
+
+// The examiner's view of a record (audit::RecordViewFn): one JSON object, the line `vigil audit
+// export` writes for it (docs/audit-cli.md, "export") before audit::ExportRecordLine marks its
+// sealed fields. For audit::WriteExport, audit::InclusionBundle and audit::CheckProofBundle, so
+// that the CLI and the server show records alike.
+std::string AuditRecordViewJson(const audit::AuditRecord& record, const audit::Hash& leaf_hash);
 
 // The signing key at "path": loaded when the file exists; otherwise a new Ed25519 key is
 // written there (mode 0600, its directory created) and *created is set. A deployment should

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/audit/record_sealer.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/common/sha256.h"
 #include "vigil/core/currency.h"
 #include "vigil/store/kv_store.h"
@@ -93,6 +95,51 @@ TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
   ASSERT_OK(quick.Record({&one, 1}));
   ASSERT_OK(log->Flush());
   EXPECT_EQ(log->size(), 2u);
+}
+
+// With a key-encryption key the trail seals the personal fields with the log's sealer; the
+// decision stays readable, so a repeated transaction id is answered without any key.
+TEST_F(AuditTrailTest, SealsPersonalFieldsWhenTheLogHasAKeyEncryptionKey) {
+  const audit::TestKek kek = audit::MakeTestKek(dir_ + "/keys", "kek", audit::KekKind::kRsa);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> signer,
+                       LoadOrCreateSigningKey(DefaultSigningKeyPath(dir_)));
+  KvStoreOptions store_options;
+  store_options.path = dir_ + "/features";
+  store_options.column_families = audit::AuditColumnFamilies();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
+  audit::AuditLogOptions log_options;
+  log_options.signer = signer;
+  log_options.record_kek = kek.public_key;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
+                       audit::AuditLog::Open(store.get(), log_options, clock_));
+  AuditTrail trail(log.get(), {.source = "serve", .input_format = "json"});
+  Transaction tx;
+  tx.id = "tx-1";
+  tx.originator = {.account_id = "DE89370400440532013000", .name = "Jane Roe"};
+  tx.beneficiary = {.account_id = "B", .name = "Harbour Ltd"};
+  tx.amount = Money(12345, 2, *Currency::FromCode("EUR"));
+  tx.remittance = "rent";
+  Decision d;
+  d.transaction_id = "tx-1";
+  d.action = Action::kReview;
+  d.reasons = {{.kind = Reason::Kind::kRule, .code = "r1", .text = "fired"}};
+  const DecisionToRecord one{.transaction = &tx, .input = "{}", .decision = &d,
+                             .received = clock_.Now(), .decided = clock_.Now()};
+  ASSERT_OK(trail.Record({&one, 1}));
+
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> r, trail.Recorded("tx-1"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->decision.action, Action::kReview);
+  EXPECT_EQ(r->decision.reasons[0].text, "fired");
+  EXPECT_EQ(r->transaction.originator.name, "");  // sealed
+  EXPECT_EQ(r->data_key_id, log->sealer()->data_key_id());
+  EXPECT_EQ(r->sealed.size(), 5u);
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log->ReadRecord(0));
+  EXPECT_EQ(bytes.find("Jane Roe"), std::string::npos);
+  const std::unique_ptr<audit::RecordOpener> opener =
+      audit::RecordOpener::ForLog(*log, kek.private_key);
+  ASSERT_OK(opener->Open(*r));
+  EXPECT_EQ(r->transaction, tx);
 }
 
 TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {

@@ -4,8 +4,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace vigil {
+namespace crypto {
+class Pseudonymizer;
+}  // namespace crypto
 
 struct FeatureConfig {
   // Reporting threshold in micro-units of the reporting currency (default 10,000 USD, the US
@@ -29,6 +33,12 @@ struct FeatureConfig {
   // tests. 0 hops disables the check; at most 3 hops are supported.
   int cycle_max_hops = 3;
   int cycle_max_branching = 8;
+
+  // When set, accounts are known by the keyed hash of their key ("<bank>\x1f<account>"),
+  // never by the key itself: the state, in memory and stored, holds no account id
+  // (docs/security.md). A stored state records which key made its pseudonyms
+  // (FeatureStore refuses to mix).
+  std::shared_ptr<const crypto::Pseudonymizer> account_pseudonyms;
 };
 
 }  // namespace vigil

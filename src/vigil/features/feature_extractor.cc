@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
+#include "vigil/crypto/pseudonym.h"
 
 namespace vigil {
 namespace {
@@ -133,8 +134,16 @@ uint32_t FeatureExtractor::Touch(std::string_view key, uint64_t hash) {
 }
 
 void FeatureExtractor::PrepareKeys(const Transaction& tx, Lookahead* la) {
-  AssignAccountKey(tx.originator.bank_id, tx.originator.account_id, &la->key[0]);
-  AssignAccountKey(tx.beneficiary.bank_id, tx.beneficiary.account_id, &la->key[1]);
+  const crypto::Pseudonymizer* pseudonyms = config_.account_pseudonyms.get();
+  if (pseudonyms == nullptr) {
+    AssignAccountKey(tx.originator.bank_id, tx.originator.account_id, &la->key[0]);
+    AssignAccountKey(tx.beneficiary.bank_id, tx.beneficiary.account_id, &la->key[1]);
+    return;
+  }
+  AssignAccountKey(tx.originator.bank_id, tx.originator.account_id, &plain_key_);
+  pseudonyms->AssignOf(plain_key_, &la->key[0]);
+  AssignAccountKey(tx.beneficiary.bank_id, tx.beneficiary.account_id, &plain_key_);
+  pseudonyms->AssignOf(plain_key_, &la->key[1]);
 }
 
 absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row) {

@@ -90,7 +90,8 @@ class FeatureExtractor {
   static_assert(kLookaheadRing > 5 * kLookaheadStep &&
                 (kLookaheadRing & (kLookaheadRing - 1)) == 0);
 
-  static void PrepareKeys(const Transaction& tx, Lookahead* la);
+  // The two account keys of "tx" (their pseudonyms when config_.account_pseudonyms is set).
+  void PrepareKeys(const Transaction& tx, Lookahead* la);
   void LookaheadFind(Lookahead* la) const;
   void LookaheadStates(const Lookahead& la) const;
   void LookaheadReceivers(const Transaction& tx, Lookahead* la) const;
@@ -145,6 +146,7 @@ class FeatureExtractor {
   std::vector<uint32_t> dirty_;
   int64_t watermark_ = INT64_MIN;
   Lookahead single_;  // Process()'s keys
+  std::string plain_key_;  // PrepareKeys' scratch when pseudonymizing
   std::array<Lookahead, kLookaheadRing> ring_;
 };
 

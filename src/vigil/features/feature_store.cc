@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/common/string_view.h"
+#include "vigil/crypto/pseudonym.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil {
@@ -13,6 +15,7 @@ namespace {
 constexpr char kAccounts[] = "accounts";
 constexpr char kMeta[] = "meta";
 constexpr char kCursorPrefix[] = "cursor/";
+constexpr std::string_view kPlainAccountKeys = "plain";
 
 std::string AccountNumberKey(uint32_t account) {
   const char bytes[4] = {static_cast<char>(account >> 24), static_cast<char>(account >> 16),
@@ -67,6 +70,11 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(
   options.sync_writes = true;
   VIGIL_ASSIGN_OR_RETURN(store->kv_, KvStore::Open(options));
   store->extractor_ = std::make_unique<FeatureExtractor>(fx, config);
+  store->account_keys_ =
+      config.account_pseudonyms == nullptr
+          ? std::string(kPlainAccountKeys)
+          : absl::StrCat(ToAbsl(config.account_pseudonyms->name()), ":",
+                         config.account_pseudonyms->key_id());
   VIGIL_RETURN_IF_ERROR(store->Restore());
   return store;
 }
@@ -78,6 +86,22 @@ absl::Status FeatureStore::Restore() {
     return absl::FailedPreconditionError(absl::StrCat(
         "feature state in ", kv_->path(), " was written by schema ", *stored_version,
         ", this build computes ", version, "; use a new --data-dir or migrate the state"));
+  }
+  // Accounts keyed one way must never be looked up another way: every account would look new.
+  VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> stored_keys, kv_->Get(kMeta, "account_keys"));
+  if (!stored_keys.has_value() && stored_version.has_value()) {
+    stored_keys = std::string(kPlainAccountKeys);
+  }
+  if (stored_keys.has_value() && *stored_keys != account_keys_) {
+    const auto describe = [](std::string_view keys) {
+      return keys == kPlainAccountKeys
+                 ? std::string("plain account ids")
+                 : absl::StrCat("account pseudonyms ", ToAbsl(keys), " (hash:key id)");
+    };
+    return absl::FailedPreconditionError(absl::StrCat(
+        "feature state in ", kv_->path(), " is keyed by ", describe(*stored_keys),
+        ", but this run keys accounts by ", describe(account_keys_),
+        "; give the state's own pseudonym key (state.pseudonym_key) or use a new --data-dir"));
   }
   uint32_t expected = 0;
   VIGIL_RETURN_IF_ERROR(kv_->ForEach(kAccounts, "", [&](absl::string_view key,
@@ -153,6 +177,7 @@ CheckpointStats FeatureStore::StageAccounts(KvWriteBatch& batch) {
   const int64_t w = extractor_->watermark_us();
   batch.Put(kMeta, "watermark", absl::string_view(reinterpret_cast<const char*>(&w), sizeof(w)));
   batch.Put(kMeta, "schema", FeatureExtractor::Schema()->version());
+  batch.Put(kMeta, "account_keys", account_keys_);
   extractor_->ClearDirty();
   return stats;
 }

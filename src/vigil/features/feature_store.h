@@ -8,7 +8,9 @@
 //
 // Layout (column families): "accounts": key = account number (4 bytes, big-endian, so keys sort
 // in number order), value = varint key length, account key, AccountState encoding.
-// "meta": "watermark" (8 bytes), "schema" (feature schema version), "cursor/<name>" entries.
+// "meta": "watermark" (8 bytes), "schema" (feature schema version), "account_keys" ("plain",
+// or "<hmac>:<key id>" when accounts are pseudonymized: FeatureConfig::account_pseudonyms),
+// "cursor/<name>" entries. A state is opened only with the account keying it was written with.
 //
 // Thread safety: externally synchronized, like the FeatureExtractor it owns.
 #ifndef VIGIL_FEATURES_FEATURE_STORE_H_
@@ -90,6 +92,7 @@ class FeatureStore {
   std::unique_ptr<KvStore> kv_;
   std::unique_ptr<FeatureExtractor> extractor_;
   std::map<std::string, std::string> cursor_;
+  std::string account_keys_;  // what meta "account_keys" must say
 };
 
 }  // namespace vigil

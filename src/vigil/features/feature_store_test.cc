@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vigil/crypto/pseudonym.h"
+#include "vigil/features/account_index.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/status_matchers.h"
 
@@ -133,6 +135,94 @@ TEST_F(FeatureStoreTest, CheckpointWritesOnlyChangedAccountsAndReplacesTheCursor
   store.reset();
   ASSERT_OK_AND_ASSIGN(store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
   EXPECT_EQ(store->cursor(), (std::map<std::string, std::string>{{"a", "3"}}));
+}
+
+FeatureConfig Pseudonymized(char key_byte, crypto::Pseudonymizer::Hash hash =
+                                               crypto::Pseudonymizer::Hash::kHmacSha256) {
+  FeatureConfig config;
+  config.account_pseudonyms = std::make_shared<const crypto::Pseudonymizer>(
+      *crypto::Pseudonymizer::Create(hash, std::string(32, key_byte)));
+  return config;
+}
+
+// Accounts known by pseudonyms give the same rows as accounts known by their ids, the state
+// (in memory and stored) holds only the keyed hashes, and a restart with the key continues it.
+TEST_F(FeatureStoreTest, PseudonymizedStateHoldsNoAccountIdAndReproducesEveryRow) {
+  const std::vector<Transaction> txs = Stream(400);
+  FeatureExtractor plain(fx_, FeatureConfig{});
+  std::vector<std::vector<double>> expected;
+  for (const Transaction& tx : txs) expected.push_back(Row(plain, tx));
+  const FeatureConfig config = Pseudonymized('k');
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, config));
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(SameRow(Row(store->extractor(), txs[i]), expected[i]));
+    ASSERT_OK(store->Checkpoint({}).status());
+    const AccountIndex& index = store->extractor().index();
+    const std::string first = AccountKey(txs[0].originator.bank_id, txs[0].originator.account_id);
+    bool found = false;
+    for (uint32_t a = 0; a < store->extractor().num_accounts(); ++a) {
+      EXPECT_EQ(index.key(a).size(), 32u);
+      for (const Transaction& tx : txs) {
+        for (const Party* p : {&tx.originator, &tx.beneficiary}) {
+          ASSERT_EQ(index.key(a).find(AccountKey(p->bank_id, p->account_id)),
+                    std::string_view::npos)
+              << "an account id in the state";
+        }
+      }
+      found |= index.key(a) == config.account_pseudonyms->Of(first);
+    }
+    EXPECT_TRUE(found);
+  }
+  {
+    // What the store holds: no stored value carries an account id.
+    KvStoreOptions options;
+    options.path = dir_ + "/features";
+    options.column_families = {"accounts", "meta"};
+    ASSERT_OK_AND_ASSIGN(auto kv, KvStore::Open(options));
+    size_t accounts = 0;
+    ASSERT_OK(kv->ForEach("accounts", "", [&](absl::string_view, absl::string_view value) {
+      ++accounts;
+      // varint length 32, then the pseudonym
+      EXPECT_EQ(static_cast<uint8_t>(value[0]), 32u);
+      return absl::OkStatus();
+    }));
+    EXPECT_GT(accounts, 0u);
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> keys, kv->Get("meta", "account_keys"));
+    ASSERT_TRUE(keys.has_value());
+    EXPECT_EQ(*keys, absl::StrCat("hmac-sha256:", config.account_pseudonyms->key_id()));
+  }
+  ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, config));
+  for (int i = 200; i < 400; ++i) {
+    ASSERT_TRUE(SameRow(Row(store->extractor(), txs[i]), expected[i])) << "row " << i;
+  }
+}
+
+TEST_F(FeatureStoreTest, RefusesStateKeyedAnotherWay) {
+  const std::vector<Transaction> txs = Stream(20);
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, Pseudonymized('k')));
+    for (const Transaction& tx : txs) Row(store->extractor(), tx);
+    ASSERT_OK(store->Checkpoint({}).status());
+  }
+  // Another key, another hash, or plain ids: every account would look new.
+  EXPECT_THAT(FeatureStore::Open(dir_, fx_, Pseudonymized('j')).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::HasSubstr("pseudonym")));
+  EXPECT_THAT(
+      FeatureStore::Open(dir_, fx_, Pseudonymized('k', crypto::Pseudonymizer::Hash::kHmacSm3))
+          .status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::HasSubstr("hmac-sm3")));
+  EXPECT_THAT(FeatureStore::Open(dir_, fx_, FeatureConfig{}).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::HasSubstr("keyed by account pseudonyms hmac-sha256:")));
+  std::filesystem::remove_all(dir_ + "/features");
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
+    for (const Transaction& tx : txs) Row(store->extractor(), tx);
+    ASSERT_OK(store->Checkpoint({}).status());
+  }
+  EXPECT_THAT(FeatureStore::Open(dir_, fx_, Pseudonymized('k')).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::HasSubstr("keyed by plain account ids")));
 }
 
 TEST_F(FeatureStoreTest, RefusesStateOfAnotherSchemaVersion) {

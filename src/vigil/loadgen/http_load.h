@@ -43,6 +43,18 @@
 // refused reconnects are counted, the connection is reopened (with backoff after repeated
 // failures), and the run goes on.
 //
+// TLS (LoadOptions::tls): HTTPS, optionally with a client certificate (mutual TLS). One
+// OpenSSL context per run, one TLS session per connection over the same non-blocking sockets.
+// The initial handshakes are done with the initial connects, before the clock starts; a
+// reconnect's handshake is driven by the event loop, bounded by response_timeout together with
+// its TCP connect, and resumes the connection's previous TLS session when the server allows it.
+// A failed initial handshake fails the run (kUnavailable with the OpenSSL reason, like a failed
+// initial connect); a failed reconnect handshake is a connection error ("TLS handshake: <reason>")
+// and the connection backs off like after a refused connect. Under TLS 1.3 a server that
+// rejects the client certificate does so after the client's side of the handshake completed:
+// that shows as a connection error on the first request ("TLS read: ..."), not at the handshake.
+// Plain HTTP runs take no TLS code path beyond one predictable branch per send and per event.
+//
 // Thread safety: RunLoad is safe to call concurrently (runs share nothing); it blocks the
 // calling thread for the run and starts `threads` threads of its own.
 #ifndef VIGIL_LOADGEN_HTTP_LOAD_H_
@@ -87,6 +99,27 @@ struct LoadRequest {
 // the LoadRequest rules above ends the run with kInvalidArgument.
 using RequestSource = std::function<void(uint64_t i, LoadRequest* out)>;
 
+// HTTPS for RunLoad. With enabled false every other field must keep its default.
+struct LoadTls {
+  // Off: plain HTTP/1.1 over TCP.
+  bool enabled = false;
+  // PEM file of the CAs that may issue the server's certificate. "": the system's default trust
+  // store (what `openssl version -d` names), which a test CA is not in.
+  std::string ca_file;
+  // Mutual TLS: the client certificate (PEM, may hold the chain after it) and its unencrypted
+  // PEM private key, presented when the server asks for one. Both or neither; the key must match
+  // the certificate. Read once, at the start of the run.
+  std::string cert_file;
+  std::string key_file;
+  // The name sent as SNI and checked against the server certificate's subjectAltName. "": the
+  // LoadOptions::host. An IP address is checked against the certificate's IP entries and not
+  // sent as SNI (RFC 6066 allows only host names there).
+  std::string server_name;
+  // false: accept any server certificate (no chain or name check). For measuring only, never
+  // for a server whose identity matters.
+  bool verify_peer = true;
+};
+
 struct LoadOptions {
   enum class Mode { kClosed, kOpen };
 
@@ -117,7 +150,8 @@ struct LoadOptions {
   // requests were sent (open loop: scheduled) in it and all of them finished.
   uint64_t max_requests = 0;
   // A response not complete this long after its send counts as a timeout; its connection is
-  // closed and reopened (> 0). Also bounds a reconnect's TCP handshake and the initial connects.
+  // closed and reopened (> 0). Also bounds each connect: a reconnect's or an initial connect's
+  // TCP handshake together with its TLS handshake.
   std::chrono::milliseconds response_timeout{10000};
   // Open loop: at most this many arrivals wait for a free connection (split evenly among the
   // threads); arrivals beyond it are dropped and counted as `dropped`. Bounds memory when the
@@ -126,6 +160,8 @@ struct LoadOptions {
   // A response (head and body) larger than this is a connection error. Bounds the memory held
   // per connection: connections * max_response_bytes in the worst case (>= 1024).
   size_t max_response_bytes = size_t{8} << 20;
+  // HTTPS and mutual TLS; off by default. TLS 1.2 is the oldest version offered.
+  LoadTls tls;
 };
 
 // "closed" or "open".
@@ -148,6 +184,11 @@ struct LoadResult {
                                    // bytes the server sent with no request outstanding
   uint64_t dropped = 0;            // open loop: arrivals dropped because the backlog was full
   uint64_t reconnects = 0;         // connections reopened (Connection: close, server close, error)
+  // TLS runs: handshakes completed, the initial one of every connection (before the window)
+  // plus those of reconnects in the window; and how many of these resumed the connection's
+  // previous session (an abbreviated handshake). 0 without TLS.
+  uint64_t tls_handshakes = 0;
+  uint64_t tls_resumed = 0;
   std::map<int, uint64_t> by_status;  // completed responses by status code
   // connection_errors by reason ("connect: Connection refused", "chunked transfer encoding is
   // not supported", ...). The first 16 distinct reasons are kept; later new ones are counted
@@ -161,12 +202,16 @@ struct LoadResult {
 // Runs one load test against options.host:options.port and returns what it measured.
 // Errors: kInvalidArgument naming the field for bad options (connections < 1, threads < 1,
 // port 0, kOpen with offered_rps not > 0, duration <= 0, warmup < 0, response_timeout <= 0,
-// max_response_bytes < 1024, an unresolvable host) or for an invalid request from "source"
-// (naming its i); kUnavailable with host:port and the errno text when a connection cannot be
-// opened at the start; kInternal when the kernel refuses an epoll/timerfd/eventfd/thread
-// resource. Problems during the run (refused reconnects, resets, bad responses) are counted in
-// the result, not returned.
-// "source" must remain live until RunLoad returns.
+// max_response_bytes < 1024, an unresolvable host; "tls.<field>" for a TLS field set while
+// tls.enabled is false, an unreadable or unusable tls.ca_file, tls.cert_file or tls.key_file,
+// a key that does not match the certificate, one of cert_file and key_file without the other,
+// an invalid tls.server_name) or for an invalid request from "source" (naming its i);
+// kUnavailable with host:port and the errno text when a connection cannot be opened at the
+// start, or with the OpenSSL reason when its TLS handshake fails or times out ("certificate
+// verify failed: hostname mismatch"); kInternal when the kernel refuses an
+// epoll/timerfd/eventfd/thread resource or OpenSSL cannot allocate. Problems during the run
+// (refused reconnects, resets, bad responses) are counted in the result, not returned. "source"
+// must remain live until RunLoad returns.
 absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options, const RequestSource& source);
 
 }  // namespace vigil

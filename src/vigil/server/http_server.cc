@@ -1,9 +1,15 @@
 #include "vigil/server/http_server.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <future>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
@@ -15,11 +21,21 @@
 #include "boost/asio/io_context.hpp"
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/post.hpp"
+#include "boost/asio/ssl/context.hpp"
+#include "boost/asio/ssl/error.hpp"
 #include "boost/asio/steady_timer.hpp"
 #include "boost/asio/strand.hpp"
 #include "boost/beast/core.hpp"
 #include "boost/beast/http.hpp"
+#include "boost/beast/ssl/ssl_stream.hpp"
+#include "openssl/bio.h"
+#include "openssl/err.h"
+#include "openssl/pem.h"
+#include "openssl/ssl.h"
+#include "openssl/x509.h"
 #include "vigil/common/json_text.h"
+#include "vigil/common/private_file.h"
+#include "vigil/common/string_view.h"
 
 namespace vigil {
 
@@ -38,7 +54,6 @@ std::string_view HttpRequest::Header(std::string_view name) const {
   return {};
 }
 
-
 HttpResponse HttpError(int status, std::string_view code, std::string_view field,
                        std::string_view message) {
   HttpResponse r;
@@ -49,18 +64,21 @@ HttpResponse HttpError(int status, std::string_view code, std::string_view field
   return r;
 }
 
-class Session;
+class SessionBase;
 
 struct HttpServer::State {
   // Declared before the io_context: sessions still queued in it when it is destroyed touch
   // these in their destructors.
   HttpServerOptions options;
   std::shared_ptr<HttpHandler> handler;
-  std::atomic<uint64_t> accepted{0}, refused{0}, open{0}, requests{0}, timeouts{0};
+  // Set when options.tls.enabled; constant after Start. (Each SSL also holds a reference.)
+  std::unique_ptr<net::ssl::context> tls_context;
+  std::atomic<uint64_t> accepted{0}, refused{0}, open{0}, requests{0}, timeouts{0},
+      tls_handshake_failures{0};
   std::atomic<bool> stopping{false};
   uint16_t port = 0;
   absl::Mutex mu;
-  absl::flat_hash_set<Session*> sessions ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<SessionBase*> sessions ABSL_GUARDED_BY(mu);
   net::io_context ioc;
   // Keeps the I/O threads running while nothing is pending (acceptor closed, no connections),
   // until Stop().
@@ -75,9 +93,19 @@ struct HttpServer::State {
   void Refused(int status, std::string_view code) {
     if (options.on_refused) options.on_refused(status, code);
   }
+  void TlsFailed(std::string_view reason) {
+    tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+    if (options.on_tls_failure) options.on_tls_failure(reason);
+  }
 };
 
 namespace {
+
+// How long writing close_notify may take when the server ends a TLS connection.
+constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
+
+// The default TLS 1.2 cipher list (HttpTlsOptions::ciphers): forward secret and AEAD only.
+constexpr char kDefaultCiphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!PSK";
 
 std::string Remote(const tcp::socket& socket) {
   boost::system::error_code ec;
@@ -86,43 +114,111 @@ std::string Remote(const tcp::socket& socket) {
   return absl::StrCat(ep.address().to_string(), ":", ep.port());
 }
 
+// The reason of the first error in this thread's OpenSSL error queue, the root cause ("no start
+// line" rather than the "PEM lib" it led to), which it then clears. Reasons never hold key
+// material.
+std::string TakeOpenSslReason() {
+  const unsigned long e = ERR_peek_error();
+  std::string out;
+  if (e == 0) {
+    out = "unknown OpenSSL error";
+  } else if (const char* reason = ERR_reason_error_string(e); reason != nullptr) {
+    out = reason;
+  } else {
+    char text[256];
+    ERR_error_string_n(e, text, sizeof(text));
+    out = text;
+  }
+  ERR_clear_error();
+  return out;
+}
+
+// The short reason a server handshake failed, for on_tls_failure.
+std::string HandshakeFailureReason(const beast::error_code& ec, SSL* ssl) {
+  if (ec == beast::error::timeout) return "timeout";
+  if (ec == net::ssl::error::stream_truncated || ec == net::error::eof ||
+      ec == net::error::connection_reset) {
+    return "the client closed the connection during the handshake";
+  }
+  if (ec.category() != net::error::get_ssl_category()) return ec.message();
+  // Asio keeps the OpenSSL error code as the value.
+  const auto code = static_cast<unsigned long>(static_cast<unsigned int>(ec.value()));
+  const char* reason = ERR_reason_error_string(code);
+  std::string out = reason != nullptr ? reason : ec.message();
+  if (const long verify = SSL_get_verify_result(ssl); verify != X509_V_OK) {
+    absl::StrAppend(&out, ": ", X509_verify_cert_error_string(verify));
+  }
+  return out;
+}
+
+// The verified peer certificate's subject, RFC 2253; "" when there is none.
+std::string PeerPrincipal(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return "";
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio == nullptr) return "";
+  std::string out;
+  if (X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(bio, &data);
+    if (n > 0) out.assign(data, static_cast<size_t>(n));
+  }
+  BIO_free(bio);
+  return out;
+}
+
 }  // namespace
 
-// One connection. Lives as long as an operation (or a pending responder) holds it.
-class Session : public std::enable_shared_from_this<Session> {
+// What HttpServer::State holds of a connection, whatever its stream.
+class SessionBase {
  public:
-  Session(tcp::socket&& socket, HttpServer::State* state)
-      : stream_(std::move(socket)), request_timer_(stream_.get_executor()), state_(state) {
+  virtual ~SessionBase() = default;
+  // Closes the connection if it is waiting for a request (shutdown); a request being handled
+  // is answered first.
+  virtual void CloseIfIdle() = 0;
+};
+
+// One connection over Stream: beast::tcp_stream (HTTP) or beast::ssl_stream<beast::tcp_stream>
+// (HTTPS). Lives as long as an operation (or a pending responder) holds it. Every member
+// function runs on the connection's strand, except the constructor, Start and CloseIfIdle.
+template <class Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  // "stream_args" after the socket: the ssl::context for HTTPS.
+  template <class... Args>
+  Session(HttpServer::State* state, tcp::socket&& socket, Args&... stream_args)
+      : stream_(std::move(socket), stream_args...),
+        request_timer_(stream_.get_executor()),
+        state_(state) {
     state_->open.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     state_->sessions.insert(this);
   }
-  ~Session() {
+  ~Session() override {
     state_->open.fetch_sub(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     state_->sessions.erase(this);
   }
 
-  void Start() {
-    remote_ = Remote(stream_.socket());
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->AwaitRequest(); });
-  }
-
-  // Answers 503 too_many_connections and closes.
-  void Refuse() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      self->Write(HttpError(503, "too_many_connections", "",
-                            absl::StrCat("the server holds its maximum of ",
-                                         self->state_->options.limits.max_connections,
-                                         " connections; retry later")),
-                  /*keep_alive=*/false, /*retry_after=*/true);
+  // Serves the connection; "over_limit": answers 503 too_many_connections (after the TLS
+  // handshake, if any) and closes.
+  void Start(bool over_limit) {
+    remote_ = Remote(Lowest().socket());
+    net::dispatch(stream_.get_executor(), [self = Self(), over_limit] {
+      if constexpr (kTls) {
+        self->Handshake(over_limit);
+      } else if (over_limit) {
+        self->Refuse();
+      } else {
+        self->AwaitRequest();
+      }
     });
   }
 
-  // Closes the connection if it is waiting for a request (shutdown); a request being handled
-  // is answered first.
-  void CloseIfIdle() {
-    std::shared_ptr<Session> self = weak_from_this().lock();
+  void CloseIfIdle() override {
+    std::shared_ptr<Session> self = this->weak_from_this().lock();
     if (self == nullptr) return;  // being destroyed
     net::post(stream_.get_executor(), [self = std::move(self)] {
       if (!self->busy_) self->Close();
@@ -130,23 +226,57 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  std::shared_ptr<Session> Self() { return this->shared_from_this(); }
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  // TLS: the server handshake, bounded by the request timeout. A failure closes the
+  // connection without an answer: there is no channel to send one on.
+  void Handshake(bool over_limit) {
+    Lowest().expires_after(state_->options.limits.request_timeout);
+    stream_.async_handshake(net::ssl::stream_base::server,
+                            [self = Self(), over_limit](beast::error_code ec) {
+                              if (ec) return self->HandshakeFailed(ec);
+                              self->handshake_done_ = true;
+                              if (!self->state_->options.tls.client_ca_file.empty()) {
+                                self->principal_ = PeerPrincipal(self->stream_.native_handle());
+                              }
+                              if (over_limit) return self->Refuse();
+                              self->AwaitRequest();
+                            });
+  }
+
+  void HandshakeFailed(const beast::error_code& ec) {
+    // A handshake cut short by Stop() is not the client's failure.
+    if (!state_->stopping.load()) {
+      state_->TlsFailed(HandshakeFailureReason(ec, stream_.native_handle()));
+    }
+    Close();
+  }
+
+  void Refuse() {
+    Write(HttpError(
+              503, "too_many_connections", "",
+              absl::StrCat("the server holds its maximum of ",
+                           state_->options.limits.max_connections, " connections; retry later")),
+          /*keep_alive=*/false, /*retry_after=*/true);
+  }
+
   // Waits (idle timeout) for the first byte of the next request.
   void AwaitRequest() {
     busy_ = false;
-    if (state_->stopping.load()) return Close();
+    if (state_->stopping.load()) return Finish();
     if (buffer_.size() > 0) return ReadRequest();
-    stream_.expires_after(state_->options.limits.idle_timeout);
-    stream_.async_read_some(
-        buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
-          if (ec) {
-            if (ec == beast::error::timeout) {
-              self->state_->timeouts.fetch_add(1, std::memory_order_relaxed);
-            }
-            return self->Close();
-          }
-          self->buffer_.commit(n);
-          self->ReadRequest();
-        });
+    Lowest().expires_after(state_->options.limits.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096), [self = Self()](beast::error_code ec, size_t n) {
+      if (ec) {
+        if (ec == beast::error::timeout) {
+          self->state_->timeouts.fetch_add(1, std::memory_order_relaxed);
+        }
+        return self->Close();
+      }
+      self->buffer_.commit(n);
+      self->ReadRequest();
+    });
   }
 
   void ReadRequest() {
@@ -155,24 +285,24 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<uint32_t>(state_->options.limits.header_bytes));
     parser_->body_limit(state_->options.limits.body_bytes);
     // Not the stream's own timeout: on expiry that closes the socket, and the 408 could not be
-    // written. This timer cancels the read instead; OnRead then answers 408.
-    stream_.expires_never();
+    // written. This timer cancels the read instead; OnRead then answers 408. (Under TLS the
+    // cancelled read leaves the session usable: only a socket read was pending.)
+    Lowest().expires_never();
     const uint64_t read = ++reads_;
     reading_ = true;
     timed_out_ = false;
     request_timer_.expires_after(state_->options.limits.request_timeout);
-    request_timer_.async_wait([self = shared_from_this(), read](beast::error_code ec) {
+    request_timer_.async_wait([self = Self(), read](beast::error_code ec) {
       if (ec || !self->reading_ || read != self->reads_) return;  // cancelled or stale
       self->timed_out_ = true;
       beast::error_code ignored;
-      self->stream_.socket().cancel(ignored);
+      self->Lowest().socket().cancel(ignored);
     });
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->reading_ = false;
-                       self->request_timer_.cancel();
-                       self->OnRead(ec);
-                     });
+    http::async_read(stream_, buffer_, *parser_, [self = Self()](beast::error_code ec, size_t) {
+      self->reading_ = false;
+      self->request_timer_.cancel();
+      self->OnRead(ec);
+    });
   }
 
   void OnRead(beast::error_code ec) {
@@ -194,16 +324,17 @@ class Session : public std::enable_shared_from_this<Session> {
                     absl::StrCat("the request line and headers exceed the limit of ",
                                  limits.header_bytes, " bytes"));
       }
-      if (ec.category() == http::make_error_code(http::error::body_limit).category()) {  // Beast's HTTP parse errors
+      // Beast's HTTP parse errors.
+      if (ec.category() == http::make_error_code(http::error::body_limit).category()) {
         return Fail(400, "bad_request", "", absl::StrCat("malformed HTTP request: ", ec.message()));
       }
-      return Close();  // the network failed: nobody to answer
+      return Close();  // the network (or TLS) failed: nobody to answer
     }
     state_->requests.fetch_add(1, std::memory_order_relaxed);
     http::request<http::string_body> req = parser_->release();
     parser_.reset();
     keep_alive_ = req.keep_alive();
-    stream_.expires_never();  // the handler bounds its own time (the SLA budget)
+    Lowest().expires_never();  // the handler bounds its own time (the SLA budget)
 
     HttpRequest request;
     request.method = std::string(req.method_string());
@@ -217,16 +348,17 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     request.body = std::move(req.body());
     request.remote = remote_;
+    request.tls = kTls;
+    request.client_principal = principal_;
 
-    state_->handler->Handle(
-        std::move(request), [self = shared_from_this()](HttpResponse response) mutable {
-          Session* s = self.get();
-          net::post(s->stream_.get_executor(),
-                    [self = std::move(self), response = std::move(response)]() mutable {
-                      const bool overloaded = response.status == 503;
-                      self->Write(std::move(response), self->keep_alive_, overloaded);
-                    });
-        });
+    state_->handler->Handle(std::move(request), [self = Self()](HttpResponse response) mutable {
+      Session* s = self.get();
+      net::post(s->stream_.get_executor(),
+                [self = std::move(self), response = std::move(response)]() mutable {
+                  const bool overloaded = response.status == 503;
+                  self->Write(std::move(response), self->keep_alive_, overloaded);
+                });
+    });
   }
 
   void Fail(int status, std::string_view code, std::string_view field, std::string message) {
@@ -251,30 +383,54 @@ class Session : public std::enable_shared_from_this<Session> {
     response_->body() = std::move(r.body);
     response_->keep_alive(keep_alive);
     response_->prepare_payload();
-    stream_.expires_after(state_->options.limits.request_timeout);
+    Lowest().expires_after(state_->options.limits.request_timeout);
     http::async_write(stream_, *response_,
-                      [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                      [self = Self(), keep_alive](beast::error_code ec, size_t) {
                         self->response_.reset();
-                        if (ec || !keep_alive) return self->Close();
+                        if (ec) return self->Close();
+                        if (!keep_alive) return self->Finish();
                         self->AwaitRequest();
                       });
   }
 
-  void Close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.close();
+  // Ends a connection on which nothing is pending. TLS: first sends close_notify, so that a
+  // client reading to the end sees a clean end rather than a truncation. It does not wait for the
+  // client's close_notify (RFC 8446 6.1 does not require it): Stop() would wait on clients that
+  // never send one. Then, or at once without TLS, Close().
+  void Finish() {
+    if constexpr (kTls) {
+      if (handshake_done_) {
+        busy_ = true;  // CloseIfIdle would cut the write short; it is bounded anyway
+        SSL* ssl = stream_.native_handle();
+        // As if the client's close_notify had come: SSL_shutdown then only sends ours.
+        SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
+        Lowest().expires_after(std::min<std::chrono::milliseconds>(
+            kTlsShutdownTimeout, state_->options.limits.request_timeout));
+        stream_.async_shutdown([self = Self()](beast::error_code) { self->Close(); });
+        return;
+      }
+    }
+    Close();
   }
 
-  beast::tcp_stream stream_;
+  // Closes the socket at once, cancelling what is pending on it.
+  void Close() {
+    beast::error_code ignored;
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    Lowest().close();
+  }
+
+  Stream stream_;
   net::steady_timer request_timer_;  // bounds reading one request (see ReadRequest)
   HttpServer::State* state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
   std::string remote_;
+  std::string principal_;        // HttpRequest::client_principal, set after the handshake
+  bool handshake_done_ = false;  // TLS only
   bool keep_alive_ = true;
-  bool busy_ = false;  // reading or handling a request, or writing a response
+  bool busy_ = false;       // reading or handling a request, or writing a response
   bool reading_ = false;    // a request is being read
   bool timed_out_ = false;  // ... and request_timer_ cancelled the read
   uint64_t reads_ = 0;      // requests begun: tells a stale timer expiry from the live one
@@ -282,23 +438,168 @@ class Session : public std::enable_shared_from_this<Session> {
 
 namespace {
 
+using PlainSession = Session<beast::tcp_stream>;
+using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
+
 void Accept(HttpServer::State* s) {
   s->acceptor.async_accept(net::make_strand(s->ioc), [s](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !s->acceptor.is_open()) return;
     if (!ec) {
       s->accepted.fetch_add(1, std::memory_order_relaxed);
-      auto session = std::make_shared<Session>(std::move(socket), s);
-      if (s->open.load(std::memory_order_relaxed) > s->options.limits.max_connections) {
-        s->refused.fetch_add(1, std::memory_order_relaxed);
-        s->Refused(503, "too_many_connections");
-        session->Refuse();
+      // Counted as open from construction: the check includes this connection.
+      const auto start = [s](auto& session) {
+        const bool over_limit =
+            s->open.load(std::memory_order_relaxed) > s->options.limits.max_connections;
+        if (over_limit) {
+          s->refused.fetch_add(1, std::memory_order_relaxed);
+          s->Refused(503, "too_many_connections");
+        }
+        session->Start(over_limit);
+      };
+      if (s->tls_context != nullptr) {
+        auto session = std::make_shared<TlsSession>(s, std::move(socket), *s->tls_context);
+        start(session);
       } else {
-        session->Start();
+        auto session = std::make_shared<PlainSession>(s, std::move(socket));
+        start(session);
       }
     }
     // An accept error (say, out of file descriptors) must not end the accept loop.
     Accept(s);
   });
+}
+
+// OK when "path" names a file this process can open for reading; else the errno's status,
+// naming "what" and the path.
+absl::Status CheckReadable(const std::string& path, std::string_view what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(what), " '", path, "' is a directory, not a PEM file"));
+  }
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    const int error = errno;
+    return absl::ErrnoToStatus(error, absl::StrCat(ToAbsl(what), " '", path, "' cannot be read"));
+  }
+  std::fclose(f);
+  return absl::OkStatus();
+}
+
+// Reads an unencrypted PEM private key. The passphrase callback refuses, so that an encrypted
+// key fails here instead of prompting on the terminal.
+absl::StatusOr<EVP_PKEY*> ReadPrivateKey(const std::string& path) {
+  BIO* bio = BIO_new_file(path.c_str(), "r");
+  if (bio == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS key file '", path, "' cannot be opened: ", TakeOpenSslReason()));
+  }
+  bool encrypted = false;  // OpenSSL asked for a passphrase
+  const auto no_passphrase = [](char*, int, int, void* asked) -> int {
+    *static_cast<bool*>(asked) = true;
+    return -1;
+  };
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, no_passphrase, &encrypted);
+  BIO_free(bio);
+  if (key == nullptr && encrypted) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TLS key file '", path,
+        "' holds an encrypted private key: passphrases are not supported, it must be unencrypted"));
+  }
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TLS key file '", path, "' holds no usable PEM private key: ", TakeOpenSslReason()));
+  }
+  return key;
+}
+
+absl::Status LoadCertificateAndKey(const HttpTlsOptions& tls, SSL_CTX* ctx) {
+  if (absl::Status s = CheckReadable(tls.cert_file, "TLS certificate file"); !s.ok()) return s;
+  if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS certificate file '", tls.cert_file,
+                     "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+  }
+  // Before reading it: a key others may read is refused whatever it holds.
+  if (absl::Status s = CheckOwnerOnly(tls.key_file, "TLS key file"); !s.ok()) return s;
+  if (absl::Status s = CheckReadable(tls.key_file, "TLS key file"); !s.ok()) return s;
+  absl::StatusOr<EVP_PKEY*> key = ReadPrivateKey(tls.key_file);
+  if (!key.ok()) return key.status();
+  const bool matches = X509_check_private_key(SSL_CTX_get0_certificate(ctx), *key) == 1;
+  ERR_clear_error();
+  const bool used = matches && SSL_CTX_use_PrivateKey(ctx, *key) == 1;
+  EVP_PKEY_free(*key);
+  if (!matches) {
+    return absl::InvalidArgumentError(absl::StrCat("TLS key file '", tls.key_file,
+                                                   "' does not match the certificate in '",
+                                                   tls.cert_file, "'"));
+  }
+  if (!used) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS key file '", tls.key_file, "' cannot be used: ", TakeOpenSslReason()));
+  }
+  return absl::OkStatus();
+}
+
+// Mutual TLS: trust the CAs in client_ca_file for client certificates, and require one.
+absl::Status LoadClientCa(const std::string& path, SSL_CTX* ctx) {
+  if (absl::Status s = CheckReadable(path, "TLS client CA file"); !s.ok()) return s;
+  const auto unusable = [&path] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TLS client CA file '", path, "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+  };
+  if (SSL_CTX_load_verify_locations(ctx, path.c_str(), nullptr) != 1) return unusable();
+  // The CA names the server sends in its CertificateRequest, so clients pick the right cert.
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(path.c_str());
+  if (names == nullptr) return unusable();
+  SSL_CTX_set_client_CA_list(ctx, names);  // takes ownership
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<net::ssl::context>> MakeTlsContext(const HttpTlsOptions& tls) {
+  int min_version = 0;
+  if (tls.min_version == "1.2") {
+    min_version = TLS1_2_VERSION;
+  } else if (tls.min_version == "1.3") {
+    min_version = TLS1_3_VERSION;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS min_version must be \"1.2\" or \"1.3\", not '", tls.min_version, "'"));
+  }
+  if (tls.cert_file.empty() || tls.key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate file and a key file");
+  }
+  ERR_clear_error();
+  auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  SSL_CTX* ctx = context->native_handle();
+  // Renegotiation is refused: a client could make the server repeat handshakes at will.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 |
+                               SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                               SSL_OP_NO_RENEGOTIATION);
+  if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1) {
+    return absl::InternalError(
+        absl::StrCat("cannot set the TLS minimum version: ", TakeOpenSslReason()));
+  }
+  const std::string ciphers = tls.ciphers.empty() ? kDefaultCiphers : tls.ciphers;
+  if (SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS 1.2 cipher list '", ciphers, "' is rejected: ", TakeOpenSslReason()));
+  }
+  if (!tls.ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, tls.ciphersuites.c_str()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("TLS 1.3 cipher suites '", tls.ciphersuites,
+                                                   "' are rejected: ", TakeOpenSslReason()));
+  }
+  // Sessions may be resumed (tickets, or the cache): with a client CA set, OpenSSL refuses
+  // resumption unless the sessions carry a context id.
+  static constexpr unsigned char kSessionContext[] = "vigil";
+  SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof(kSessionContext) - 1);
+  if (absl::Status s = LoadCertificateAndKey(tls, ctx); !s.ok()) return s;
+  if (!tls.client_ca_file.empty()) {
+    if (absl::Status s = LoadClientCa(tls.client_ca_file, ctx); !s.ok()) return s;
+  }
+  return context;
 }
 
 }  // namespace
@@ -308,8 +609,23 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   if (options.io_threads < 1) {
     return absl::InvalidArgumentError("io_threads must be at least 1");
   }
+  const HttpTlsOptions& tls = options.tls;
+  if (!tls.enabled &&
+      (!tls.cert_file.empty() || !tls.key_file.empty() || !tls.client_ca_file.empty())) {
+    // Refused rather than ignored: a server meant to require client certificates must not
+    // quietly serve plain HTTP to anyone.
+    return absl::InvalidArgumentError(
+        "TLS files are set but TLS is not enabled: enable it or remove them");
+  }
+  std::unique_ptr<net::ssl::context> tls_context;
+  if (tls.enabled) {
+    absl::StatusOr<std::unique_ptr<net::ssl::context>> made = MakeTlsContext(tls);
+    if (!made.ok()) return made.status();
+    tls_context = *std::move(made);
+  }
   auto state = std::make_shared<State>(std::move(options));
   state->handler = std::move(handler);
+  state->tls_context = std::move(tls_context);
   const std::string where = absl::StrCat(state->options.host, ":", state->options.port);
   beast::error_code ec;
   const net::ip::address address = net::ip::make_address(state->options.host, ec);
@@ -368,7 +684,7 @@ void HttpServer::Stop() {
   s->stopping.store(true);
   {
     absl::MutexLock lock(&s->mu);
-    for (Session* session : s->sessions) session->CloseIfIdle();
+    for (SessionBase* session : s->sessions) session->CloseIfIdle();
   }
   // Idle connections close at once; one with a request in flight closes once its answer is
   // written to the end (stopping: Connection: close). Wait for every connection to be gone, up
@@ -392,6 +708,7 @@ HttpServer::Stats HttpServer::stats() const {
   st.open = state_->open.load();
   st.requests = state_->requests.load();
   st.timeouts = state_->timeouts.load();
+  st.tls_handshake_failures = state_->tls_handshake_failures.load();
   return st;
 }
 

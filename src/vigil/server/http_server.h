@@ -6,6 +6,11 @@
 //    same time closes the connection;
 //  - headers above header_bytes get 431, bodies above body_bytes 413 (both then close);
 //  - connections above max_connections are answered 503 too_many_connections and closed.
+// With options.tls it speaks HTTPS instead (TLS 1.2/1.3, OpenSSL), optionally mutual TLS; the
+// same limits hold, and the TLS handshake must complete within request_timeout. A failed
+// handshake closes the connection unanswered. When the server ends a TLS connection after an
+// answer (Connection: close) it sends close_notify first (without waiting for the client's);
+// idle connections closed by a timeout or by Stop() are closed at once.
 // Errors the server answers itself carry the same JSON error body as the API's own.
 //
 // Requests are handed to an HttpHandler on an I/O thread; the handler answers through the
@@ -47,6 +52,10 @@ struct HttpRequest {
   std::string body;
   std::vector<HttpHeader> headers;
   std::string remote;  // "address:port" of the client
+  bool tls = false;    // the request came over TLS
+  // Under mutual TLS, the verified client certificate's subject in RFC 2253 form as OpenSSL
+  // prints it (XN_FLAG_RFC2253), e.g. "CN=payments-gw,O=vigil tests"; "" otherwise.
+  std::string client_principal;
 
   // The first header of that name (case-insensitive); "" when absent.
   std::string_view Header(std::string_view name) const;
@@ -76,6 +85,29 @@ class HttpHandler {
   virtual void Handle(HttpRequest request, HttpResponder respond) = 0;
 };
 
+// HTTPS. Files are PEM. Start() refuses a configuration it cannot fully honour: a file that
+// cannot be read or parsed, a key that does not match the certificate, a key file its group or
+// others may read or write, a cipher list that selects nothing, an unknown min_version.
+struct HttpTlsOptions {
+  bool enabled = false;  // false: plain HTTP, and the three files below must be left empty
+  // The server certificate, then any intermediates up to (not including) the root.
+  std::string cert_file;
+  // Its private key, unencrypted (no passphrases), mode 0600 or stricter.
+  std::string key_file;
+  // Mutual TLS when set: every client must present a certificate that chains to a CA in this
+  // file (and, if it names an extended key usage, allows clientAuth), or the handshake fails.
+  // Its subject becomes HttpRequest::client_principal.
+  std::string client_ca_file;
+  // TLS 1.2 cipher list, OpenSSL syntax. "": forward-secret AEAD only,
+  // "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!PSK".
+  std::string ciphers;
+  // TLS 1.3 cipher suites, OpenSSL syntax ("TLS_AES_256_GCM_SHA384:..."); "": OpenSSL's default
+  // (all three AEAD suites).
+  std::string ciphersuites;
+  // The oldest protocol accepted: "1.2" or "1.3". SSLv3, TLS 1.0 and 1.1 are never accepted.
+  std::string min_version = "1.2";
+};
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: any free port (see port())
@@ -85,12 +117,23 @@ struct HttpServerOptions {
   // Told of every error the server answers itself (408, 413, 431, 400 unparsable, 503
   // too_many_connections), for metrics; called on I/O threads.
   std::function<void(int status, std::string_view code)> on_refused;
+  HttpTlsOptions tls;
+  // Told of every failed TLS handshake (the connection is then closed without an answer), for
+  // metrics; "reason" is short and holds no secret: OpenSSL's reason, e.g. "peer did not return
+  // a certificate", "certificate verify failed: certificate has expired", "unsupported
+  // protocol", "http request" (plain HTTP to the TLS port); "timeout" (not complete within
+  // request_timeout); "the client closed the connection during the handshake" (as TCP health
+  // checks do). Handshakes cut short by Stop() are not reported. Called on I/O threads.
+  std::function<void(std::string_view reason)> on_tls_failure;
 };
 
 class HttpServer {
  public:
   // Binds, listens and starts the I/O threads. Errors: the address does not resolve or cannot
-  // be bound (kUnavailable, naming host:port and the reason).
+  // be bound (kUnavailable, naming host:port and the reason); with TLS, a TLS option is invalid
+  // (kInvalidArgument), a file cannot be read (kNotFound, kPermissionDenied, ...) or the key
+  // file is not private to its owner (kPermissionDenied); each names the option, the file and
+  // the reason, never key material.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
                                                            std::shared_ptr<HttpHandler> handler);
   ~HttpServer();  // Stop()
@@ -104,7 +147,8 @@ class HttpServer {
     uint64_t refused = 0;   // connections over max_connections
     uint64_t open = 0;      // connections now
     uint64_t requests = 0;
-    uint64_t timeouts = 0;  // idle or request timeouts that closed a connection
+    uint64_t timeouts = 0;                // idle or request timeouts that closed a connection
+    uint64_t tls_handshake_failures = 0;  // as told to on_tls_failure (timeouts too)
   };
   Stats stats() const;
 

@@ -150,6 +150,8 @@ void RequestLog::Log(const RequestLogEntry& e) {
   AppendField("degraded_reason", e.degraded_reason, &line);
   AppendField("error_code", e.error_code, &line);
   AppendField("error_message", e.error_message, &line);
+  AppendField("actor", e.actor, &line);
+  AppendField("token_id", e.token_id, &line);
   line.push_back('}');
   Write(level, line);
 }

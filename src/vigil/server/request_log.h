@@ -80,6 +80,8 @@ struct RequestLogEntry {
   std::string_view degraded_reason;      // why the answer was degraded: "model_timeout"
   std::string_view error_code;           // the error's status code name: "INVALID_ARGUMENT"
   std::string_view error_message;        // the error's message as sent to the client
+  std::string_view actor;                // who asked: "tls:<subject>", "token:<id>"
+  std::string_view token_id;             // a refused request's token id (never the secret)
   int status = 0;                        // the HTTP status sent
   bool degraded = false;                 // answered in a degraded mode (e.g. rules only)
   std::chrono::microseconds latency{0};  // from the request's first byte to the response

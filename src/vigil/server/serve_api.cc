@@ -9,14 +9,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "vigil/common/string_view.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_export.h"
 #include "vigil/audit/audit_verifier.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/core/transaction.h"
 #include "vigil/drift/drift_event.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/screening/screener.h"
 #include "vigil/server/trace_context.h"
@@ -39,32 +43,56 @@ enum RouteId {
   kMetrics,
   kDrift,
   kAuditVerify,
+  kAuditExport,
   kUnmatched,  // 404 and server-answered errors
   kNumRoutes
 };
+
+// Who may call a route (docs/security.md): kPublic routes need nothing, kAnyRole any
+// authenticated caller, the others that role (or admin).
+enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor };
 
 struct RouteSpec {
   const char* method;
   const char* path;
   const char* label;
+  Need need;
 };
 constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
-    {"POST", "/v1/score", "score"},
-    {"POST", "/v1/score/batch", "score_batch"},
-    {"POST", "/v1/policy/ingest", "policy_ingest"},
-    {"POST", "/v1/engine/activate", "engine_activate"},
-    {"GET", "/healthz", "healthz"},
-    {"GET", "/readyz", "readyz"},
-    {"GET", "/metrics", "metrics"},
-    {"GET", "/v1/drift", "drift"},
-    {"GET", "/v1/audit/verify", "audit_verify"},
+    {"POST", "/v1/score", "score", Need::kScorer},
+    {"POST", "/v1/score/batch", "score_batch", Need::kScorer},
+    {"POST", "/v1/policy/ingest", "policy_ingest", Need::kPolicyAdmin},
+    {"POST", "/v1/engine/activate", "engine_activate", Need::kPolicyAdmin},
+    {"GET", "/healthz", "healthz", Need::kPublic},
+    {"GET", "/readyz", "readyz", Need::kPublic},
+    {"GET", "/metrics", "metrics", Need::kAnyRole},
+    {"GET", "/v1/drift", "drift", Need::kAuditor},
+    {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
+    {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
 }};
+
+std::optional<Role> RoleNeeded(Need need) {
+  switch (need) {
+    case Need::kScorer:
+      return Role::kScorer;
+    case Need::kPolicyAdmin:
+      return Role::kPolicyAdmin;
+    case Need::kAuditor:
+      return Role::kAuditor;
+    default:
+      return std::nullopt;
+  }
+}
 // The events GET /v1/drift lists, the newest ones.
 constexpr size_t kDriftEventsShown = 50;
+// Records per page of GET /v1/audit/export: by default, and at most (a page is answered as one
+// body; about 2 KiB a record).
+constexpr uint64_t kAuditExportDefaultPage = 1'000;
+constexpr uint64_t kAuditExportMaxPage = 10'000;
 constexpr const char* kUnmatchedLabel = "other";
 
-constexpr std::array<int, 12> kStatuses = {200, 400, 404, 405, 408, 413,
-                                           415, 422, 431, 500, 503, 0};  // 0: any other
+constexpr std::array<int, 14> kStatuses = {200, 400, 401, 403, 404, 405, 408,
+                                           413, 415, 422, 431, 500, 503, 0};  // 0: any other
 size_t StatusIndex(int status) {
   for (size_t i = 0; i + 1 < kStatuses.size(); ++i) {
     if (kStatuses[i] == status) return i;
@@ -103,11 +131,51 @@ std::optional<std::string_view> QueryParam(std::string_view query, std::string_v
   return std::nullopt;
 }
 
+// QueryParam's value with its percent-escapes and '+' decoded; nullopt when absent or when an
+// escape is malformed.
+std::optional<std::string> DecodedQueryParam(std::string_view query, std::string_view name) {
+  const std::optional<std::string_view> raw = QueryParam(query, name);
+  if (!raw.has_value()) return std::nullopt;
+  std::string out;
+  out.reserve(raw->size());
+  for (size_t i = 0; i < raw->size(); ++i) {
+    const char c = (*raw)[i];
+    if (c == '+') {
+      out.push_back(' ');
+    } else if (c != '%') {
+      out.push_back(c);
+    } else {
+      unsigned value = 0;
+      if (i + 2 >= raw->size()) return std::nullopt;
+      const auto [end, ec] = std::from_chars(raw->data() + i + 1, raw->data() + i + 3, value, 16);
+      if (ec != std::errc() || end != raw->data() + i + 3) return std::nullopt;
+      out.push_back(static_cast<char>(value));
+      i += 2;
+    }
+  }
+  return out;
+}
+
+std::string UnauthenticatedMessage(AccessDenial denial) {
+  switch (denial) {
+    case AccessDenial::kMalformed:
+      return "the Authorization header must be \"Bearer <token>\"";
+    case AccessDenial::kInvalid:
+      return "the bearer token is not valid (unknown, revoked or malformed); ask an admin for "
+             "one (vigil token create)";
+    default:
+      return "this endpoint needs a bearer token (Authorization: Bearer <token>) or a client "
+             "certificate granted a role";
+  }
+}
+
 }  // namespace
 
 struct ServeApi::RouteMetrics {
   std::array<std::array<Counter*, kStatuses.size()>, kNumRoutes> requests{};
   std::array<LatencyHistogram*, kNumRoutes> duration{};
+  std::array<Counter*, kNumAccessDenials> auth_failures{};  // [AccessDenial], kNone unused
+  Counter* tls_failures = nullptr;
 };
 
 std::vector<std::string> ServeApi::Routes() {
@@ -143,8 +211,29 @@ absl::Status ServeApi::RegisterMetrics() {
                                "thread, by route.",
                                {{"route", route}}));
   }
+  for (int d = 1; d < kNumAccessDenials; ++d) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->auth_failures[d],
+        metrics_->AddCounter("vigil_auth_failures_total",
+                             "Requests refused by authentication (401: missing, malformed, "
+                             "invalid) or authorization (403: forbidden), by reason.",
+                             {{"reason", std::string(AccessDenialName(
+                                             static_cast<AccessDenial>(d)))}}));
+  }
+  VIGIL_ASSIGN_OR_RETURN(m->tls_failures,
+                         metrics_->AddCounter("vigil_tls_handshake_failures_total",
+                                              "TLS handshakes that failed: no or an untrusted, "
+                                              "expired or revoked client certificate, a "
+                                              "protocol or cipher mismatch, plain HTTP to the "
+                                              "TLS port.",
+                                              {}));
   route_metrics_ = std::move(m);
   return absl::OkStatus();
+}
+
+void ServeApi::CountTlsFailure(std::string_view reason) {
+  route_metrics_->tls_failures->Increment();
+  log_->Event("warn", "TLS handshake failed", {{"reason", std::string(reason)}});
 }
 
 ServeApi::ServeApi(ServeApiOptions options, WorkerPool* workers, MetricsRegistry* metrics,
@@ -210,6 +299,29 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     }
     return Finish(kUnmatched, request, std::move(r), start, {}, std::move(respond));
   }
+  std::string actor;
+  if (options_.access != nullptr && kRoutes[route].need != Need::kPublic) {
+    AccessDecision access = options_.access->Check(request, RoleNeeded(kRoutes[route].need));
+    if (!access.allowed()) {
+      route_metrics_->auth_failures[static_cast<int>(access.denial)]->Increment();
+      RequestLogEntry entry;
+      entry.actor = access.actor;
+      entry.token_id = access.token_id;
+      HttpResponse r = access.denial == AccessDenial::kForbidden
+                           ? HttpError(403, "forbidden", "Authorization",
+                                       absl::StrCat("the ", ToAbsl(RoleName(*access.role)),
+                                                    " role may not call ", request.method, " ",
+                                                    request.path, "; it needs ",
+                                                    ToAbsl(RoleName(*RoleNeeded(kRoutes[route].need)))))
+                           : HttpError(401, "unauthenticated", "Authorization",
+                                       UnauthenticatedMessage(access.denial));
+      if (r.status == 401) r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"vigil\""});
+      return Finish(route, request, std::move(r), start, entry, std::move(respond));
+    }
+    actor = std::move(access.actor);
+  } else if (!request.client_principal.empty()) {
+    actor = absl::StrCat("tls:", Absl(request.client_principal));
+  }
   switch (route) {
     case kHealthz:
       return Finish(route, request, Json(200, R"({"status":"ok"})"), start, {},
@@ -230,15 +342,17 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   // The rest may wait (the batcher, a duplicate in flight, a durable write): on the workers.
   auto shared = std::make_shared<std::pair<HttpRequest, HttpResponder>>(std::move(request),
                                                                         std::move(respond));
-  const bool queued = workers_->TrySubmit([this, route, start, shared]() mutable {
+  const bool queued = workers_->TrySubmit([this, route, start, shared,
+                                           actor = std::move(actor)]() mutable {
     const HttpRequest& req = shared->first;
     RequestLogEntry entry;
+    entry.actor = actor;
     ScoreOutcome outcome;  // the entry views its strings
     HttpResponse response;
     switch (route) {
       case kScore:
       case kScoreBatch:
-        response = Score(req, route == kScoreBatch, start, &outcome);
+        response = Score(req, route == kScoreBatch, start, actor, &outcome);
         entry.trace_id = outcome.trace_id;
         entry.transaction_id = outcome.transaction_id;
         entry.action = outcome.action;
@@ -260,6 +374,9 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         // On a worker: it reads the whole log.
         response = AuditVerify(req);
         break;
+      case kAuditExport:
+        response = AuditExport(req);
+        break;
     }
     Finish(route, req, std::move(response), start, entry, std::move(shared->second));
   });
@@ -272,7 +389,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
 }
 
 HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
-                             ScoreOutcome* outcome) {
+                             std::string_view actor, ScoreOutcome* outcome) {
   const std::string_view content_type = request.Header("Content-Type");
   const std::optional<MessageFormat> format = MessageFormatOfMediaType(MediaType(content_type));
   if (!format.has_value()) return UnsupportedMediaType(content_type, kPaymentMediaTypes);
@@ -308,6 +425,7 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   const std::optional<TraceContext> parent = TraceContext::Parse(request.Header("traceparent"));
   const TraceContext ours = parent.has_value() ? parent->Child() : TraceContext::Generate();
   score_request.traceparent = ours.ToTraceparent();
+  score_request.actor = std::string(actor);
   ScoreService::Reply reply = batch ? parts_.service->ScoreBatch(request.body, score_request)
                                     : parts_.service->Score(request.body, score_request);
   HttpResponse response;
@@ -506,6 +624,77 @@ HttpResponse ServeApi::AuditVerify(const HttpRequest& request) const {
   }
   // A damaged log is the server's failure, not the caller's: 500 with the report.
   return Json(report->intact() ? 200 : 500, audit::VerifyReportToJson(*report));
+}
+
+HttpResponse ServeApi::AuditExport(const HttpRequest& request) const {
+  if (parts_.audit_log == nullptr) {
+    return HttpError(404, "not_found", "", "this server keeps no audit log");
+  }
+  audit::ExportRange range;
+  range.max_records = kAuditExportDefaultPage;
+  const std::string_view query = request.query;
+  for (const char* name : {"since", "until"}) {
+    const std::optional<std::string> text = DecodedQueryParam(query, name);
+    if (!text.has_value()) {
+      if (QueryParam(query, name).has_value()) {
+        return HttpError(400, "invalid_field", name, "malformed percent-escape");
+      }
+      continue;
+    }
+    absl::StatusOr<UtcTime> t = ParseRfc3339(*text);
+    if (!t.ok()) {
+      return HttpError(400, "invalid_field", name,
+                       absl::StrCat("'", name, "' must be an RFC 3339 time: ",
+                                    t.status().message()));
+    }
+    (std::string_view(name) == "since" ? range.since : range.until) = *t;
+  }
+  if (std::optional<std::string> tx = DecodedQueryParam(query, "transaction_id"); tx.has_value()) {
+    if (tx->empty() || range.since || range.until || QueryParam(query, "from")) {
+      return HttpError(400, "invalid_field", "transaction_id",
+                       "'transaction_id' names one non-empty id and excludes since, until and "
+                       "from");
+    }
+    range.transaction_id = *std::move(tx);
+  }
+  for (const char* name : {"from", "limit"}) {
+    const std::optional<std::string_view> param = QueryParam(query, name);
+    if (!param.has_value()) continue;
+    uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(param->data(), param->data() + param->size(), value);
+    const bool limit = std::string_view(name) == "limit";
+    if (ec != std::errc() || end != param->data() + param->size() ||
+        (limit && (value < 1 || value > kAuditExportMaxPage))) {
+      return HttpError(400, "invalid_field", name,
+                       limit ? absl::StrCat("'limit' must be a number of records from 1 to ",
+                                            kAuditExportMaxPage)
+                             : std::string("'from' must be a sequence number"));
+    }
+    (limit ? range.max_records : range.from) = value;
+  }
+  // Sealed fields stay sealed: the server holds only the public half of the key-encryption
+  // key. The lines carry their data keys, wrapped, so `vigil audit open --kek` opens the body
+  // offline.
+  HttpResponse r;
+  r.content_type = "application/x-ndjson";
+  absl::StatusOr<audit::ExportSummary> summary = audit::WriteExport(
+      *parts_.audit_log, range, /*opener=*/nullptr, AuditRecordViewJson,
+      [&r](std::string_view line) {
+        r.body.append(line);
+        r.body.push_back('\n');
+        return absl::OkStatus();
+      });
+  if (!summary.ok()) {
+    if (summary.status().code() == absl::StatusCode::kNotFound) {
+      return HttpError(404, "not_found", "transaction_id", View(summary.status().message()));
+    }
+    return HttpError(500, "audit_unreadable", "", View(summary.status().message()));
+  }
+  r.headers.push_back({"X-Vigil-Records", absl::StrCat(summary->exported)});
+  if (summary->next_from.has_value()) {
+    r.headers.push_back({"X-Vigil-Next-From", absl::StrCat(*summary->next_from)});
+  }
+  return r;
 }
 
 HttpResponse ServeApi::Metrics() const {

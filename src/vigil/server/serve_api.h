@@ -10,6 +10,10 @@
 //   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
 //   GET  /v1/audit/verify     checks the audit log (?from=SEQ): 200 intact, 500 damaged
 //
+// Every route but /healthz and /readyz checks its caller (ApiAccess): scoring needs the
+// scorer role, policy ingest and activation policy-admin, drift and audit auditor, /metrics
+// any role; 401 without a valid credential, 403 for a role that may not.
+//
 // Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
 // answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
 // and logged (errors and degraded decisions always, the rest sampled).
@@ -31,6 +35,7 @@
 #include "vigil/engine/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/rules/policy_store.h"
+#include "vigil/server/api_access.h"
 #include "vigil/server/http_server.h"
 #include "vigil/server/request_log.h"
 #include "vigil/server/worker_pool.h"
@@ -72,6 +77,8 @@ struct ServeApiOptions {
   std::chrono::microseconds score_budget{200'000};
   // Called before /metrics renders, to refresh gauges read at scrape time.
   std::function<void()> before_scrape;
+  // Who may call what; null: no checks (`auth: none`). Must outlive the ServeApi.
+  const ApiAccess* access = nullptr;
 };
 
 class ServeApi final : public HttpHandler {
@@ -95,6 +102,9 @@ class ServeApi final : public HttpHandler {
 
   // Counts (and logs) an error the HTTP server answered itself.
   void CountRefused(int status, std::string_view code);
+  // Counts (and logs) a TLS handshake that failed (no certificate, an untrusted or expired
+  // one, a protocol mismatch); "reason" is OpenSSL's, never secret.
+  void CountTlsFailure(std::string_view reason);
 
   struct RouteMetrics;
 
@@ -109,13 +119,16 @@ class ServeApi final : public HttpHandler {
     bool degraded = false;
   };
   HttpResponse Score(const HttpRequest& request, bool batch,
-                     std::chrono::steady_clock::time_point arrival, ScoreOutcome* outcome);
+                     std::chrono::steady_clock::time_point arrival, std::string_view actor,
+                     ScoreOutcome* outcome);
   HttpResponse IngestPolicy(const HttpRequest& request);
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
   HttpResponse Metrics() const;
   HttpResponse Drift() const;
   HttpResponse AuditVerify(const HttpRequest& request) const;
+  // GET /v1/audit/export: a page of `vigil audit export` lines (docs/openapi.yaml).
+  HttpResponse AuditExport(const HttpRequest& request) const;
   void Finish(int route, const HttpRequest& request, HttpResponse response,
               std::chrono::steady_clock::time_point start, RequestLogEntry entry,
               HttpResponder respond);

@@ -86,7 +86,8 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   }
   r.Keys(a,
          {"durable_ack", "signing_key", "hash", "tree_head_every", "tree_head_interval_ms",
-          "group_max_records", "group_max_delay_us", "queue", "compress_records"},
+          "group_max_records", "group_max_delay_us", "queue", "compress_records", "record_kek",
+          "record_cipher", "records_per_data_key"},
          "audit");
   for (const auto& [key, field] : {std::pair{"durable_ack", &out->durable_ack},
                                    std::pair{"compress_records", &out->compress_records}}) {
@@ -124,6 +125,63 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
     out->group_max_delay = std::chrono::microseconds(us);
   }
   if (const YAML::Node n = a["queue"]; n) r.Integer(n, "audit.queue", &out->queue, 1, 100'000'000);
+  if (const YAML::Node n = a["record_kek"]; n) r.String(n, "audit.record_kek", &out->record_kek);
+  if (const YAML::Node n = a["record_cipher"]; n) {
+    r.String(n, "audit.record_cipher", &out->record_cipher);
+  }
+  if (const YAML::Node n = a["records_per_data_key"]; n) {
+    r.Integer(n, "audit.records_per_data_key", &out->records_per_data_key, 1, 1'000'000'000'000);
+  }
+}
+
+void ParseTls(const YAML::Node& t, ConfigReader& r, ServeTlsConfig* out) {
+  if (!t.IsMap()) {
+    r.Error(t, "'tls' must be a mapping (cert, key, client_ca, ciphers, ciphersuites, "
+               "min_version)");
+    return;
+  }
+  r.Keys(t, {"cert", "key", "client_ca", "ciphers", "ciphersuites", "min_version"}, "tls");
+  for (const auto& [key, field] :
+       {std::pair{"cert", &out->cert}, std::pair{"key", &out->key},
+        std::pair{"client_ca", &out->client_ca}, std::pair{"ciphers", &out->ciphers},
+        std::pair{"ciphersuites", &out->ciphersuites},
+        std::pair{"min_version", &out->min_version}}) {
+    if (const YAML::Node n = t[key]; n) r.String(n, absl::StrCat("tls.", key).c_str(), field);
+  }
+}
+
+void ParseAuth(const YAML::Node& a, ConfigReader& r, ServeAuthConfig* out) {
+  if (!a.IsMap()) {
+    r.Error(a, "'auth' must be a mapping (mode, certificate_roles)");
+    return;
+  }
+  r.Keys(a, {"mode", "certificate_roles"}, "auth");
+  if (const YAML::Node n = a["mode"]; n) r.String(n, "auth.mode", &out->mode);
+  if (const YAML::Node n = a["certificate_roles"]; n) {
+    if (!n.IsMap()) {
+      r.Error(n, "'auth.certificate_roles' must map certificate subjects to roles");
+    } else {
+      for (const auto& kv : n) {
+        std::string role;
+        r.String(kv.second, "auth.certificate_roles", &role);
+        if (!role.empty()) out->certificate_roles.emplace_back(kv.first.Scalar(), role);
+      }
+    }
+  }
+}
+
+void ParseState(const YAML::Node& st, ConfigReader& r, ServeStateConfig* out) {
+  if (!st.IsMap()) {
+    r.Error(st, "'state' must be a mapping (pseudonym_key, pseudonym_hash)");
+    return;
+  }
+  r.Keys(st, {"pseudonym_key", "pseudonym_hash"}, "state");
+  if (const YAML::Node n = st["pseudonym_key"]; n) {
+    r.String(n, "state.pseudonym_key", &out->pseudonym_key);
+  }
+  if (const YAML::Node n = st["pseudonym_hash"]; n) {
+    r.String(n, "state.pseudonym_hash", &out->pseudonym_hash);
+  }
 }
 
 void ParseScreening(const YAML::Node& sc, ConfigReader& r, ServeScreeningConfig* out) {
@@ -250,6 +308,54 @@ absl::Status ValidateScreening(const ServeScreeningConfig& s) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateTransport(const ServeTlsConfig& tls, bool plaintext,
+                               const ServeAuthConfig& auth) {
+  if (tls.enabled()) {
+    if (tls.cert.empty() || tls.key.empty()) {
+      return absl::InvalidArgumentError("tls: give both tls.cert and tls.key (--tls-cert, --tls-key)");
+    }
+    if (plaintext) {
+      return absl::InvalidArgumentError(
+          "plaintext: true and a tls certificate contradict each other; drop one");
+    }
+    if (tls.min_version != "1.2" && tls.min_version != "1.3") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tls.min_version must be \"1.2\" or \"1.3\", not \"", tls.min_version,
+                       "\""));
+    }
+  } else {
+    if (!tls.client_ca.empty()) {
+      return absl::InvalidArgumentError("tls.client_ca needs tls.cert and tls.key (mutual TLS)");
+    }
+    if (!plaintext) {
+      return absl::InvalidArgumentError(
+          "no TLS certificate: give tls.cert and tls.key (--tls-cert, --tls-key), or set "
+          "plaintext: true (--plaintext) to serve plain HTTP on purpose, e.g. on loopback or "
+          "behind a TLS-terminating proxy");
+    }
+  }
+  if (auth.mode != "tokens" && auth.mode != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("auth.mode must be tokens or none, not \"", auth.mode, "\""));
+  }
+  if (!auth.certificate_roles.empty() && tls.client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "auth.certificate_roles needs mutual TLS (tls.client_ca): without it no client "
+        "certificate is checked");
+  }
+  for (const auto& [subject, role] : auth.certificate_roles) {
+    if (subject.empty()) {
+      return absl::InvalidArgumentError("auth.certificate_roles: an empty certificate subject");
+    }
+    if (role != "scorer" && role != "policy-admin" && role != "auditor" && role != "admin") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "auth.certificate_roles[\"", subject, "\"]: \"", role,
+          "\" is not a role (scorer, policy-admin, auditor, admin)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<BatchPolicyConfig> BatcherPreset(std::string_view name) {
@@ -299,7 +405,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
           "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
-          "log", "drift", "audit", "screening"},
+          "log", "drift", "audit", "screening", "tls", "plaintext", "auth", "state"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -396,6 +502,14 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   if (const YAML::Node d = root["drift"]; d) ParseDrift(d, r, &c.drift);
   if (const YAML::Node a = root["audit"]; a) ParseAudit(a, r, &c.audit);
   if (const YAML::Node sc = root["screening"]; sc) ParseScreening(sc, r, &c.screening);
+  if (const YAML::Node t = root["tls"]; t) ParseTls(t, r, &c.tls);
+  if (const YAML::Node n = root["plaintext"]; n) {
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, c.plaintext)) {
+      r.Error(n, "'plaintext' must be true or false");
+    }
+  }
+  if (const YAML::Node a = root["auth"]; a) ParseAuth(a, r, &c.auth);
+  if (const YAML::Node st = root["state"]; st) ParseState(st, r, &c.state);
   if (!r.errors().empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
   }
@@ -445,7 +559,18 @@ absl::Status ServeConfig::Validate() const {
     return absl::InvalidArgumentError("audit.group_max_delay_us must not be negative");
   }
   if (audit.queue < 1) return absl::InvalidArgumentError("audit.queue must be at least 1");
+  if (audit.record_cipher != "aes-256-gcm" && audit.record_cipher != "sm4-ctr-hmac-sm3") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "audit.record_cipher must be aes-256-gcm or sm4-ctr-hmac-sm3, not \"", audit.record_cipher,
+        "\""));
+  }
   VIGIL_RETURN_IF_ERROR(ValidateScreening(screening));
+  VIGIL_RETURN_IF_ERROR(ValidateTransport(tls, plaintext, auth));
+  if (state.pseudonym_hash != "hmac-sha256" && state.pseudonym_hash != "hmac-sm3") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "state.pseudonym_hash must be hmac-sha256 or hmac-sm3, not \"", state.pseudonym_hash,
+        "\""));
+  }
   return batcher.Validate();
 }
 

@@ -40,6 +40,26 @@
 //     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
 //     reload_seconds: 30          # check the lists for changes this often; 0: never
 //     min_score: 0.80             # optional: also find hits down to this score (for rules)
+//   tls:                          # HTTPS (docs/security.md); required unless plaintext: true
+//     cert: tls/server.pem        # the server's certificate chain
+//     key: tls/server.key         # its private key, mode 0600
+//     client_ca: tls/clients.pem  # mutual TLS: clients must present a certificate of this CA
+//     ciphers: ECDHE+AESGCM       # TLS 1.2 cipher list (OpenSSL syntax); default: ECDHE, AEAD
+//     ciphersuites: TLS_AES_256_GCM_SHA384  # TLS 1.3 suites; default: OpenSSL's
+//     min_version: "1.2"          # "1.2" or "1.3"
+//   plaintext: false              # plain HTTP: only when asked (loopback demos, behind a TLS proxy)
+//   auth:                         # who may call what (docs/security.md)
+//     mode: tokens                # tokens: Authorization: Bearer (vigil token create) | none
+//     certificate_roles:          # mutual TLS: a client certificate's subject grants a role
+//       "CN=payments-gw,O=Example Bank": scorer
+//   state:
+//     pseudonym_key: keys/state.key  # HMAC key of the account ids stored in the state;
+//                                    # default <data_dir>/state_pseudonym.key, created
+//     pseudonym_hash: hmac-sha256    # or hmac-sm3 (a new state; an existing one keeps its own)
+//
+// The audit section also takes record_kek (a public key, RSA of 2048 bits or more, or SM2: the
+// names, accounts and remittance text of its records are then sealed under data keys it
+// wraps) and record_cipher (aes-256-gcm, or sm4-ctr-hmac-sm3 for the national profile).
 //
 // Thread safety: value type.
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
@@ -49,6 +69,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -100,6 +121,44 @@ struct ServeAuditConfig {
   std::chrono::microseconds group_max_delay{0};
   size_t queue = 262'144;
   bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
+  // audit.record_kek: the public key that wraps the data keys sealing the records' personal
+  // fields; empty: records are not encrypted. audit.record_cipher: "aes-256-gcm" or
+  // "sm4-ctr-hmac-sm3". audit.records_per_data_key: a new data key (segment) after this many
+  // records, and at every start.
+  std::string record_kek;
+  std::string record_cipher = "aes-256-gcm";
+  uint64_t records_per_data_key = 1'000'000;
+};
+
+// `tls:`: HTTPS. Without cert and key the server refuses to start unless `plaintext: true`.
+struct ServeTlsConfig {
+  std::string cert;
+  std::string key;        // refused when its group or others may read it
+  std::string client_ca;  // non-empty: mutual TLS, a client certificate is required
+  std::string ciphers;    // TLS 1.2; empty: ECDHE key exchange with AES-GCM or ChaCha20
+  std::string ciphersuites;  // TLS 1.3; empty: OpenSSL's default
+  std::string min_version = "1.2";
+
+  bool enabled() const { return !cert.empty() || !key.empty(); }
+};
+
+// `auth:`: who may call which endpoint (docs/security.md).
+struct ServeAuthConfig {
+  // "tokens": every endpoint but /healthz and /readyz needs a bearer token of the data dir
+  // (or a client certificate listed in certificate_roles) whose role allows it; "none": no
+  // checks (loopback demos and tests; said loudly at start).
+  std::string mode = "tokens";
+  // Client certificate subject (RFC 2253, as `openssl x509 -subject -nameopt RFC2253` prints
+  // it) → role name; only under mutual TLS.
+  std::vector<std::pair<std::string, std::string>> certificate_roles;
+};
+
+// `state:`: how the accounts' feature state is stored.
+struct ServeStateConfig {
+  // The HMAC key that turns account ids into the pseudonyms the state stores; empty:
+  // <data_dir>/state_pseudonym.key, created (32 random bytes, mode 0600) when missing.
+  std::string pseudonym_key;
+  std::string pseudonym_hash = "hmac-sha256";  // or "hmac-sm3"
 };
 
 // `screening:`: the watchlists every decision is screened against (docs/screening.md). No
@@ -144,6 +203,10 @@ struct ServeConfig {
   ServeDriftConfig drift;
   ServeAuditConfig audit;
   ServeScreeningConfig screening;
+  ServeTlsConfig tls;
+  bool plaintext = false;  // serve plain HTTP (only when no tls is configured)
+  ServeAuthConfig auth;
+  ServeStateConfig state;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
   // nearest known key), as are values out of range.

@@ -12,7 +12,8 @@ using ::testing::HasSubstr;
 using testing::StatusIs;
 
 TEST(ServeConfig, ReadsEveryKey) {
-  auto c = ServeConfig::Parse(R"(listen: 0.0.0.0:9090
+  auto c = ServeConfig::Parse(R"(plaintext: true
+listen: 0.0.0.0:9090
 data_dir: state/
 policy: policies/default.yaml
 model_ref: 1234abcd
@@ -73,7 +74,8 @@ TEST(ServeConfig, ChecksTheCombination) {
 }
 
 TEST(ServeConfig, ReadsTheServingKeys) {
-  auto c = ServeConfig::Parse(R"(data_dir: d
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
 fx_rates: fx.csv
 lists: my/lists
 workers: {threads: 8, queue: 100}
@@ -107,7 +109,8 @@ log: {sample_rate: 2}
 }
 
 TEST(ServeConfig, ReadsTheDriftKeys) {
-  auto c = ServeConfig::Parse(R"(data_dir: d
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
 drift:
   enabled: false
   profile: model/reference_profile.json
@@ -147,7 +150,7 @@ drift:
 }
 
 TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
-  auto defaults = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
+  auto defaults = ServeConfig::Parse("plaintext: true\ndata_dir: d\n", "serve.yaml");
   ASSERT_OK(defaults);
   EXPECT_TRUE(defaults->drift.enabled);
   EXPECT_TRUE(defaults->drift.profile.empty());  // beside the model, else off
@@ -159,7 +162,7 @@ TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
   EXPECT_EQ(defaults->drift.queue_rows, 65536u);
   // A bare `null` is YAML's null value, a quoted one a string: both mean the null calibration.
   for (const char* text : {"null", "\"null\"", "~"}) {
-    auto c = ServeConfig::Parse(absl::StrCat("data_dir: d\ndrift: {calibration: ", text, "}\n"),
+    auto c = ServeConfig::Parse(absl::StrCat("plaintext: true\ndata_dir: d\ndrift: {calibration: ", text, "}\n"),
                                 "serve.yaml");
     ASSERT_OK(c) << text;
     EXPECT_EQ(c->drift.monitor.calibration, drift::DriftCalibration::kNull) << text;
@@ -207,7 +210,8 @@ drift:
 }
 
 TEST(ServeConfig, ReadsTheScreeningKeys) {
-  auto c = ServeConfig::Parse(R"(data_dir: d
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
 screening:
   lists: [lists/sdn, lists/pep.csv]
   reload_seconds: 0
@@ -220,7 +224,7 @@ screening:
   EXPECT_EQ(c->screening.min_score, 0.9);
 
   // Absent: no lists (no screening), a check every 30 s, the screener's minimum score.
-  auto defaults = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
+  auto defaults = ServeConfig::Parse("plaintext: true\ndata_dir: d\n", "serve.yaml");
   ASSERT_OK(defaults);
   EXPECT_TRUE(defaults->screening.lists.empty());
   EXPECT_EQ(defaults->screening.reload_interval, std::chrono::seconds(30));

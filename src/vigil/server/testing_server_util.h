@@ -19,7 +19,8 @@
 namespace vigil::testing {
 
 // A server on a free loopback port with its data and log under "dir", the test model, the
-// default policy and the repository's lists and FX rates; tests set the rest.
+// default policy and the repository's lists and FX rates, over plain HTTP without
+// authentication (the tests of transport security and access set those); tests set the rest.
 inline ServeConfig TestServeConfig(const std::string& dir) {
   const std::string source = SourceDir();
   ServeConfig config;
@@ -31,6 +32,8 @@ inline ServeConfig TestServeConfig(const std::string& dir) {
   config.lists = source + "/policies/lists";
   config.fx_rates = source + "/data/fx_rates.csv";
   config.log_path = dir + "/serve.log";
+  config.plaintext = true;
+  config.auth.mode = "none";
   return config;
 }
 

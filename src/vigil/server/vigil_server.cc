@@ -17,6 +17,8 @@
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/crypto/field_cipher.h"
+#include "vigil/crypto/key_encryption_key.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
@@ -24,6 +26,7 @@
 #include "vigil/drift/reference_profile.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/decision_pipeline.h"
+#include "vigil/engine/account_pseudonyms.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/model/cpu/cpu_scorer.h"
@@ -122,7 +125,23 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   VIGIL_ASSIGN_OR_RETURN(s->log_, RequestLog::Create(log_options));
   s->metrics_ = std::make_unique<MetricsRegistry>();
   s->workers_ = std::make_unique<WorkerPool>(c.worker_threads, c.worker_queue);
+  if (c.auth.mode == "tokens") {
+    std::vector<std::pair<std::string, Role>> certificate_roles;
+    for (const auto& [subject, role] : c.auth.certificate_roles) {
+      VIGIL_ASSIGN_OR_RETURN(Role r, ParseRole(role));
+      certificate_roles.emplace_back(subject, r);
+    }
+    VIGIL_ASSIGN_OR_RETURN(s->access_, ApiAccess::Open(c.data_dir, std::move(certificate_roles)));
+    if (s->access_->token_count() == 0 && c.auth.certificate_roles.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "auth.mode is tokens but ", c.data_dir,
+          "/access_tokens.jsonl holds no token and no auth.certificate_roles are set, so "
+          "nobody could call the API: create a token (vigil token create --data-dir ",
+          c.data_dir, " --role scorer), or set auth: none (--auth none) on purpose"));
+    }
+  }
   ServeApiOptions api_options;
+  api_options.access = s->access_.get();
   api_options.before_scrape = [srv = s.get()] { srv->RefreshGauges(); };
   api_options.score_budget = c.score_budget;
   VIGIL_ASSIGN_OR_RETURN(s->api_, ServeApi::Create(std::move(api_options), s->workers_.get(),
@@ -133,6 +152,18 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   http.port = c.port;
   http.io_threads = c.io_threads;
   http.limits = c.limits;
+  if (c.tls.enabled()) {
+    http.tls.enabled = true;
+    http.tls.cert_file = c.tls.cert;
+    http.tls.key_file = c.tls.key;
+    http.tls.client_ca_file = c.tls.client_ca;
+    http.tls.ciphers = c.tls.ciphers;
+    http.tls.ciphersuites = c.tls.ciphersuites;
+    http.tls.min_version = c.tls.min_version;
+  }
+  http.on_tls_failure = [api = s->api_.get()](std::string_view reason) {
+    api->CountTlsFailure(reason);
+  };
   http.on_refused = [api = s->api_.get()](int status, std::string_view code) {
     api->CountRefused(status, code);
   };
@@ -160,6 +191,16 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
         srv->log_->Event("info", "feature checkpoints succeed again");
       }
       last_error = error;
+      if (srv->access_ != nullptr) {
+        absl::StatusOr<bool> reloaded = srv->access_->ReloadIfChanged();
+        if (!reloaded.ok()) {
+          srv->log_->Event("error", "access tokens not reloaded; the tokens in force stay",
+                           {{"error", std::string(reloaded.status().message())}});
+        } else if (*reloaded) {
+          srv->log_->Event("info", "access tokens reloaded",
+                           {{"tokens", std::to_string(srv->access_->token_count())}});
+        }
+      }
       // The tap keeps the monitor's first error (an event it could not store); say it once.
       if (srv->drift_tap_ != nullptr && !drift_error_logged) {
         if (absl::Status st = srv->drift_tap_->status(); !st.ok()) {
@@ -177,7 +218,15 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                   {"model", champion != nullptr ? champion->version : ""},
                   {"batcher", c.batcher_preset},
                   {"drift", s->drift_summary_},
-                  {"screening", s->screening_summary_}});
+                  {"screening", s->screening_summary_},
+                  {"transport", !c.tls.enabled()        ? "plain HTTP (plaintext: true)"
+                                : c.tls.client_ca.empty() ? "TLS"
+                                                          : "mutual TLS"},
+                  {"auth", c.auth.mode}});
+  if (c.auth.mode == "none") {
+    s->log_->Event("warn", "authentication is off (auth: none): anyone who reaches the port may "
+                           "score, change the policy and read the audit log");
+  }
   return s;
 }
 
@@ -318,8 +367,13 @@ absl::Status VigilServer::Load() {
   std::vector<std::string> families = audit::AuditColumnFamilies();
   families.push_back(ScoreService::kPendingRowsFamily);
   if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
+  // Accounts are known by keyed hashes in the state (docs/security.md).
+  FeatureConfig feature_config;
+  VIGIL_ASSIGN_OR_RETURN(feature_config.account_pseudonyms,
+                         LoadAccountPseudonyms(c.state.pseudonym_key, c.data_dir,
+                                               c.state.pseudonym_hash));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FeatureStore> features,
-                         FeatureStore::Open(c.data_dir, *fx_, FeatureConfig{}, families,
+                         FeatureStore::Open(c.data_dir, *fx_, feature_config, families,
                                             hooks_.store_faults));
   // Owned by the feature store, which the service owns (see the members' order).
   KvStore* const kv = &features->kv();
@@ -358,6 +412,20 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
   options.group_max_delay = a.group_max_delay;
   options.max_queued_records = a.queue;
   options.compress_records = a.compress_records;
+  // The server holds only the public half of the key-encryption key: it seals what it records
+  // and can open none of it (docs/security.md, "Personal data at rest").
+  if (!a.record_kek.empty()) {
+    absl::StatusOr<crypto::KeyEncryptionKey> kek =
+        crypto::KeyEncryptionKey::LoadPublicKeyFile(a.record_kek);
+    if (!kek.ok()) {
+      return absl::Status(kek.status().code(),
+                          absl::StrCat("audit.record_kek: ", kek.status().message()));
+    }
+    options.record_kek = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
+    VIGIL_ASSIGN_OR_RETURN(options.record_suite, crypto::ParseCipherSuite(a.record_cipher));
+    options.records_per_data_key = a.records_per_data_key;
+  }
+  const std::string kek_id = options.record_kek != nullptr ? options.record_kek->key_id() : "";
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, std::move(options), RealClock()));
   const audit::AuditLog* raw = log.get();
@@ -369,7 +437,9 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
                {"key_id", raw->header().key_id},
                {"signing_key", key_path},
                {"key_created", created ? "true" : "false"},
-               {"durable_ack", a.durable_ack ? "true" : "false"}});
+               {"durable_ack", a.durable_ack ? "true" : "false"},
+               {"sealed_fields", kek_id.empty() ? "off" : a.record_cipher},
+               {"record_kek_id", kek_id}});
   return absl::OkStatus();
 }
 

@@ -36,6 +36,7 @@
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/model/scorer.h"
 #include "vigil/rules/policy_store.h"
+#include "vigil/server/api_access.h"
 #include "vigil/server/http_server.h"
 #include "vigil/server/request_log.h"
 #include "vigil/server/serve_api.h"
@@ -108,6 +109,7 @@ class VigilServer {
   std::unique_ptr<RequestLog> log_;
   std::unique_ptr<MetricsRegistry> metrics_;
   std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<ApiAccess> access_;  // null with auth: none
   std::unique_ptr<ServeApi> api_;
   std::unique_ptr<PolicyStore> policies_;
   // Shared with every DecisionMaker; null without screening.lists.

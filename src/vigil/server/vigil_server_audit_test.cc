@@ -14,6 +14,7 @@
 #include <optional>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,7 +25,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_export.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/engine/audit_trail.h"
@@ -40,7 +43,9 @@
 namespace vigil {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::vigil::testing::HttpOnce;
 using ::vigil::testing::MetricValue;
 using ::vigil::testing::StatusIs;
@@ -120,6 +125,8 @@ class VigilServerAuditTest : public ::testing::Test {
     config_.worker_threads = 8;
     config_.worker_queue = 256;
     config_.score_budget = Millis(2000);  // the budget is not the subject here
+    config_.plaintext = true;
+    config_.auth.mode = "none";
   }
   void TearDown() override {
     server_.reset();
@@ -353,6 +360,93 @@ INSTANTIATE_TEST_SUITE_P(SyncsOrWrites, VigilServerAuditFaultTest, ::testing::Bo
 
 // A record changed on disk behind the server's back: GET /v1/audit/verify answers 500 with the
 // report naming the first damage.
+TEST_F(VigilServerAuditTest, WithARecordKekPersonalFieldsAreStoredSealedAndExportedSealed) {
+  const audit::TestKek kek = audit::MakeTestKek(dir_ + "/keys", "kek", audit::KekKind::kSm2);
+  // The server takes only the public half.
+  config_.audit.record_kek = kek.private_pem;
+  EXPECT_THAT(VigilServer::Start(config_, *FxRates::LoadFile(config_.fx_rates)).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("audit.record_kek"), HasSubstr("-pubout"))));
+  config_.audit.record_kek = kek.public_pem;
+  config_.audit.record_cipher = "sm4-ctr-hmac-sm3";
+  config_.audit.records_per_data_key = 3;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  for (int i = 0; i < 5; ++i) {
+    Decided(Tx(absl::StrCat("sealed-", i), absl::StrCat("ACCT-PERSONAL-", i)));
+  }
+  EXPECT_EQ(LoggedRecords(), 5u);  // verified without any key
+
+  // Stored: the account ids are not in the record bytes; the key-encryption key's private
+  // half opens them, and its data key is one of the log's.
+  const audit::AuditLog& log = *server_->service().audit_log();
+  auto opener = audit::RecordOpener::ForLog(log, kek.private_key);
+  for (uint64_t i = 0; i < 5; ++i) {
+    absl::StatusOr<std::string> bytes = log.ReadRecord(i);
+    ASSERT_OK(bytes);
+    EXPECT_THAT(*bytes, Not(HasSubstr("ACCT-PERSONAL")));
+    absl::StatusOr<audit::AuditRecord> record = opener->Decode(*bytes);
+    ASSERT_OK(record);
+    EXPECT_THAT(record->transaction.originator.account_id, HasSubstr("ACCT-PERSONAL-"));
+    EXPECT_EQ(record->transaction.beneficiary.account_id, "Z9");
+  }
+  absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = log.DataKeys();
+  ASSERT_OK(keys);
+  EXPECT_EQ(keys->size(), 2u);  // records 0-2, 3-4
+  for (const crypto::WrappedDataKey& k : *keys) {
+    EXPECT_EQ(k.kek_id, kek.public_key->key_id());
+    EXPECT_EQ(k.suite, crypto::CipherSuite::kSm4CtrHmacSm3);
+  }
+
+  // The export endpoint: sealed fields stay sealed, pages carry their data keys.
+  TestHttpResponse page = Request("GET", "/v1/audit/export?limit=2");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Header("Content-Type"), "application/x-ndjson");
+  EXPECT_EQ(page.Header("X-Vigil-Records"), "2");
+  EXPECT_EQ(page.Header("X-Vigil-Next-From"), "2");
+  EXPECT_THAT(page.body, Not(HasSubstr("ACCT-PERSONAL")));
+  EXPECT_THAT(page.body, HasSubstr("\"data_key\":{"));
+  EXPECT_THAT(page.body, HasSubstr("\"account_id\":{\"sealed\":\""));
+  page = Request("GET", "/v1/audit/export?from=2&limit=10");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Header("X-Vigil-Records"), "3");
+  EXPECT_EQ(page.Header("X-Vigil-Next-From"), "");
+  const TestHttpResponse one = Request("GET", "/v1/audit/export?transaction_id=sealed-4");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.Header("X-Vigil-Records"), "1");
+  EXPECT_THAT(one.body, HasSubstr("\"id\":\"sealed-4\""));
+  // Times may be percent-encoded; the window holds every record.
+  const TestHttpResponse timed = Request(
+      "GET", "/v1/audit/export?since=2000-01-01T00%3A00%3A00Z&until=2999-01-01T00:00:00Z");
+  ASSERT_EQ(timed.status, 200) << timed.body;
+  EXPECT_EQ(timed.Header("X-Vigil-Records"), "5");
+
+  // The private key opens what the server exported, offline.
+  std::istringstream in(timed.body);
+  audit::RecordOpener offline(kek.private_key);
+  std::string opened;
+  ASSERT_OK(audit::OpenExport(in, offline, [&](std::string_view line) {
+    opened.append(line);
+    opened.push_back('\n');
+    return absl::OkStatus();
+  }).status());
+  for (int i = 0; i < 5; ++i) EXPECT_THAT(opened, HasSubstr(absl::StrCat("ACCT-PERSONAL-", i)));
+
+  // Bad parameters name themselves.
+  for (const auto& [target, field] : std::vector<std::pair<std::string, std::string>>{
+           {"/v1/audit/export?limit=0", "limit"},
+           {"/v1/audit/export?limit=10001", "limit"},
+           {"/v1/audit/export?from=x", "from"},
+           {"/v1/audit/export?since=yesterday", "since"},
+           {"/v1/audit/export?until=2026-01-01T00%3", "until"},
+           {"/v1/audit/export?transaction_id=a&from=1", "transaction_id"}}) {
+    const TestHttpResponse bad = Request("GET", target);
+    EXPECT_EQ(bad.status, 400) << target;
+    EXPECT_EQ(Object(bad)["error"]["field"], field) << target << ": " << bad.body;
+  }
+  const TestHttpResponse missing = Request("GET", "/v1/audit/export?transaction_id=nope");
+  EXPECT_EQ(missing.status, 404) << missing.body;
+}
+
 TEST_F(VigilServerAuditTest, VerifyAnswers500WithTheDamage) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   for (int i = 0; i < 5; ++i) ASSERT_EQ(Score(Tx(absl::StrCat("damage-", i))).status, 200);
@@ -378,7 +472,8 @@ TEST_F(VigilServerAuditTest, VerifyAnswers500WithTheDamage) {
 }
 
 TEST(ServeAuditConfig, ReadsEveryAuditKey) {
-  auto c = ServeConfig::Parse(R"(data_dir: d
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
 audit:
   durable_ack: false
   signing_key: keys/audit.pem
@@ -389,6 +484,9 @@ audit:
   group_max_delay_us: 100
   queue: 1000
   compress_records: false
+  record_kek: keys/kek.pub.pem
+  record_cipher: sm4-ctr-hmac-sm3
+  records_per_data_key: 5000
 )",
                               "serve.yaml");
   ASSERT_OK(c);
@@ -401,10 +499,13 @@ audit:
   EXPECT_EQ(c->audit.group_max_delay, std::chrono::microseconds(100));
   EXPECT_EQ(c->audit.queue, 1000u);
   EXPECT_FALSE(c->audit.compress_records);
+  EXPECT_EQ(c->audit.record_kek, "keys/kek.pub.pem");
+  EXPECT_EQ(c->audit.record_cipher, "sm4-ctr-hmac-sm3");
+  EXPECT_EQ(c->audit.records_per_data_key, 5000u);
 }
 
 TEST(ServeAuditConfig, DefaultsAreDurable) {
-  auto c = ServeConfig::Parse("data_dir: d\n", "serve.yaml");
+  auto c = ServeConfig::Parse("plaintext: true\ndata_dir: d\n", "serve.yaml");
   ASSERT_OK(c);
   EXPECT_TRUE(c->audit.durable_ack);  // answered only once recorded
   EXPECT_TRUE(c->audit.signing_key.empty());  // the data dir's own key
@@ -415,6 +516,9 @@ TEST(ServeAuditConfig, DefaultsAreDurable) {
   EXPECT_EQ(c->audit.group_max_records, 16'384u);
   EXPECT_EQ(c->audit.group_max_delay, std::chrono::microseconds(0));
   EXPECT_EQ(c->audit.queue, 262'144u);
+  EXPECT_TRUE(c->audit.record_kek.empty());  // records in the clear unless a key is given
+  EXPECT_EQ(c->audit.record_cipher, "aes-256-gcm");
+  EXPECT_EQ(c->audit.records_per_data_key, 1'000'000u);
 }
 
 TEST(ServeAuditConfig, BadAuditValuesNameTheirKey) {
