@@ -20,6 +20,7 @@
 #include "vigil/engine/audit_trail.h"
 #include "vigil/server/access_tokens.h"
 #include "vigil/server/testing_http_client.h"
+#include "vigil/testing/testing_pki.h"
 #include "vigil/server/testing_server_util.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/testing/files.h"
@@ -210,6 +211,68 @@ TEST_F(VigilServerAuthTest, ATokenModeWithoutAnyCredentialRefusesToStart) {
   std::filesystem::remove(config_.data_dir + "/access_tokens.jsonl");
   EXPECT_THAT(Start().status(), testing::StatusIs(absl::StatusCode::kFailedPrecondition,
                                                   HasSubstr("vigil token create")));
+}
+
+TEST_F(VigilServerAuthTest, UnderMutualTlsTheCertificateSubjectIsTheActorAndItsGrantedRole) {
+  testing::TestPki pki(dir_ + "/pki");
+  const testing::TestCertificate server_cert = pki.Issue("ca", "vigil-server", "localhost");
+  const testing::TestCertificate gateway = pki.Issue("ca", "payments-gw");
+  const testing::TestCertificate analyst = pki.Issue("ca", "analyst");
+  pki.AddCa("other-ca");
+  const testing::TestCertificate stranger = pki.Issue("other-ca", "payments-gw-2");
+  const testing::TestCertificate expired = pki.Issue("ca", "late", "", /*expired=*/true);
+  ASSERT_TRUE(pki.ok()) << pki.error();
+  config_.plaintext = false;
+  config_.tls.cert = server_cert.cert;
+  config_.tls.key = server_cert.key;
+  config_.tls.client_ca = pki.CaCert();
+  config_.auth.certificate_roles = {{gateway.subject, "scorer"}};
+  StartServer();
+
+  const auto call = [&](const testing::TestCertificate* cert, const std::string& path,
+                        const std::string& body, const Headers& headers = {}) {
+    testing::TestTlsOptions tls{.ca_file = pki.CaCert()};
+    if (cert != nullptr) {
+      tls.cert_file = cert->cert;
+      tls.key_file = cert->key;
+    }
+    testing::TestHttpClient client(server_->port(), tls);
+    if (!client.connected()) return -1;
+    absl::StatusOr<TestHttpResponse> r =
+        client.Request(body.empty() ? "GET" : "POST", path, body, headers);
+    return r.ok() ? r->status : -1;  // -1: the handshake or the exchange failed
+  };
+  // The gateway's certificate carries the scorer role: no token needed.
+  EXPECT_EQ(call(&gateway, "/v1/score", Payment("mtls-1")), 200);
+  AuditTrail trail(server_->service().audit_log(), {});
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("mtls-1"));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->actor, "tls:" + gateway.subject);
+  // The role is the certificate's: the scorer may not verify the log.
+  EXPECT_EQ(call(&gateway, "/v1/audit/verify", ""), 403);
+  // A certificate the CA issued but no role is granted to authenticates, and needs a token;
+  // with one, the actor names both.
+  EXPECT_EQ(call(&analyst, "/v1/score", Payment("mtls-2")), 401);
+  EXPECT_EQ(call(&analyst, "/v1/score", Payment("mtls-3"), Bearer(Token(Role::kScorer))), 200);
+  ASSERT_OK_AND_ASSIGN(record, trail.Recorded("mtls-3"));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->actor, absl::StrCat("tls:", analyst.subject, " token:",
+                                        AccessTokens::IdOf(Token(Role::kScorer))));
+  // No certificate, another CA's, an expired one: no HTTP exchange at all.
+  EXPECT_EQ(call(nullptr, "/v1/score", Payment("mtls-4")), -1);
+  EXPECT_EQ(call(&stranger, "/v1/score", Payment("mtls-5")), -1);
+  EXPECT_EQ(call(&expired, "/v1/score", Payment("mtls-6")), -1);
+  EXPECT_TRUE(Eventually([&] {
+    absl::StatusOr<TestHttpResponse> r;
+    testing::TestHttpClient client(
+        server_->port(),
+        testing::TestTlsOptions{.ca_file = pki.CaCert(), .cert_file = gateway.cert,
+                                .key_file = gateway.key});
+    // The metrics need a role; the gateway has one.
+    r = client.Request("GET", "/metrics", "");
+    return r.ok() && MetricValue(r->body, "vigil_tls_handshake_failures_total") >= 3;
+  }));
+  EXPECT_EQ(server_->service().audit_log()->size(), 2u);
 }
 
 TEST_F(VigilServerAuthTest, PlainHttpNeedsToBeAskedFor) {

@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,9 @@ class TestPki {
  public:
   // Makes the directory and the trusted CA "ca" in it.
   explicit TestPki(std::string dir) : dir_(std::move(dir)) {
-    Run("mkdir -p '" + dir_ + "'");
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) error_ += "create " + dir_ + ": " + ec.message() + "\n";
     AddCa("ca");
   }
 
