@@ -9,16 +9,19 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include "vigil/cli/bench_names.h"
+#include "vigil/cli/bench_pki.h"
 #include "vigil/cli/data_files.h"
 #include "vigil/common/clock.h"
 #include "vigil/drift/measured_null.h"
@@ -33,6 +36,7 @@
 #include "vigil/loadgen/sweep_report.h"
 #include "vigil/metrics/latency_histogram.h"
 #include "vigil/screening/screener.h"
+#include "vigil/server/access_tokens.h"
 #include "vigil/server/serve_config.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/synth/generator.h"
@@ -65,6 +69,19 @@ struct BenchFlags {
   // Watchlists the in-process server screens against (its screening.lists); empty: no
   // screening, and the payments carry no party names.
   std::vector<std::string> screening_lists;
+  // "plain" (HTTP), "tls" (HTTPS with mutual TLS) or "plain,tls" (both, compared). Every
+  // request carries a scorer's bearer token either way, so the two differ by transport alone.
+  std::string transport = "plain";
+  // With --target: the server's credentials (its own token; for tls its CA, and the client
+  // certificate and key when it asks for one).
+  std::string token, tls_ca, tls_cert, tls_key;
+};
+
+// The in-process server's credentials for one point: a scorer token in its data dir and, for
+// TLS, a throwaway PKI beside it.
+struct BenchCredentials {
+  std::string token;
+  std::optional<BenchPki> pki;
 };
 
 // Resident set size of this process (server and client together), from /proc.
@@ -162,7 +179,7 @@ struct Point {
 };
 
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const Payments& payments,
-                               const std::string& preset, bool durable_ack, double rate,
+                               const std::string& preset, bool durable_ack, bool tls, double rate,
                                const std::array<int, 3>& mix, int run, bool overload) {
   ServeConfig config;
   config.port = 0;
@@ -179,6 +196,27 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
   config.log_path = absl::StrCat(dir, ".log");
+  BenchCredentials credentials;
+  if (flags.target.empty()) {
+    // As a bank would run it: tokens, and for tls HTTPS with mutual TLS.
+    std::filesystem::create_directories(dir);
+    absl::StatusOr<std::string> token = AccessTokens::Create(dir, Role::kScorer, "vigil bench");
+    if (!token.ok()) return token.status();
+    credentials.token = *std::move(token);
+    config.auth.mode = "tokens";
+    if (tls) {
+      absl::StatusOr<BenchPki> pki = MakeBenchPki(absl::StrCat(dir, "-pki"));
+      if (!pki.ok()) return pki.status();
+      config.tls.cert = pki->server_cert;
+      config.tls.key = pki->server_key;
+      config.tls.client_ca = pki->ca_cert;
+      credentials.pki = *std::move(pki);
+    } else {
+      config.plaintext = true;
+    }
+  } else {
+    credentials.token = flags.token;
+  }
   if (flags.target.empty()) {
     absl::StatusOr<BatchPolicyConfig> batcher = BatcherPreset(preset);
     if (!batcher.ok()) return batcher.status();
@@ -187,6 +225,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   config.batcher_preset = preset;
   Point point;
   point.setting = flags.durable_ack == "on" ? preset : absl::StrCat(preset, durable_ack ? "/ack" : "/async");
+  if (flags.transport != "plain") absl::StrAppend(&point.setting, tls ? "/tls" : "/plain");
   point.rss_before = RssMiB();
   point.overload = overload;
   // With --target the server is another process (say, pinned to other cores): the client
@@ -213,6 +252,14 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   load.duration = std::chrono::milliseconds(flags.duration_ms);
   load.warmup = std::chrono::milliseconds(flags.warmup_ms);
   load.response_timeout = std::chrono::milliseconds(5000);
+  if (tls) {
+    load.tls.enabled = true;
+    load.tls.ca_file = credentials.pki ? credentials.pki->ca_cert : flags.tls_ca;
+    load.tls.cert_file = credentials.pki ? credentials.pki->client_cert : flags.tls_cert;
+    load.tls.key_file = credentials.pki ? credentials.pki->client_key : flags.tls_key;
+  }
+  const std::string authorization =
+      credentials.token.empty() ? "" : absl::StrCat("Bearer ", credentials.token);
   const std::vector<Transaction>& pool = payments.pool;
   const UtcTime base = pool.front().event_time;
   const int total_mix = mix[0] + mix[1] + mix[2];
@@ -231,6 +278,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
     }
     out->path = "/v1/score";
     out->body = TransactionToJson(tx);
+    if (!authorization.empty()) out->headers.emplace_back("Authorization", authorization);
   };
   // Memory over the run: sampled at a quarter of the measured time and at its end.
   std::thread sampler([&point, &load] {
@@ -276,6 +324,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   server->Shutdown().IgnoreError();
   server.reset();
   std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(absl::StrCat(dir, "-pki"));
   std::filesystem::remove(absl::StrCat(dir, ".log"));
   return point;
 }
@@ -368,13 +417,35 @@ int RunBenchHttp(const BenchFlags& flags) {
     ack_modes.push_back(mode == "on");
   }
   if (ack_modes.empty()) ack_modes.push_back(true);
+  std::vector<bool> transports;
+  for (absl::string_view t : absl::StrSplit(flags.transport, ',', absl::SkipEmpty())) {
+    if (t != "plain" && t != "tls") {
+      std::cerr << "vigil bench http: --transport: plain, tls or plain,tls\n";
+      return kExitUsage;
+    }
+    transports.push_back(t == "tls");
+  }
+  if (transports.empty()) transports.push_back(false);
+  if (!flags.target.empty() && absl::c_linear_search(transports, true) && flags.tls_ca.empty()) {
+    std::cerr << "vigil bench http: --transport tls with --target needs --tls-ca (and "
+                 "--tls-cert, --tls-key when the server asks for a client certificate)\n";
+    return kExitUsage;
+  }
+  if (flags.target.empty() &&
+      !(flags.token.empty() && flags.tls_ca.empty() && flags.tls_cert.empty() &&
+        flags.tls_key.empty())) {
+    std::cerr << "vigil bench http: --token and --tls-* name a --target's credentials; the "
+                 "in-process server makes its own\n";
+    return kExitUsage;
+  }
   for (absl::string_view preset_view : absl::StrSplit(settings, ',', absl::SkipEmpty())) {
   for (const bool durable_ack : ack_modes) {
+  for (const bool tls : transports) {
     const std::string preset(preset_view);
     double sustainable = 0;
     for (const double rate : *rates) {
       absl::StatusOr<Point> p =
-          RunPoint(flags, *fx, payments, preset, durable_ack, rate, mix, run++, false);
+          RunPoint(flags, *fx, payments, preset, durable_ack, tls, rate, mix, run++, false);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
@@ -384,7 +455,7 @@ int RunBenchHttp(const BenchFlags& flags) {
           c.achieved_rps >= 0.95 * rate) {
         sustainable = std::max(sustainable, rate);
       }
-      std::cerr << "  " << preset << " at " << rate << " req/s: achieved " << c.achieved_rps
+      std::cerr << "  " << p->setting << " at " << rate << " req/s: achieved " << c.achieved_rps
                 << ", server P99 " << p->server_p99_us << " µs; statuses";
       for (const auto& [status, count] : c.by_status) std::cerr << " " << status << ":" << count;
       for (const auto& [reason, count] : c.errors_by_reason) {
@@ -398,13 +469,15 @@ int RunBenchHttp(const BenchFlags& flags) {
     }
     if (flags.overload && flags.mode == "open" && sustainable > 0) {
       absl::StatusOr<Point> p =
-          RunPoint(flags, *fx, payments, preset, durable_ack, 3 * sustainable, mix, run++, true);
+          RunPoint(flags, *fx, payments, preset, durable_ack, tls, 3 * sustainable, mix, run++,
+                   true);
       if (!p.ok()) {
         std::cerr << "vigil bench http: " << p.status().message() << "\n";
         return kExitUsage;
       }
       points.push_back(*std::move(p));
     }
+  }
   }
   }
   std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
@@ -614,6 +687,17 @@ Command AddBenchCommand(CLI::App& vigil) {
                  "Drift (on when a reference_profile.json is beside the model) watches but never "
                  "freezes the model: measures monitoring, not the rules-only path");
   http->add_option("--json-out", flags->json_out, "Also write the points as JSON");
+  http->add_option("--transport", flags->transport,
+                   "plain: HTTP; tls: HTTPS with mutual TLS (a throwaway CA, server and client "
+                   "certificate, EC P-256); plain,tls: both, compared. Every request carries a "
+                   "scorer's bearer token either way")
+      ->capture_default_str();
+  http->add_option("--token", flags->token,
+                   "With --target: the bearer token to send (vigil token create --role scorer)");
+  http->add_option("--tls-ca", flags->tls_ca, "With --target and --transport tls: the server's CA");
+  http->add_option("--tls-cert", flags->tls_cert,
+                   "With --target and --transport tls: the client certificate for mutual TLS");
+  http->add_option("--tls-key", flags->tls_key, "Its private key");
   http->add_option("--target", flags->target,
                    "HOST:PORT of a running vigil serve to load instead of one in this process "
                    "(one batcher setting: the server's; its own latency figures are on /metrics)");
@@ -631,6 +715,8 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->footer(
       "Examples:\n"
       "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"
+      "  vigil bench http --model build/demo/model/model.json --batchers immediate \\\n"
+      "      --transport plain,tls\n"
       "  vigil bench http --model build/demo/model/model.json --batchers immediate \\\n"
       "      --screening-list testdata/sanctions/ofac_sdn_legacy_csv_2019\n"
       "The client and the server share this machine: figures are for the pair.");
