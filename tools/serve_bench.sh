@@ -30,7 +30,7 @@ metrics() {
 }
 start_server() {
   rm -rf /tmp/st; taskset -c $SC $B serve --listen 127.0.0.1:0 --data-dir /tmp/st --model $M $COMMON ${NODRIFT:-} \
-    --batcher immediate --log /tmp/serve.log > /tmp/serve.out 2>&1 &
+    --batcher immediate --plaintext --auth none --log /tmp/serve.log > /tmp/serve.out 2>&1 &
   pid=$!
   for i in $(seq 1 100); do grep -q listening /tmp/serve.out && break; sleep 0.1; done
   port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' /tmp/serve.out)

@@ -48,15 +48,18 @@ ApiAccess::FileStamp ApiAccess::Stamp() const {
   stamp.exists = true;
   stamp.size = static_cast<int64_t>(st.st_size);
   stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  stamp.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
   stamp.inode = static_cast<uint64_t>(st.st_ino);
+  stamp.mode = static_cast<uint32_t>(st.st_mode);
   return stamp;
 }
 
 absl::StatusOr<bool> ApiAccess::ReloadIfChanged() {
   const FileStamp now = Stamp();
   if (now == stamp_) return false;
-  VIGIL_ASSIGN_OR_RETURN(AccessTokens tokens, AccessTokens::Open(data_dir_));
+  // A file that does not load is reported once per change of it, not on every poll.
   stamp_ = now;
+  VIGIL_ASSIGN_OR_RETURN(AccessTokens tokens, AccessTokens::Open(data_dir_));
   absl::MutexLock lock(&mu_);
   tokens_ = std::make_shared<const AccessTokens>(std::move(tokens));
   return true;

@@ -12,8 +12,9 @@
 // "token:<id>" for a bearer token, both separated by a space when both were presented.
 //
 // Tokens are read from <data_dir>/access_tokens.jsonl at start and again when the file changes
-// (ReloadIfChanged: size, modification time, inode), so `vigil token create` and `revoke` take
-// effect without a restart. A file that no longer reads keeps the tokens in force.
+// (ReloadIfChanged: size, modification and change time, inode, mode), so `vigil token create`
+// and `revoke` take effect without a restart. A file that no longer reads (say, made readable
+// by others) keeps the tokens in force, and is reported once per change, not on every poll.
 //
 // Thread safety: Check from any thread; ReloadIfChanged from one thread at a time.
 #ifndef VIGIL_SERVER_API_ACCESS_H_
@@ -73,8 +74,9 @@ class ApiAccess {
  private:
   struct FileStamp {
     bool exists = false;
-    int64_t size = 0, mtime_ns = 0;
+    int64_t size = 0, mtime_ns = 0, ctime_ns = 0;  // ctime: a chmod or chown changes it
     uint64_t inode = 0;
+    uint32_t mode = 0;
     bool operator==(const FileStamp&) const = default;
   };
   ApiAccess(std::string data_dir, std::vector<std::pair<std::string, Role>> certificate_roles)

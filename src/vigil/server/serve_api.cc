@@ -222,8 +222,8 @@ absl::Status ServeApi::RegisterMetrics() {
   }
   VIGIL_ASSIGN_OR_RETURN(m->tls_failures,
                          metrics_->AddCounter("vigil_tls_handshake_failures_total",
-                                              "TLS handshakes that failed: no or an untrusted, "
-                                              "expired or revoked client certificate, a "
+                                              "TLS handshakes that failed: no client "
+                                              "certificate, or an untrusted or expired one, a "
                                               "protocol or cipher mismatch, plain HTTP to the "
                                               "TLS port.",
                                               {}));
@@ -361,7 +361,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         entry.error_code = outcome.error_code;
         break;
       case kPolicyIngest:
-        response = IngestPolicy(req);
+        response = IngestPolicy(req, actor);
         break;
       case kActivate:
         response = Activate(req);
@@ -442,7 +442,7 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   return response;
 }
 
-HttpResponse ServeApi::IngestPolicy(const HttpRequest& request) {
+HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view actor) {
   const std::string_view content_type = request.Header("Content-Type");
   const std::string media = MediaType(content_type);
   if (media != "application/yaml" && media != "application/x-yaml" && media != "text/yaml" &&
@@ -462,7 +462,9 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request) {
                                     Absl(*a), "'"));
     }
   }
-  const std::string author = request.remote.empty() ? "api" : absl::StrCat("api:", request.remote);
+  // Who, as authenticated (token id, certificate subject), and from where.
+  std::string author = actor.empty() ? "api" : std::string(actor);
+  if (!request.remote.empty()) absl::StrAppend(&author, " from ", Absl(request.remote));
   absl::StatusOr<PolicyStore::Entry> entry =
       parts_.policies->Add(request.body, "request", author);
   if (!entry.ok()) {

@@ -121,7 +121,7 @@ class ServeApi final : public HttpHandler {
   HttpResponse Score(const HttpRequest& request, bool batch,
                      std::chrono::steady_clock::time_point arrival, std::string_view actor,
                      ScoreOutcome* outcome);
-  HttpResponse IngestPolicy(const HttpRequest& request);
+  HttpResponse IngestPolicy(const HttpRequest& request, std::string_view actor);
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
   HttpResponse Metrics() const;

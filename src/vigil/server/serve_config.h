@@ -55,7 +55,7 @@
 //   state:
 //     pseudonym_key: keys/state.key  # HMAC key of the account ids stored in the state;
 //                                    # default <data_dir>/state_pseudonym.key, created
-//     pseudonym_hash: hmac-sha256    # or hmac-sm3 (a new state; an existing one keeps its own)
+//     pseudonym_hash: hmac-sha256    # or hmac-sm3; a state made with another key or hash is refused
 //
 // The audit section also takes record_kek (a public key, RSA of 2048 bits or more, or SM2: the
 // names, accounts and remittance text of its records are then sealed under data keys it
