@@ -13,15 +13,19 @@
 3. A real server (`vigil model add` first, then `vigil serve --listen 127.0.0.1:0` on a fresh
    data directory, with drift monitoring over a small reference profile written here, freeze
    off so that no decision depends on it; plain HTTP with `--plaintext`, and bearer tokens of
-   each role made by `vigil token create`, the admin's sent unless a check says otherwise):
-   every request below is sent with http.client, and
-   every answer's status, headers, content type and body are checked against what the spec
-   says for that route and status; then SIGTERM, and the server must exit 0.
+   each role made by `vigil token create`, the admin's sent unless a check says otherwise; and
+   `--record-kek`, the public half of an RSA 3072 key-encryption key made here with openssl,
+   so that the audit log seals personal fields): every request below is sent with
+   http.client, and every answer's status, headers, content type and body are checked against
+   what the spec says for that route and status (a sequential media type such as
+   application/x-ndjson line by line, against its `x-itemSchema`, OpenAPI 3.2's itemSchema);
+   then SIGTERM, and the server must exit 0.
 
 Every mismatch is collected (one failure does not stop the others); exit 1 with the list, or 0
 with a one-line summary. --spec-only runs step 1 alone (no binary needed).
 
-Needs only Debian's python3-yaml and python3-jsonschema (4.10: RefResolver over the spec).
+Needs only Debian's python3-yaml and python3-jsonschema (4.10: RefResolver over the spec), and
+the openssl command (the key-encryption key; `vigil audit open` reads it back).
 """
 
 import argparse
@@ -268,6 +272,8 @@ def inline_schemas(spec):
             for mt, media in (resp.get("content") or {}).items():
                 if "schema" in media:
                     yield f"{where} {status} {mt}", media["schema"]
+                if "x-itemSchema" in media:
+                    yield f"{where} {status} {mt} x-itemSchema", media["x-itemSchema"]
             for hname, h in (resp.get("headers") or {}).items():
                 h = spec.deref(h)
                 if "schema" in h:
@@ -398,6 +404,14 @@ def check_examples(spec, fails):
             for mt, media in (resp.get("content") or {}).items():
                 for at, value in media_examples(spec, media, f"{method} {path} {status} {mt}"):
                     validate(at, media.get("schema", {}), value)
+                    if "x-itemSchema" in media and isinstance(value, str):
+                        for n, line in enumerate(value.splitlines(), 1):
+                            try:
+                                item = strict_json(line)
+                            except ValueError as e:
+                                fails.add(spec.path, f"{at} line {n} is not JSON: {e}")
+                                continue
+                            validate(f"{at} line {n}", media["x-itemSchema"], item)
     return count
 
 
@@ -458,7 +472,106 @@ def self_test_cases():
     slot = {"ref": ref, "model_version": "m.json@abababababab"}
     S = "#/components/schemas/"
     R = "#/components/responses/"
+
+    # Audit export lines (GET /v1/audit/export, `vigil audit export`).
+    sealed = {"sealed": "AQm0zeVsiK0td+r7uCgcorTQcsCzXs2XKRTOEZXpqHXwEoFKHBMOVnDygPe2"}
+    record = {
+        "sequence": 0, "leaf_hash": "ab" * 32, "previous_leaf_hash": "00" * 32,
+        "received": "2026-12-01T00:22:10.803560Z", "decided": "2026-12-01T00:22:10.805175Z",
+        "actor": "token:5d703968149e2265", "source": "serve", "input_format": "json",
+        "input_sha256": "cd" * 32,
+        "transaction": {"id": "tx-1", "timestamp": "2022-09-01T08:15:30.250000Z",
+                        "originator": {"account_id": "GB29NWBK60161331926819",
+                                       "name": "Acme Trading Ltd", "country": "GB"},
+                        "beneficiary": {"account_id": "DE89370400440532013000"},
+                        "amount": {"value": "9850.00", "currency": "USD"},
+                        "payment_format": "wire", "remittance": "Invoice 1", "priority": "P1"},
+        "features": {"amount_reporting": 9850.0, "orig_amount_zscore": None},
+        "decision": d(transaction_id="tx-1"),
+        "fired_rules": [], "screening_hits": [],
+    }
+
+    def rec(**changes):
+        out = json.loads(json.dumps(record))
+        for k, v in changes.items():
+            if v is KeyError:
+                out.pop(k, None)
+            else:
+                out[k] = v
+        return out
+
+    def sealed_tx(**changes):
+        out = json.loads(json.dumps(record["transaction"]))
+        out["originator"] = {"account_id": sealed, "name": sealed, "country": "GB",
+                             "address": sealed}
+        out["beneficiary"] = {"account_id": sealed}
+        out["remittance"] = sealed
+        out.update(changes)
+        return out
+
+    data_key = {"id": "64111914a7e89fa7", "kek_id": "f5be593cee4266d9", "suite": "aes-256-gcm",
+                "wrap": "rsa-oaep-sha256", "wrapped": "W4Thl4ZuMNZNyzuf"}
+    L = S + "AuditExportLine"
+    EXPORT = "#/paths/~1v1~1audit~1export/get/responses/"
+    JSON_SCHEMA = "/content/application~1json/schema"
+    verify = {"intact": True, "records": 3, "records_checked": 3, "tree_heads_checked": 1,
+              "key_id": "ab" * 32, "trusted_key": False, "seconds": 0.001}
     return [
+        # Audit export lines
+        (L, record, True, "a record in the clear"),
+        (L, rec(transaction=sealed_tx(), data_key_id="64111914a7e89fa7"), True,
+         "a sealed record with its data key id"),
+        (L, rec(actor=""), True, "no actor (no authentication)"),
+        (L, rec(actor="tls:CN=ops client,O=Example Bank"), True, "a certificate subject"),
+        (L, rec(actor="tls:CN=ops client,O=Example Bank token:5d703968149e2265"), True,
+         "a certificate and a token"),
+        (L, rec(features=[1.0, None, 3]), True, "features as an array (another schema)"),
+        (L, {"data_key": data_key}, True, "a data key line"),
+        (L, {"data_key": dict(data_key, suite="sm4-ctr-hmac-sm3", wrap="sm2")}, True,
+         "an SM data key"),
+        (L, rec(transaction=sealed_tx()), False, "sealed fields without data_key_id"),
+        (L, rec(transaction=sealed_tx(), data_key_id="64111914A7E89FA7"), False,
+         "upper-case data_key_id"),
+        (L, rec(transaction=sealed_tx(remittance={"sealed": "not base64!"}),
+                data_key_id="64111914a7e89fa7"), False, "sealed bytes not base64"),
+        (L, rec(transaction=sealed_tx(remittance={"sealed": "AAAA", "key": "x"}),
+                data_key_id="64111914a7e89fa7"), False, "unknown member in a sealed field"),
+        (L, rec(transaction=sealed_tx(channel=sealed), data_key_id="64111914a7e89fa7"), False,
+         "a field that is never sealed shown sealed"),
+        (L, rec(actor="5d703968149e2265"), False, "a bare token id as actor"),
+        (L, rec(actor="token:5d703968149e2265 tls:CN=x"), False, "token before certificate"),
+        (L, rec(decided="2026-12-01T00:22:10Z"), False, "decided without microseconds"),
+        (L, rec(leaf_hash="AB" * 32), False, "upper-case leaf hash"),
+        (L, rec(source="batch"), False, "unknown source"),
+        (L, rec(decision=KeyError), False, "record without its decision"),
+        (L, rec(decision=d(trace_id="x")), False, "a decision the API would not answer"),
+        (L, rec(extra=1), False, "unknown member in a record"),
+        (L, dict(record, data_key=data_key), False, "a record and a data key in one line"),
+        (L, {"data_key": dict(data_key, extra=1)}, False, "unknown member in a data key"),
+        (L, {"data_key": {k: v for k, v in data_key.items() if k != "wrapped"}}, False,
+         "data key without its wrapped bytes"),
+        (L, {"data_key": dict(data_key, wrap="rsa-pkcs1")}, False, "unknown wrap"),
+        (L, {"data_key": dict(data_key, id="64111914a7e89")}, False, "short data key id"),
+        (EXPORT + "400" + JSON_SCHEMA,
+         {"error": {"code": "invalid_field", "field": "limit", "message": "m"}}, True,
+         "400 naming limit"),
+        (EXPORT + "400" + JSON_SCHEMA,
+         {"error": {"code": "invalid_field", "field": "$.limit", "message": "m"}}, False,
+         "400 naming a JSON path instead of the parameter"),
+        (EXPORT + "404" + JSON_SCHEMA,
+         {"error": {"code": "not_found", "field": "transaction_id", "message": "m"}}, True,
+         "404 for an unknown transaction"),
+        (EXPORT + "404" + JSON_SCHEMA,
+         {"error": {"code": "model_not_found", "field": "transaction_id", "message": "m"}},
+         False, "404 with another code"),
+        (S + "AuditVerifyReport", dict(verify, sealed_records=3, data_keys=1), True,
+         "a sealed log's report"),
+        (S + "AuditVerifyReport", dict(verify, sealed_records=3), False,
+         "sealed_records without data_keys"),
+        (S + "AuditVerifyReport",
+         dict(verify, intact=False, damage={"kind": "missing_key", "sequence": 4,
+                                            "detail": "record 4 is sealed under ..."}), True,
+         "a record sealed under a data key the log lacks"),
         # Decision
         (S + "Decision", decision, True, "a full decision"),
         (S + "Decision", d(score=None, model_version="", model_role="none", reasons=[]), True,
@@ -683,6 +796,11 @@ class Live:
         self.stdout_thread = None
         self.stderr_path = os.path.join(self.tmp, "serve.stderr")
         self.profile_path = os.path.join(self.tmp, "reference_profile.json")
+        # The key-encryption key: the server gets the public half (--record-kek), the check
+        # keeps the private half to open an exported page offline (vigil audit open).
+        self.kek_path = os.path.join(self.tmp, "kek.pem")
+        self.kek_public_path = os.path.join(self.tmp, "kek.pub.pem")
+        self.kek_id = None  # 16 hex digits: SHA-256 of the public key's DER, as vigil names it
         self.stderr_file = None
         self.requests = 0
         self.model_ref = None
@@ -746,15 +864,45 @@ class Live:
             return None
         return token
 
+    def make_kek(self):
+        """An RSA 3072 key-encryption key (docs/security.md): private half mode 0600, public
+        half by `openssl pkey -pubout`. Returns whether both were made."""
+        def openssl(*cmd):
+            where = f"openssl {cmd[0]} (the key-encryption key)"
+            try:
+                p = subprocess.run(["openssl", *cmd], capture_output=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                self.fails.add(where, f"could not run: {e}")
+                return None
+            if p.returncode != 0:
+                self.fails.add(where, f"exit status {p.returncode}; stderr: {snippet(p.stderr)}")
+                return None
+            return p.stdout
+
+        if openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:3072",
+                   "-out", self.kek_path) is None:
+            return False
+        os.chmod(self.kek_path, 0o600)  # vigil audit open refuses a private key others may read
+        if openssl("pkey", "-in", self.kek_path, "-pubout", "-out", self.kek_public_path) is None:
+            return False
+        der = openssl("pkey", "-pubin", "-in", self.kek_public_path, "-outform", "DER")
+        if der is None:
+            return False
+        self.kek_id = hashlib.sha256(der).hexdigest()[:16]
+        return True
+
     def start(self):
         self.write_profile()
         self.tokens = {role: self.create_token(role)
                        for role in ("admin", "scorer", "policy-admin", "auditor")}
+        if not self.make_kek():
+            return False
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.args.policy,
                "--fx-rates", self.args.fx_rates, "--drift-profile", self.profile_path,
                "--drift-freeze", "false", "--drift-min-rows", "1",
-               "--drift-short-window", "60/60", "--plaintext"]
+               "--drift-short-window", "60/60", "--record-kek", self.kek_public_path,
+               "--plaintext"]
         where = "vigil serve"
         self.stderr_file = open(self.stderr_path, "wb")
         try:
@@ -960,6 +1108,8 @@ class Live:
             except ValueError as e:
                 self.fails.add(label, f"body is not valid JSON ({e}): {snippet(text)}")
                 return None
+        if "x-itemSchema" in media:
+            self._check_lines(label, text, media["x-itemSchema"], source)
         schema = media.get("schema")
         if schema is not None:
             errors = self.spec.errors(schema, instance)
@@ -968,6 +1118,26 @@ class Live:
             if len(errors) > MAX_ERRORS_PER_BODY:
                 self.fails.add(label, f"... and {len(errors) - MAX_ERRORS_PER_BODY} more")
         return instance
+
+    def _check_lines(self, label, text, item_schema, source):
+        """A sequential body (application/x-ndjson): every line ends in LF and is one JSON
+        value that matches the media type's x-itemSchema."""
+        if text and not text.endswith("\n"):
+            self.fails.add(label, "the last line does not end in \\n")
+        reported = 0
+        for n, line in enumerate(text.split("\n")[:-1] if text else [], 1):
+            try:
+                item = strict_json(line)
+            except ValueError as e:
+                self.fails.add(label, f"line {n} is not JSON ({e}): {snippet(line, 200)}")
+                reported += 1
+            else:
+                for err in self.spec.errors(item_schema, item)[:2]:
+                    self.fails.add(label, f"line {n} does not match {source} x-itemSchema: {err}")
+                    reported += 1
+            if reported >= MAX_ERRORS_PER_BODY:
+                self.fails.add(label, "... (no more lines checked)")
+                return
 
     def request_ok(self, label, method, path, media_type, body, valid=True):
         """The test's own request body must (or must not) match the spec's request schema, so
@@ -1044,6 +1214,7 @@ class Live:
         self.scenario("drift", self.t_drift)
         self.scenario("metrics", self.t_metrics)
         self.scenario("payment messages", self.t_payment_messages)
+        self.scenario("audit export", self.t_audit_export)
         self.scenario("access", self.t_access)
 
     def scenario(self, name, fn):
@@ -1194,6 +1365,202 @@ class Live:
         body = self.check(label, r, 200, "POST", "/v1/score/batch")
         if isinstance(body, dict):
             self.fails.expect(len(body.get("results", [])) == 1, label, "expected one result")
+
+    # -- GET /v1/audit/export ----------------------------------------------------------------
+
+    def export_page(self, label, query, expect=200, token="auditor"):
+        """GET /v1/audit/export?query, checked against the spec. Returns (response, lines):
+        lines are the parsed JSON lines of a 200 (None otherwise)."""
+        path = "/v1/audit/export"
+        r = self.send(label, "GET", path + (f"?{query}" if query else ""), token=token)
+        body = self.check(label, r, expect, "GET", path)
+        if r is None or r.status != 200 or expect != 200:
+            return r, body
+        f = self.fails
+        ctype, _ = parse_media_type(r.headers.get("Content-Type") or "")
+        f.expect(ctype == "application/x-ndjson", label,
+                 f"Content-Type {r.headers.get('Content-Type')!r}, expected application/x-ndjson")
+        lines = []
+        for n, line in enumerate(r.body.decode("utf-8", "replace").split("\n"), 1):
+            if not line:
+                continue
+            try:
+                lines.append(strict_json(line))
+            except ValueError as e:
+                f.add(label, f"line {n} is not JSON: {e}")
+        records = [x for x in lines if isinstance(x, dict) and "data_key" not in x]
+        count = r.headers.get("X-Vigil-Records")
+        f.expect(count == str(len(records)), label,
+                 f"X-Vigil-Records {count!r}, the page holds {len(records)} record lines")
+        # Self-contained: each record's data key comes before it, once per page.
+        keys = set()
+        for x in lines:
+            if not isinstance(x, dict):
+                continue
+            if "data_key" in x:
+                key = x["data_key"] if isinstance(x["data_key"], dict) else {}
+                f.expect(key.get("id") not in keys, label,
+                         f"data key {key.get('id')} given twice on one page")
+                keys.add(key.get("id"))
+                if self.kek_id is not None:
+                    f.expect(key.get("kek_id") == self.kek_id, label,
+                             f"data key {key.get('id')} is wrapped by {key.get('kek_id')}, "
+                             f"expected the --record-kek {self.kek_id}")
+            elif "data_key_id" in x:
+                f.expect(x["data_key_id"] in keys, label,
+                         f"record {x.get('sequence')} is sealed under data key "
+                         f"{x['data_key_id']}, which no line before it on the page carries")
+        return r, lines
+
+    def t_audit_export(self):
+        f = self.fails
+        path = "/v1/audit/export"
+        f.expect(("GET", path) in self.spec.operations(), f"GET {path}",
+                 "the route is not in the spec")
+
+        # The whole log on one page.
+        label = f"GET {path}?limit=10000 (auditor)"
+        r, lines = self.export_page(label, "limit=10000")
+        if not isinstance(lines, list):
+            return
+        f.expect(r.headers.get("X-Vigil-Next-From") is None, label,
+                 f"X-Vigil-Next-From {r.headers.get('X-Vigil-Next-From')!r} on the only page")
+        records = [x for x in lines if isinstance(x, dict) and "sequence" in x]
+        sequences = [x["sequence"] for x in records]
+        f.expect(sequences == list(range(len(records))), label,
+                 f"sequences {sequences}, expected 0..{len(records) - 1} in order")
+        if not f.expect(len(records) >= len(self.decisions) > 0, label,
+                        f"{len(records)} records, {len(self.decisions)} decisions were answered"):
+            return
+        by_id = {x["transaction"]["id"]: x for x in records
+                 if isinstance(x.get("transaction"), dict)}
+        admin = (self.tokens.get("admin") or "")[4:20]
+        for tx_id, answered in self.decisions.items():
+            x = by_id.get(tx_id)
+            if not f.expect(x is not None, label, f"no record of transaction {tx_id}"):
+                continue
+            f.expect(x.get("decision") == answered, label,
+                     f"record {x.get('sequence')}'s decision is not the one answered for {tx_id}")
+            f.expect(x.get("actor") == f"token:{admin}", label,
+                     f"record {x.get('sequence')}: actor {x.get('actor')!r}, expected "
+                     f"'token:{admin}' (the admin token scored it)")
+        # --record-kek: personal fields sealed, never in the body.
+        body = r.body.decode("utf-8", "replace")
+        f.expect('{"sealed":' in body, label, 'no {"sealed": ...} field under --record-kek')
+        f.expect(all("data_key_id" in x for x in records), label,
+                 "a record without data_key_id under --record-kek")
+        for secret in ("Acme Trading Ltd", "Müller Logistik GmbH", "GB29NWBK60161331926819",
+                       "Invoice 2022-0815"):
+            f.expect(secret not in body, label,
+                     f"{secret!r} (a sealed personal field) is in the export in the clear")
+        self.open_offline(label, body, len(records))
+
+        # Paging: the pages cover every record exactly once.
+        limit = 3
+        seen, query, pages = [], f"limit={limit}", 0
+        while query is not None and pages <= len(records):
+            pages += 1
+            label = f"GET {path}?{query}"
+            r, page = self.export_page(label, query)
+            if not isinstance(page, list):
+                break
+            got = [x["sequence"] for x in page if isinstance(x, dict) and "sequence" in x]
+            seen += got
+            f.expect(len(got) <= limit, label, f"{len(got)} records, over limit={limit}")
+            following = r.headers.get("X-Vigil-Next-From")
+            if following is None:
+                query = None
+            else:
+                f.expect(len(got) == limit and following == str(got[-1] + 1), label,
+                         f"X-Vigil-Next-From {following!r} after records {got}")
+                query = f"limit={limit}&from={following}"
+        f.expect(sorted(seen) == sequences and len(set(seen)) == len(seen), f"GET {path} paging",
+                 f"pages of {limit} gave records {seen}, expected {sequences} once each")
+        f.expect(pages == -(-len(records) // limit), f"GET {path} paging",
+                 f"{pages} pages for {len(records)} records of {limit}")
+
+        # [since, until), percent-encoded; and one transaction.
+        if len(records) >= 3:
+            since, until = records[1]["decided"], records[-1]["decided"]
+            want = [x["sequence"] for x in records if since <= x["decided"] < until]
+            query = f"since={since.replace(':', '%3A')}&until={until.replace(':', '%3A')}"
+            label = f"GET {path}?{query}"
+            _, page = self.export_page(label, query)
+            if isinstance(page, list):
+                got = [x["sequence"] for x in page if isinstance(x, dict) and "sequence" in x]
+                f.expect(got == want, label, f"records {got}, expected {want}")
+        label = f"GET {path}?since=2022-01-01T00:00:00%2B02:00 (offset, + encoded)"
+        _, page = self.export_page(label, "since=2022-01-01T00:00:00%2B02:00")
+        if isinstance(page, list):
+            f.expect(len([x for x in page if "sequence" in x]) == len(records), label,
+                     "every record was decided after 2022")
+        first = self.tx(1)["id"]
+        label = f"GET {path}?transaction_id={first}"
+        r, page = self.export_page(label, f"transaction_id={first}")
+        if isinstance(page, list):
+            got = [x for x in page if isinstance(x, dict) and "sequence" in x]
+            f.expect(len(got) == 1 and got[0]["transaction"]["id"] == first, label,
+                     f"expected the one record of {first}, got {len(got)} records")
+            f.expect(r.headers.get("X-Vigil-Next-From") is None, label,
+                     "X-Vigil-Next-From for one transaction")
+
+        # Errors.
+        for query, field in (("limit=0", "limit"), ("limit=10001", "limit"),
+                             ("limit=ten", "limit"), ("from=x", "from"),
+                             ("since=yesterday", "since"),
+                             ("since=2022-01-01T00:00:00+02:00", "since"),
+                             ("until=2026-01-01T00%3", "until"),
+                             (f"transaction_id={first}&from=1", "transaction_id")):
+            label = f"GET {path}?{query}"
+            _, body = self.export_page(label, query, expect=400)
+            self.expect_code(label, body, "invalid_field", field)
+        label = f"GET {path}?transaction_id=openapi-check-unknown"
+        _, body = self.export_page(label, "transaction_id=openapi-check-unknown", expect=404)
+        self.expect_code(label, body, "not_found", "transaction_id")
+        label = f"GET {path} (scorer token)"
+        _, body = self.export_page(label, "", expect=403, token="scorer")
+        self.expect_code(label, body, "forbidden", "Authorization")
+        label = f"GET {path}?limit=1 (admin token)"
+        self.export_page(label, "limit=1", token="admin")
+
+        # A sealed log verifies without any key.
+        label = "GET /v1/audit/verify (sealed log, auditor)"
+        r = self.send(label, "GET", "/v1/audit/verify", token="auditor")
+        report = self.check(label, r, 200, "GET", "/v1/audit/verify")
+        if isinstance(report, dict):
+            f.expect(report.get("records") == len(records)
+                     and report.get("sealed_records") == len(records)
+                     and (report.get("data_keys") or 0) >= 1, label,
+                     f"records {report.get('records')}, sealed_records "
+                     f"{report.get('sealed_records')}, data_keys {report.get('data_keys')}; "
+                     f"the export holds {len(records)} sealed records")
+
+    def open_offline(self, label, body, records):
+        """`vigil audit open --kek PRIVATE --input PAGE` opens what the server exported."""
+        label = f"{label}: vigil audit open --kek"
+        page = os.path.join(self.tmp, "export_page.ndjson")
+        with open(page, "w", encoding="utf-8") as out:
+            out.write(body)
+        cmd = [self.args.vigil, "audit", "open", "--kek", self.kek_path, "--input", page]
+        try:
+            p = subprocess.run(cmd, capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.fails.add(label, f"could not run: {e}")
+            return
+        if not self.fails.expect(p.returncode == 0, label,
+                                 f"exit status {p.returncode}; stderr: {snippet(p.stderr)}"):
+            return
+        text = p.stdout.decode("utf-8", "replace")
+        lines = [strict_json(line) for line in text.splitlines() if line]
+        self.fails.expect(len(lines) == records, label,
+                          f"{len(lines)} lines opened, the page holds {records} records")
+        self.fails.expect('"sealed"' not in text and "Acme Trading Ltd" in text, label,
+                          "the opened export still has sealed fields, or not the originator's "
+                          "name")
+        schema = {"$ref": "#/components/schemas/AuditExportLine"}
+        for n, line in enumerate(lines, 1):
+            for err in self.spec.errors(schema, line)[:1]:
+                self.fails.add(label, f"opened line {n}: {err}")
 
     def t_bad_requests(self):
         label = "POST /v1/score (malformed JSON)"
@@ -1452,7 +1819,7 @@ class Live:
                   ("POST", "/v1/policy/ingest", "policy-admin"),
                   ("POST", "/v1/engine/activate", "policy-admin"),
                   ("GET", "/v1/drift", "auditor"), ("GET", "/v1/audit/verify", "auditor"),
-                  ("GET", "/metrics", None)]
+                  ("GET", "/v1/audit/export", "auditor"), ("GET", "/metrics", None)]
         bad = "vgl_0123456789abcdef_" + "A" * 43
         for method, path, role in routes:
             label = f"{method} {path} (no credential)"

@@ -52,8 +52,8 @@ class AuditTrail {
   // "log" must outlive the trail.
   AuditTrail(audit::AuditLog* log, AuditTrailOptions options);
 
-  // Records the decisions in order, contiguously in the log. "actor": who asked (API token id
-  // or TLS client subject; empty without authentication). Errors: the log's (kUnavailable when
+  // Records the decisions in order, contiguously in the log. "actor": who asked ("token:<id>",
+  // "tls:<subject>" or both; empty without authentication). Errors: the log's (kUnavailable when
   // it stopped after a failed write, kResourceExhausted when its queue is full): nothing was
   // recorded and nothing may be acknowledged.
   absl::Status Record(absl::Span<const DecisionToRecord> decisions, std::string_view actor = {});

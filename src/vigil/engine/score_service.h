@@ -96,7 +96,7 @@ struct ScoreServiceOptions {
 // What the caller adds to a request body.
 struct ScoreRequest {
   std::string traceparent;  // W3C trace context recorded in the decisions ("" for none)
-  std::string actor;        // who asks (API token id, TLS client subject), for the audit log
+  std::string actor;        // who asks ("token:<id>", "tls:<subject>" or both), for the audit log
   std::optional<std::chrono::microseconds> budget;  // this request's SLA budget
   // The body's format. kJson: a transaction (Score) or an array of them (ScoreBatch). kSwiftMt:
   // one message (Score) or messages one after the other (ScoreBatch, one item each). kIso20022:

@@ -1,8 +1,8 @@
 # openapi_check: `vigil serve` against its contract, docs/openapi.yaml. tools/openapi_check.py
 # checks the spec, compares `vigil serve --routes` with the spec's operations, then starts the
 # server on a free port over a fresh data directory, sends real requests and validates every
-# answer (status, headers, content type, body) against the spec. Needs only Debian's
-# python3-yaml and python3-jsonschema.
+# answer (status, headers, content type, body) against the spec. Needs Debian's python3-yaml
+# and python3-jsonschema, and the openssl command (the key that seals the audit records).
 #
 # Included from src/vigil/server/CMakeLists.txt. The vigil target is defined later (src/vigil/cli);
 # $<TARGET_FILE:vigil> is resolved at generate time, so the order does not matter.

@@ -651,7 +651,11 @@ HttpResponse ServeApi::AuditExport(const HttpRequest& request) const {
     }
     (std::string_view(name) == "since" ? range.since : range.until) = *t;
   }
-  if (std::optional<std::string> tx = DecodedQueryParam(query, "transaction_id"); tx.has_value()) {
+  std::optional<std::string> tx = DecodedQueryParam(query, "transaction_id");
+  if (!tx.has_value() && QueryParam(query, "transaction_id").has_value()) {
+    return HttpError(400, "invalid_field", "transaction_id", "malformed percent-escape");
+  }
+  if (tx.has_value()) {
     if (tx->empty() || range.since || range.until || QueryParam(query, "from")) {
       return HttpError(400, "invalid_field", "transaction_id",
                        "'transaction_id' names one non-empty id and excludes since, until and "

@@ -438,7 +438,8 @@ TEST_F(VigilServerAuditTest, WithARecordKekPersonalFieldsAreStoredSealedAndExpor
            {"/v1/audit/export?from=x", "from"},
            {"/v1/audit/export?since=yesterday", "since"},
            {"/v1/audit/export?until=2026-01-01T00%3", "until"},
-           {"/v1/audit/export?transaction_id=a&from=1", "transaction_id"}}) {
+           {"/v1/audit/export?transaction_id=a&from=1", "transaction_id"},
+           {"/v1/audit/export?transaction_id=%zz", "transaction_id"}}) {
     const TestHttpResponse bad = Request("GET", target);
     EXPECT_EQ(bad.status, 400) << target;
     EXPECT_EQ(Object(bad)["error"]["field"], field) << target << ": " << bad.body;
