@@ -199,7 +199,8 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--config", flags->config,
                   "YAML configuration (keys as the flags: listen, data_dir, policy, model, "
                   "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, workers, "
-                  "log, drift, audit, screening; docs/serve.md); flags override it");
+                  "log, drift, audit, screening, tls, plaintext, auth, state; docs/serve.md); flags "
+                  "override it");
   app->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
   app->add_option("--data-dir", flags->data_dir,
                   "Data directory: policy versions, model registry, feature state");
