@@ -1,5 +1,6 @@
 #include "vigil/audit/audit_log.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -63,14 +64,26 @@ PendingRecord SealedRecord(const AuditLog& log, const std::string& id) {
   return {id, body.ok() ? *std::move(body) : std::string()};
 }
 
-// Key-encryption keys, made once per process.
-const TestKek& Kek(int n, KekKind kind = KekKind::kRsa) {
-  static const std::string dir =
+const std::string& KekDir() {
+  static const std::string* dir = new std::string(
       (std::filesystem::path(::testing::TempDir()) / absl::StrCat("audit_log_test_keks_", getpid()))
-          .string();
-  static std::map<int, TestKek>* keks = new std::map<int, TestKek>();
+          .string());
+  return *dir;
+}
+
+// Key-encryption keys, made once per process (and removed when it exits).
+const TestKek& Kek(int n, KekKind kind = KekKind::kRsa) {
+  static std::map<int, TestKek>* keks = [] {
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(KekDir(), ec);
+    });
+    return new std::map<int, TestKek>();
+  }();
   auto it = keks->find(n);
-  if (it == keks->end()) it = keks->emplace(n, MakeTestKek(dir, absl::StrCat("kek", n), kind)).first;
+  if (it == keks->end()) {
+    it = keks->emplace(n, MakeTestKek(KekDir(), absl::StrCat("kek", n), kind)).first;
+  }
   return it->second;
 }
 
