@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include <string>
 #include <utility>
@@ -17,12 +18,22 @@ namespace vigil::crypto {
 // hash when longer). Both padded-key blocks are hashed once, at creation; a pseudonym then
 // copies the two states and hashes only the message and the inner digest, which is several
 // times faster than a one-shot HMAC that sets up its context on every call.
+//
+// For HMAC-SHA-256 the states are also kept as plain SHA256_CTX values: copying one is a
+// struct copy, where EVP_MD_CTX_copy_ex duplicates the provider's context on the heap (an
+// allocation and a free per copy, two copies per pseudonym, on every payment's two accounts).
+// OpenSSL 3.0 deprecates the low-level SHA-256 functions but keeps them; they are the same
+// (SHA-NI where the CPU has it) implementation.
 struct Pseudonymizer::Midstates {
   EVP_MD_CTX* inner = nullptr;
   EVP_MD_CTX* outer = nullptr;
+  bool sha256 = false;
+  SHA256_CTX sha_inner{}, sha_outer{};
   ~Midstates() {
     EVP_MD_CTX_free(inner);
     EVP_MD_CTX_free(outer);
+    OPENSSL_cleanse(&sha_inner, sizeof(sha_inner));
+    OPENSSL_cleanse(&sha_outer, sizeof(sha_outer));
   }
 };
 
@@ -73,6 +84,16 @@ absl::StatusOr<Pseudonymizer> Pseudonymizer::Create(Hash hash, std::string key) 
   for (size_t i = 0; i < block; ++i) pad[i] = padded[i] ^ 0x5c;
   ok = ok && EVP_DigestInit_ex(m->outer, md, nullptr) == 1 &&
        EVP_DigestUpdate(m->outer, pad, block) == 1;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (hash == Hash::kHmacSha256) {
+    m->sha256 = true;
+    for (size_t i = 0; i < block; ++i) pad[i] = padded[i] ^ 0x36;
+    ok = ok && SHA256_Init(&m->sha_inner) == 1 && SHA256_Update(&m->sha_inner, pad, block) == 1;
+    for (size_t i = 0; i < block; ++i) pad[i] = padded[i] ^ 0x5c;
+    ok = ok && SHA256_Init(&m->sha_outer) == 1 && SHA256_Update(&m->sha_outer, pad, block) == 1;
+  }
+#pragma GCC diagnostic pop
   OPENSSL_cleanse(padded, sizeof(padded));
   OPENSSL_cleanse(pad, sizeof(pad));
   if (!ok) return absl::InternalError("pseudonym key: the hash could not be set up");
@@ -86,6 +107,20 @@ Pseudonymizer& Pseudonymizer::operator=(Pseudonymizer&& other) noexcept = defaul
 Pseudonymizer::~Pseudonymizer() = default;
 
 void Pseudonymizer::AssignOf(std::string_view id, std::string* out) const {
+  if (m_->sha256) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    unsigned char inner[SHA256_DIGEST_LENGTH];
+    SHA256_CTX c = m_->sha_inner;
+    SHA256_Update(&c, id.data(), id.size());
+    SHA256_Final(inner, &c);
+    c = m_->sha_outer;
+    SHA256_Update(&c, inner, sizeof(inner));
+    out->resize(SHA256_DIGEST_LENGTH);
+    SHA256_Final(reinterpret_cast<unsigned char*>(out->data()), &c);
+#pragma GCC diagnostic pop
+    return;
+  }
   EVP_MD_CTX* ctx = Scratch();
   unsigned char inner[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
