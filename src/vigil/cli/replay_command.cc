@@ -18,6 +18,8 @@
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
 #include "vigil/engine/account_pseudonyms.h"
+#include "vigil/crypto/field_cipher.h"
+#include "vigil/crypto/key_encryption_key.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/replay.h"
 
@@ -46,6 +48,7 @@ struct ReplayFlags {
   std::string audit_key;
   std::string audit_hash = "sha256";
   bool no_audit = false;
+  std::string record_kek, record_cipher = "aes-256-gcm";
   std::string pseudonym_key, pseudonym_hash = "hmac-sha256";
 };
 
@@ -125,6 +128,25 @@ int RunReplayCommand(ReplayFlags& flags) {
       return kExitUsage;
     }
     o.audit_signer = *std::move(signer);
+    absl::StatusOr<crypto::CipherSuite> suite = crypto::ParseCipherSuite(flags.record_cipher);
+    if (!suite.ok()) {
+      std::cerr << "vigil replay: --record-cipher: " << suite.status().message() << "\n";
+      return kExitUsage;
+    }
+    o.audit_record_suite = *suite;
+    if (!flags.record_kek.empty()) {
+      absl::StatusOr<crypto::KeyEncryptionKey> kek =
+          crypto::KeyEncryptionKey::LoadPublicKeyFile(flags.record_kek);
+      if (!kek.ok()) {
+        std::cerr << "vigil replay: --record-kek: " << kek.status().message() << "\n";
+        return kExitUsage;
+      }
+      o.audit_record_kek = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
+    }
+  } else if (!flags.record_kek.empty()) {
+    std::cerr << "vigil replay: --record-kek seals the audit records of a run with --data-dir and "
+                 "--policy\n";
+    return kExitUsage;
   }
 
   // Drift: on with --drift-profile, or with --drift-report and a reference_profile.json beside
@@ -320,6 +342,12 @@ Command AddReplayCommand(CLI::App& vigil) {
                   "missing)");
   app->add_option("--audit-hash", flags->audit_hash,
                   "Hash of a new audit log: sha256 (default) or sm3");
+  app->add_option("--record-kek", flags->record_kek,
+                  "With the audit log: the public half of the key-encryption key (RSA >= 2048 "
+                  "bits or SM2, PEM) that wraps the data keys sealing the records' names, "
+                  "accounts and remittance text (as vigil serve --record-kek)");
+  app->add_option("--record-cipher", flags->record_cipher,
+                  "With --record-kek: aes-256-gcm (default) or sm4-ctr-hmac-sm3");
   app->add_option("--pseudonym-key", flags->pseudonym_key,
                   "With --data-dir: HMAC key file of the account ids kept in the state "
                   "(default <data-dir>/state_pseudonym.key, created)");

@@ -356,6 +356,8 @@ absl::Status Replayer::OpenState() {
     audit::AuditLogOptions log_options;
     log_options.signer = options_.audit_signer;
     log_options.hash = options_.audit_hash;
+    log_options.record_kek = options_.audit_record_kek;
+    log_options.record_suite = options_.audit_record_suite;
     VIGIL_ASSIGN_OR_RETURN(audit_log_,
                            audit::AuditLog::Open(&store_->kv(), std::move(log_options), clock_));
     audit_ = std::make_unique<AuditTrail>(

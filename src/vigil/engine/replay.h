@@ -29,6 +29,8 @@
 #include "vigil/common/clock.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
+#include "vigil/crypto/field_cipher.h"
+#include "vigil/crypto/key_encryption_key.h"
 #include "vigil/decision/decision_maker.h"
 #include "vigil/drift/drift_config.h"
 #include "vigil/drift/reference_profile.h"
@@ -87,6 +89,10 @@ struct ReplayOptions {
   // resumed run records nothing twice: a transaction id the log holds is not recorded again.
   std::shared_ptr<const audit::LogSigner> audit_signer;
   audit::HashAlgorithm audit_hash = audit::HashAlgorithm::kSha256;  // for a new log
+  // Seals the recorded personal fields (audit::AuditLogOptions::record_kek, record_suite):
+  // the public half of the key-encryption key; null: records in the clear.
+  std::shared_ptr<const crypto::KeyEncryptionKey> audit_record_kek;
+  crypto::CipherSuite audit_record_suite = crypto::CipherSuite::kAes256Gcm;
   // Wait for each batch's records to be durable before its outputs are written (default).
   bool audit_durable_ack = true;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,

@@ -11,6 +11,8 @@
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_verifier.h"
+#include "vigil/audit/record_sealer.h"
+#include "vigil/audit/testing_log.h"
 #include "vigil/common/sha256.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/engine/audit_trail.h"
@@ -251,6 +253,47 @@ rules:
     EXPECT_EQ(r->decision.policy_version.substr(0, 9), "replayed@");
     return absl::OkStatus();
   }));
+}
+
+TEST_F(ReplayTest, WithARecordKekTheRecordedPersonalFieldsAreSealed) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy =
+      Policy::Parse("version: \"sealed\"\nthresholds: {review: 0.5, block: 0.9}\nrules: []\n",
+                    "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy.status());
+  DecisionMaker decider(*policy, nullptr, layout);
+  const audit::TestKek kek = audit::MakeTestKek(dir_ + "/keys", "kek", audit::KekKind::kSm2);
+  ReplayOptions o = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  o.data_dir = dir_ + "/state";
+  o.decisions = &decider;
+  ASSERT_OK_AND_ASSIGN(o.audit_signer, LoadOrCreateSigningKey(DefaultSigningKeyPath(o.data_dir)));
+  o.audit_record_kek = kek.public_key;
+  o.audit_record_suite = crypto::CipherSuite::kSm4CtrHmacSm3;
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  ASSERT_EQ(s.audit->recorded, 667);
+
+  KvStoreOptions store_options;
+  store_options.path = o.data_dir + "/features";
+  store_options.create_if_missing = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
+                       audit::AuditLog::OpenForReading(store.get()));
+  ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(*log, {}));
+  EXPECT_TRUE(report.intact());  // without any key
+  const std::unique_ptr<audit::RecordOpener> opener =
+      audit::RecordOpener::ForLog(*log, kek.private_key);
+  int sealed = 0;
+  ASSERT_OK(log->ForEachRecord(0, [&](uint64_t, std::string_view bytes) -> absl::Status {
+    absl::StatusOr<audit::AuditRecord> r = audit::DecodeRecord(bytes);
+    if (!r.ok()) return r.status();
+    EXPECT_TRUE(r->transaction.originator.account_id.empty());  // sealed, not readable
+    sealed += r->sealed.empty() ? 0 : 1;
+    absl::StatusOr<audit::AuditRecord> opened = opener->Decode(bytes);
+    if (!opened.ok()) return opened.status();
+    EXPECT_FALSE(opened->transaction.originator.account_id.empty());
+    return absl::OkStatus();
+  }));
+  EXPECT_EQ(sealed, 667);
 }
 
 TEST_F(ReplayTest, ReplaysJsonLines) {
