@@ -19,8 +19,9 @@
 //
 //   RecordSealer  seals under one data key (AuditLog::sealer(); the threads that encode record
 //                 bodies share it).
-//   RecordOpener  opens, with the key-encryption key's private half and the wrapped data keys
-//                 (of a log, or of an export), each unwrapped once.
+//   RecordOpener  opens, with the key-encryption key's private half (or its public half and a
+//                 key-management hook, crypto/kek_command.h) and the wrapped data keys (of a
+//                 log, or of an export), each unwrapped once.
 //
 // Thread safety: both are safe for concurrent use.
 #ifndef VIGIL_AUDIT_RECORD_SEALER_H_
@@ -101,7 +102,7 @@ class RecordOpener {
   using KeySource = std::function<absl::StatusOr<std::optional<crypto::WrappedDataKey>>(
       std::string_view data_key_id)>;
 
-  // "kek" must hold the private half. Data keys not added with AddDataKey are looked up in
+  // "kek" must be able to unwrap (its private half, or an unwrap hook). Data keys not added with AddDataKey are looked up in
   // "source" (null: none).
   RecordOpener(std::shared_ptr<const crypto::KeyEncryptionKey> kek, KeySource source = nullptr);
   // An opener of the records of "log" (its "audit_keys"), which must outlive it.
@@ -122,7 +123,8 @@ class RecordOpener {
   //   kNotFound            the data key is unknown (not in the log's audit_keys / the export);
   //   kDataLoss            a field does not open (altered, or moved from another record or
   //                        field), naming its path and the transaction; or the data key does not
-  //                        unwrap.
+  //                        unwrap (or unwraps to a key of the wrong length);
+  //   a key-management hook's own errors (kUnavailable, kDeadlineExceeded, ...), naming it.
   absl::Status Open(AuditRecord& record) const;
   // DecodeRecord, then Open.
   absl::StatusOr<AuditRecord> Decode(std::string_view bytes) const;

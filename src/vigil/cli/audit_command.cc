@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +35,7 @@
 #include "vigil/common/string_view.h"
 #include "vigil/core/decision.h"
 #include "vigil/core/transaction.h"
+#include "vigil/crypto/kek_command.h"
 #include "vigil/crypto/key_encryption_key.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/store/kv_store.h"
@@ -55,6 +57,11 @@ struct AuditFlags {
   std::string algorithm = "ed25519";
   std::string public_out;
   std::string kek;      // the key-encryption key's private half (PEM)
+  // Or its public half (PEM) with a key-management hook: the command that unwraps a data key
+  // through the key service holding the private half (crypto/kek_command.h).
+  std::string kek_command;
+  bool kek_command_given = false;  // also when given as ""
+  std::string kek_public;
   std::string new_kek;  // rewrap: the new key-encryption key (PEM, public or private)
   std::string input;    // open: the export to read ("" or "-": stdin)
 };
@@ -417,10 +424,59 @@ absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> LoadKek(const st
   return std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
 }
 
+constexpr char kKekFlags[] =
+    "--kek FILE (the key-encryption key's private half), or --kek-command CMD with --kek-public "
+    "FILE (a key-management hook and the public half)";
+
+// The key-encryption key that opens sealed fields: --kek's private half, or --kek-public's
+// public half unwrapping through --kek-command. Null when none is given and "required" is
+// false. Errors carry the message for the user (exit 2).
+absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> LoadOpeningKek(
+    const AuditFlags& flags, bool required) {
+  const bool command = flags.kek_command_given;
+  if (!flags.kek.empty() && (command || !flags.kek_public.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kek and --kek-command/--kek-public are alternatives: give ", kKekFlags, ", not both"));
+  }
+  if (!flags.kek.empty()) return LoadKek(flags.kek);
+  if (command && flags.kek_public.empty()) {
+    return absl::InvalidArgumentError(
+        "--kek-command needs --kek-public FILE: the key-encryption key's public half (PEM), "
+        "which names the key id and algorithm the command is asked to unwrap with");
+  }
+  if (!command && !flags.kek_public.empty()) {
+    return absl::InvalidArgumentError(
+        "--kek-public is the public half for --kek-command; give --kek-command CMD too (or "
+        "--kek FILE for a private key file)");
+  }
+  if (!command) {
+    if (!required) return std::shared_ptr<const crypto::KeyEncryptionKey>();
+    return absl::InvalidArgumentError(absl::StrCat("give ", kKekFlags));
+  }
+  if (absl::StripAsciiWhitespace(flags.kek_command).empty()) {
+    return absl::InvalidArgumentError("--kek-command: the command is empty");
+  }
+  absl::StatusOr<crypto::KeyEncryptionKey> kek =
+      crypto::KeyEncryptionKeyWithCommand(flags.kek_public, flags.kek_command);
+  if (!kek.ok()) {
+    return absl::Status(kek.status().code(),
+                        absl::StrCat("--kek-public: ", kek.status().message()));
+  }
+  return std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
+}
+
+// Whether "s" is the key-management hook's failure (crypto::KeyEncryptionKey names it so):
+// the environment, not the log or the export, is wanting (exit 2).
+bool IsKeyHookError(const absl::Status& s) {
+  return !s.ok() && s.message().find("key-management hook for key ") != absl::string_view::npos;
+}
+
 // An error opening sealed fields: the wrong key-encryption key (or a public one) is a usage
 // error; a field that does not open, or a data key that is missing, is the log found wanting.
 int OpenError(std::string_view command, const absl::Status& s) {
-  if (absl::IsFailedPrecondition(s)) return Fail(command, s.message(), kExitUsage);
+  if (absl::IsFailedPrecondition(s) || IsKeyHookError(s)) {
+    return Fail(command, s.message(), kExitUsage);
+  }
   return LogReadError(command, s);
 }
 
@@ -547,12 +603,10 @@ int RunCheckProof(const AuditFlags& flags) {
 
 int RunShow(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit show";
-  std::shared_ptr<const crypto::KeyEncryptionKey> kek;
-  if (!flags.kek.empty()) {
-    absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded = LoadKek(flags.kek);
-    if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
-    kek = *std::move(loaded);
-  }
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded =
+      LoadOpeningKek(flags, /*required=*/false);
+  if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
+  const std::shared_ptr<const crypto::KeyEncryptionKey> kek = *std::move(loaded);
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
   absl::StatusOr<FoundRecord> found = FindRecord(*opened->log, flags.txid);
@@ -603,12 +657,10 @@ int RunExport(const AuditFlags& flags) {
   if (!since.ok() || !until.ok()) {
     return Fail(kCommand, (!since.ok() ? since : until).status().message(), kExitUsage);
   }
-  std::shared_ptr<const crypto::KeyEncryptionKey> kek;
-  if (!flags.kek.empty()) {
-    absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded = LoadKek(flags.kek);
-    if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
-    kek = *std::move(loaded);
-  }
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> loaded =
+      LoadOpeningKek(flags, /*required=*/false);
+  if (!loaded.ok()) return Fail(kCommand, loaded.status().message(), kExitUsage);
+  const std::shared_ptr<const crypto::KeyEncryptionKey> kek = *std::move(loaded);
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
   const audit::AuditLog& log = *opened->log;
@@ -650,7 +702,8 @@ int RunExport(const AuditFlags& flags) {
 
 int RunOpen(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit open";
-  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> kek = LoadKek(flags.kek);
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> kek =
+      LoadOpeningKek(flags, /*required=*/true);
   if (!kek.ok()) return Fail(kCommand, kek.status().message(), kExitUsage);
   std::ifstream file;
   const bool from_stdin = flags.input.empty() || flags.input == "-";
@@ -676,7 +729,7 @@ int RunOpen(const AuditFlags& flags) {
     if (absl::IsFailedPrecondition(summary.status())) {
       return Fail(kCommand, summary.status().message(), kExitUsage);
     }
-    if (absl::IsUnavailable(summary.status())) {
+    if (absl::IsUnavailable(summary.status()) || IsKeyHookError(summary.status())) {
       return Fail(kCommand, summary.status().message(), kExitUsage);
     }
     return Fail(kCommand, summary.status().message(), kExitInputRejected);
@@ -691,7 +744,8 @@ int RunOpen(const AuditFlags& flags) {
 
 int RunRewrap(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit rewrap";
-  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> old_kek = LoadKek(flags.kek);
+  absl::StatusOr<std::shared_ptr<const crypto::KeyEncryptionKey>> old_kek =
+      LoadOpeningKek(flags, /*required=*/true);
   if (!old_kek.ok()) return Fail(kCommand, old_kek.status().message(), kExitUsage);
   absl::StatusOr<crypto::KeyEncryptionKey> new_kek =
       crypto::KeyEncryptionKey::LoadPublicKeyFile(flags.new_kek);
@@ -705,10 +759,11 @@ int RunRewrap(const AuditFlags& flags) {
     new_kek = std::move(private_half);
   }
   if (new_kek->key_id() == (*old_kek)->key_id()) {
-    return Fail(kCommand,
-                absl::StrCat("--new-kek is the same key-encryption key as --kek (",
-                             new_kek->key_id(), ")"),
-                kExitUsage);
+    return Fail(
+        kCommand,
+        absl::StrCat("--new-kek is the same key-encryption key as ",
+                     flags.kek.empty() ? "--kek-public" : "--kek", " (", new_kek->key_id(), ")"),
+        kExitUsage);
   }
   absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
   if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
@@ -726,7 +781,7 @@ int RunRewrap(const AuditFlags& flags) {
   }
   absl::StatusOr<uint64_t> rewrapped = opened->log->RewrapDataKeys(**old_kek, *new_kek);
   if (!rewrapped.ok()) {
-    if (absl::IsFailedPrecondition(rewrapped.status())) {
+    if (absl::IsFailedPrecondition(rewrapped.status()) || IsKeyHookError(rewrapped.status())) {
       return Fail(kCommand, rewrapped.status().message(), kExitUsage);
     }
     return LogReadError(kCommand, rewrapped.status());
@@ -795,6 +850,20 @@ CLI::App* AddSubcommand(CLI::App* audit, const char* name, const char* descripti
         ->required();
   }
   return sub;
+}
+
+// --kek-command and --kek-public, the alternative to --kek (a private key file) where the
+// private half stays in a key service.
+void AddKekCommandOptions(CLI::App* app, AuditFlags* flags) {
+  app->add_option("--kek-command", flags->kek_command,
+                  "Instead of --kek: a key-management hook, the command that unwraps each data "
+                  "key through the key service holding the private half (an HSM, a KMS). Run "
+                  "with /bin/sh -c, the wrapped key in base64 on stdin, VIGIL_KEK_ID and "
+                  "VIGIL_KEK_ALGORITHM set; it prints the data key in base64 (docs/security.md, "
+                  "\"Key-management hook\")")
+      ->each([flags](const std::string&) { flags->kek_command_given = true; });
+  app->add_option("--kek-public", flags->kek_public,
+                  "With --kek-command: the key-encryption key's public half (PEM)");
 }
 
 Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
@@ -873,7 +942,11 @@ Subcommand AddShow(CLI::App* audit, AuditFlags* flags) {
   show->add_option("--kek", flags->kek,
                    "The key-encryption key's private half (PEM, mode 0600): open the sealed "
                    "personal fields (names, accounts, remittance)");
-  show->footer("Example:\n  vigil audit show --data-dir state/ tx-2026-000042 --kek kek.pem");
+  AddKekCommandOptions(show, flags);
+  show->footer(
+      "Examples:\n  vigil audit show --data-dir state/ tx-2026-000042 --kek kek.pem\n"
+      "  vigil audit show --data-dir state/ tx-2026-000042 --kek-command /etc/vigil/kek-hook.sh "
+      "--kek-public kek.pub.pem");
   return {show, RunShow};
 }
 
@@ -895,6 +968,7 @@ Subcommand AddExport(CLI::App* audit, AuditFlags* flags) {
                          "The key-encryption key's private half (PEM, mode 0600): open the "
                          "sealed personal fields. Without it they are written sealed, with the "
                          "wrapped data keys, for `vigil audit open`");
+  AddKekCommandOptions(export_app, flags);
   export_app->footer(
       "Example:\n  vigil audit export --data-dir state/ --since 2026-11-01T00:00:00Z --until "
       "2026-12-01T00:00:00Z --out november.jsonl");
@@ -908,8 +982,9 @@ Subcommand AddOpen(CLI::App* audit, AuditFlags* flags) {
       "lines an export with the key writes",
       flags, /*data_dir=*/false);
   open->add_option("--kek", flags->kek,
-                   "The key-encryption key's private half (PEM, mode 0600)")
-      ->required();
+                   "The key-encryption key's private half (PEM, mode 0600); or --kek-command "
+                   "with --kek-public");
+  AddKekCommandOptions(open, flags);
   open->add_option("--input", flags->input, "The export (default: stdin)");
   open->add_option("--out", flags->out, "Write here (default: stdout)");
   open->footer(
@@ -925,8 +1000,9 @@ Subcommand AddRewrap(CLI::App* audit, AuditFlags* flags) {
       "are not rewritten; verification is unaffected)",
       flags, /*data_dir=*/true);
   rewrap->add_option("--kek", flags->kek,
-                     "The current key-encryption key's private half (PEM, mode 0600)")
-      ->required();
+                     "The current key-encryption key's private half (PEM, mode 0600); or "
+                     "--kek-command with --kek-public");
+  AddKekCommandOptions(rewrap, flags);
   rewrap->add_option("--new-kek", flags->new_kek,
                      "The new key-encryption key (PEM; its public half is enough)")
       ->required();

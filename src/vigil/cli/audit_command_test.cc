@@ -720,5 +720,118 @@ TEST_F(AuditCommandTest, RewrapRotatesTheKeyEncryptionKeyAndLeavesTheRecords) {
             2);
 }
 
+// The key-management hook: the private half stays with a key service (here the openssl command
+// line with a key file vigil never reads, standing in for an HSM's client), reached by a command.
+TEST_F(AuditCommandTest, AKeyManagementHookOpensWhatTheKeyFileOpens) {
+  const audit::TestKek kek = audit::MakeTestKek(Path("keys"), "kek", audit::KekKind::kRsa);
+  const std::string sealed = Path("sealed");
+  BuildLog(sealed, kek.public_key);
+  // The hook unwraps for this key only, and says so on stderr otherwise.
+  Write("hook.sh",
+        absl::StrCat("#!/bin/sh\n"
+                     "if [ \"$VIGIL_KEK_ID\" != '",
+                     kek.public_key->key_id(),
+                     "' ] || [ \"$VIGIL_KEK_ALGORITHM\" != rsa-oaep-sha256 ]; then\n"
+                     "  echo \"hsm: no key $VIGIL_KEK_ID ($VIGIL_KEK_ALGORITHM)\" >&2; exit 3\n"
+                     "fi\n"
+                     "base64 -d | openssl pkeyutl -decrypt -inkey '",
+                     kek.private_pem,
+                     "' -pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256 -pkeyopt "
+                     "rsa_mgf1_md:sha256 | base64 -w0\n"));
+  ::chmod(Path("hook.sh").c_str(), 0700);
+  const std::vector<std::string> hook = {"--kek-command", Path("hook.sh"), "--kek-public",
+                                         kek.public_pem};
+  const auto with_hook = [&](std::vector<std::string> args) {
+    args.insert(args.end(), hook.begin(), hook.end());
+    return args;
+  };
+
+  // show: the same text as with the private key file.
+  ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek", kek.private_pem}), 0)
+      << Output();
+  const std::string with_file = Output();
+  ASSERT_EQ(Vigil(with_hook({"audit", "show", "--data-dir", sealed, TxId(3)})), 0) << Output();
+  EXPECT_EQ(Output(), with_file);
+  EXPECT_THAT(Output(), HasSubstr("originator    DE89370400440532013003, Jürgen Müller, bank "
+                                  "COBADEFFXXX, DE"));
+  EXPECT_THAT(Output(), HasSubstr("remittance    INV 2026/11/3"));
+  EXPECT_THAT(Output(), HasSubstr(", opened"));
+
+  // export, and open of a keyless export: the same lines as with the key file.
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", kek.private_pem, "--out",
+                   Path("keyed.jsonl")}),
+            0)
+      << Output();
+  ASSERT_EQ(
+      Vigil(with_hook({"audit", "export", "--data-dir", sealed, "--out", Path("hooked.jsonl")})), 0)
+      << Output();
+  EXPECT_EQ(ReadFile(Path("hooked.jsonl")), ReadFile(Path("keyed.jsonl")));
+  EXPECT_THAT(ReadFile(Path("hooked.jsonl")), HasSubstr("Jürgen Müller"));
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--out", Path("keyless.jsonl")}), 0);
+  ASSERT_EQ(Vigil(with_hook({"audit", "open", "--input", Path("keyless.jsonl"), "--out",
+                             Path("opened.jsonl")})),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("opened 10 of 10 records (3 data keys)"));
+  EXPECT_EQ(ReadFile(Path("opened.jsonl")), ReadFile(Path("keyed.jsonl")));
+
+  // A hook that fails: exit 2, naming its exit status and what it said, not the log as damaged.
+  // (Another key's public half: refused by key id, naming both, before the hook runs.)
+  const audit::TestKek other = audit::MakeTestKek(Path("keys"), "other", audit::KekKind::kSm2);
+  EXPECT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek-command", Path("hook.sh"),
+                   "--kek-public", other.public_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr(other.public_key->key_id()));
+  EXPECT_THAT(Output(), HasSubstr(kek.public_key->key_id()));
+  EXPECT_THAT(Output(), Not(HasSubstr("hsm: no key")));
+  EXPECT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek-command",
+                   "cat > /dev/null; echo 'hsm: slot 0 is locked' >&2; exit 3", "--kek-public",
+                   kek.public_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr("the command exited with status 3: hsm: slot 0 is locked"));
+  EXPECT_THAT(Output(), Not(HasSubstr("vigil audit verify")));
+  EXPECT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek-command", "echo 'not a key!'",
+                   "--kek-public", kek.public_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr("not base64"));
+  EXPECT_EQ(Vigil({"audit", "open", "--input", Path("keyless.jsonl"), "--kek-command",
+                   "echo QUFBQQ==", "--kek-public", kek.public_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr("to 4 bytes; a aes-256-gcm data key is 32 bytes"));
+
+  // Usage: the hook or the key file, and the hook with its public half.
+  EXPECT_EQ(
+      Vigil(with_hook({"audit", "show", "--data-dir", sealed, TxId(3), "--kek", kek.private_pem})),
+      2);
+  EXPECT_THAT(Output(), HasSubstr("--kek and --kek-command/--kek-public are alternatives"));
+  EXPECT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek-command", Path("hook.sh")}), 2);
+  EXPECT_THAT(Output(), HasSubstr("--kek-command needs --kek-public FILE"));
+  EXPECT_EQ(Vigil({"audit", "open", "--kek-public", kek.public_pem}), 2);
+  EXPECT_THAT(Output(), HasSubstr("give --kek-command CMD too"));
+  EXPECT_EQ(Vigil({"audit", "open", "--input", Path("keyless.jsonl")}), 2);
+  EXPECT_THAT(Output(), HasSubstr("give --kek FILE"));
+  EXPECT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--kek-command", Path("hook.sh"),
+                   "--kek-public", kek.private_pem}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr("--kek-public: "));
+  EXPECT_THAT(Output(), HasSubstr("only the public half is wanted"));
+
+  // rewrap from the hook's key to a new one, then the new key's file opens.
+  ASSERT_EQ(
+      Vigil(with_hook({"audit", "rewrap", "--data-dir", sealed, "--new-kek", other.public_pem})), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("re-wrapped 3 data keys from key-encryption key ",
+                                               kek.public_key->key_id(), " to ",
+                                               other.public_key->key_id())));
+  ASSERT_EQ(Vigil({"audit", "export", "--data-dir", sealed, "--kek", other.private_pem, "--out",
+                   Path("rotated.jsonl")}),
+            0)
+      << Output();
+  EXPECT_EQ(ReadFile(Path("rotated.jsonl")), ReadFile(Path("keyed.jsonl")));
+  EXPECT_EQ(
+      Vigil(with_hook({"audit", "rewrap", "--data-dir", sealed, "--new-kek", kek.public_pem})), 2);
+  EXPECT_THAT(Output(), HasSubstr("--new-kek is the same key-encryption key as --kek-public"));
+}
+
 }  // namespace
 }  // namespace vigil

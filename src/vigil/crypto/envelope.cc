@@ -29,6 +29,22 @@ absl::StatusOr<KeyWrapAlgorithm> ParseWrap(std::string_view name) {
                                                  ToAbsl(name), "'"));
 }
 
+// The data key of "wrapped", unwrapped by "kek", into "key". A key that unwraps to the wrong
+// length for its suite is kDataLoss (an unwrap hook may answer anything; a private key that
+// unwraps another key's bytes too), naming the lengths, never the bytes.
+absl::Status UnwrapDataKey(const WrappedDataKey& wrapped, const KeyEncryptionKey& kek, Wiped& key) {
+  VIGIL_ASSIGN_OR_RETURN(key.bytes, kek.Unwrap(wrapped.wrapped));
+  if (key.bytes.size() != DataKeyBytes(wrapped.suite)) {
+    return absl::DataLossError(absl::StrCat(
+        "data key ", wrapped.id, " unwrapped ",
+        kek.has_unwrap_hook() ? "through the key-management hook for key " : "under key ",
+        kek.key_id(), " to ", key.bytes.size(), " bytes; a ",
+        ToAbsl(CipherSuiteName(wrapped.suite)), " data key is ", DataKeyBytes(wrapped.suite),
+        " bytes"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string WrappedDataKey::ToJson() const {
@@ -91,7 +107,7 @@ absl::StatusOr<FieldCipher> OpenSegmentKey(const WrappedDataKey& wrapped,
         kek.key_id()));
   }
   Wiped key;
-  VIGIL_ASSIGN_OR_RETURN(key.bytes, kek.Unwrap(wrapped.wrapped));
+  VIGIL_RETURN_IF_ERROR(UnwrapDataKey(wrapped, kek, key));
   return FieldCipher::Create(wrapped.suite, key.bytes);
 }
 
@@ -104,7 +120,7 @@ absl::StatusOr<WrappedDataKey> RewrapSegmentKey(const WrappedDataKey& wrapped,
         from.key_id()));
   }
   Wiped key;
-  VIGIL_ASSIGN_OR_RETURN(key.bytes, from.Unwrap(wrapped.wrapped));
+  VIGIL_RETURN_IF_ERROR(UnwrapDataKey(wrapped, from, key));
   WrappedDataKey out = wrapped;
   out.kek_id = to.key_id();
   out.wrap = to.algorithm();

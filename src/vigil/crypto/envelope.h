@@ -40,12 +40,14 @@ struct SealedSegmentKey {
 absl::StatusOr<SealedSegmentKey> NewSegmentKey(CipherSuite suite, const KeyEncryptionKey& kek);
 
 // The cipher of a stored data key. kFailedPrecondition when "kek" is not the key that wrapped
-// it (naming both key ids) or holds no private key; kDataLoss when it does not unwrap.
+// it (naming both key ids) or cannot unwrap; kDataLoss when it does not unwrap, or unwraps to
+// a key of the wrong length for its suite (an unwrap hook's answer included); an unwrap hook's
+// errors otherwise.
 absl::StatusOr<FieldCipher> OpenSegmentKey(const WrappedDataKey& wrapped,
                                            const KeyEncryptionKey& kek);
 
 // The same data key wrapped by "to" instead of "from" (key rotation); the data key never
-// leaves this call.
+// leaves this call. Errors of unwrapping as OpenSegmentKey's.
 absl::StatusOr<WrappedDataKey> RewrapSegmentKey(const WrappedDataKey& wrapped,
                                                 const KeyEncryptionKey& from,
                                                 const KeyEncryptionKey& to);

@@ -149,6 +149,11 @@ absl::StatusOr<KeyEncryptionKey> KeyEncryptionKey::LoadPublicKeyFile(const std::
   return key;
 }
 
+KeyEncryptionKey KeyEncryptionKey::WithUnwrapHook(KeyEncryptionKey public_key, UnwrapHook hook) {
+  if (hook != nullptr) public_key.unwrap_hook_ = std::move(hook);
+  return public_key;
+}
+
 namespace {
 
 // RSA keys get OAEP with SHA-256 for both the label hash and MGF1; SM2 keys their default
@@ -180,6 +185,14 @@ absl::StatusOr<std::string> KeyEncryptionKey::Wrap(std::string_view data_key) co
 }
 
 absl::StatusOr<std::string> KeyEncryptionKey::Unwrap(std::string_view wrapped) const {
+  if (unwrap_hook_ != nullptr) {
+    absl::StatusOr<std::string> key = unwrap_hook_(wrapped);
+    if (!key.ok()) {
+      return absl::Status(key.status().code(), absl::StrCat("key-management hook for key ", key_id_,
+                                                            ": ", key.status().message()));
+    }
+    return key;
+  }
   if (!has_private_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "key ", key_id_, " is a public key: unwrapping needs its private key"));
