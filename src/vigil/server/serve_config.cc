@@ -513,10 +513,8 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   if (!r.errors().empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(r.errors(), "\n"));
   }
-  if (absl::Status s = c.Validate(); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(absl::string_view(file.data(), file.size()), ": ", s.message()));
-  }
+  // The combination (data_dir given, TLS or plaintext, ...) is checked by Validate once the
+  // command line's flags are merged in: a flag may supply what the file leaves out.
   return c;
 }
 

@@ -209,7 +209,8 @@ struct ServeConfig {
   ServeStateConfig state;
 
   // Reads a YAML configuration ("file" names it in errors). Unknown keys are errors (with the
-  // nearest known key), as are values out of range.
+  // nearest known key), as are values out of range. Whether the whole is complete and
+  // consistent is Validate's to say, after flags are merged (`vigil serve --config F --flag`).
   static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
   // Checks the combination: a data dir; not both model and model_ref; positive limits; the
   // drift, audit and screening settings (errors name the drift.*, audit.* or screening.* key).
