@@ -21,13 +21,14 @@
 #include "absl/time/time.h"
 #include "openssl/err.h"
 #include "openssl/x509.h"
+#include "vigil/crypto/pem_private_key.h"
 #include "vigil/loadgen/internal/tls_client.h"
 
 namespace vigil::loadgen_testing {
 namespace {
 
 using loadgen_internal::NewSocketBio;
-using loadgen_internal::TakeOpenSslReason;
+using crypto::TakeOpenSslReason;
 
 struct SslCtxFree {
   void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }

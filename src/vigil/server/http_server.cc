@@ -36,6 +36,7 @@
 #include "vigil/common/json_text.h"
 #include "vigil/common/private_file.h"
 #include "vigil/common/string_view.h"
+#include "vigil/crypto/pem_private_key.h"
 
 namespace vigil {
 
@@ -117,21 +118,6 @@ std::string Remote(const tcp::socket& socket) {
 // The reason of the first error in this thread's OpenSSL error queue, the root cause ("no start
 // line" rather than the "PEM lib" it led to), which it then clears. Reasons never hold key
 // material.
-std::string TakeOpenSslReason() {
-  const unsigned long e = ERR_peek_error();
-  std::string out;
-  if (e == 0) {
-    out = "unknown OpenSSL error";
-  } else if (const char* reason = ERR_reason_error_string(e); reason != nullptr) {
-    out = reason;
-  } else {
-    char text[256];
-    ERR_error_string_n(e, text, sizeof(text));
-    out = text;
-  }
-  ERR_clear_error();
-  return out;
-}
 
 // The short reason a server handshake failed, for on_tls_failure.
 std::string HandshakeFailureReason(const beast::error_code& ec, SSL* ssl) {
@@ -486,45 +472,17 @@ absl::Status CheckReadable(const std::string& path, std::string_view what) {
   return absl::OkStatus();
 }
 
-// Reads an unencrypted PEM private key. The passphrase callback refuses, so that an encrypted
-// key fails here instead of prompting on the terminal.
-absl::StatusOr<EVP_PKEY*> ReadPrivateKey(const std::string& path) {
-  BIO* bio = BIO_new_file(path.c_str(), "r");
-  if (bio == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TLS key file '", path, "' cannot be opened: ", TakeOpenSslReason()));
-  }
-  bool encrypted = false;  // OpenSSL asked for a passphrase
-  const auto no_passphrase = [](char*, int, int, void* asked) -> int {
-    *static_cast<bool*>(asked) = true;
-    return -1;
-  };
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, no_passphrase, &encrypted);
-  BIO_free(bio);
-  if (key == nullptr && encrypted) {
-    ERR_clear_error();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TLS key file '", path,
-        "' holds an encrypted private key: passphrases are not supported, it must be unencrypted"));
-  }
-  if (key == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TLS key file '", path, "' holds no usable PEM private key: ", TakeOpenSslReason()));
-  }
-  return key;
-}
-
 absl::Status LoadCertificateAndKey(const HttpTlsOptions& tls, SSL_CTX* ctx) {
   if (absl::Status s = CheckReadable(tls.cert_file, "TLS certificate file"); !s.ok()) return s;
   if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("TLS certificate file '", tls.cert_file,
-                     "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+                     "' holds no usable PEM certificate: ", crypto::TakeOpenSslReason()));
   }
   // Before reading it: a key others may read is refused whatever it holds.
   if (absl::Status s = CheckOwnerOnly(tls.key_file, "TLS key file"); !s.ok()) return s;
   if (absl::Status s = CheckReadable(tls.key_file, "TLS key file"); !s.ok()) return s;
-  absl::StatusOr<EVP_PKEY*> key = ReadPrivateKey(tls.key_file);
+  absl::StatusOr<EVP_PKEY*> key = crypto::ReadUnencryptedPrivateKey(tls.key_file, "TLS key file");
   if (!key.ok()) return key.status();
   const bool matches = X509_check_private_key(SSL_CTX_get0_certificate(ctx), *key) == 1;
   ERR_clear_error();
@@ -536,8 +494,8 @@ absl::Status LoadCertificateAndKey(const HttpTlsOptions& tls, SSL_CTX* ctx) {
                                                    tls.cert_file, "'"));
   }
   if (!used) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TLS key file '", tls.key_file, "' cannot be used: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TLS key file '", tls.key_file, "' cannot be used: ", crypto::TakeOpenSslReason()));
   }
   return absl::OkStatus();
 }
@@ -546,8 +504,9 @@ absl::Status LoadCertificateAndKey(const HttpTlsOptions& tls, SSL_CTX* ctx) {
 absl::Status LoadClientCa(const std::string& path, SSL_CTX* ctx) {
   if (absl::Status s = CheckReadable(path, "TLS client CA file"); !s.ok()) return s;
   const auto unusable = [&path] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TLS client CA file '", path, "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS client CA file '", path,
+                     "' holds no usable PEM certificate: ", crypto::TakeOpenSslReason()));
   };
   if (SSL_CTX_load_verify_locations(ctx, path.c_str(), nullptr) != 1) return unusable();
   // The CA names the server sends in its CertificateRequest, so clients pick the right cert.
@@ -580,16 +539,17 @@ absl::StatusOr<std::unique_ptr<net::ssl::context>> MakeTlsContext(const HttpTlsO
                                SSL_OP_NO_RENEGOTIATION);
   if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1) {
     return absl::InternalError(
-        absl::StrCat("cannot set the TLS minimum version: ", TakeOpenSslReason()));
+        absl::StrCat("cannot set the TLS minimum version: ", crypto::TakeOpenSslReason()));
   }
   const std::string ciphers = tls.ciphers.empty() ? kDefaultCiphers : tls.ciphers;
   if (SSL_CTX_set_cipher_list(ctx, ciphers.c_str()) != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("TLS 1.2 cipher list '", ciphers, "' is rejected: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(absl::StrCat("TLS 1.2 cipher list '", ciphers,
+                                                   "' is rejected: ", crypto::TakeOpenSslReason()));
   }
   if (!tls.ciphersuites.empty() && SSL_CTX_set_ciphersuites(ctx, tls.ciphersuites.c_str()) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("TLS 1.3 cipher suites '", tls.ciphersuites,
-                                                   "' are rejected: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TLS 1.3 cipher suites '", tls.ciphersuites,
+                     "' are rejected: ", crypto::TakeOpenSslReason()));
   }
   // Sessions may be resumed (tickets, or the cache): with a client CA set, OpenSSL refuses
   // resumption unless the sessions carry a context id.

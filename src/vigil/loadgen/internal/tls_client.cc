@@ -18,6 +18,7 @@
 #include "openssl/x509_vfy.h"
 #include "openssl/x509v3.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/crypto/pem_private_key.h"
 #include "vigil/loadgen/internal/socket.h"
 
 namespace vigil::loadgen_internal {
@@ -114,43 +115,17 @@ absl::Status LoadTrustAnchors(const LoadTls& tls, SSL_CTX* ctx) {
     if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("tls.ca_file is empty and the system trust store cannot be loaded: ",
-                       TakeOpenSslReason()));
+                       crypto::TakeOpenSslReason()));
     }
     return absl::OkStatus();
   }
   VIGIL_RETURN_IF_ERROR(CheckReadable(tls.ca_file, "tls.ca_file"));
   if (SSL_CTX_load_verify_locations(ctx, tls.ca_file.c_str(), nullptr) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tls.ca_file '", tls.ca_file, "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tls.ca_file '", tls.ca_file,
+                     "' holds no usable PEM certificate: ", crypto::TakeOpenSslReason()));
   }
   return absl::OkStatus();
-}
-
-// Reads an unencrypted PEM private key. The passphrase callback refuses, so that an encrypted
-// key fails here instead of prompting on the terminal.
-absl::StatusOr<EVP_PKEY*> ReadPrivateKey(const std::string& path) {
-  BIO* bio = BIO_new_file(path.c_str(), "r");
-  if (bio == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tls.key_file '", path, "' cannot be opened: ", TakeOpenSslReason()));
-  }
-  bool encrypted = false;  // OpenSSL asked for a passphrase
-  const auto no_passphrase = [](char*, int, int, void* asked) -> int {
-    *static_cast<bool*>(asked) = true;
-    return -1;
-  };
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, no_passphrase, &encrypted);
-  BIO_free(bio);
-  if (key == nullptr && encrypted) {
-    ERR_clear_error();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tls.key_file '", path, "' holds an encrypted private key: it must be unencrypted"));
-  }
-  if (key == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tls.key_file '", path, "' holds no usable PEM private key: ", TakeOpenSslReason()));
-  }
-  return key;
 }
 
 absl::Status LoadClientCertificate(const LoadTls& tls, SSL_CTX* ctx) {
@@ -165,10 +140,11 @@ absl::Status LoadClientCertificate(const LoadTls& tls, SSL_CTX* ctx) {
   if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("tls.cert_file '", tls.cert_file,
-                     "' holds no usable PEM certificate: ", TakeOpenSslReason()));
+                     "' holds no usable PEM certificate: ", crypto::TakeOpenSslReason()));
   }
   VIGIL_RETURN_IF_ERROR(CheckReadable(tls.key_file, "tls.key_file"));
-  VIGIL_ASSIGN_OR_RETURN(EVP_PKEY * key, ReadPrivateKey(tls.key_file));
+  VIGIL_ASSIGN_OR_RETURN(EVP_PKEY * key,
+                         crypto::ReadUnencryptedPrivateKey(tls.key_file, "tls.key_file"));
   const bool matches = X509_check_private_key(SSL_CTX_get0_certificate(ctx), key) == 1;
   ERR_clear_error();
   const bool used = matches && SSL_CTX_use_PrivateKey(ctx, key) == 1;
@@ -180,8 +156,8 @@ absl::Status LoadClientCertificate(const LoadTls& tls, SSL_CTX* ctx) {
                                                    tls.cert_file, "'"));
   }
   if (!used) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tls.key_file '", tls.key_file, "' cannot be used: ", TakeOpenSslReason()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tls.key_file '", tls.key_file, "' cannot be used: ", crypto::TakeOpenSslReason()));
   }
   return absl::OkStatus();
 }
@@ -209,22 +185,6 @@ absl::Status SetPeerCheck(const LoadTls& tls, const std::string& name, SSL_CTX* 
 
 }  // namespace
 
-std::string TakeOpenSslReason() {
-  const unsigned long e = ERR_peek_error();
-  std::string out;
-  if (e == 0) {
-    out = "unknown OpenSSL error";
-  } else if (const char* reason = ERR_reason_error_string(e); reason != nullptr) {
-    out = reason;
-  } else {
-    char text[256];
-    ERR_error_string_n(e, text, sizeof(text));
-    out = text;
-  }
-  ERR_clear_error();
-  return out;
-}
-
 std::string TlsErrorReason(SSL* ssl, int ret) {
   const int saved_errno = errno;
   const int error = SSL_get_error(ssl, ret);
@@ -233,7 +193,7 @@ std::string TlsErrorReason(SSL* ssl, int ret) {
     if (error == SSL_ERROR_SYSCALL && saved_errno != 0) return ErrnoText(saved_errno);
     return "the server closed the connection";
   }
-  std::string reason = TakeOpenSslReason();
+  std::string reason = crypto::TakeOpenSslReason();
   if (const long verify = SSL_get_verify_result(ssl); verify != X509_V_OK) {
     absl::StrAppend(&reason, ": ", X509_verify_cert_error_string(verify));
   }
@@ -254,10 +214,11 @@ absl::StatusOr<std::unique_ptr<TlsClient>> TlsClient::Create(const LoadTls& tls,
   const std::string& name = tls.server_name.empty() ? host : tls.server_name;
   SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (ctx == nullptr) {
-    return absl::InternalError(absl::StrCat("SSL_CTX_new: ", TakeOpenSslReason()));
+    return absl::InternalError(absl::StrCat("SSL_CTX_new: ", crypto::TakeOpenSslReason()));
   }
   if (SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION) != 1) {
-    return absl::InternalError(absl::StrCat("cannot require TLS 1.2: ", TakeOpenSslReason()));
+    return absl::InternalError(
+        absl::StrCat("cannot require TLS 1.2: ", crypto::TakeOpenSslReason()));
   }
   // IGNORE_UNEXPECTED_EOF: a server that closes without close_notify reads as a close, as over
   // plain TCP (a response delimited by the close completes; one cut short is still an error).
@@ -280,13 +241,15 @@ TlsClient::~TlsClient() { SSL_CTX_free(ctx_); }
 
 absl::StatusOr<SslPtr> TlsClient::NewSsl(int fd) const {
   SslPtr ssl(SSL_new(ctx_));
-  if (ssl == nullptr) return absl::InternalError(absl::StrCat("SSL_new: ", TakeOpenSslReason()));
+  if (ssl == nullptr)
+    return absl::InternalError(absl::StrCat("SSL_new: ", crypto::TakeOpenSslReason()));
   BIO* bio = NewSocketBio(fd);
-  if (bio == nullptr) return absl::InternalError(absl::StrCat("BIO_new: ", TakeOpenSslReason()));
+  if (bio == nullptr)
+    return absl::InternalError(absl::StrCat("BIO_new: ", crypto::TakeOpenSslReason()));
   SSL_set_bio(ssl.get(), bio, bio);  // the SSL owns the BIO
   SSL_set_connect_state(ssl.get());
   if (!sni_.empty() && SSL_set_tlsext_host_name(ssl.get(), sni_.c_str()) != 1) {
-    return absl::InternalError(absl::StrCat("cannot set SNI: ", TakeOpenSslReason()));
+    return absl::InternalError(absl::StrCat("cannot set SNI: ", crypto::TakeOpenSslReason()));
   }
   return ssl;
 }

@@ -86,10 +86,6 @@ absl::Status HandshakeUntil(SSL* ssl, int fd, std::chrono::steady_clock::time_po
 // after the failed call (errno); clears this thread's OpenSSL error queue.
 std::string TlsErrorReason(SSL* ssl, int ret);
 
-// The reason of the first error in this thread's OpenSSL error queue ("unknown OpenSSL error"
-// when it is empty); clears the queue.
-std::string TakeOpenSslReason();
-
 // A socket BIO over "fd" (not closed by the BIO) that sends with MSG_NOSIGNAL; for SSL_set_bio.
 // nullptr when OpenSSL cannot allocate.
 BIO* NewSocketBio(int fd);
