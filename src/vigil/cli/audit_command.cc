@@ -270,6 +270,16 @@ void Line(const char* label, const std::string& value) {
   std::cout << absl::StrFormat("  %-13s %s\n", label, value);
 }
 
+// A party's line, then its address (its lines joined with "; ") when it has one.
+void PartyLines(const char* label, const Party& p) {
+  Line(label, PartyLine(p));
+  std::vector<std::string> address;
+  for (const std::string& line : p.address) {
+    if (!line.empty()) address.push_back(line);
+  }
+  if (!address.empty()) Line("  address", absl::StrJoin(address, "; "));
+}
+
 void PrintPayment(const Transaction& tx) {
   std::string amount = tx.amount.ToString();
   if (tx.settled_amount.has_value()) {
@@ -280,8 +290,10 @@ void PrintPayment(const Transaction& tx) {
                                tx.channel.empty() ? "" : ", channel ", tx.channel, ", priority ",
                                PriorityName(tx.priority)));
   Line("event time", FormatUtc(tx.event_time));
-  Line("originator", PartyLine(tx.originator));
-  Line("beneficiary", PartyLine(tx.beneficiary));
+  PartyLines("originator", tx.originator);
+  PartyLines("beneficiary", tx.beneficiary);
+  if (tx.ultimate_originator.has_value()) PartyLines("ultimate orig", *tx.ultimate_originator);
+  if (tx.ultimate_beneficiary.has_value()) PartyLines("ultimate bene", *tx.ultimate_beneficiary);
   if (!tx.remittance.empty()) Line("remittance", tx.remittance);
   if (tx.label.has_value()) {
     Line("label", absl::StrCat(tx.label->is_laundering ? "laundering" : "normal",

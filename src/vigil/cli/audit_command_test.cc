@@ -71,6 +71,7 @@ audit::AuditRecord MakeRecord(int i) {
   tx.event_time = r.decided - std::chrono::seconds(2);
   tx.originator = {absl::StrCat("DE8937040044053201300", i), "Jürgen Müller", "COBADEFFXXX", "DE"};
   tx.beneficiary = {"HK-0012-88831", "Golden Harbour Trading Ltd", "HSBCHKHHHKH", "HK"};
+  if (i == 3) tx.beneficiary.address = {"18 Harbour Road", "", "Wan Chai, Hong Kong"};
   tx.amount = Money(950'000 + i, 2, *Currency::FromCode("EUR"));
   tx.settled_amount = Money(7'790'000 + i, 2, *Currency::FromCode("HKD"));
   tx.payment_format = PaymentFormat::kWire;
@@ -581,7 +582,9 @@ TEST_F(AuditCommandTest, ASealedLogVerifiesAndProvesWithoutAKeyAndShowsSealedFie
   ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3)}), 0) << Output();
   EXPECT_THAT(Output(), HasSubstr("originator    [sealed], [sealed], bank COBADEFFXXX, DE"));
   EXPECT_THAT(Output(), HasSubstr("remittance    [sealed]"));
-  EXPECT_THAT(Output(), HasSubstr("sealed        5 sealed personal fields under data key "));
+  EXPECT_THAT(Output(), HasSubstr("beneficiary   [sealed], [sealed], bank HSBCHKHHHKH, HK\n"
+                                  "    address     [sealed]\n"));
+  EXPECT_THAT(Output(), HasSubstr("sealed        6 sealed personal fields under data key "));
   EXPECT_THAT(Output(), HasSubstr("; --kek opens them"));
   EXPECT_THAT(Output(), HasSubstr("action        ALLOW, score 0.400000"));  // in the clear
   EXPECT_THAT(Output(), Not(HasSubstr("Jürgen")));
@@ -590,6 +593,8 @@ TEST_F(AuditCommandTest, ASealedLogVerifiesAndProvesWithoutAKeyAndShowsSealedFie
   EXPECT_THAT(Output(), HasSubstr("originator    DE89370400440532013003, Jürgen Müller, bank "
                                   "COBADEFFXXX, DE"));
   EXPECT_THAT(Output(), HasSubstr("remittance    INV 2026/11/3"));
+  // The address's empty line is left out, its other lines joined.
+  EXPECT_THAT(Output(), HasSubstr("    address     18 Harbour Road; Wan Chai, Hong Kong\n"));
   EXPECT_THAT(Output(), HasSubstr(", opened"));
   ASSERT_EQ(Vigil({"audit", "show", "--data-dir", sealed, TxId(3), "--json"}), 0) << Output();
   const Json line = Json::parse(Output());
@@ -755,6 +760,8 @@ TEST_F(AuditCommandTest, AKeyManagementHookOpensWhatTheKeyFileOpens) {
   EXPECT_THAT(Output(), HasSubstr("originator    DE89370400440532013003, Jürgen Müller, bank "
                                   "COBADEFFXXX, DE"));
   EXPECT_THAT(Output(), HasSubstr("remittance    INV 2026/11/3"));
+  // The address's empty line is left out, its other lines joined.
+  EXPECT_THAT(Output(), HasSubstr("    address     18 Harbour Road; Wan Chai, Hong Kong\n"));
   EXPECT_THAT(Output(), HasSubstr(", opened"));
 
   // export, and open of a keyless export: the same lines as with the key file.
