@@ -37,7 +37,7 @@ Json::json_pointer Pointer(std::string_view path) {
 
 // A stand-in for a sealed field's value, so that the view shows the member in its place (a view
 // leaves empty fields out); replaced by {"sealed": ...} afterwards.
-constexpr std::string_view kPlaceholder = "sealed";
+constexpr std::string_view kSealedStandIn = "sealed";
 
 // The places of an export line's transaction where a sealed field may be.
 std::vector<std::string> SealablePaths(const Json& line) {
@@ -70,14 +70,8 @@ std::string ExportRecordLine(const AuditRecord& record, const Hash& leaf_hash, R
   } else {
     AuditRecord shown = record;
     for (const SealedField& field : record.sealed) {
-      const bool address = field.path.size() > 8 &&
-                           std::string_view(field.path).substr(field.path.size() - 8) == ".address";
-      const std::string payload =
-          address ? absl::StrCat(std::string(1, static_cast<char>(kPlaceholder.size())),
-                                 ToAbsl(kPlaceholder))
-                  : std::string(kPlaceholder);
       // The paths DecodeRecord lists always have their place.
-      SetSealedField(field.path, payload, shown.transaction).IgnoreError();
+      MarkSealedField(field.path, kSealedStandIn, shown.transaction).IgnoreError();
     }
     text = view(shown, leaf_hash);
   }

@@ -1107,9 +1107,12 @@ absl::StatusOr<std::vector<std::string>> SealedFieldValues(std::string_view path
   return lines;
 }
 
-absl::Status SetSealedField(std::string_view path, std::string_view payload, Transaction& tx) {
-  absl::StatusOr<std::vector<std::string>> values = SealedFieldValues(path, payload);
-  if (!values.ok()) return values.status();
+namespace {
+
+// Puts "values" (SealedFieldValues' form) in the place "path" names; "path" is sealable.
+absl::Status PlaceSealedValues(std::string_view path, std::vector<std::string> values_in,
+                               Transaction& tx) {
+  std::vector<std::string>* values = &values_in;
   const auto missing = [&] {
     return absl::DataLossError(absl::StrCat("audit record: sealed field ", ToAbsl(path),
                                             ": the transaction has no such place"));
@@ -1148,6 +1151,22 @@ absl::Status SetSealedField(std::string_view path, std::string_view payload, Tra
     party->account_id = std::move((*values)[0]);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SetSealedField(std::string_view path, std::string_view payload, Transaction& tx) {
+  absl::StatusOr<std::vector<std::string>> values = SealedFieldValues(path, payload);
+  if (!values.ok()) return values.status();
+  return PlaceSealedValues(path, *std::move(values), tx);
+}
+
+absl::Status MarkSealedField(std::string_view path, std::string_view stand_in, Transaction& tx) {
+  if (!IsSealablePath(path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("audit record: ", ToAbsl(path), " is not a field that records seal"));
+  }
+  return PlaceSealedValues(path, {std::string(stand_in)}, tx);
 }
 
 }  // namespace vigil::audit

@@ -134,6 +134,10 @@ absl::StatusOr<std::vector<std::string>> SealedFieldValues(std::string_view path
                                                            std::string_view payload);
 // Sets the field at "path" of "tx" to the opened "payload" (errors as SealedFieldValues).
 absl::Status SetSealedField(std::string_view path, std::string_view payload, Transaction& tx);
+// Sets the field at "path" of "tx" to "stand_in" (an address to that one line), to show where
+// a sealed field stands in a view of the record. kInvalidArgument for a path never sealed;
+// kDataLoss when the transaction has no such place.
+absl::Status MarkSealedField(std::string_view path, std::string_view stand_in, Transaction& tx);
 
 // The fields a chain walk needs, without decoding the rest (same errors for those fields).
 struct RecordLink {

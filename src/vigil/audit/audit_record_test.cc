@@ -333,3 +333,30 @@ TEST(AuditRecord, NonCanonicalEncodingsAreRefusedNamingTheField) {
 
 }  // namespace
 }  // namespace vigil::audit
+
+namespace vigil::audit {
+namespace {
+
+TEST(AuditRecord, MarkSealedFieldPutsAStandInWhereTheFieldStands) {
+  Transaction tx;
+  tx.agents.resize(2);
+  tx.ultimate_beneficiary = Party{};
+  ASSERT_TRUE(MarkSealedField("transaction.originator.address", "[sealed]", tx).ok());
+  EXPECT_EQ(tx.originator.address, std::vector<std::string>{"[sealed]"});
+  ASSERT_TRUE(MarkSealedField("transaction.agents[1].account_id", "[sealed]", tx).ok());
+  EXPECT_EQ(tx.agents[1].account_id, "[sealed]");
+  ASSERT_TRUE(MarkSealedField("transaction.ultimate_beneficiary.name", "[sealed]", tx).ok());
+  EXPECT_EQ(tx.ultimate_beneficiary->name, "[sealed]");
+  ASSERT_TRUE(MarkSealedField("transaction.remittance", "[sealed]", tx).ok());
+  EXPECT_EQ(tx.remittance, "[sealed]");
+  // Not a sealed field; a place the transaction lacks.
+  EXPECT_EQ(MarkSealedField("transaction.amount", "x", tx).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MarkSealedField("transaction.ultimate_originator.name", "x", tx).code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(MarkSealedField("transaction.agents[5].account_id", "x", tx).code(),
+            absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace vigil::audit

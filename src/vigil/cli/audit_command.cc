@@ -640,9 +640,7 @@ int RunShow(const AuditFlags& flags) {
   // What is still sealed shows as "[sealed]" in its place.
   audit::AuditRecord shown = record;
   for (const audit::SealedField& field : record.sealed) {
-    const bool address = std::string_view(field.path).ends_with(".address");
-    audit::SetSealedField(field.path, address ? std::string("\x08[sealed]") : "[sealed]",
-                          shown.transaction)
+    audit::MarkSealedField(field.path, "[sealed]", shown.transaction)
         .IgnoreError();  // DecodeRecord's paths always have their place
   }
   PrintRecord(shown, found->leaf_hash, opened->log->header().log_id);
