@@ -4,7 +4,8 @@
 #   vigil_cc_test(NAME money_test SRCS money_test.cc DEPS vigil::core)
 #   vigil_cc_benchmark(NAME csv_parser_benchmark SRCS csv_parser_benchmark.cc DEPS vigil::ingest)
 #
-# Project code compiles with warnings as errors; third-party headers are SYSTEM includes.
+# Project code compiles with warnings as errors (C++ sources; CUDA sources take nvcc's own
+# options); third-party headers are SYSTEM includes.
 
 set(VIGIL_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough
                    -Wno-missing-field-initializers -Werror)
@@ -15,7 +16,7 @@ function(vigil_cc_library)
   if(V_SRCS)
     add_library(${target} STATIC ${V_SRCS} ${V_HDRS})
     target_include_directories(${target} PUBLIC "${PROJECT_SOURCE_DIR}/src" "${PROJECT_BINARY_DIR}/src")
-    target_compile_options(${target} PRIVATE ${VIGIL_WARNINGS})
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${VIGIL_WARNINGS}>")
     target_link_libraries(${target} PUBLIC ${V_DEPS})
   else()
     add_library(${target} INTERFACE ${V_HDRS})
@@ -32,7 +33,7 @@ function(vigil_cc_test)
   # LABELS long: excluded from `make test`, run by `make test-long`.
   cmake_parse_arguments(V "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${V_NAME} ${V_SRCS})
-  target_compile_options(${V_NAME} PRIVATE ${VIGIL_WARNINGS})
+  target_compile_options(${V_NAME} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${VIGIL_WARNINGS}>")
   target_link_libraries(${V_NAME} PRIVATE ${V_DEPS} vigil::testing GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${V_NAME} DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "VIGIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
@@ -46,7 +47,7 @@ function(vigil_cc_benchmark)
   endif()
   cmake_parse_arguments(V "" "NAME" "SRCS;DEPS" ${ARGN})
   add_executable(${V_NAME} ${V_SRCS})
-  target_compile_options(${V_NAME} PRIVATE ${VIGIL_WARNINGS})
+  target_compile_options(${V_NAME} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${VIGIL_WARNINGS}>")
   target_link_libraries(${V_NAME} PRIVATE ${V_DEPS} benchmark::benchmark)
   set_property(GLOBAL APPEND PROPERTY VIGIL_BENCHMARKS ${V_NAME})
   if(VIGIL_BUILD_TESTS)

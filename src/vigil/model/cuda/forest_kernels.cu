@@ -1,0 +1,343 @@
+#include "vigil/model/cuda/forest_kernels.h"
+
+#include <algorithm>
+
+namespace vigil::cuda {
+namespace {
+
+constexpr int kRowsBlock = 128;  // rows per block of the kRowsN kernels
+constexpr int kTreesBlock = 256;  // threads per block of the kTreesN kernels
+// Leaf values staged per block by the kTreesN kernels (32 KiB).
+constexpr int kLeafBuffer = 8192;
+// Rows staged in shared memory up to this many bytes per block; wider rows are read from
+// global memory (through L1).
+constexpr int kMaxStagedBytes = 96 * 1024;
+
+// Copies rows [first, first + count) into shared memory feature-major (x[f * stride + r]), so
+// that threads of a warp reading one feature of their own rows hit distinct banks.
+__device__ __forceinline__ void StageRows(const float* __restrict__ rows, uint32_t first,
+                                          uint32_t count, uint32_t inputs, uint32_t stride,
+                                          float* x) {
+  const uint32_t total = count * inputs;
+  for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
+    const uint32_t r = k / inputs, f = k - r * inputs;
+    x[f * stride + r] = rows[static_cast<size_t>(first) * inputs + k];
+  }
+}
+
+// Walks ILP trees [t, t + ILP) of one row together; returns their leaf values in tree order
+// through "leaf". x(f) reads input f of the row.
+template <int ILP, typename Input>
+__device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input x,
+                                          float (&leaf)[ILP]) {
+  uint32_t idx[ILP];
+  int depth = 0;
+#pragma unroll
+  for (int k = 0; k < ILP; ++k) {
+    const uint32_t tree = t + k < f.num_trees ? t + k : t;
+    idx[k] = __ldg(f.tree_root + tree);
+    depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
+  }
+  for (int d = 0; d < depth; ++d) {
+#pragma unroll
+    for (int k = 0; k < ILP; ++k) {
+      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[k]);
+      const ForestNode node{__uint_as_float(raw.x), raw.y};
+      idx[k] = StepFrom(idx[k], node, x(NodeInput(node.word)));
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < ILP; ++k) leaf[k] = __ldg(&f.nodes[idx[k]].value);
+}
+
+template <int ILP, bool kStaged>
+__global__ void __launch_bounds__(kRowsBlock)
+    PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                      float* __restrict__ margins) {
+  extern __shared__ float staged[];
+  const uint32_t first = blockIdx.x * kRowsBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
+  if constexpr (kStaged) {
+    StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
+    __syncthreads();
+  }
+  const uint32_t r = threadIdx.x;
+  if (r >= count) return;
+  const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
+  const auto x = [&](uint32_t input) {
+    if constexpr (kStaged) {
+      return staged[input * kRowsBlock + r];
+    } else {
+      return __ldg(row + input);
+    }
+  };
+  float margin = f.base_margin;
+  for (uint32_t t = 0; t < f.num_trees; t += ILP) {
+    float leaf[ILP];
+    WalkTrees<ILP>(f, t, x, leaf);
+#pragma unroll
+    for (int k = 0; k < ILP; ++k) {
+      if (t + k < f.num_trees) margin += leaf[k];  // tree order: float sums are order-sensitive
+    }
+  }
+  margins[first + r] = margin;
+}
+
+template <int TG, bool kStaged>
+__global__ void __launch_bounds__(kTreesBlock)
+    PredictTreesKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                       float* __restrict__ margins) {
+  constexpr int kRows = kTreesBlock / TG;         // rows per block
+  constexpr int kChunk = kLeafBuffer / kRows;     // trees per round
+  __shared__ float leaves[kRows * kChunk];
+  extern __shared__ float staged[];
+  const uint32_t first = blockIdx.x * kRows;
+  const uint32_t count = min(static_cast<uint32_t>(kRows), n - first);
+  if constexpr (kStaged) {
+    StageRows(rows, first, count, f.num_inputs, kRows, staged);
+    __syncthreads();
+  }
+  const uint32_t r = threadIdx.x / TG, g = threadIdx.x % TG;
+  const bool active = r < count;
+  const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
+  const auto x = [&](uint32_t input) {
+    if constexpr (kStaged) {
+      return staged[input * kRows + r];
+    } else {
+      return __ldg(row + input);
+    }
+  };
+  float margin = f.base_margin;
+  for (uint32_t c = 0; c < f.num_trees; c += kChunk) {
+    const uint32_t chunk = min(static_cast<uint32_t>(kChunk), f.num_trees - c);
+    if (active) {
+      for (uint32_t k = g; k < chunk; k += TG) {
+        float leaf[1];
+        WalkTrees<1>(f, c + k, x, leaf);
+        leaves[r * kChunk + k] = leaf[0];
+      }
+    }
+    __syncthreads();
+    if (active && g == 0) {
+      for (uint32_t k = 0; k < chunk; ++k) margin += leaves[r * kChunk + k];
+    }
+    __syncthreads();
+  }
+  if (active && g == 0) margins[first + r] = margin;
+}
+
+template <typename Kernel>
+cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
+                   cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
+                   float* margins) {
+  if (shared > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    if (e != cudaSuccess) return e;
+  }
+  kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
+  return cudaGetLastError();
+}
+
+template <int ILP>
+cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                       cudaStream_t stream) {
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
+  const size_t staged = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
+  if (staged <= kMaxStagedBytes) {
+    return Launch(PredictRowsKernel<ILP, true>, blocks, kRowsBlock, staged, stream, f, rows, n,
+                  margins);
+  }
+  return Launch(PredictRowsKernel<ILP, false>, blocks, kRowsBlock, 0, stream, f, rows, n,
+                margins);
+}
+
+template <int TG>
+cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                        cudaStream_t stream) {
+  constexpr uint32_t kRows = kTreesBlock / TG;
+  const uint32_t blocks = (n + kRows - 1) / kRows;
+  const size_t staged = size_t{f.num_inputs} * kRows * sizeof(float);
+  if (staged <= kMaxStagedBytes) {
+    return Launch(PredictTreesKernel<TG, true>, blocks, kTreesBlock, staged, stream, f, rows, n,
+                  margins);
+  }
+  return Launch(PredictTreesKernel<TG, false>, blocks, kTreesBlock, 0, stream, f, rows, n,
+                margins);
+}
+
+// ---- TreeSHAP ----
+
+constexpr int kShapMaxStagedBytes = 160 * 1024;
+
+struct QuadratureArgs {
+  double t[32], w[32];
+};
+
+// One thread per row, one block per (rows, slice of a width group's paths). Per path the thread
+// reads its row's one-fractions, forms the products of all elements' factors at each quadrature
+// node, then each element's integral (the product without its own factor) and adds
+// v (o - z) times it to its contribution in shared memory. The block's contributions go to
+// "out" with one atomic add per (row, feature).
+template <int W>
+__global__ void ShapKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                           uint32_t rows_per_block, uint32_t path_begin, uint32_t path_end,
+                           uint32_t paths_per_slice, QuadratureArgs quadrature,
+                           double* __restrict__ out) {
+  extern __shared__ double shared[];
+  const uint32_t inputs = f.num_inputs;
+  double* phi = shared;                                           // [inputs][rows_per_block]
+  float* x = reinterpret_cast<float*>(phi + inputs * rows_per_block);  // [inputs][rows]
+  const uint32_t first = blockIdx.x * rows_per_block;
+  const uint32_t count = min(rows_per_block, n - first);
+  StageRows(rows, first, count, inputs, rows_per_block, x);
+  for (uint32_t k = threadIdx.x; k < inputs * rows_per_block; k += blockDim.x) phi[k] = 0;
+  __syncthreads();
+  const uint32_t r = threadIdx.x;
+  const uint32_t p_begin = path_begin + blockIdx.y * paths_per_slice;
+  const uint32_t p_end = min(path_end, p_begin + paths_per_slice);
+  if (r < count) {
+    for (uint32_t p = p_begin; p < p_end; ++p) {
+      const uint32_t e_begin = __ldg(f.path_element_begin + p);
+      const uint32_t e_end = __ldg(f.path_element_begin + p + 1);
+      double product[W];
+#pragma unroll
+      for (int q = 0; q < W; ++q) product[q] = 1;
+      uint64_t one = 0;
+      for (uint32_t k = e_begin; k < e_end; ++k) {
+        const uint32_t input = __ldg(f.element_input + k);
+        const float v = x[input * rows_per_block + r];
+        bool follows = true;
+        const uint32_t edge_end = __ldg(f.element_edge_begin + k + 1);
+        for (uint32_t e = __ldg(f.element_edge_begin + k); e < edge_end; ++e) {
+          const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.edges) + e);
+          ShapEdge edge;
+          edge.threshold = __uint_as_float(raw.x);
+          edge.goes_left = static_cast<uint8_t>(raw.y & 0xFF);
+          edge.default_left = static_cast<uint8_t>((raw.y >> 8) & 0xFF);
+          follows = follows && Follows(v, edge);
+        }
+        if (follows) one |= uint64_t{1} << (k - e_begin);
+        const double z = __ldg(f.element_zero + k), o = follows ? 1.0 : 0.0;
+#pragma unroll
+        for (int q = 0; q < W; ++q) product[q] *= fma(o - z, quadrature.t[q], z);
+      }
+      const double value = __ldg(f.path_value + p);
+      for (uint32_t k = e_begin; k < e_end; ++k) {
+        const double z = __ldg(f.element_zero + k);
+        const double o = (one >> (k - e_begin)) & 1 ? 1.0 : 0.0;
+        if (o == z) continue;  // no contribution (and a zero factor when both are 0)
+        double sum = 0;
+#pragma unroll
+        for (int q = 0; q < W; ++q) sum += quadrature.w[q] * product[q] / fma(o - z, quadrature.t[q], z);
+        phi[__ldg(f.element_input + k) * rows_per_block + r] += value * (o - z) * sum;
+      }
+    }
+  }
+  __syncthreads();
+  for (uint32_t k = threadIdx.x; k < inputs * count; k += blockDim.x) {
+    const uint32_t row = k / inputs, input = k - row * inputs;
+    const double v = phi[input * rows_per_block + row];
+    if (v != 0) atomicAdd(out + static_cast<size_t>(first + row) * (inputs + 1) + input, v);
+  }
+}
+
+template <int W>
+cudaError_t LaunchShapGroup(const ForestView& f, const float* rows, uint32_t n, double* out,
+                            size_t g, int multiprocessors, cudaStream_t stream) {
+  const uint32_t path_begin = f.group_begin[g], path_end = f.group_begin[g + 1];
+  if (path_begin == path_end || n == 0) return cudaSuccess;
+  const uint32_t rows_per_block = ShapRowsPerBlock(f.num_inputs);
+  const uint32_t row_blocks = (n + rows_per_block - 1) / rows_per_block;
+  // Enough slices of the paths that the grid fills the device four times over, each slice long
+  // enough (64 paths) that staging the rows is amortized.
+  const uint32_t paths = path_end - path_begin;
+  const uint32_t wanted = std::max<uint32_t>(1, 4u * static_cast<uint32_t>(multiprocessors) / row_blocks);
+  const uint32_t slices = std::min(wanted, std::max<uint32_t>(1, paths / 64));
+  const uint32_t per_slice = (paths + slices - 1) / slices;
+  const size_t shared = size_t{f.num_inputs} * rows_per_block * (sizeof(double) + sizeof(float));
+  if (shared > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        ShapKernel<W>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+    if (e != cudaSuccess) return e;
+  }
+  QuadratureArgs q{};
+  const ShapQuadrature& table = ShapQuadrature::Get();
+  for (int i = 0; i < 32; ++i) {
+    q.t[i] = table.t[g][static_cast<size_t>(i)];
+    q.w[i] = table.w[g][static_cast<size_t>(i)];
+  }
+  const dim3 grid(row_blocks, (paths + per_slice - 1) / per_slice);
+  ShapKernel<W><<<grid, rows_per_block, shared, stream>>>(f, rows, n, rows_per_block, path_begin,
+                                                          path_end, per_slice, q, out);
+  return cudaGetLastError();
+}
+
+template <size_t... G>
+cudaError_t LaunchShapGroups(const ForestView& f, const float* rows, uint32_t n, double* out,
+                             int multiprocessors, cudaStream_t stream, std::index_sequence<G...>) {
+  cudaError_t result = cudaSuccess;
+  ((result = result == cudaSuccess
+                 ? LaunchShapGroup<kShapWidths[G]>(f, rows, n, out, G, multiprocessors, stream)
+                 : result),
+   ...);
+  return result;
+}
+
+}  // namespace
+
+const char* PredictVariantName(PredictVariant v) {
+  switch (v) {
+    case PredictVariant::kRows1: return "rows1";
+    case PredictVariant::kRows2: return "rows2";
+    case PredictVariant::kRows4: return "rows4";
+    case PredictVariant::kTrees4: return "trees4";
+    case PredictVariant::kTrees16: return "trees16";
+    case PredictVariant::kTrees64: return "trees64";
+    case PredictVariant::kTrees256: return "trees256";
+  }
+  return "?";
+}
+
+PredictVariant ChoosePredictVariant(uint32_t n, uint32_t num_trees, int multiprocessors) {
+  // Enough rows for the one-thread-per-row kernel to fill every SM with 8 warps: it wins.
+  const uint64_t full = static_cast<uint64_t>(multiprocessors) * 8 * 32;
+  if (n >= full) return PredictVariant::kRows4;
+  // Fewer rows: spread each row's trees over threads until the device has that many threads.
+  const uint64_t per_row = (full + n - 1) / std::max<uint32_t>(n, 1);
+  if (per_row <= 4 || num_trees < 64) return PredictVariant::kTrees4;
+  if (per_row <= 16) return PredictVariant::kTrees16;
+  if (per_row <= 64) return PredictVariant::kTrees64;
+  return PredictVariant::kTrees256;
+}
+
+cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                          PredictVariant variant, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  switch (variant) {
+    case PredictVariant::kRows1: return LaunchRows<1>(f, rows, n, margins, stream);
+    case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
+    case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
+    case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
+    case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
+    case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+uint32_t ShapRowsPerBlock(uint32_t num_inputs) {
+  const size_t per_row = size_t{std::max<uint32_t>(num_inputs, 1)} * (sizeof(double) + sizeof(float));
+  const size_t fit = kShapMaxStagedBytes / per_row;
+  if (fit >= 128) return 128;
+  return static_cast<uint32_t>(fit / 32 * 32);
+}
+
+cudaError_t LaunchShap(const ForestView& f, const float* rows, uint32_t n, double* out,
+                       int multiprocessors, cudaStream_t stream) {
+  if (ShapRowsPerBlock(f.num_inputs) == 0) return cudaErrorInvalidValue;
+  return LaunchShapGroups(f, rows, n, out, multiprocessors, stream,
+                          std::make_index_sequence<kShapWidths.size()>());
+}
+
+}  // namespace vigil::cuda
