@@ -88,6 +88,7 @@ enum : uint32_t {
   kTimings = 15,
   kScreeningScore = 16,
   kScreeningLists = 17,
+  kBackend = 18,
 };
 }  // namespace decision_field
 
@@ -355,6 +356,7 @@ void WriteDecision(Writer& w, const Decision& d) {
   }
   w.OptionalDouble(kScreeningScore, d.screening_score);
   for (const std::string& list : d.screening_lists) w.RepeatedBytes(kScreeningLists, list);
+  w.Bytes(kBackend, d.model_backend);  // fields in number order: the encoding is canonical
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -833,6 +835,7 @@ void ReadDecision(Reader& r, Decision& d) {
       case kPolicy: d.policy_version = r.String("policy_version"); break;
       case kModel: d.model_version = r.String("model_version"); break;
       case kRole: d.model_role = r.String("model_role"); break;
+      case kBackend: d.model_backend = r.String("model_backend"); break;
       case kShadowModel: d.shadow_model_version = r.String("shadow_model_version"); break;
       case kShadowScore: d.shadow_score = r.OptionalDouble("shadow_score"); break;
       case kDegraded: d.degraded = r.Bool("degraded"); break;

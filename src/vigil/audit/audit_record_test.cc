@@ -58,6 +58,7 @@ AuditRecord FullRecord() {
   d.policy_version = "p-9";
   d.model_version = "m-2";
   d.model_role = "champion";
+  d.model_backend = "cpu-fallback";
   d.shadow_model_version = "m-3";
   d.shadow_score = 0.75;
   d.degraded = true;
@@ -109,6 +110,7 @@ void ExpectSame(const AuditRecord& a, const AuditRecord& b) {
   EXPECT_EQ(x.policy_version, y.policy_version);
   EXPECT_EQ(x.model_version, y.model_version);
   EXPECT_EQ(x.model_role, y.model_role);
+  EXPECT_EQ(x.model_backend, y.model_backend);
   EXPECT_EQ(x.shadow_model_version, y.shadow_model_version);
   EXPECT_EQ(std::isnan(x.shadow_score), std::isnan(y.shadow_score));
   if (!std::isnan(x.shadow_score)) {

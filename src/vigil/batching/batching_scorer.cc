@@ -32,7 +32,9 @@ struct BatchingScorer::Pending {
   std::vector<double> rows;
   size_t n = 0;
   Priority priority = Priority::kP1;
+  Steady::time_point deadline = Steady::time_point::max();
   std::vector<double> scores;
+  ScoreBackend backend = ScoreBackend::kNone;  // which backend scored its batch
   absl::Status status;
   absl::Notification done;
 };
@@ -121,6 +123,7 @@ absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
   p->priority = context.priority;
   const Steady::time_point now = Steady::now();
   const Steady::time_point deadline = context.deadline.value_or(Steady::time_point::max());
+  p->deadline = deadline;
   {
     absl::MutexLock lock(&mu_);
     ++stats_.calls;
@@ -145,6 +148,7 @@ absl::Status BatchingScorer::Score(absl::Span<const double> rows, size_t n,
   }
   if (!p->status.ok()) return p->status;
   std::copy(p->scores.begin(), p->scores.end(), scores.begin());
+  if (context.backend != nullptr) *context.backend = p->backend;
   return absl::OkStatus();
 }
 
@@ -190,8 +194,15 @@ void BatchingScorer::Run() {
     for (const auto& m : members) rows.insert(rows.end(), m->rows.begin(), m->rows.end());
     scores.assign(total, 0.0);
     if (batch_sizes_ != nullptr) batch_sizes_->Record(static_cast<double>(total));
+    // The batch is as urgent as its class and must be back by its earliest member's deadline
+    // (a backend router spends no longer than that on the GPU).
+    ScoreBackend backend = ScoreBackend::kNone;
     ScoreContext context;
     context.priority = members.front()->priority;
+    context.backend = &backend;
+    Steady::time_point earliest = Steady::time_point::max();
+    for (const auto& m : members) earliest = std::min(earliest, m->deadline);
+    if (earliest != Steady::time_point::max()) context.deadline = earliest;
     const Steady::time_point started = Steady::now();
     const absl::Status status = inner_->Score(absl::MakeConstSpan(rows).subspan(0, total * width),
                                               total, absl::MakeSpan(scores), context);
@@ -201,6 +212,7 @@ void BatchingScorer::Run() {
       if (status.ok()) {
         m->scores.assign(scores.begin() + static_cast<std::ptrdiff_t>(offset),
                          scores.begin() + static_cast<std::ptrdiff_t>(offset + m->n));
+        m->backend = backend;
       }
       offset += m->n;
     }

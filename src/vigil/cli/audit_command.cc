@@ -321,6 +321,7 @@ void PrintRecord(const audit::AuditRecord& r, const audit::Hash& leaf_hash,
                                                   : absl::StrFormat("%.6f", d.score)));
   std::string model = d.model_version.empty() ? "none (rules only)" : d.model_version;
   if (!d.model_role.empty()) absl::StrAppend(&model, " (", d.model_role, ")");
+  if (!d.model_backend.empty()) absl::StrAppend(&model, ", scored on ", d.model_backend);
   if (!d.shadow_model_version.empty()) {
     absl::StrAppend(
         &model, "; shadow ", d.shadow_model_version, " scored ",

@@ -47,6 +47,9 @@ struct Decision {
   // Which deployed model decided: "champion", "challenger" (a canary's share of the traffic),
   // or "" outside a deployment (replay, rules only).
   std::string model_role;
+  // Which backend scored it: "cpu", "gpu", or "cpu-fallback" (the GPU failed or ran late and the
+  // CPU scored instead); "" when no model scored.
+  std::string model_backend;
   // A shadow model scored alongside without deciding; empty version when none.
   std::string shadow_model_version;
   double shadow_score = std::nan("");

@@ -98,6 +98,11 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
     AppendJsonString(d.model_role, out);
     out->push_back(',');
   }
+  if (!d.model_backend.empty()) {
+    Key("model_backend", out);
+    AppendJsonString(d.model_backend, out);
+    out->push_back(',');
+  }
   if (!d.shadow_model_version.empty()) {
     Key("shadow", out);
     out->append("{\"model_version\":");

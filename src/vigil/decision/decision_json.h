@@ -8,8 +8,9 @@
 //
 // Compact, members in this order; "score" is null when no model scored, "degraded_reason" is
 // present only when degraded. The server's decisions also carry "traceparent" (after
-// "trace_id"), "model_role" and, with a shadow model, "shadow":{"model_version","score"} (after
-// "model_version"); each is omitted when empty. Written by hand (no DOM) for the request path.
+// "trace_id"), "model_role", "model_backend" ("cpu", "gpu" or "cpu-fallback") and, with a
+// shadow model, "shadow":{"model_version","score"} (after "model_version"); each is omitted when
+// empty. Written by hand (no DOM) for the request path.
 //
 // Thread safety: pure functions.
 #ifndef VIGIL_DECISION_DECISION_JSON_H_

@@ -43,6 +43,13 @@ TEST(DecisionJson, IsValidJsonWithEveryField) {
   EXPECT_DOUBLE_EQ(j["reasons"][3]["contribution"].get<double>(), 0.41);
   EXPECT_EQ(j["policy_version"], "p1@abc");
   EXPECT_EQ(j["model_version"], "m@def");
+  EXPECT_FALSE(j.contains("model_backend"));  // no backend named: omitted
+  EXPECT_EQ(nlohmann::json::parse(DecisionToJson([] {
+              Decision x = Example();
+              x.model_backend = "cpu-fallback";
+              return x;
+            }()))["model_backend"],
+            "cpu-fallback");
   EXPECT_EQ(j["feature_schema_version"], "vigil.features.v1");
   EXPECT_EQ(j["degraded"], false);
   EXPECT_FALSE(j.contains("degraded_reason"));

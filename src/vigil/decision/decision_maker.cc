@@ -135,9 +135,12 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
   std::vector<double> scores(n, std::nan(""));
   absl::Status scored = absl::OkStatus();
   SteadyClock::duration model_time{0};
+  ScoreBackend backend = ScoreBackend::kNone;
   if (scorer_ != nullptr) {
     const auto start = SteadyClock::now();
-    scored = scorer_->Score(rows, n, absl::MakeSpan(scores), context);
+    ScoreContext with_backend = context;
+    with_backend.backend = &backend;
+    scored = scorer_->Score(rows, n, absl::MakeSpan(scores), with_backend);
     model_time = SteadyClock::now() - start;
     if (absl::IsResourceExhausted(scored)) return scored;
     if (!scored.ok()) std::fill(scores.begin(), scores.end(), std::nan(""));
@@ -167,6 +170,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
     d.score = scores[i];
     if (scorer_ != nullptr) {
       d.model_version = scorer_->model_version();
+      if (scored.ok()) d.model_backend = std::string(ScoreBackendName(backend));
       if (!scored.ok()) {
         d.degraded = true;
         d.degraded_reason = absl::StrCat("rules only: the model failed: ", scored.message());

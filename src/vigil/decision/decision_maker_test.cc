@@ -25,10 +25,11 @@ class FakeScorer final : public Scorer {
   size_t row_width() const override { return 2; }
   using Scorer::Score;
   absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
-                     const ScoreContext&) const override {
+                     const ScoreContext& context) const override {
     ++calls;
     if (fail) return absl::DeadlineExceededError("scorer deadline passed");
     if (overloaded) return absl::ResourceExhaustedError("queue full");
+    if (context.backend != nullptr) *context.backend = backend;
     for (size_t i = 0; i < n; ++i) scores[i] = rows[i * 2 + 1] / 100;
     return absl::OkStatus();
   }
@@ -38,6 +39,7 @@ class FakeScorer final : public Scorer {
   }
   bool fail = false;
   bool overloaded = false;
+  ScoreBackend backend = ScoreBackend::kGpu;  // reported as the backend that scored
   mutable int calls = 0, explains = 0;
 
  private:
@@ -138,6 +140,7 @@ TEST_F(DecisionMakerTest, MostSevereOfActiveRulesAndScoreDecides) {
   for (const Decision& x : d) {
     EXPECT_EQ(x.policy_version.substr(0, 3), "p1@");
     EXPECT_EQ(x.model_version, "fake@1");
+    EXPECT_EQ(x.model_backend, "gpu");  // as the scorer reported
     EXPECT_EQ(x.feature_schema_version, "t.v1");
     EXPECT_FALSE(x.degraded);
   }
@@ -156,6 +159,7 @@ TEST_F(DecisionMakerTest, FailingScorerFallsBackToRulesAndSaysSo) {
     EXPECT_TRUE(x.degraded);
     EXPECT_THAT(x.degraded_reason, HasSubstr("rules only: the model failed: scorer deadline"));
     EXPECT_TRUE(std::isnan(x.score));
+    EXPECT_EQ(x.model_backend, "");  // no backend scored
   }
   EXPECT_EQ(scorer->explains, 0);
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -23,11 +24,20 @@
 
 namespace vigil {
 
+// Which backend scored a call (recorded in the decision): the CPU, the GPU, or the CPU after
+// the GPU failed or ran late (BackendRouter).
+enum class ScoreBackend : uint8_t { kNone, kCpu, kGpu, kCpuFallback };
+// "", "cpu", "gpu", "cpu-fallback".
+std::string_view ScoreBackendName(ScoreBackend b);
+
 // What a scoring call carries besides its rows: how urgent it is and when its answer stops
 // being useful. A direct scorer ignores both; the batcher orders and bounds waiting by them.
 struct ScoreContext {
   Priority priority = Priority::kP1;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // none: no deadline
+  // Out: when given, the scorer that produced the scores writes its backend here (wrappers pass
+  // it through, so the innermost scorer that ran says which it was).
+  ScoreBackend* backend = nullptr;
 };
 
 class Scorer {

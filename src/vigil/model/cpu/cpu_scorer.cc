@@ -22,7 +22,8 @@ absl::StatusOr<std::unique_ptr<CpuScorer>> CpuScorer::Create(
 }
 
 absl::Status CpuScorer::Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
-                              const ScoreContext&) const {
+                              const ScoreContext& context) const {
+  if (context.backend != nullptr) *context.backend = ScoreBackend::kCpu;
   predictor_.MarginsBatch(rows, n, scores);
   for (size_t i = 0; i < n; ++i) predictor_.Transform(scores.subspan(i, 1), scores.subspan(i, 1));
   return absl::OkStatus();

@@ -524,6 +524,7 @@ CudaScorer::Stats CudaScorer::stats() const {
 
 absl::Status CudaScorer::Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
                                const ScoreContext& context) const {
+  if (context.backend != nullptr) *context.backend = ScoreBackend::kGpu;
   return impl_->Run(rows, n, context, [&](size_t first, size_t count, const float* margins) {
     for (size_t i = 0; i < count; ++i) {
       const double margin = margins[i];

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "vigil/model/tree_ensemble.h"
 
 namespace vigil::testing {
@@ -37,7 +38,7 @@ inline TreeEnsemble RandomForest(const RandomForestSpec& spec) {
   m.objective = "binary:logistic";
   m.link = ModelLink::kSigmoid;
   m.base_margin = {static_cast<double>(static_cast<float>(-0.25))};
-  for (int f = 0; f < spec.features; ++f) m.feature_names.push_back("f" + std::to_string(f));
+  for (int f = 0; f < spec.features; ++f) m.feature_names.push_back(absl::StrCat("f", f));
   m.tree_begin = {0};
   for (int t = 0; t < spec.trees; ++t) {
     const auto root = static_cast<int32_t>(m.num_nodes());
