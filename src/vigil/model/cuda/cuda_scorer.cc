@@ -7,6 +7,8 @@
 #include <bit>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -83,11 +85,86 @@ struct PinnedArray {
   }
 };
 
+// A few host threads that gather rows into float32 and turn margins into probabilities for bulk
+// batches in parallel: on one core the host side, not the device, limits a large batch.
+class HostPool {
+ public:
+  explicit HostPool(int threads) {
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+  }
+  ~HostPool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  // fn(begin, end) over [0, n) in pieces of at least min_piece, the caller taking its share;
+  // returns when every piece is done. Callers may overlap: a waiting caller runs queued pieces.
+  void ParallelFor(size_t n, size_t min_piece, const std::function<void(size_t, size_t)>& fn) {
+    const size_t pieces = std::clamp<size_t>(n / std::max<size_t>(min_piece, 1), 1,
+                                             workers_.size() + 1);
+    if (pieces == 1) {
+      fn(0, n);
+      return;
+    }
+    auto left = std::make_shared<std::atomic<size_t>>(pieces - 1);
+    {
+      std::lock_guard lock(mu_);
+      for (size_t p = 1; p < pieces; ++p) {
+        tasks_.push_back([&fn, left, this, begin = n * p / pieces, end = n * (p + 1) / pieces] {
+          fn(begin, end);
+          if (left->fetch_sub(1) == 1) {
+            std::lock_guard done_lock(mu_);
+            done_.notify_all();
+          }
+        });
+      }
+    }
+    wake_.notify_all();
+    fn(0, n / pieces);
+    std::unique_lock lock(mu_);
+    while (left->load() > 0) {
+      if (!tasks_.empty()) {
+        auto task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lock.unlock();
+        task();
+        lock.lock();
+      } else {
+        done_.wait(lock);
+      }
+    }
+  }
+
+ private:
+  void Work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+      if (stop_) return;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
 // The uploaded ForestLayout.
 struct DeviceForest {
   DeviceArray<cuda::ForestNode> nodes;
   DeviceArray<uint32_t> tree_root;
   DeviceArray<uint8_t> tree_depth;
+  DeviceArray<uint32_t> stage_begin;
   DeviceArray<double> path_value;
   DeviceArray<uint32_t> path_element_begin;
   DeviceArray<uint32_t> element_input;
@@ -100,6 +177,7 @@ struct DeviceForest {
     VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
     VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
     VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
+    VIGIL_RETURN_IF_ERROR(stage_begin.Upload(f.stage_begin));
     VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value));
     VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin));
     VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input));
@@ -110,6 +188,9 @@ struct DeviceForest {
     view.tree_root = tree_root.data;
     view.tree_depth = tree_depth.data;
     view.num_trees = static_cast<uint32_t>(f.num_trees());
+    view.num_nodes = static_cast<uint32_t>(f.nodes.size());
+    view.stage_begin = f.stage_begin.empty() ? nullptr : stage_begin.data;
+    view.num_stages = f.stage_begin.empty() ? 0 : static_cast<uint32_t>(f.stage_begin.size() - 1);
     view.num_inputs = f.num_inputs;
     view.base_margin = f.base_margin;
     view.path_value = path_value.data;
@@ -166,6 +247,7 @@ struct CudaScorer::Impl {
   DeviceForest forest;
   std::array<cudaStream_t, 3> streams{};  // by Priority
   std::vector<std::unique_ptr<Slot>> small, bulk;
+  std::unique_ptr<HostPool> pool;
 
   mutable std::mutex mu;
   mutable std::condition_variable freed;
@@ -199,6 +281,13 @@ struct CudaScorer::Impl {
   void Release(Slot* slot, bool abandon) const;
   // Gathers rows [first, first + count) of "rows" (the caller's layout) as float32 inputs.
   void Gather(absl::Span<const double> rows, size_t first, size_t count, float* out) const;
+  // The same on the host pool, for bulk chunks.
+  void GatherParallel(absl::Span<const double> rows, size_t first, size_t count,
+                      float* out) const {
+    pool->ParallelFor(count, 4096, [&](size_t begin, size_t end) {
+      Gather(rows, first + begin, end - begin, out + begin * inputs());
+    });
+  }
   absl::Status Wait(cudaEvent_t event, Steady::time_point until) const;
   // The graph of one small batch of "shape" rows through "slot": copy in, score, copy out.
   absl::StatusOr<cudaGraphExec_t> Capture(Slot& slot, uint32_t shape) const;
@@ -223,6 +312,7 @@ absl::Status CudaScorerOptions::Validate() const {
   if (timeout <= std::chrono::microseconds::zero()) {
     return absl::InvalidArgumentError("cuda.timeout must be positive");
   }
+  if (host_threads < 0) return absl::InvalidArgumentError("cuda.host_threads must not be negative");
   return absl::OkStatus();
 }
 
@@ -287,6 +377,10 @@ absl::Status CudaScorer::Impl::Start() {
     VIGIL_CUDA_RETURN_IF_ERROR(
         cudaStreamCreateWithPriority(&streams[c], cudaStreamNonBlocking, priority[c]));
   }
+  const int threads = options.host_threads > 0
+                          ? options.host_threads
+                          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  pool = std::make_unique<HostPool>(threads - 1);  // the caller is the last
   small.resize(static_cast<size_t>(options.small_slots));
   for (auto& s : small) VIGIL_RETURN_IF_ERROR(MakeSlot(options.small_batch_rows, 1, s));
   bulk.resize(static_cast<size_t>(options.bulk_slots));
@@ -303,10 +397,10 @@ absl::Status CudaScorer::Impl::Start() {
 }
 
 absl::StatusOr<Slot*> CudaScorer::Impl::Acquire(bool small_batch, Steady::time_point until) const {
-  const auto& pool = small_batch ? small : bulk;
+  const auto& slots = small_batch ? small : bulk;
   std::unique_lock lock(mu);
   while (true) {
-    for (const auto& s : pool) {
+    for (const auto& s : slots) {
       if (s->busy) continue;
       if (s->abandoned) {
         if (!s->Idle()) continue;
@@ -322,7 +416,7 @@ absl::StatusOr<Slot*> CudaScorer::Impl::Acquire(bool small_batch, Steady::time_p
     if (Steady::now() >= until) {
       ++stats.busy;
       return absl::ResourceExhaustedError(
-          absl::StrCat("all ", pool.size(), " GPU ", small_batch ? "small-batch" : "bulk",
+          absl::StrCat("all ", slots.size(), " GPU ", small_batch ? "small-batch" : "bulk",
                        " buffers stayed busy until the call's deadline"));
     }
   }
@@ -434,7 +528,7 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
       const size_t h = k % 2;
       if (k >= 2) VIGIL_RETURN_IF_ERROR(collect(k - 2));
       const size_t first = k * chunk, count = std::min(chunk, n - first);
-      Gather(rows, first, count, slot->host_rows[h].data);
+      GatherParallel(rows, first, count, slot->host_rows[h].data);
       VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot->device_rows[h].data, slot->host_rows[h].data,
                                                  count * inputs() * sizeof(float),
                                                  cudaMemcpyHostToDevice, stream));
@@ -526,10 +620,12 @@ absl::Status CudaScorer::Score(absl::Span<const double> rows, size_t n, absl::Sp
                                const ScoreContext& context) const {
   if (context.backend != nullptr) *context.backend = ScoreBackend::kGpu;
   return impl_->Run(rows, n, context, [&](size_t first, size_t count, const float* margins) {
-    for (size_t i = 0; i < count; ++i) {
-      const double margin = margins[i];
-      impl_->predictor.Transform(absl::MakeConstSpan(&margin, 1), scores.subspan(first + i, 1));
-    }
+    impl_->pool->ParallelFor(count, 16384, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const double margin = margins[i];
+        impl_->predictor.Transform(absl::MakeConstSpan(&margin, 1), scores.subspan(first + i, 1));
+      }
+    });
   });
 }
 
@@ -560,7 +656,7 @@ absl::Status CudaScorer::ShapValues(absl::Span<const double> rows, size_t n,
   cudaStream_t stream = m.streams[static_cast<size_t>(Priority::kP2)];
   for (size_t first = 0; first < n; first += m.options.shap_chunk_rows) {
     const size_t count = std::min(m.options.shap_chunk_rows, n - first);
-    m.Gather(rows, first, count, m.shap_host_rows.data);
+    m.GatherParallel(rows, first, count, m.shap_host_rows.data);
     VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(m.shap_device_rows.data, m.shap_host_rows.data,
                                                count * m.inputs() * sizeof(float),
                                                cudaMemcpyHostToDevice, stream));

@@ -64,6 +64,8 @@ struct CudaScorerOptions {
   // Larger batches stream through in chunks of this many rows, two in flight per slot.
   size_t chunk_rows = 65536;
   int bulk_slots = 2;
+  // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
+  int host_threads = 0;
   // Rows per device pass of ShapValues.
   size_t shap_chunk_rows = 16384;
   // The longest a scoring call waits for the device (less when its deadline comes sooner).

@@ -50,7 +50,12 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
   for (int k = 0; k < ILP; ++k) leaf[k] = __ldg(&f.nodes[idx[k]].value);
 }
 
-template <int ILP, bool kStaged>
+// kSync: the block's warps meet every kSyncTrees trees, so that they walk the same trees at the
+// same time and those trees' nodes stay in L1 (unsynchronized warps drift apart and evict each
+// other's trees).
+constexpr uint32_t kSyncTrees = 16;
+
+template <int ILP, bool kStaged, bool kSync>
 __global__ void __launch_bounds__(kRowsBlock)
     PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                       float* __restrict__ margins) {
@@ -61,8 +66,10 @@ __global__ void __launch_bounds__(kRowsBlock)
     StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
     __syncthreads();
   }
-  const uint32_t r = threadIdx.x;
-  if (r >= count) return;
+  // With kSync every thread stays to the end (the barriers need all); a thread past the last
+  // row walks row 0 and writes nothing.
+  const uint32_t r = kSync ? (threadIdx.x < count ? threadIdx.x : 0) : threadIdx.x;
+  if (!kSync && r >= count) return;
   const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
   const auto x = [&](uint32_t input) {
     if constexpr (kStaged) {
@@ -73,6 +80,9 @@ __global__ void __launch_bounds__(kRowsBlock)
   };
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
+    if constexpr (kSync) {
+      if (t % kSyncTrees == 0) __syncthreads();
+    }
     float leaf[ILP];
     WalkTrees<ILP>(f, t, x, leaf);
 #pragma unroll
@@ -80,7 +90,7 @@ __global__ void __launch_bounds__(kRowsBlock)
       if (t + k < f.num_trees) margin += leaf[k];  // tree order: float sums are order-sensitive
     }
   }
-  margins[first + r] = margin;
+  if (threadIdx.x < count) margins[first + threadIdx.x] = margin;
 }
 
 template <int TG, bool kStaged>
@@ -111,19 +121,97 @@ __global__ void __launch_bounds__(kTreesBlock)
   for (uint32_t c = 0; c < f.num_trees; c += kChunk) {
     const uint32_t chunk = min(static_cast<uint32_t>(kChunk), f.num_trees - c);
     if (active) {
-      for (uint32_t k = g; k < chunk; k += TG) {
-        float leaf[1];
-        WalkTrees<1>(f, c + k, x, leaf);
-        leaves[r * kChunk + k] = leaf[0];
+      // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
+      for (uint32_t k = g; k < chunk; k += 4 * TG) {
+        uint32_t idx[4];
+        int depth = 0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
+          idx[j] = __ldg(f.tree_root + c + local);
+          depth = max(depth, static_cast<int>(__ldg(f.tree_depth + c + local)));
+        }
+        for (int d = 0; d < depth; ++d) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[j]);
+            const ForestNode node{__uint_as_float(raw.x), raw.y};
+            idx[j] = StepFrom(idx[j], node, x(NodeInput(node.word)));
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = __ldg(&f.nodes[idx[j]].value);
+        }
       }
     }
     __syncthreads();
     if (active && g == 0) {
-      for (uint32_t k = 0; k < chunk; ++k) margin += leaves[r * kChunk + k];
+      // In tree order, one add after another (float sums are order-sensitive); the loads run
+      // ahead of the adds, 16 at a time.
+      const float* leaf = leaves + r * kChunk;
+      uint32_t k = 0;
+      for (; k + 16 <= chunk; k += 16) {
+        float v[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = leaf[k + j];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) margin += v[j];
+      }
+      for (; k < chunk; ++k) margin += leaf[k];
     }
     __syncthreads();
   }
   if (active && g == 0) margins[first + r] = margin;
+}
+
+constexpr int kSharedBlock = 256;  // rows per block of kRowsShared
+
+// One thread per row; the block copies each stage of trees into shared memory, then walks it
+// there, four trees at a time.
+__global__ void __launch_bounds__(kSharedBlock)
+    PredictSharedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                        float* __restrict__ margins) {
+  __shared__ uint2 stage[ForestLayout::kStageNodes];
+  extern __shared__ float staged[];
+  const uint32_t first = blockIdx.x * kSharedBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kSharedBlock), n - first);
+  StageRows(rows, first, count, f.num_inputs, kSharedBlock, staged);
+  const uint32_t r = threadIdx.x < count ? threadIdx.x : 0;
+  float margin = f.base_margin;
+  for (uint32_t s = 0; s < f.num_stages; ++s) {
+    const uint32_t t_begin = __ldg(f.stage_begin + s), t_end = __ldg(f.stage_begin + s + 1);
+    const uint32_t base = __ldg(f.tree_root + t_begin);
+    const uint32_t end = t_end < f.num_trees ? __ldg(f.tree_root + t_end) : f.num_nodes;
+    __syncthreads();  // the previous stage is walked (and the rows are staged)
+    for (uint32_t k = threadIdx.x; k < end - base; k += kSharedBlock) {
+      stage[k] = __ldg(reinterpret_cast<const uint2*>(f.nodes) + base + k);
+    }
+    __syncthreads();
+    for (uint32_t t = t_begin; t < t_end; t += 4) {
+      uint32_t idx[4];
+      int depth = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t tree = t + j < t_end ? t + j : t;
+        idx[j] = __ldg(f.tree_root + tree) - base;
+        depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
+      }
+      for (int d = 0; d < depth; ++d) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint2 raw = stage[idx[j]];
+          const ForestNode node{__uint_as_float(raw.x), raw.y};
+          idx[j] = StepFrom(idx[j], node, staged[NodeInput(node.word) * kSharedBlock + r]);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (t + j < t_end) margin += __uint_as_float(stage[idx[j]].x);  // tree order
+      }
+    }
+  }
+  if (threadIdx.x < count) margins[first + threadIdx.x] = margin;
 }
 
 template <typename Kernel>
@@ -139,16 +227,16 @@ cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shar
   return cudaGetLastError();
 }
 
-template <int ILP>
+template <int ILP, bool kSync = false>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
                        cudaStream_t stream) {
   const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
   const size_t staged = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
   if (staged <= kMaxStagedBytes) {
-    return Launch(PredictRowsKernel<ILP, true>, blocks, kRowsBlock, staged, stream, f, rows, n,
-                  margins);
+    return Launch(PredictRowsKernel<ILP, true, kSync>, blocks, kRowsBlock, staged, stream, f,
+                  rows, n, margins);
   }
-  return Launch(PredictRowsKernel<ILP, false>, blocks, kRowsBlock, 0, stream, f, rows, n,
+  return Launch(PredictRowsKernel<ILP, false, kSync>, blocks, kRowsBlock, 0, stream, f, rows, n,
                 margins);
 }
 
@@ -291,6 +379,8 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows1: return "rows1";
     case PredictVariant::kRows2: return "rows2";
     case PredictVariant::kRows4: return "rows4";
+    case PredictVariant::kRows4Sync: return "rows4sync";
+    case PredictVariant::kRowsShared: return "rowsshared";
     case PredictVariant::kTrees4: return "trees4";
     case PredictVariant::kTrees16: return "trees16";
     case PredictVariant::kTrees64: return "trees64";
@@ -318,6 +408,15 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows1: return LaunchRows<1>(f, rows, n, margins, stream);
     case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
     case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Sync: return LaunchRows<4, true>(f, rows, n, margins, stream);
+    case PredictVariant::kRowsShared: {
+      const size_t staged = size_t{f.num_inputs} * kSharedBlock * sizeof(float);
+      if (f.num_stages == 0 || staged > kMaxStagedBytes) {
+        return LaunchRows<4>(f, rows, n, margins, stream);
+      }
+      return Launch(PredictSharedKernel, (n + kSharedBlock - 1) / kSharedBlock, kSharedBlock,
+                    staged, stream, f, rows, n, margins);
+    }
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
