@@ -164,7 +164,6 @@ struct DeviceForest {
   DeviceArray<cuda::ForestNode> nodes;
   DeviceArray<uint32_t> tree_root;
   DeviceArray<uint8_t> tree_depth;
-  DeviceArray<uint32_t> stage_begin;
   DeviceArray<double> path_value;
   DeviceArray<uint32_t> path_element_begin;
   DeviceArray<uint32_t> element_input;
@@ -177,7 +176,6 @@ struct DeviceForest {
     VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
     VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
     VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
-    VIGIL_RETURN_IF_ERROR(stage_begin.Upload(f.stage_begin));
     VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value));
     VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin));
     VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input));
@@ -188,9 +186,6 @@ struct DeviceForest {
     view.tree_root = tree_root.data;
     view.tree_depth = tree_depth.data;
     view.num_trees = static_cast<uint32_t>(f.num_trees());
-    view.num_nodes = static_cast<uint32_t>(f.nodes.size());
-    view.stage_begin = f.stage_begin.empty() ? nullptr : stage_begin.data;
-    view.num_stages = f.stage_begin.empty() ? 0 : static_cast<uint32_t>(f.stage_begin.size() - 1);
     view.num_inputs = f.num_inputs;
     view.base_margin = f.base_margin;
     view.path_value = path_value.data;

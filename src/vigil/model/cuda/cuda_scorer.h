@@ -62,7 +62,7 @@ struct CudaScorerOptions {
   size_t small_batch_rows = 1024;
   int small_slots = 8;  // small batches on the device at once
   // Larger batches stream through in chunks of this many rows, two in flight per slot.
-  size_t chunk_rows = 65536;
+  size_t chunk_rows = 262144;
   int bulk_slots = 2;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;

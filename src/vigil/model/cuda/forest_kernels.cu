@@ -55,15 +55,15 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
 // other's trees).
 constexpr uint32_t kSyncTrees = 16;
 
-template <int ILP, bool kStaged, bool kSync>
-__global__ void __launch_bounds__(kRowsBlock)
+template <int ILP, bool kStaged, bool kSync, int kBlock = kRowsBlock>
+__global__ void __launch_bounds__(kBlock)
     PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                       float* __restrict__ margins) {
   extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kRowsBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
+  const uint32_t first = blockIdx.x * kBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
   if constexpr (kStaged) {
-    StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
+    StageRows(rows, first, count, f.num_inputs, kBlock, staged);
     __syncthreads();
   }
   // With kSync every thread stays to the end (the barriers need all); a thread past the last
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kRowsBlock)
   const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
   const auto x = [&](uint32_t input) {
     if constexpr (kStaged) {
-      return staged[input * kRowsBlock + r];
+      return staged[input * kBlock + r];
     } else {
       return __ldg(row + input);
     }
@@ -165,79 +165,35 @@ __global__ void __launch_bounds__(kTreesBlock)
   if (active && g == 0) margins[first + r] = margin;
 }
 
-constexpr int kSharedBlock = 256;  // rows per block of kRowsShared
-
-// One thread per row; the block copies each stage of trees into shared memory, then walks it
-// there, four trees at a time.
-__global__ void __launch_bounds__(kSharedBlock)
-    PredictSharedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
-                        float* __restrict__ margins) {
-  __shared__ uint2 stage[ForestLayout::kStageNodes];
-  extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kSharedBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kSharedBlock), n - first);
-  StageRows(rows, first, count, f.num_inputs, kSharedBlock, staged);
-  const uint32_t r = threadIdx.x < count ? threadIdx.x : 0;
-  float margin = f.base_margin;
-  for (uint32_t s = 0; s < f.num_stages; ++s) {
-    const uint32_t t_begin = __ldg(f.stage_begin + s), t_end = __ldg(f.stage_begin + s + 1);
-    const uint32_t base = __ldg(f.tree_root + t_begin);
-    const uint32_t end = t_end < f.num_trees ? __ldg(f.tree_root + t_end) : f.num_nodes;
-    __syncthreads();  // the previous stage is walked (and the rows are staged)
-    for (uint32_t k = threadIdx.x; k < end - base; k += kSharedBlock) {
-      stage[k] = __ldg(reinterpret_cast<const uint2*>(f.nodes) + base + k);
-    }
-    __syncthreads();
-    for (uint32_t t = t_begin; t < t_end; t += 4) {
-      uint32_t idx[4];
-      int depth = 0;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint32_t tree = t + j < t_end ? t + j : t;
-        idx[j] = __ldg(f.tree_root + tree) - base;
-        depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
-      }
-      for (int d = 0; d < depth; ++d) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const uint2 raw = stage[idx[j]];
-          const ForestNode node{__uint_as_float(raw.x), raw.y};
-          idx[j] = StepFrom(idx[j], node, staged[NodeInput(node.word) * kSharedBlock + r]);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if (t + j < t_end) margin += __uint_as_float(stage[idx[j]].x);  // tree order
-      }
-    }
-  }
-  if (threadIdx.x < count) margins[first + threadIdx.x] = margin;
-}
-
+// carveout: the share of the SM's L1/shared memory to give shared memory, in percent (-1: the
+// driver's choice, which maximizes occupancy and so takes L1 away from the nodes).
 template <typename Kernel>
 cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
                    cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
-                   float* margins) {
+                   float* margins, int carveout = -1) {
   if (shared > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (e != cudaSuccess) return e;
   }
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout);
+  if (e != cudaSuccess) return e;
   kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
   return cudaGetLastError();
 }
 
-template <int ILP, bool kSync = false>
+template <int ILP, bool kSync = false, int kBlock = kRowsBlock>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
-                       cudaStream_t stream) {
-  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
-  const size_t staged = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
+                       cudaStream_t stream, int carveout = -1) {
+  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  const size_t staged = size_t{f.num_inputs} * kBlock * sizeof(float);
   if (staged <= kMaxStagedBytes) {
-    return Launch(PredictRowsKernel<ILP, true, kSync>, blocks, kRowsBlock, staged, stream, f,
-                  rows, n, margins);
+    return Launch(PredictRowsKernel<ILP, true, kSync, kBlock>, blocks, kBlock, staged, stream, f,
+                  rows, n, margins, carveout);
   }
-  return Launch(PredictRowsKernel<ILP, false, kSync>, blocks, kRowsBlock, 0, stream, f, rows, n,
-                margins);
+  return Launch(PredictRowsKernel<ILP, false, kSync, kBlock>, blocks, kBlock, 0, stream, f, rows,
+                n, margins, carveout);
 }
 
 template <int TG>
@@ -380,7 +336,8 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows2: return "rows2";
     case PredictVariant::kRows4: return "rows4";
     case PredictVariant::kRows4Sync: return "rows4sync";
-    case PredictVariant::kRowsShared: return "rowsshared";
+    case PredictVariant::kRows4Sync512: return "rows4sync512";
+    case PredictVariant::kRows4L1: return "rows4l1";
     case PredictVariant::kTrees4: return "trees4";
     case PredictVariant::kTrees16: return "trees16";
     case PredictVariant::kTrees64: return "trees64";
@@ -409,14 +366,9 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
     case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Sync: return LaunchRows<4, true>(f, rows, n, margins, stream);
-    case PredictVariant::kRowsShared: {
-      const size_t staged = size_t{f.num_inputs} * kSharedBlock * sizeof(float);
-      if (f.num_stages == 0 || staged > kMaxStagedBytes) {
-        return LaunchRows<4>(f, rows, n, margins, stream);
-      }
-      return Launch(PredictSharedKernel, (n + kSharedBlock - 1) / kSharedBlock, kSharedBlock,
-                    staged, stream, f, rows, n, margins);
-    }
+    case PredictVariant::kRows4Sync512:
+      return LaunchRows<4, true, 512>(f, rows, n, margins, stream, 50);
+    case PredictVariant::kRows4L1: return LaunchRows<4>(f, rows, n, margins, stream, 25);
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);

@@ -24,10 +24,7 @@ struct ForestView {
   const uint32_t* tree_root = nullptr;
   const uint8_t* tree_depth = nullptr;
   uint32_t num_trees = 0;
-  uint32_t num_nodes = 0;
   uint32_t num_inputs = 0;
-  const uint32_t* stage_begin = nullptr;  // ForestLayout::stage_begin; null: no stages
-  uint32_t num_stages = 0;
   float base_margin = 0;
 
   const double* path_value = nullptr;
@@ -43,15 +40,16 @@ struct ForestView {
 // order, N trees at a time (independent walks overlap). kTreesN: N threads per row, each
 // walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Sync: kRows4 with
-// the block's warps meeting every 16 trees, so that they share those trees' nodes in L1.
-// kRowsShared: one thread per row, the trees copied stage by stage into shared memory and
-// walked from there (models whose trees fit a stage; else kRows4).
+// the block's warps meeting every 16 trees, so that they share those trees' nodes in L1;
+// kRows4Sync512 the same with 512-row blocks and half of L1 kept as cache; kRows4L1: kRows4
+// with three quarters of L1 kept as cache (fewer blocks resident, more nodes cached).
 enum class PredictVariant : int {
-  kRows1, kRows2, kRows4, kRows4Sync, kRowsShared, kTrees4, kTrees16, kTrees64, kTrees256,
+  kRows1, kRows2, kRows4, kRows4Sync, kRows4Sync512, kRows4L1, kTrees4, kTrees16, kTrees64,
+  kTrees256,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
-    PredictVariant::kRows4Sync, PredictVariant::kRowsShared,
+    PredictVariant::kRows4Sync, PredictVariant::kRows4Sync512, PredictVariant::kRows4L1,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256};
 const char* PredictVariantName(PredictVariant v);

@@ -174,25 +174,6 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
     }
   }
 
-  // Stages for the shared-memory kernel: consecutive trees while their nodes fit.
-  f.stage_begin = {0};
-  uint32_t stage_nodes = 0;
-  for (size_t t = 0; t < f.num_trees(); ++t) {
-    const uint32_t end = t + 1 < f.num_trees() ? f.tree_root[t + 1]
-                                               : static_cast<uint32_t>(f.nodes.size());
-    const uint32_t size = end - f.tree_root[t];
-    if (size > kStageNodes) {
-      f.stage_begin.clear();
-      break;
-    }
-    if (stage_nodes + size > kStageNodes) {
-      f.stage_begin.push_back(static_cast<uint32_t>(t));
-      stage_nodes = 0;
-    }
-    stage_nodes += size;
-  }
-  if (!f.stage_begin.empty()) f.stage_begin.push_back(static_cast<uint32_t>(f.num_trees()));
-
   // Flattened, grouped by quadrature width (stable: tree order within a group).
   std::vector<std::vector<uint32_t>> by_group(kShapWidths.size());
   for (size_t p = 0; p < paths.size(); ++p) {

@@ -44,11 +44,6 @@ struct ForestLayout {
   std::vector<ForestNode> nodes;
   std::vector<uint32_t> tree_root;  // per tree: its root's index in nodes
   std::vector<uint8_t> tree_depth;  // per tree: steps from the root to its deepest leaf
-  // Trees grouped into stages of at most kStageNodes nodes, for the kernel that copies a stage
-  // into shared memory: stage s holds trees [stage_begin[s], stage_begin[s + 1]). Empty when a
-  // tree alone is larger (that kernel is then not used).
-  static constexpr uint32_t kStageNodes = 4096;  // 32 KiB
-  std::vector<uint32_t> stage_begin;
 
   // Paths, grouped by quadrature width: group g (width kShapWidths[g]) holds paths
   // [group_begin[g], group_begin[g + 1]).

@@ -121,20 +121,6 @@ TEST(ForestLayout, TheDemoModelMatchesTheCpuBackend) {
   ExpectLayoutMatchesCpu(model, rows, 200);
 }
 
-TEST(ForestLayout, StagesHoldWholeTreesWithinTheirBudget) {
-  vigil::testing::RandomForestSpec spec;
-  spec.depth = 8;  // 511 nodes a tree: 8 trees a stage
-  spec.trees = 20;
-  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
-  ASSERT_OK(layout);
-  EXPECT_EQ(layout->stage_begin, (std::vector<uint32_t>{0, 8, 16, 20}));
-  spec.depth = 12;  // 8191 nodes: no tree fits a stage
-  spec.trees = 2;
-  layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
-  ASSERT_OK(layout);
-  EXPECT_TRUE(layout->stage_begin.empty());
-}
-
 TEST(ForestLayout, PathsAreGroupedByQuadratureWidth) {
   vigil::testing::RandomForestSpec spec;
   spec.depth = 12;
