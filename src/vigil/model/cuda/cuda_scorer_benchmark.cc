@@ -10,6 +10,9 @@
 //                       host-to-device bandwidth over the time taken (1 = the copy floor)
 //   e2e_margins/M/N     the same, float32 margins out (no host-side sigmoid)
 //   latency/M/P         one-row Score calls of class P, back to back: p50/p99 in microseconds
+//                       (an otherwise idle GPU: it may sit at its idle clock between calls)
+//   latency_loaded/M/P0 the same while another thread keeps the GPU busy with P2 batches of
+//                       65,536 rows (the serving case: P0 on the highest-priority stream)
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
@@ -18,6 +21,7 @@
 // Run by scripts/gpu-check on a GPU host. Without a device only the CPU rows run. Under
 // VIGIL_BENCH_SMOKE (ctest) the sizes shrink to a quick pass.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -312,8 +316,24 @@ void BM_EndToEnd(benchmark::State& state, size_t model, size_t n, bool margins_o
       benchmark::Counter(floor_s, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Latency(benchmark::State& state, size_t model, Priority priority) {
+void BM_Latency(benchmark::State& state, size_t model, Priority priority, bool loaded) {
   BenchModel& b = *Models()[model];
+  // The load: P2 batches back to back on another thread until the measurement ends.
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> load_batches{0};
+  std::thread load;
+  if (loaded) {
+    load = std::thread([&] {
+      const size_t n = std::min<size_t>(65536, MaxRows());
+      std::vector<float> margins(n);
+      ScoreContext bulk;
+      bulk.priority = Priority::kP2;
+      while (!stop.load()) {
+        if (b.gpu->Margins(b.rows, n, absl::MakeSpan(margins), bulk).ok()) ++load_batches;
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the load is running
+  }
   ScoreContext context;
   context.priority = priority;
   std::vector<double> times;
@@ -330,6 +350,11 @@ void BM_Latency(benchmark::State& state, size_t model, Priority priority) {
       return;
     }
     row = (row + 1) % 4096;
+  }
+  if (loaded) {
+    stop = true;
+    load.join();
+    state.counters["load_batches"] = static_cast<double>(load_batches.load());
   }
   std::sort(times.begin(), times.end());
   state.counters["p50_us"] = times[times.size() / 2];
@@ -397,9 +422,12 @@ void RegisterGpu() {
     }
     for (Priority p : {Priority::kP0, Priority::kP2}) {
       benchmark::RegisterBenchmark(absl::StrCat("latency/", b.name, "/", PriorityName(p)).c_str(),
-                                   BM_Latency, k, p)
+                                   BM_Latency, k, p, false)
           ->Iterations(smoke ? 10 : 20000);
     }
+    benchmark::RegisterBenchmark(absl::StrCat("latency_loaded/", b.name, "/P0").c_str(),
+                                 BM_Latency, k, Priority::kP0, true)
+        ->Iterations(smoke ? 10 : 20000);
     for (size_t n : smoke ? std::vector<size_t>{64} : std::vector<size_t>{1024, 16384, 65536}) {
       benchmark::RegisterBenchmark(absl::StrCat("shap_gpu/", b.name, "/", n).c_str(), BM_ShapGpu, k, n)
           ->UseRealTime();
