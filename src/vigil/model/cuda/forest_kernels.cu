@@ -167,6 +167,72 @@ __global__ void __launch_bounds__(kTreesBlock)
 
 // carveout: the share of the SM's L1/shared memory to give shared memory, in percent (-1: the
 // driver's choice, which maximizes occupancy and so takes L1 away from the nodes).
+constexpr int kCompactBlock = 128;
+
+// One thread per row over the compact form: the block turns its rows into bins (binary search
+// of each input's thresholds), feature-major in shared memory, then each thread walks the trees
+// four at a time, summing in tree order.
+__global__ void __launch_bounds__(kCompactBlock)
+    PredictCompactKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                         float* __restrict__ margins) {
+  extern __shared__ uint16_t bins[];
+  const uint32_t first = blockIdx.x * kCompactBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kCompactBlock), n - first);
+  const uint32_t inputs = f.num_inputs;
+  for (uint32_t k = threadIdx.x; k < count * inputs; k += kCompactBlock) {
+    const uint32_t r = k / inputs, input = k - r * inputs;
+    const float x = rows[static_cast<size_t>(first) * inputs + k];
+    uint32_t bin = kBinMissing;
+    if (x == x) {
+      uint32_t lo = __ldg(f.cut_begin + input), hi = __ldg(f.cut_begin + input + 1);
+      const uint32_t base = lo;
+      while (lo < hi) {  // the first cut above x
+        const uint32_t mid = (lo + hi) / 2;
+        if (__ldg(f.cuts + mid) <= x) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      bin = lo - base;
+    }
+    bins[input * kCompactBlock + r] = static_cast<uint16_t>(bin);
+  }
+  __syncthreads();
+  const uint32_t r = threadIdx.x;
+  if (r >= count) return;
+  float margin = f.base_margin;
+  for (uint32_t t = 0; t < f.num_trees; t += 4) {
+    uint32_t idx[4], node_base[4];
+    int depth[4], deepest = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t tree = t + j < f.num_trees ? t + j : t;
+      idx[j] = 0;
+      node_base[j] = __ldg(f.compact_node_begin + tree);
+      depth[j] = __ldg(f.tree_depth + tree);
+      deepest = max(deepest, depth[j]);
+    }
+    for (int d = 0; d < deepest; ++d) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (d < depth[j]) {
+          const uint32_t word = __ldg(f.compact_nodes + node_base[j] + idx[j]);
+          idx[j] = CompactStep(idx[j], word, bins[CompactInput(word) * kCompactBlock + r]);
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (t + j < f.num_trees) {
+        const uint32_t leaf = idx[j] - ((1u << depth[j]) - 1);
+        margin += __ldg(f.compact_leaves + __ldg(f.compact_leaf_begin + t + j) + leaf);
+      }
+    }
+  }
+  margins[first + r] = margin;
+}
+
 template <typename Kernel>
 cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
                    cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
@@ -338,6 +404,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Sync: return "rows4sync";
     case PredictVariant::kRows4Sync512: return "rows4sync512";
     case PredictVariant::kRows4L1: return "rows4l1";
+    case PredictVariant::kCompact4: return "compact4";
     case PredictVariant::kTrees4: return "trees4";
     case PredictVariant::kTrees16: return "trees16";
     case PredictVariant::kTrees64: return "trees64";
@@ -369,6 +436,14 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows4Sync512:
       return LaunchRows<4, true, 512>(f, rows, n, margins, stream, 50);
     case PredictVariant::kRows4L1: return LaunchRows<4>(f, rows, n, margins, stream, 25);
+    case PredictVariant::kCompact4: {
+      const size_t staged = size_t{f.num_inputs} * kCompactBlock * sizeof(uint16_t);
+      if (f.compact_nodes == nullptr || staged > kMaxStagedBytes) {
+        return LaunchRows<4>(f, rows, n, margins, stream);
+      }
+      return Launch(PredictCompactKernel, (n + kCompactBlock - 1) / kCompactBlock, kCompactBlock,
+                    staged, stream, f, rows, n, margins);
+    }
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);

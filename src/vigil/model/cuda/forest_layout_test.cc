@@ -48,6 +48,9 @@ void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
     const std::vector<float> x = ToFloat(row);
     const float got = layout->Margin(x.data());
     ASSERT_EQ(static_cast<double>(got), want[i]) << "row " << i;  // the same bits
+    if (layout->has_compact()) {
+      ASSERT_EQ(static_cast<double>(layout->CompactMargin(x.data())), want[i]) << "row " << i;
+    }
     explainer->Explain(row, absl::MakeSpan(shap_want));
     layout->ShapValues(x.data(), absl::MakeSpan(shap_got));
     double sum = 0;
@@ -119,6 +122,44 @@ TEST(ForestLayout, TheDemoModelMatchesTheCpuBackend) {
   const size_t width = model->feature_names.size();
   const std::vector<double> rows = vigil::testing::ThresholdRows(*model, 200, width, 0.05, 3);
   ExpectLayoutMatchesCpu(model, rows, 200);
+}
+
+TEST(ForestLayout, BinsDecideAsFloat32ComparisonsDo) {
+  vigil::testing::RandomForestSpec spec;
+  spec.depth = 5;
+  spec.trees = 30;
+  spec.features = 4;
+  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
+  ASSERT_OK(layout);
+  ASSERT_TRUE(layout->has_compact());
+  for (uint32_t input = 0; input < 4; ++input) {
+    const uint32_t begin = layout->cut_begin[input], end = layout->cut_begin[input + 1];
+    ASSERT_GT(end, begin);
+    for (uint32_t k = begin; k < end; ++k) {
+      const float cut = layout->cuts[k];
+      const uint32_t rank = k - begin;
+      // x < cut exactly when bin(x) <= rank, at the cut and one float32 either side of it.
+      for (float x : {cut, std::nextafter(cut, -2.0f), std::nextafter(cut, 2.0f), -0.0f, 0.0f}) {
+        EXPECT_EQ(x < cut, layout->Bin(input, x) <= rank) << "x " << x << " cut " << cut;
+      }
+    }
+    EXPECT_EQ(layout->Bin(input, std::nanf("")), kBinMissing);
+  }
+}
+
+TEST(ForestLayout, DeepTreesHaveNoCompactForm) {
+  vigil::testing::RandomForestSpec spec;
+  spec.depth = 13;
+  spec.trees = 2;
+  spec.early_leaf = 0.15;
+  auto model = vigil::testing::RandomForest(spec);
+  auto layout = ForestLayout::Build(model);
+  ASSERT_OK(layout);
+  ASSERT_GT(layout->max_depth(), ForestLayout::kMaxCompactDepth);
+  EXPECT_FALSE(layout->has_compact());
+  // Still scored by the breadth-first nodes.
+  const std::vector<double> rows = vigil::testing::RandomRows(model, 20, 32, 0.1, 0.1, 5);
+  ExpectLayoutMatchesCpu(std::make_shared<const TreeEnsemble>(model), rows, 20);
 }
 
 TEST(ForestLayout, PathsAreGroupedByQuadratureWidth) {

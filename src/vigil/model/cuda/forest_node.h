@@ -50,6 +50,22 @@ VIGIL_HOST_DEVICE uint32_t StepFrom(uint32_t i, ForestNode node, float x) {
   return i + (node.word & 0xFFFFu) + (GoesRight(x, node.value, node.word) ? 1u : 0u);
 }
 
+// The compact form (ForestLayout's compact_*): each tree a complete binary tree of its own depth
+// with implicit children (2i + 1 left, 2i + 2 right) and 4-byte internal nodes: the rank of the
+// threshold among its input's distinct thresholds (bits 0-15), the input (bits 16-29) and the
+// default side (bit 30). A row's value x of an input is first turned into its bin, the number of
+// that input's thresholds <= x (kBinMissing for NaN), so that x < threshold exactly when
+// bin <= rank: the float32 decision, made with 16-bit integers.
+inline constexpr uint32_t kBinMissing = 0xFFFF;
+inline constexpr uint32_t kMaxRank = kBinMissing - 1;
+
+VIGIL_HOST_DEVICE uint32_t CompactInput(uint32_t word) { return (word >> kInputShift) & kInputMask; }
+
+VIGIL_HOST_DEVICE uint32_t CompactStep(uint32_t i, uint32_t word, uint32_t bin) {
+  const bool right = bin == kBinMissing ? (word & kDefaultLeftBit) == 0 : bin > (word & 0xFFFFu);
+  return 2 * i + 1 + (right ? 1u : 0u);
+}
+
 // One edge of a root-to-leaf path, for TreeSHAP: its parent's split and which side it is.
 struct ShapEdge {
   float threshold;
