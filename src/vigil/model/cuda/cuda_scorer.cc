@@ -164,9 +164,6 @@ struct DeviceForest {
   DeviceArray<cuda::ForestNode> nodes;
   DeviceArray<uint32_t> tree_root;
   DeviceArray<uint8_t> tree_depth;
-  DeviceArray<float> cuts;
-  DeviceArray<uint32_t> cut_begin, compact_nodes, compact_node_begin, compact_leaf_begin;
-  DeviceArray<float> compact_leaves;
   DeviceArray<double> path_value;
   DeviceArray<uint32_t> path_element_begin;
   DeviceArray<uint32_t> element_input;
@@ -179,20 +176,6 @@ struct DeviceForest {
     VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
     VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
     VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
-    if (f.has_compact()) {
-      VIGIL_RETURN_IF_ERROR(cuts.Upload(f.cuts));
-      VIGIL_RETURN_IF_ERROR(cut_begin.Upload(f.cut_begin));
-      VIGIL_RETURN_IF_ERROR(compact_nodes.Upload(f.compact_nodes));
-      VIGIL_RETURN_IF_ERROR(compact_leaves.Upload(f.compact_leaves));
-      VIGIL_RETURN_IF_ERROR(compact_node_begin.Upload(f.compact_node_begin));
-      VIGIL_RETURN_IF_ERROR(compact_leaf_begin.Upload(f.compact_leaf_begin));
-      view.cuts = cuts.data;
-      view.cut_begin = cut_begin.data;
-      view.compact_nodes = compact_nodes.data;
-      view.compact_leaves = compact_leaves.data;
-      view.compact_node_begin = compact_node_begin.data;
-      view.compact_leaf_begin = compact_leaf_begin.data;
-    }
     VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value));
     VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin));
     VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input));

@@ -25,6 +25,24 @@ __device__ __forceinline__ void StageRows(const float* __restrict__ rows, uint32
   }
 }
 
+// The same, expanded (forest_node.h): slots 2f and 2f + 1 of each input, and the -inf slot, at
+// e[slot * stride + r] for rows r < stride.
+__device__ __forceinline__ void StageExpanded(const float* __restrict__ rows, uint32_t first,
+                                              uint32_t count, uint32_t inputs, uint32_t stride,
+                                              float* e) {
+  const uint32_t total = count * inputs;
+  for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
+    const uint32_t r = k / inputs, f = k - r * inputs;
+    const float x = rows[static_cast<size_t>(first) * inputs + k];
+    const bool missing = x != x;
+    e[(2 * f) * stride + r] = missing ? -__builtin_huge_valf() : x;
+    e[(2 * f + 1) * stride + r] = missing ? __builtin_huge_valf() : x;
+  }
+  for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) {
+    e[(2 * inputs) * stride + r] = -__builtin_huge_valf();
+  }
+}
+
 // Walks ILP trees [t, t + ILP) of one row together; returns their leaf values in tree order
 // through "leaf". x(f) reads input f of the row.
 template <int ILP, typename Input>
@@ -43,7 +61,7 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
     for (int k = 0; k < ILP; ++k) {
       const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[k]);
       const ForestNode node{__uint_as_float(raw.x), raw.y};
-      idx[k] = StepFrom(idx[k], node, x(NodeInput(node.word)));
+      idx[k] = StepFrom(idx[k], node, x(NodeSlot(node.word)));
     }
   }
 #pragma unroll
@@ -63,7 +81,7 @@ __global__ void __launch_bounds__(kBlock)
   const uint32_t first = blockIdx.x * kBlock;
   const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
   if constexpr (kStaged) {
-    StageRows(rows, first, count, f.num_inputs, kBlock, staged);
+    StageExpanded(rows, first, count, f.num_inputs, kBlock, staged);
     __syncthreads();
   }
   // With kSync every thread stays to the end (the barriers need all); a thread past the last
@@ -71,11 +89,11 @@ __global__ void __launch_bounds__(kBlock)
   const uint32_t r = kSync ? (threadIdx.x < count ? threadIdx.x : 0) : threadIdx.x;
   if (!kSync && r >= count) return;
   const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
-  const auto x = [&](uint32_t input) {
+  const auto x = [&](uint32_t slot) {
     if constexpr (kStaged) {
-      return staged[input * kBlock + r];
+      return staged[slot * kBlock + r];
     } else {
-      return __ldg(row + input);
+      return ExpandedSlot(row, f.num_inputs, slot);
     }
   };
   float margin = f.base_margin;
@@ -104,17 +122,17 @@ __global__ void __launch_bounds__(kTreesBlock)
   const uint32_t first = blockIdx.x * kRows;
   const uint32_t count = min(static_cast<uint32_t>(kRows), n - first);
   if constexpr (kStaged) {
-    StageRows(rows, first, count, f.num_inputs, kRows, staged);
+    StageExpanded(rows, first, count, f.num_inputs, kRows, staged);
     __syncthreads();
   }
   const uint32_t r = threadIdx.x / TG, g = threadIdx.x % TG;
   const bool active = r < count;
   const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
-  const auto x = [&](uint32_t input) {
+  const auto x = [&](uint32_t slot) {
     if constexpr (kStaged) {
-      return staged[input * kRows + r];
+      return staged[slot * kRows + r];
     } else {
-      return __ldg(row + input);
+      return ExpandedSlot(row, f.num_inputs, slot);
     }
   };
   float margin = f.base_margin;
@@ -136,7 +154,7 @@ __global__ void __launch_bounds__(kTreesBlock)
           for (int j = 0; j < 4; ++j) {
             const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[j]);
             const ForestNode node{__uint_as_float(raw.x), raw.y};
-            idx[j] = StepFrom(idx[j], node, x(NodeInput(node.word)));
+            idx[j] = StepFrom(idx[j], node, x(NodeSlot(node.word)));
           }
         }
 #pragma unroll
@@ -165,101 +183,30 @@ __global__ void __launch_bounds__(kTreesBlock)
   if (active && g == 0) margins[first + r] = margin;
 }
 
-// carveout: the share of the SM's L1/shared memory to give shared memory, in percent (-1: the
-// driver's choice, which maximizes occupancy and so takes L1 away from the nodes).
-constexpr int kCompactBlock = 128;
-
-// One thread per row over the compact form: the block turns its rows into bins (binary search
-// of each input's thresholds), feature-major in shared memory, then each thread walks the trees
-// four at a time, summing in tree order.
-__global__ void __launch_bounds__(kCompactBlock)
-    PredictCompactKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
-                         float* __restrict__ margins) {
-  extern __shared__ uint16_t bins[];
-  const uint32_t first = blockIdx.x * kCompactBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kCompactBlock), n - first);
-  const uint32_t inputs = f.num_inputs;
-  for (uint32_t k = threadIdx.x; k < count * inputs; k += kCompactBlock) {
-    const uint32_t r = k / inputs, input = k - r * inputs;
-    const float x = rows[static_cast<size_t>(first) * inputs + k];
-    uint32_t bin = kBinMissing;
-    if (x == x) {
-      uint32_t lo = __ldg(f.cut_begin + input), hi = __ldg(f.cut_begin + input + 1);
-      const uint32_t base = lo;
-      while (lo < hi) {  // the first cut above x
-        const uint32_t mid = (lo + hi) / 2;
-        if (__ldg(f.cuts + mid) <= x) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      bin = lo - base;
-    }
-    bins[input * kCompactBlock + r] = static_cast<uint16_t>(bin);
-  }
-  __syncthreads();
-  const uint32_t r = threadIdx.x;
-  if (r >= count) return;
-  float margin = f.base_margin;
-  for (uint32_t t = 0; t < f.num_trees; t += 4) {
-    uint32_t idx[4], node_base[4];
-    int depth[4], deepest = 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint32_t tree = t + j < f.num_trees ? t + j : t;
-      idx[j] = 0;
-      node_base[j] = __ldg(f.compact_node_begin + tree);
-      depth[j] = __ldg(f.tree_depth + tree);
-      deepest = max(deepest, depth[j]);
-    }
-    for (int d = 0; d < deepest; ++d) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if (d < depth[j]) {
-          const uint32_t word = __ldg(f.compact_nodes + node_base[j] + idx[j]);
-          idx[j] = CompactStep(idx[j], word, bins[CompactInput(word) * kCompactBlock + r]);
-        }
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      if (t + j < f.num_trees) {
-        const uint32_t leaf = idx[j] - ((1u << depth[j]) - 1);
-        margin += __ldg(f.compact_leaves + __ldg(f.compact_leaf_begin + t + j) + leaf);
-      }
-    }
-  }
-  margins[first + r] = margin;
-}
-
 template <typename Kernel>
 cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
                    cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
-                   float* margins, int carveout = -1) {
+                   float* margins) {
   if (shared > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (e != cudaSuccess) return e;
   }
-  const cudaError_t e =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout);
-  if (e != cudaSuccess) return e;
   kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
   return cudaGetLastError();
 }
 
 template <int ILP, bool kSync = false, int kBlock = kRowsBlock>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
-                       cudaStream_t stream, int carveout = -1) {
+                       cudaStream_t stream) {
   const uint32_t blocks = (n + kBlock - 1) / kBlock;
-  const size_t staged = size_t{f.num_inputs} * kBlock * sizeof(float);
+  const size_t staged = (2 * size_t{f.num_inputs} + 1) * kBlock * sizeof(float);
   if (staged <= kMaxStagedBytes) {
     return Launch(PredictRowsKernel<ILP, true, kSync, kBlock>, blocks, kBlock, staged, stream, f,
-                  rows, n, margins, carveout);
+                  rows, n, margins);
   }
   return Launch(PredictRowsKernel<ILP, false, kSync, kBlock>, blocks, kBlock, 0, stream, f, rows,
-                n, margins, carveout);
+                n, margins);
 }
 
 template <int TG>
@@ -267,7 +214,7 @@ cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, floa
                         cudaStream_t stream) {
   constexpr uint32_t kRows = kTreesBlock / TG;
   const uint32_t blocks = (n + kRows - 1) / kRows;
-  const size_t staged = size_t{f.num_inputs} * kRows * sizeof(float);
+  const size_t staged = (2 * size_t{f.num_inputs} + 1) * kRows * sizeof(float);
   if (staged <= kMaxStagedBytes) {
     return Launch(PredictTreesKernel<TG, true>, blocks, kTreesBlock, staged, stream, f, rows, n,
                   margins);
@@ -402,9 +349,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows2: return "rows2";
     case PredictVariant::kRows4: return "rows4";
     case PredictVariant::kRows4Sync: return "rows4sync";
-    case PredictVariant::kRows4Sync512: return "rows4sync512";
-    case PredictVariant::kRows4L1: return "rows4l1";
-    case PredictVariant::kCompact4: return "compact4";
+
     case PredictVariant::kTrees4: return "trees4";
     case PredictVariant::kTrees16: return "trees16";
     case PredictVariant::kTrees64: return "trees64";
@@ -433,17 +378,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
     case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Sync: return LaunchRows<4, true>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Sync512:
-      return LaunchRows<4, true, 512>(f, rows, n, margins, stream, 50);
-    case PredictVariant::kRows4L1: return LaunchRows<4>(f, rows, n, margins, stream, 25);
-    case PredictVariant::kCompact4: {
-      const size_t staged = size_t{f.num_inputs} * kCompactBlock * sizeof(uint16_t);
-      if (f.compact_nodes == nullptr || staged > kMaxStagedBytes) {
-        return LaunchRows<4>(f, rows, n, margins, stream);
-      }
-      return Launch(PredictCompactKernel, (n + kCompactBlock - 1) / kCompactBlock, kCompactBlock,
-                    staged, stream, f, rows, n, margins);
-    }
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);

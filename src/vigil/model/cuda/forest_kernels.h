@@ -27,14 +27,6 @@ struct ForestView {
   uint32_t num_inputs = 0;
   float base_margin = 0;
 
-  // The compact form (ForestLayout::compact_*); compact_nodes is null when the model has none.
-  const float* cuts = nullptr;
-  const uint32_t* cut_begin = nullptr;
-  const uint32_t* compact_nodes = nullptr;
-  const float* compact_leaves = nullptr;
-  const uint32_t* compact_node_begin = nullptr;
-  const uint32_t* compact_leaf_begin = nullptr;
-
   const double* path_value = nullptr;
   const uint32_t* path_element_begin = nullptr;
   const uint32_t* element_input = nullptr;
@@ -48,20 +40,15 @@ struct ForestView {
 // order, N trees at a time (independent walks overlap). kTreesN: N threads per row, each
 // walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Sync: kRows4 with
-// the block's warps meeting every 16 trees, so that they share those trees' nodes in L1;
-// kRows4Sync512 the same with 512-row blocks and half of L1 kept as cache; kRows4L1: kRows4
-// with three quarters of L1 kept as cache (fewer blocks resident, more nodes cached).
-// kCompact4: kRows4 over the compact form (4-byte nodes, rows as 16-bit bins): half the bytes
-// per step; models without a compact form fall back to kRows4.
+// the block's warps meeting every 16 trees, so that they share those trees' nodes in L1.
 enum class PredictVariant : int {
-  kRows1, kRows2, kRows4, kRows4Sync, kRows4Sync512, kRows4L1, kTrees4, kTrees16, kTrees64,
-  kTrees256, kCompact4,
+  kRows1, kRows2, kRows4, kRows4Sync, kTrees4, kTrees16, kTrees64, kTrees256,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
-    PredictVariant::kRows4Sync, PredictVariant::kRows4Sync512, PredictVariant::kRows4L1,
+    PredictVariant::kRows4Sync,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
-    PredictVariant::kTrees256, PredictVariant::kCompact4};
+    PredictVariant::kTrees256};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

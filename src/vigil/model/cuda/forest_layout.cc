@@ -52,86 +52,7 @@ Path MergePath(const std::vector<PathEdge>& edges, double value) {
   return p;
 }
 
-// Fills tree t's compact arrays below position i (level "level" of "depth"): model node u, or,
-// below a leaf, that leaf again.
-void PlaceCompact(const TreeEnsemble& m, const ForestLayout& f, size_t u, uint32_t i, int level,
-                  int depth, uint32_t* nodes, float* leaves) {
-  const uint32_t internal = (1u << depth) - 1;
-  if (level == depth) {
-    leaves[i - internal] = static_cast<float>(m.value[u]);
-    return;
-  }
-  uint32_t word = 0;  // below a leaf: any split, both sides lead to the leaf
-  size_t left = u, right = u;
-  if (!m.is_leaf(u)) {
-    const auto input = static_cast<uint32_t>(m.feature[u]);
-    const float* begin = f.cuts.data() + f.cut_begin[input];
-    const float* end = f.cuts.data() + f.cut_begin[input + 1];
-    const auto rank = static_cast<uint32_t>(
-        std::lower_bound(begin, end, static_cast<float>(m.threshold[u])) - begin);
-    word = rank | (input << kInputShift) | (m.default_left[u] ? kDefaultLeftBit : 0u);
-    left = static_cast<size_t>(m.left[u]);
-    right = static_cast<size_t>(m.right[u]);
-  }
-  nodes[i] = word;
-  PlaceCompact(m, f, left, 2 * i + 1, level + 1, depth, nodes, leaves);
-  PlaceCompact(m, f, right, 2 * i + 2, level + 1, depth, nodes, leaves);
-}
-
-void BuildCompact(const TreeEnsemble& m, ForestLayout& f) {
-  if (f.max_depth() > ForestLayout::kMaxCompactDepth) return;
-  std::vector<std::vector<float>> cuts(f.num_inputs);
-  for (size_t u = 0; u < m.num_nodes(); ++u) {
-    if (!m.is_leaf(u)) {
-      cuts[static_cast<size_t>(m.feature[u])].push_back(static_cast<float>(m.threshold[u]));
-    }
-  }
-  f.cut_begin.push_back(0);
-  for (auto& c : cuts) {
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    if (c.size() > kMaxRank) {
-      f.cuts.clear();
-      f.cut_begin.clear();
-      return;
-    }
-    f.cuts.insert(f.cuts.end(), c.begin(), c.end());
-    f.cut_begin.push_back(static_cast<uint32_t>(f.cuts.size()));
-  }
-  for (size_t t = 0; t < m.num_trees(); ++t) {
-    const int depth = f.tree_depth[t];
-    f.compact_node_begin.push_back(static_cast<uint32_t>(f.compact_nodes.size()));
-    f.compact_leaf_begin.push_back(static_cast<uint32_t>(f.compact_leaves.size()));
-    f.compact_nodes.resize(f.compact_nodes.size() + (1u << depth) - 1);
-    f.compact_leaves.resize(f.compact_leaves.size() + (1u << depth));
-    PlaceCompact(m, f, m.tree_begin[t], 0, 0, depth,
-                 f.compact_nodes.data() + f.compact_node_begin.back(),
-                 f.compact_leaves.data() + f.compact_leaf_begin.back());
-  }
-}
-
 }  // namespace
-
-uint32_t ForestLayout::Bin(uint32_t input, float x) const {
-  if (x != x) return kBinMissing;
-  const float* begin = cuts.data() + cut_begin[input];
-  const float* end = cuts.data() + cut_begin[input + 1];
-  return static_cast<uint32_t>(std::upper_bound(begin, end, x) - begin);
-}
-
-float ForestLayout::CompactMargin(const float* x) const {
-  float margin = base_margin;
-  for (size_t t = 0; t < tree_root.size(); ++t) {
-    const uint32_t* tree = compact_nodes.data() + compact_node_begin[t];
-    uint32_t i = 0;
-    for (int d = 0; d < tree_depth[t]; ++d) {
-      const uint32_t input = CompactInput(tree[i]);
-      i = CompactStep(i, tree[i], Bin(input, x[input]));
-    }
-    margin += compact_leaves[compact_leaf_begin[t] + i - ((1u << tree_depth[t]) - 1)];
-  }
-  return margin;
-}
 
 const ShapQuadrature& ShapQuadrature::Get() {
   static const ShapQuadrature* const q = [] {
@@ -189,7 +110,7 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
       const auto self = static_cast<uint32_t>(f.nodes.size());
       depth = std::max(depth, level);
       if (m.is_leaf(u)) {
-        f.nodes.push_back({static_cast<float>(m.value[u]), kLeafBit});
+        f.nodes.push_back({static_cast<float>(m.value[u]), LeafWord(f.num_inputs)});
         continue;
       }
       const uint32_t offset = next - self;
@@ -199,8 +120,8 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
                          " nodes after its parent; at most ", kMaxChildOffset, ")"));
       }
       f.nodes.push_back({static_cast<float>(m.threshold[u]),
-                         (static_cast<uint32_t>(m.feature[u]) << kInputShift) |
-                             (m.default_left[u] ? kDefaultLeftBit : 0u) | offset});
+                         InternalWord(static_cast<uint32_t>(m.feature[u]), m.default_left[u] != 0,
+                                      offset)});
       next += 2;
       queue.push_back({m.left[u], level + 1});
       queue.push_back({m.right[u], level + 1});
@@ -253,8 +174,6 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
     }
   }
 
-  BuildCompact(m, f);
-
   // Flattened, grouped by quadrature width (stable: tree order within a group).
   std::vector<std::vector<uint32_t>> by_group(kShapWidths.size());
   for (size_t p = 0; p < paths.size(); ++p) {
@@ -285,7 +204,9 @@ float ForestLayout::Margin(const float* x) const {
   float margin = base_margin;
   for (size_t t = 0; t < tree_root.size(); ++t) {
     uint32_t i = tree_root[t];
-    for (int d = tree_depth[t]; d > 0; --d) i = StepFrom(i, nodes[i], x[NodeInput(nodes[i].word)]);
+    for (int d = tree_depth[t]; d > 0; --d) {
+      i = StepFrom(i, nodes[i], ExpandedSlot(x, num_inputs, NodeSlot(nodes[i].word)));
+    }
     margin += nodes[i].value;
   }
   return margin;

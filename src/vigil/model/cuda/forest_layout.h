@@ -45,19 +45,6 @@ struct ForestLayout {
   std::vector<uint32_t> tree_root;  // per tree: its root's index in nodes
   std::vector<uint8_t> tree_depth;  // per tree: steps from the root to its deepest leaf
 
-  // The compact form (forest_node.h), when every tree is at most kMaxCompactDepth deep and no
-  // input has more than kMaxRank distinct thresholds; else empty. Trees shallower at a leaf than
-  // their depth repeat the leaf's value below it (through splits whose sides lead to the same
-  // value), so every walk of a tree takes exactly its depth in steps.
-  static constexpr int kMaxCompactDepth = 12;
-  std::vector<float> cuts;                     // per input, its distinct thresholds ascending
-  std::vector<uint32_t> cut_begin;             // into cuts, size num_inputs + 1
-  std::vector<uint32_t> compact_nodes;         // per tree: 2^depth - 1 words
-  std::vector<float> compact_leaves;           // per tree: 2^depth values
-  std::vector<uint32_t> compact_node_begin;    // per tree
-  std::vector<uint32_t> compact_leaf_begin;    // per tree
-  bool has_compact() const { return !cut_begin.empty(); }
-
   // Paths, grouped by quadrature width: group g (width kShapWidths[g]) holds paths
   // [group_begin[g], group_begin[g + 1]).
   std::array<uint32_t, kShapWidths.size() + 1> group_begin{};
@@ -81,10 +68,6 @@ struct ForestLayout {
 
   // Host reference of the kernels. x: the row's model features in float32 (NaN when missing).
   float Margin(const float* x) const;
-  // The same through the compact form. REQUIRES: has_compact().
-  float CompactMargin(const float* x) const;
-  // The bin of x among input's cuts (forest_node.h). REQUIRES: has_compact().
-  uint32_t Bin(uint32_t input, float x) const;
   // SHAP values of the margin: num_inputs contributions then the bias. out.size() ==
   // num_inputs + 1.
   void ShapValues(const float* x, absl::Span<double> out) const;

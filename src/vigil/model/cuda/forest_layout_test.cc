@@ -48,9 +48,6 @@ void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
     const std::vector<float> x = ToFloat(row);
     const float got = layout->Margin(x.data());
     ASSERT_EQ(static_cast<double>(got), want[i]) << "row " << i;  // the same bits
-    if (layout->has_compact()) {
-      ASSERT_EQ(static_cast<double>(layout->CompactMargin(x.data())), want[i]) << "row " << i;
-    }
     explainer->Explain(row, absl::MakeSpan(shap_want));
     layout->ShapValues(x.data(), absl::MakeSpan(shap_got));
     double sum = 0;
@@ -82,14 +79,18 @@ TEST(ForestLayout, SiblingsAreAdjacentAndLeavesStepToThemselves) {
   EXPECT_EQ(layout->tree_root, (std::vector<uint32_t>{0, 5}));
   EXPECT_EQ(layout->tree_depth, (std::vector<uint8_t>{2, 0}));
   EXPECT_EQ(layout->nodes[0].word & 0xFFFFu, 1u);  // left child right after the root
-  EXPECT_EQ(NodeInput(layout->nodes[0].word), 0u);
-  EXPECT_TRUE(layout->nodes[0].word & kDefaultLeftBit);
+  EXPECT_EQ(NodeSlot(layout->nodes[0].word), 0u);  // input a, missing left: slot 2a
   EXPECT_EQ(layout->nodes[2].word & 0xFFFFu, 1u);  // node 2's children are 3 and 4
-  EXPECT_EQ(NodeInput(layout->nodes[2].word), 1u);
-  EXPECT_FALSE(layout->nodes[2].word & kDefaultLeftBit);
-  EXPECT_EQ(layout->nodes[1].word, kLeafBit);
+  EXPECT_EQ(NodeSlot(layout->nodes[2].word), 3u);  // input b, missing right: slot 2b + 1
+  EXPECT_EQ(layout->nodes[1].word, LeafWord(2));   // the -inf slot, offset 0
   EXPECT_EQ(layout->nodes[1].value, 0.25f);
-  EXPECT_EQ(StepFrom(1, layout->nodes[1], 123.0f), 1u);
+  // A leaf steps to itself; missing values read -inf or +inf by the node's default side.
+  const float x[] = {std::nanf(""), 7.0f};
+  EXPECT_EQ(StepFrom(1, layout->nodes[1], ExpandedSlot(x, 2, NodeSlot(layout->nodes[1].word))), 1u);
+  EXPECT_EQ(StepFrom(0, layout->nodes[0], ExpandedSlot(x, 2, 0)), 1u);  // missing: left
+  EXPECT_EQ(ExpandedSlot(x, 2, 1), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(ExpandedSlot(x, 2, 2), 7.0f);
+  EXPECT_EQ(ExpandedSlot(x, 2, 4), -std::numeric_limits<float>::infinity());
   // Paths: 4 leaves; the single-leaf tree's path has no elements.
   EXPECT_EQ(layout->num_paths(), 4u);
   EXPECT_EQ(layout->base_margin, 0.0f);
@@ -124,30 +125,7 @@ TEST(ForestLayout, TheDemoModelMatchesTheCpuBackend) {
   ExpectLayoutMatchesCpu(model, rows, 200);
 }
 
-TEST(ForestLayout, BinsDecideAsFloat32ComparisonsDo) {
-  vigil::testing::RandomForestSpec spec;
-  spec.depth = 5;
-  spec.trees = 30;
-  spec.features = 4;
-  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
-  ASSERT_OK(layout);
-  ASSERT_TRUE(layout->has_compact());
-  for (uint32_t input = 0; input < 4; ++input) {
-    const uint32_t begin = layout->cut_begin[input], end = layout->cut_begin[input + 1];
-    ASSERT_GT(end, begin);
-    for (uint32_t k = begin; k < end; ++k) {
-      const float cut = layout->cuts[k];
-      const uint32_t rank = k - begin;
-      // x < cut exactly when bin(x) <= rank, at the cut and one float32 either side of it.
-      for (float x : {cut, std::nextafter(cut, -2.0f), std::nextafter(cut, 2.0f), -0.0f, 0.0f}) {
-        EXPECT_EQ(x < cut, layout->Bin(input, x) <= rank) << "x " << x << " cut " << cut;
-      }
-    }
-    EXPECT_EQ(layout->Bin(input, std::nanf("")), kBinMissing);
-  }
-}
-
-TEST(ForestLayout, DeepTreesHaveNoCompactForm) {
+TEST(ForestLayout, TreesDeeperThanTwelveLevelsMatchTheCpuBackend) {
   vigil::testing::RandomForestSpec spec;
   spec.depth = 13;
   spec.trees = 2;
@@ -155,9 +133,7 @@ TEST(ForestLayout, DeepTreesHaveNoCompactForm) {
   auto model = vigil::testing::RandomForest(spec);
   auto layout = ForestLayout::Build(model);
   ASSERT_OK(layout);
-  ASSERT_GT(layout->max_depth(), ForestLayout::kMaxCompactDepth);
-  EXPECT_FALSE(layout->has_compact());
-  // Still scored by the breadth-first nodes.
+  ASSERT_GT(layout->max_depth(), 12);
   const std::vector<double> rows = vigil::testing::RandomRows(model, 20, 32, 0.1, 0.1, 5);
   ExpectLayoutMatchesCpu(std::make_shared<const TreeEnsemble>(model), rows, 20);
 }

@@ -2,15 +2,19 @@
 // the host-side reference walk (ForestLayout::Margin), so that the layout is checked on any
 // machine and the kernels run exactly the step the host checks.
 //
-// A node is 8 bytes: a float32 and a 32-bit word.
-//  - Internal node: the float is the split threshold (XGBoost's float32, unchanged); the word
-//    holds the input index (bits 16-29: up to 16,384 model features), the default side (bit 30:
-//    1 = missing goes left) and the offset of the left child from the node (bits 0-15); the right
-//    child follows the left one (each tree is laid out breadth-first with siblings adjacent).
-//  - Leaf: the float is the leaf value; the word is kLeafBit alone, so a step from a leaf stays
-//    on it and a walk may run a fixed number of steps (the tree's depth) without testing.
-// The decision is XGBoost's: a missing input (NaN) goes to the default side, else left when
-// x < threshold in float32 (inputs are rounded to float32 as XGBoost rounds them).
+// A node is 8 bytes: a float32 and a 32-bit word. The float is an internal node's split
+// threshold (XGBoost's float32, unchanged) or a leaf's value. The word holds the offset of the
+// left child from the node (bits 0-15; the right child follows the left one: each tree is laid
+// out breadth-first with siblings adjacent) and the slot of the expanded row the node compares
+// (bits 16-31).
+//
+// The expanded row resolves missing values once per row instead of at every step: input f has
+// two slots, 2f with NaN read as -inf (for nodes that send missing values left: -inf is below
+// every finite threshold) and 2f + 1 with NaN read as +inf (for nodes that send them right); the
+// last slot, 2 * inputs, holds -inf and is the slot of every leaf, whose offset is 0, so that a
+// step from a leaf stays on it and a walk may run its tree's depth in steps without a test. A
+// step is then one float32 comparison: right when not (x < threshold), as XGBoost decides
+// (thresholds and leaf values are finite: TreeEnsemble::Validate).
 #ifndef VIGIL_MODEL_CUDA_FOREST_NODE_H_
 #define VIGIL_MODEL_CUDA_FOREST_NODE_H_
 
@@ -30,40 +34,29 @@ struct ForestNode {
 };
 static_assert(sizeof(ForestNode) == 8);
 
-inline constexpr uint32_t kLeafBit = 1u << 31;
-inline constexpr uint32_t kDefaultLeftBit = 1u << 30;
-inline constexpr int kInputShift = 16;
-inline constexpr uint32_t kInputMask = (1u << 14) - 1;
-inline constexpr uint32_t kMaxInputs = kInputMask + 1;
+inline constexpr int kSlotShift = 16;
+inline constexpr uint32_t kMaxInputs = 16384;  // 2 * inputs + 1 slots fit 16 bits
 inline constexpr uint32_t kMaxChildOffset = (1u << 16) - 1;
 
-VIGIL_HOST_DEVICE uint32_t NodeInput(uint32_t word) { return (word >> kInputShift) & kInputMask; }
+VIGIL_HOST_DEVICE uint32_t NodeSlot(uint32_t word) { return word >> kSlotShift; }
 
-// XGBoost's rule: NaN to the default side, else left when x < threshold.
-VIGIL_HOST_DEVICE bool GoesRight(float x, float threshold, uint32_t word) {
-  return x != x ? (word & kDefaultLeftBit) == 0 : !(x < threshold);
+// The word of an internal node splitting "input", and of a leaf in a model of "inputs" inputs.
+constexpr uint32_t InternalWord(uint32_t input, bool default_left, uint32_t offset) {
+  return ((2 * input + (default_left ? 0u : 1u)) << kSlotShift) | offset;
+}
+constexpr uint32_t LeafWord(uint32_t inputs) { return (2 * inputs) << kSlotShift; }
+
+// Slot "slot" of the expanded row of x (x: the row's inputs, NaN when missing).
+VIGIL_HOST_DEVICE float ExpandedSlot(const float* x, uint32_t inputs, uint32_t slot) {
+  if (slot >= 2 * inputs) return -__builtin_huge_valf();
+  const float v = x[slot >> 1];
+  return v != v ? ((slot & 1) ? __builtin_huge_valf() : -__builtin_huge_valf()) : v;
 }
 
-// The index of the node after "node" (at index i) for input x (the input NodeInput names).
-VIGIL_HOST_DEVICE uint32_t StepFrom(uint32_t i, ForestNode node, float x) {
-  if (node.word & kLeafBit) return i;
-  return i + (node.word & 0xFFFFu) + (GoesRight(x, node.value, node.word) ? 1u : 0u);
-}
-
-// The compact form (ForestLayout's compact_*): each tree a complete binary tree of its own depth
-// with implicit children (2i + 1 left, 2i + 2 right) and 4-byte internal nodes: the rank of the
-// threshold among its input's distinct thresholds (bits 0-15), the input (bits 16-29) and the
-// default side (bit 30). A row's value x of an input is first turned into its bin, the number of
-// that input's thresholds <= x (kBinMissing for NaN), so that x < threshold exactly when
-// bin <= rank: the float32 decision, made with 16-bit integers.
-inline constexpr uint32_t kBinMissing = 0xFFFF;
-inline constexpr uint32_t kMaxRank = kBinMissing - 1;
-
-VIGIL_HOST_DEVICE uint32_t CompactInput(uint32_t word) { return (word >> kInputShift) & kInputMask; }
-
-VIGIL_HOST_DEVICE uint32_t CompactStep(uint32_t i, uint32_t word, uint32_t bin) {
-  const bool right = bin == kBinMissing ? (word & kDefaultLeftBit) == 0 : bin > (word & 0xFFFFu);
-  return 2 * i + 1 + (right ? 1u : 0u);
+// The index of the node after "node" (at index i) for e, the expanded row's value at the node's
+// slot.
+VIGIL_HOST_DEVICE uint32_t StepFrom(uint32_t i, ForestNode node, float e) {
+  return i + (node.word & 0xFFFFu) + (e < node.value ? 0u : 1u);
 }
 
 // One edge of a root-to-leaf path, for TreeSHAP: its parent's split and which side it is.
