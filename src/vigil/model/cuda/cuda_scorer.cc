@@ -470,10 +470,12 @@ absl::StatusOr<cudaGraphExec_t> CudaScorer::Impl::Capture(Slot& slot, uint32_t s
     const cudaError_t copy_out =
         cudaMemcpyAsync(slot.host_margins[0].data, slot.device_margins[0].data,
                         size_t{shape} * sizeof(float), cudaMemcpyDeviceToHost, capture);
-    VIGIL_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(capture, &graph));
+    const cudaError_t end_capture = cudaStreamEndCapture(capture, &graph);
+    // The first failure says most (a failed launch invalidates the capture after it).
     VIGIL_CUDA_RETURN_IF_ERROR(copy_in);
     VIGIL_CUDA_RETURN_IF_ERROR(kernel);
     VIGIL_CUDA_RETURN_IF_ERROR(copy_out);
+    VIGIL_CUDA_RETURN_IF_ERROR(end_capture);
     VIGIL_CUDA_RETURN_IF_ERROR(cudaGraphInstantiate(&exec, graph, 0));
     return absl::OkStatus();
   }();

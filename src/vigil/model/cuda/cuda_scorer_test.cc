@@ -132,6 +132,14 @@ TEST(CudaScorer, TwoThousandTreesScoreAsTheCpuDoes) {
   ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 8), n);
 }
 
+// Rows too wide to stage in shared memory (300 inputs) are read from global memory.
+TEST(CudaScorer, WideRowsScoreAsTheCpuDoes) {
+  SKIP_WITHOUT_DEVICE();
+  auto model = Random(100, 6, 300, 61, 0.1);
+  const size_t n = 70000;
+  ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 300, 0.1, 0.05, 62), n);
+}
+
 TEST(CudaScorer, TheDemoModelScoresAsTheCpuDoes) {
   SKIP_WITHOUT_DEVICE();
   auto model = LoadModelFile(vigil::testing::TestDataPath("models/demo_model.json"));

@@ -46,10 +46,11 @@ constexpr uint32_t InternalWord(uint32_t input, bool default_left, uint32_t offs
 }
 constexpr uint32_t LeafWord(uint32_t inputs) { return (2 * inputs) << kSlotShift; }
 
-// Slot "slot" of the expanded row of x (x: the row's inputs, NaN when missing).
-VIGIL_HOST_DEVICE float ExpandedSlot(const float* x, uint32_t inputs, uint32_t slot) {
+// Slot "slot" of the expanded row of x (input f at x[f * stride], NaN when missing).
+VIGIL_HOST_DEVICE float ExpandedSlot(const float* x, uint32_t inputs, uint32_t slot,
+                                     uint32_t stride = 1) {
   if (slot >= 2 * inputs) return -__builtin_huge_valf();
-  const float v = x[slot >> 1];
+  const float v = x[(slot >> 1) * stride];
   return v != v ? ((slot & 1) ? __builtin_huge_valf() : -__builtin_huge_valf()) : v;
 }
 
