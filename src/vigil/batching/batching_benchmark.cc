@@ -1,63 +1,91 @@
-// The dynamic batcher under open-loop load with mixed priority classes, in process: client
-// threads send one-row Score calls on a fixed schedule to a BatchingScorer around a
-// BackendRouter, on two models: the demo model (testdata/models/demo_model.json) and a random
-// 1000-tree model of complete depth-8 trees over 32 float features ("random1000").
+// The dynamic batcher under a mixed open-loop load, in process: single-payment calls (P0, P1)
+// at a fixed rate and bulk calls (P2, many rows each) at a rising row rate, both sent to one
+// BatchingScorer around a BackendRouter, on two models: the demo model
+// (testdata/models/demo_model.json) and a random 1000-tree model of complete depth-8 trees over
+// 32 float features ("random1000").
 //
-//   batcher/M/S/R       model M, stack S, R calls/s offered for the run's duration
+//   batcher/M/S/R       model M, stack S, bulk load R rows/s offered for the run's duration
 //
-// Stacks (S):
-//   cpu                 the CPU-only deployment: BatchPolicyConfig::Fast (P1 batches of up to 64
-//                       rows, P2 of 256), a router without a GPU
-//   cpu_large           the gpu stack's batch policy (P1 batches of up to 1024 rows, P2 of 4096)
-//                       with a router without a GPU: what large batches alone do on the CPU
-//   gpu                 the same policy, the router sending P1 batches of >= 256 rows and P2 of
-//                       >= 64 to the GPU (BackendRouterConfig's defaults; VIGIL_GPU_MIN_ROWS=
+// The scenario is vigil's: P0 and P1 are single payments with tight deadlines; large batches come
+// from bulk callers (POST /v1/score/batch: backfills, replays, re-screening), sent as P2. What to
+// look for: on the CPU alone the batcher's one thread scores each bulk batch of a large model for
+// tens of milliseconds, so the single payments queued behind it may miss their deadlines and the
+// P2 row rate saturates; with the GPU taking the bulk batches, whether the single calls keep their
+// latency and how many more P2 rows are scored. Both stacks get the same load, the same batcher
+// config and the same client threads.
+//
+// The load (kSingleRate, kP0Share, kDeadline, kBulkClients and kBulkRows below):
+//   singles             one-row Score calls, kSingleRate calls/s in all (VIGIL_BATCHER_SINGLES):
+//                       1 in 6 P0 (5 ms deadline), the rest P1 (50 ms). Call i is due at
+//                       start + i / rate, whatever became of the calls before it (open loop). A
+//                       pool of client threads takes the calls in turn, each sleeping until its
+//                       call is due; the pool grows while calls fall due with every client busy,
+//                       up to 256 threads (VIGIL_BATCHER_MAX_CLIENTS lowers it). Past that the
+//                       generator lags (late_frac), and the lag is charged to the calls.
+//   bulk                kBulkClients threads send P2 calls of B rows (kBulkRows,
+//                       VIGIL_BATCHER_BULK_ROWS) with a 200 ms deadline, paced to R rows/s in
+//                       all: bulk call j is due at start + j * B / R, taken by whichever bulk
+//                       thread is free; a thread that is late sends at once, and the lateness
+//                       counts. R = 0: no bulk calls (the singles alone).
+// Deadlines and latencies count from the time a call was due, not from when it was sent (no
+// coordinated omission). The first part of each run (warm-up) is sent but not counted.
+//
+// Stacks (S), one batcher config for both (BulkPolicy: BatchPolicyConfig::Fast, with P1 batches
+// of up to 1024 calls, and P2 batches of up to kP2BatchRows rows, 4096: max_batch counts calls,
+// so P2's is kP2BatchRows / B calls, at least one; a P2 batch waits up to Fast's 2 ms for more
+// bulk calls). Before the runs each GPU scorer scores one batch of each power-of-two size up to
+// the largest P2 batch, so that the device's lazy set-up is not charged to the first run.
+//   cpu                 a router without a GPU: every batch on the CPU, on the batcher's thread
+//   gpu                 the router with the CudaScorer, sending P1 batches of >= 256 rows and P2
+//                       of >= 64 to the GPU (BackendRouterConfig's defaults; VIGIL_GPU_MIN_ROWS=
 //                       "p1,p2" overrides them), P0 always on the CPU. Only with a device.
 //
-// The load: call i is due at start + i / R, whatever became of the calls before it (open loop).
-// A pool of client threads takes the calls in turn, each sleeping until its call is due; the pool
-// grows while calls fall due with every client busy (up to the batcher's queue limits in all, past
-// which more calls would be shed at once), so that the batcher, not the generator, decides how
-// many calls wait. The class mix and deadlines are kClassShare and kClassDeadline below; deadlines
-// and latencies count from the time a call was due, not from when it was sent, so a late send is
-// charged to the result (no coordinated omission). The first part of each run (warm-up) is sent
-// but not counted.
-//
 // Counters (per run, over the calls due in the measured window):
-//   offered             calls/s offered (R)
-//   achieved            calls/s scored (status OK)
-//   calls               calls due in the window
+//   singles_offered     single calls/s offered (P0 and P1): the calls due in the window, per s
+//   singles_achieved    single calls/s scored (status OK)
 //   pN_p50_us, pN_p99_us  class N's latency, due time to answer, over its scored calls, in
-//                       microseconds (-1: none scored)
-//   pN_ok               share of class N's calls that were scored
-//   shed, shed_frac     calls refused by a full queue (kResourceExhausted: the server's 503)
-//   expired, expired_frac  calls whose deadline passed unscored (kDeadlineExceeded: decided on
-//                       rules alone)
-//   errors              calls that failed otherwise
-//   share_cpu, share_gpu, share_fallback  share of the scored calls that each backend scored
-//                       (the ScoreBackend the call reported: cpu, gpu, cpu-fallback)
-//   cpu_batches, gpu_batches, gpu_rows  BackendRouter::stats() over the window (a call scored
-//                       inline on its caller's thread counts as a CPU batch of one)
+//                       microseconds (-1: none scored); for P2, per bulk call
+//   pN_ok               share of class N's calls scored within their deadline (a call answered
+//                       OK after it, inside the batcher's few milliseconds of wait margin, counts
+//                       as scored but not in time)
+//   p2_offered_rows     bulk rows/s offered: the rows of the bulk calls due in the window, per
+//                       second (R, to within a call)
+//   p2_rows             bulk rows/s scored (rows of the bulk calls answered OK)
+//   p2_rows_in_time     bulk rows/s scored within the 200 ms deadline
+//   pN_expired, pN_shed  class N's calls whose deadline passed unscored (kDeadlineExceeded:
+//                       decided on rules alone) and calls refused by a full queue
+//                       (kResourceExhausted: the server's 503)
+//   errors              calls that failed otherwise (any class)
+//   share_cpu, share_gpu, share_fallback  share of the scored rows (singles and bulk) that each
+//                       backend scored (the ScoreBackend the call reported: cpu, gpu,
+//                       cpu-fallback)
+//   cpu_batches, cpu_rows, gpu_batches, gpu_rows  BackendRouter::stats() over the window (a call
+//                       scored inline on its caller's thread counts as a CPU batch of one)
 //   fallback_timeout, fallback_error, fallback_busy  GPU batches scored on the CPU instead, by
 //                       cause; breaker_skips: batches kept off the GPU by an open breaker
 //   batches             batches the batcher's thread formed (BatchingScorer::stats())
-//   inline_calls        calls scored at once on the caller's thread (idle P0)
+//   inline_calls        calls scored at once on the caller's thread (P0 finding the batcher idle)
 //   mean_batch          rows per batch the batcher's thread formed
-//   clients             client threads at the end of the run (the load's peak concurrency bound)
-//   send_lag_p99_us     P99 of (sent - due): the generator's own lateness
-//   late_frac           share of calls sent more than 1 ms after they were due (high: the host,
-//                       not the batcher, limited the load)
-//   client_refused      present (1) when the system refused a client thread before the limit
+//   clients             single-call client threads at the end of the run (its peak)
+//   send_lag_p99_us     P99 of (sent - due) over the single calls: the generator's own lateness
+//   late_frac           share of single calls sent more than 1 ms after they were due (high:
+//                       every client was waiting on an earlier call, or the host could not keep
+//                       up; either way the lag is in the latencies)
+//   p2_late_frac        the same for bulk calls (every bulk thread was waiting on a call)
+//   client_refused      present (1) when the system refused a client thread
 // The router's and batcher's counters are read when the window starts and after the last call
 // is answered (the window's calls, plus warm-up calls still queued at its start).
 //
-// Run by scripts/gpu-check on a GPU host; without a device only the cpu stacks run (the probe's
-// reason is in the context). Under VIGIL_BENCH_SMOKE (ctest) each stack runs once at 2,000 calls/s
-// for 0.2 s. Environment for manual runs:
-//   VIGIL_BATCHER_RATES="r1,r2,..."   offered rates (calls/s) for every model and stack
-//   VIGIL_BATCHER_SECONDS=s           measured window per run (default 2; warm-up 0.25 s)
-//   VIGIL_GPU_MIN_ROWS="p1,p2"        the gpu stack's routing thresholds
-//   VIGIL_BATCHER_MAX_CLIENTS=n       the client pool's limit
+// Run by scripts/gpu-check on a GPU host; without a device only the cpu stack runs (the probe's
+// reason is in the context). Ladders of R: demo 0, 250k, 1M, 4M rows/s; random1000 0, 50k, 200k,
+// 1M rows/s. Under VIGIL_BENCH_SMOKE (ctest) each model and stack runs once for 0.2 s: singles
+// 1,000 calls/s, bulk 20,000 rows/s in calls of 256 rows. Environment for manual runs:
+//   VIGIL_BATCHER_BULK_RATES="r1,r2,..."  bulk rows/s for every model and stack (0 allowed)
+//   VIGIL_BATCHER_BULK_ROWS=B            rows per bulk call
+//   VIGIL_BATCHER_SINGLES=r              single calls/s (0: bulk alone)
+//   VIGIL_BATCHER_SECONDS=s              measured window per run (default 2; warm-up 0.25 s)
+//   VIGIL_GPU_MIN_ROWS="p1,p2"           the gpu stack's routing thresholds
+//   VIGIL_BATCHER_MAX_CLIENTS=n          the single-call client pool's limit (at most 256)
 #include <pthread.h>
 #include <sys/prctl.h>
 
@@ -95,16 +123,25 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-// The offered load's classes: share of calls and deadline (from the due time), after
-// ComplianceGrade's per-class budgets. P0: urgent single payments (instant rails); P1: the normal
-// flow; P2: bulk (batch files, re-screening).
-constexpr std::array<double, 3> kClassShare = {0.10, 0.60, 0.30};
-constexpr std::array<std::chrono::milliseconds, 3> kClassDeadline = {
+// The single payments: kSingleRate calls/s in all, kP0Share of them P0 (urgent: instant rails),
+// the rest P1 (the normal flow).
+constexpr double kSingleRate = 20000;
+constexpr double kP0Share = 1.0 / 6;
+// Deadlines per class (from the due time), after ComplianceGrade's per-class budgets; P2 is bulk.
+constexpr std::array<std::chrono::milliseconds, 3> kDeadline = {
     std::chrono::milliseconds(5), std::chrono::milliseconds(50), std::chrono::milliseconds(200)};
+// The bulk callers: a few threads, each call kBulkRows rows.
+constexpr size_t kBulkClients = 4;
+constexpr size_t kBulkRows = 1024;
+// The most rows a P2 batch holds (a few bulk calls).
+constexpr size_t kP2BatchRows = 4096;
+// The single-call client pool's limit.
+constexpr size_t kMaxSingleClients = 256;
 
 // Calls sent later than this after they were due count as late (late_frac).
 constexpr std::chrono::milliseconds kLate(1);
-// A client thread's stack: a Score call needs little (one row, scored inline at most).
+// A client thread's stack: a Score call needs little (one row scored inline at most; a bulk
+// call's rows and scores are on the heap).
 constexpr size_t kClientStack = size_t{512} << 10;
 
 bool Smoke() { return std::getenv("VIGIL_BENCH_SMOKE") != nullptr; }
@@ -121,13 +158,14 @@ void Fail(const std::string& what) {
   std::exit(1);
 }
 
-// "a,b,c" as positive numbers, or Fail naming the variable.
-std::vector<double> ParseList(const char* var, const std::string& text) {
+// "a,b,c" as positive numbers (or non-negative, with allow_zero), or Fail naming the variable.
+std::vector<double> ParseList(const char* var, const std::string& text, bool allow_zero = false) {
   std::vector<double> out;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     double v = 0;
-    if (!absl::SimpleAtod(part, &v) || !(v > 0)) {
-      Fail(absl::StrCat(var, "=\"", text, "\": '", part, "' is not a positive number"));
+    if (!absl::SimpleAtod(part, &v) || !std::isfinite(v) || v < 0 || (v == 0 && !allow_zero)) {
+      Fail(absl::StrCat(var, "=\"", text, "\": '", part, "' is not a ",
+                        allow_zero ? "non-negative" : "positive", " number"));
     }
     out.push_back(v);
   }
@@ -144,7 +182,32 @@ double WindowSeconds() {
 
 double WarmupSeconds() { return Smoke() ? 0.02 : 0.25; }
 
-size_t PoolRows() { return Smoke() ? 4096 : 65536; }
+double SingleRate() {
+  if (const char* s = std::getenv("VIGIL_BATCHER_SINGLES")) {
+    return ParseList("VIGIL_BATCHER_SINGLES", s, /*allow_zero=*/true).front();
+  }
+  return Smoke() ? 1000 : kSingleRate;
+}
+
+size_t BulkRows() {
+  if (const char* s = std::getenv("VIGIL_BATCHER_BULK_ROWS")) {
+    const double v = ParseList("VIGIL_BATCHER_BULK_ROWS", s).front();
+    if (v != std::floor(v) || v > 1e6) Fail("VIGIL_BATCHER_BULK_ROWS must be a whole number <= 1e6");
+    return static_cast<size_t>(v);
+  }
+  return Smoke() ? 256 : kBulkRows;
+}
+
+size_t MaxSingleClients() {
+  if (const char* env = std::getenv("VIGIL_BATCHER_MAX_CLIENTS")) {
+    const double v = ParseList("VIGIL_BATCHER_MAX_CLIENTS", env).front();
+    return std::clamp<size_t>(static_cast<size_t>(v), 1, kMaxSingleClients);
+  }
+  return kMaxSingleClients;
+}
+
+// Rows of the pool each model's calls draw from (a bulk call takes B consecutive ones).
+size_t PoolRows() { return std::max(Smoke() ? size_t{4096} : size_t{65536}, BulkRows()); }
 
 struct BenchModel {
   std::string name;
@@ -153,7 +216,7 @@ struct BenchModel {
   std::vector<double> rows;  // PoolRows() rows
   std::shared_ptr<const Scorer> cpu;
   std::shared_ptr<const Scorer> gpu;  // null without a device
-  std::vector<double> rates;
+  std::vector<double> bulk_rates;     // rows/s
 };
 
 struct StackSpec {
@@ -174,15 +237,15 @@ std::vector<std::unique_ptr<StackSpec>>& Stacks() {
   return *stacks;
 }
 
-std::vector<double> Rates(const std::string& model) {
-  if (const char* env = std::getenv("VIGIL_BATCHER_RATES")) {
-    return ParseList("VIGIL_BATCHER_RATES", env);
+std::vector<double> BulkRates(const std::string& model) {
+  if (const char* env = std::getenv("VIGIL_BATCHER_BULK_RATES")) {
+    return ParseList("VIGIL_BATCHER_BULK_RATES", env, /*allow_zero=*/true);
   }
-  if (Smoke()) return {2000};
-  // Ladders that cross the CPU stack's capacity for each model (the demo model scores a row
+  if (Smoke()) return {20000};
+  // Ladders that cross the CPU stack's bulk capacity for each model (the demo model scores a row
   // several times faster than random1000).
-  if (model == "demo") return {50000, 100000, 200000, 400000};
-  return {20000, 50000, 100000, 200000};
+  if (model == "demo") return {0, 250000, 1000000, 4000000};
+  return {0, 50000, 200000, 1000000};
 }
 
 void AddCpuScorer(BenchModel& b) {
@@ -217,11 +280,23 @@ void LoadModels() {
 
   for (auto& b : Models()) {
     AddCpuScorer(*b);
-    b->rates = Rates(b->name);
+    b->bulk_rates = BulkRates(b->name);
   }
 }
 
-// The GPU stack's routing thresholds: BackendRouterConfig's, or VIGIL_GPU_MIN_ROWS="p1,p2".
+// Scores one batch of each power-of-two size up to the largest P2 batch on the GPU, so that
+// lazy device set-up (module loading, graph capture) is not charged to the first run.
+void WarmGpu(const BenchModel& m) {
+  const size_t most = std::min(PoolRows(), std::max(kP2BatchRows, BulkRows()));
+  std::vector<double> scores(most);
+  for (size_t n = 1;; n = std::min(2 * n, most)) {
+    (void)m.gpu->Score(absl::MakeConstSpan(m.rows).subspan(0, n * m.width), n,
+                       absl::MakeSpan(scores));
+    if (n == most) break;
+  }
+}
+
+// The gpu stack's routing thresholds: BackendRouterConfig's, or VIGIL_GPU_MIN_ROWS="p1,p2".
 BackendRouterConfig GpuRouterConfig() {
   BackendRouterConfig c;
   if (const char* env = std::getenv("VIGIL_GPU_MIN_ROWS")) {
@@ -234,51 +309,45 @@ BackendRouterConfig GpuRouterConfig() {
   return c;
 }
 
-// Fast's waits and queue limits, with P1 and P2 batches free to grow past the router's GPU
-// thresholds, where a GPU batch of a thousand rows costs little more than one.
-BatchPolicyConfig LargeBatchPolicy() {
+// Fast's waits and queue limits, with P1 batches free to grow past the router's P1 threshold and
+// P2 batches of a few bulk calls: up to kP2BatchRows rows (max_batch counts calls, not rows).
+BatchPolicyConfig BulkPolicy() {
   BatchPolicyConfig c = BatchPolicyConfig::Fast();
   c.classes[1].max_batch = 1024;
-  c.classes[2].max_batch = 4096;
+  c.classes[2].max_batch = std::max<size_t>(1, kP2BatchRows / BulkRows());
   return c;
 }
 
 std::string PolicyLabel(const BatchPolicyConfig& c) {
-  return absl::StrCat("P1<=", c.classes[1].max_batch, " P2<=", c.classes[2].max_batch);
+  return absl::StrCat("P1<=", c.classes[1].max_batch, " P2<=", c.classes[2].max_batch, "x",
+                      BulkRows());
 }
 
 void MakeStacks(bool gpu) {
   auto cpu = std::make_unique<StackSpec>();
   cpu->name = "cpu";
-  cpu->policy = BatchPolicyConfig::Fast();
+  cpu->policy = BulkPolicy();
   cpu->label = PolicyLabel(cpu->policy);
   Stacks().push_back(std::move(cpu));
-
-  auto large = std::make_unique<StackSpec>();
-  large->name = "cpu_large";
-  large->policy = LargeBatchPolicy();
-  large->label = PolicyLabel(large->policy);
-  Stacks().push_back(std::move(large));
 
   if (!gpu) return;
   auto g = std::make_unique<StackSpec>();
   g->name = "gpu";
   g->use_gpu = true;
-  g->policy = LargeBatchPolicy();
+  g->policy = BulkPolicy();
   g->router = GpuRouterConfig();
   g->label = absl::StrCat(PolicyLabel(g->policy), " gpu>=", g->router.gpu_min_rows[1], "/",
                           g->router.gpu_min_rows[2]);
   Stacks().push_back(std::move(g));
 }
 
-// "P0 10% 5ms, P1 60% 50ms, P2 30% 200ms", for the context.
-std::string ClassMix() {
-  std::string out;
-  for (size_t c = 0; c < kClassShare.size(); ++c) {
-    absl::StrAppend(&out, c == 0 ? "" : ", ", "P", c, " ", std::lround(100 * kClassShare[c]), "% ",
-                    kClassDeadline[c].count(), "ms");
-  }
-  return out;
+// "singles 20000/s (P0 17% 5ms, P1 83% 50ms); bulk 4 clients x 1024 rows, P2 200ms", for the
+// context.
+std::string LoadMix() {
+  return absl::StrCat("singles ", SingleRate(), "/s (P0 ", std::lround(100 * kP0Share), "% ",
+                      kDeadline[0].count(), "ms, P1 ", std::lround(100 * (1 - kP0Share)), "% ",
+                      kDeadline[1].count(), "ms); bulk ", kBulkClients, " clients x ", BulkRows(),
+                      " rows, P2 ", kDeadline[2].count(), "ms");
 }
 
 // ---- The load generator.
@@ -292,67 +361,107 @@ struct CallRecord {
   ScoreBackend backend = ScoreBackend::kNone;
 };
 
-// Shared by the client threads of one run. Call i is due at start + i / rate.
-struct Load {
-  const Scorer* scorer = nullptr;
-  const BenchModel* model = nullptr;
-  double rate = 0;
-  uint64_t total = 0;
+// One kind of call (singles or bulk): call i is due at start + i / rate. The calls in
+// [first, total) are measured; those before are the warm-up.
+struct Stream {
+  double rate = 0;  // calls/s
+  uint64_t first = 0, total = 0;
   Steady::time_point start;
-  std::vector<Priority> classes;  // per call
   std::vector<CallRecord> records;  // per call, written by the client that sent it
   std::atomic<uint64_t> next{0};    // the next call no client has taken
 
   Steady::time_point Due(uint64_t i) const {
-    return start + std::chrono::nanoseconds(
-                       std::llround(static_cast<double>(i) * 1e9 / rate));
+    return start + std::chrono::nanoseconds(std::llround(static_cast<double>(i) * 1e9 / rate));
+  }
+  void Plan(double calls_per_s, double warmup_s, double window_s) {
+    rate = calls_per_s;
+    first = static_cast<uint64_t>(std::ceil(rate * warmup_s));
+    total = static_cast<uint64_t>(std::ceil(rate * (warmup_s + window_s)));
+    records.assign(total, CallRecord{});
   }
 };
 
-void Client(Load* load) {
+// Shared by the client threads of one run.
+struct Load {
+  const Scorer* scorer = nullptr;
+  const BenchModel* model = nullptr;
+  Stream singles;
+  std::vector<Priority> classes;  // per single call: P0 or P1
+  Stream bulk;                    // P2, bulk_rows rows per call
+  size_t bulk_rows = 0;
+};
+
+Outcome Classify(const absl::Status& status) {
+  if (status.ok()) return Outcome::kOk;
+  if (absl::IsDeadlineExceeded(status)) return Outcome::kExpired;
+  if (absl::IsResourceExhausted(status)) return Outcome::kShed;
+  return Outcome::kOther;
+}
+
+// Takes the stream's calls in turn, sends each when it is due (at once when late) and records it.
+// "send" scores call i with the context given and returns its status.
+template <typename Send>
+void Drive(Stream& stream, Send send) {
   // Wake at the due time, not up to the default 50 µs timer slack after it.
   (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  const size_t width = load->model->width;
-  const size_t pool = load->model->rows.size() / width;
-  const absl::Span<const double> rows = load->model->rows;
   for (;;) {
-    const uint64_t i = load->next.fetch_add(1, std::memory_order_relaxed);
-    if (i >= load->total) return;
-    const Steady::time_point due = load->Due(i);
+    const uint64_t i = stream.next.fetch_add(1, std::memory_order_relaxed);
+    if (i >= stream.total) return;
+    const Steady::time_point due = stream.Due(i);
     std::this_thread::sleep_until(due);
     const Steady::time_point sent = Steady::now();
-    const Priority priority = load->classes[i];
     ScoreBackend backend = ScoreBackend::kNone;
     ScoreContext context;
-    context.priority = priority;
-    context.deadline = due + kClassDeadline[static_cast<size_t>(priority)];
     context.backend = &backend;
-    double score = 0;
-    const size_t row = static_cast<size_t>(i % pool);
-    const absl::Status status = load->scorer->Score(rows.subspan(row * width, width), 1,
-                                                    absl::MakeSpan(&score, 1), context);
+    const absl::Status status = send(i, due, context);
     const Steady::time_point answered = Steady::now();
-    benchmark::DoNotOptimize(score);
-    CallRecord& r = load->records[i];
+    CallRecord& r = stream.records[i];
     r.latency_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(answered - due).count();
     r.lag_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent - due).count();
     r.backend = backend;
-    if (status.ok()) {
-      r.outcome = Outcome::kOk;
-    } else if (absl::IsDeadlineExceeded(status)) {
-      r.outcome = Outcome::kExpired;
-    } else if (absl::IsResourceExhausted(status)) {
-      r.outcome = Outcome::kShed;
-    } else {
-      r.outcome = Outcome::kOther;
-    }
+    r.outcome = Classify(status);
   }
 }
 
-// The client threads of one run (pthreads, for a small stack each: a pool may hold thousands).
+void SingleClient(Load* load) {
+  const size_t width = load->model->width;
+  const size_t pool = load->model->rows.size() / width;
+  const absl::Span<const double> rows = load->model->rows;
+  Drive(load->singles, [&](uint64_t i, Steady::time_point due, ScoreContext& context) {
+    context.priority = load->classes[i];
+    context.deadline = due + kDeadline[static_cast<size_t>(context.priority)];
+    double score = 0;
+    const size_t row = static_cast<size_t>(i % pool);
+    const absl::Status status =
+        load->scorer->Score(rows.subspan(row * width, width), 1, absl::MakeSpan(&score, 1),
+                            context);
+    benchmark::DoNotOptimize(score);
+    return status;
+  });
+}
+
+void BulkClient(Load* load) {
+  const size_t width = load->model->width;
+  const size_t n = load->bulk_rows;
+  const size_t starts = load->model->rows.size() / width - n + 1;  // n <= the pool's rows
+  const absl::Span<const double> rows = load->model->rows;
+  std::vector<double> scores(n);
+  Drive(load->bulk, [&](uint64_t j, Steady::time_point due, ScoreContext& context) {
+    context.priority = Priority::kP2;
+    context.deadline = due + kDeadline[2];
+    const size_t row = static_cast<size_t>((j * n) % starts);
+    const absl::Status status =
+        load->scorer->Score(rows.subspan(row * width, n * width), n, absl::MakeSpan(scores),
+                            context);
+    benchmark::DoNotOptimize(scores.data());
+    return status;
+  });
+}
+
+// The client threads of one kind (pthreads, for a small stack each).
 class ClientPool {
  public:
-  explicit ClientPool(Load* load) : load_(load) {}
+  ClientPool(Load* load, void (*client)(Load*)) : load_(load), client_(client) {}
   ~ClientPool() { Join(); }
   ClientPool(const ClientPool&) = delete;
   ClientPool& operator=(const ClientPool&) = delete;
@@ -365,7 +474,7 @@ class ClientPool {
     bool ok = true;
     for (size_t k = 0; k < n; ++k) {
       pthread_t t;
-      if (pthread_create(&t, &attr, &ClientPool::Run, load_) != 0) {
+      if (pthread_create(&t, &attr, &ClientPool::Run, this) != 0) {
         ok = false;
         break;
       }
@@ -382,33 +491,23 @@ class ClientPool {
   size_t started() const { return started_; }
 
  private:
-  static void* Run(void* load) {
-    Client(static_cast<Load*>(load));
+  static void* Run(void* self) {
+    auto* pool = static_cast<ClientPool*>(self);
+    pool->client_(pool->load_);
     return nullptr;
   }
   Load* load_;
+  void (*client_)(Load*);
   std::vector<pthread_t> threads_;
   size_t started_ = 0;
 };
-
-// The client pool's limit: past the batcher's queue limits (and a batch in flight), more
-// concurrent calls would only be shed at once.
-size_t MaxClients(const BatchPolicyConfig& policy) {
-  if (const char* env = std::getenv("VIGIL_BATCHER_MAX_CLIENTS")) {
-    return static_cast<size_t>(ParseList("VIGIL_BATCHER_MAX_CLIENTS", env).front());
-  }
-  size_t n = 256;
-  for (const ClassPolicy& c : policy.classes) n += c.max_queue;
-  return n;
-}
 
 // ---- Results.
 
 struct Snapshot {
   BackendRouter::Stats router;
   BatchingScorer::Stats batcher;
-  uint64_t batch_records = 0;  // batch-size histogram: one record per batch or inline call
-  double batch_rows = 0;
+  double batch_rows = 0;  // batch-size histogram: rows of every batch and inline call
 };
 
 Snapshot Snap(const BackendRouter& router, const BatchingScorer& batcher,
@@ -416,7 +515,6 @@ Snapshot Snap(const BackendRouter& router, const BatchingScorer& batcher,
   Snapshot s;
   s.router = router.stats();
   s.batcher = batcher.stats();
-  s.batch_records = sizes.count();
   s.batch_rows = sizes.sum();
   return s;
 }
@@ -428,73 +526,103 @@ double PercentileUs(const std::vector<int64_t>& sorted, double q) {
   return static_cast<double>(sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1]) / 1e3;
 }
 
-void Report(benchmark::State& state, const Load& load, uint64_t first, double window_s,
-            const Snapshot& before, const Snapshot& after, size_t clients) {
-  std::array<std::vector<int64_t>, 3> latency;
-  std::array<uint64_t, 3> class_calls{}, class_ok{};
+// One class's measured calls.
+struct ClassTally {
+  uint64_t calls = 0, ok = 0, expired = 0, shed = 0, other = 0, late = 0;
+  uint64_t in_time = 0;          // scored within the deadline
+  std::vector<int64_t> latency;  // scored calls
   std::vector<int64_t> lag;
-  uint64_t ok = 0, shed = 0, expired = 0, other = 0, late = 0;
-  uint64_t on_cpu = 0, on_gpu = 0, on_fallback = 0;
-  const auto late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(kLate).count();
-  for (uint64_t i = first; i < load.total; ++i) {
-    const CallRecord& r = load.records[i];
-    const auto c = static_cast<size_t>(load.classes[i]);
-    ++class_calls[c];
-    lag.push_back(r.lag_ns);
-    if (r.lag_ns > late_ns) ++late;
-    switch (r.outcome) {
-      case Outcome::kOk:
-        ++ok;
-        ++class_ok[c];
-        latency[c].push_back(r.latency_ns);
-        if (r.backend == ScoreBackend::kGpu) {
-          ++on_gpu;
-        } else if (r.backend == ScoreBackend::kCpuFallback) {
-          ++on_fallback;
-        } else {
-          ++on_cpu;
-        }
-        break;
-      case Outcome::kExpired:
-        ++expired;
-        break;
-      case Outcome::kShed:
-        ++shed;
-        break;
-      case Outcome::kOther:
-        ++other;
-        break;
-    }
+};
+
+struct RowsByBackend {
+  uint64_t cpu = 0, gpu = 0, fallback = 0;
+};
+
+void Count(const CallRecord& r, Priority priority, uint64_t rows, ClassTally& t,
+           RowsByBackend& by_backend) {
+  using std::chrono::nanoseconds;
+  const auto late_ns = std::chrono::duration_cast<nanoseconds>(kLate).count();
+  const auto deadline_ns =
+      std::chrono::duration_cast<nanoseconds>(kDeadline[static_cast<size_t>(priority)]).count();
+  ++t.calls;
+  t.lag.push_back(r.lag_ns);
+  if (r.lag_ns > late_ns) ++t.late;
+  switch (r.outcome) {
+    case Outcome::kOk:
+      ++t.ok;
+      t.latency.push_back(r.latency_ns);
+      if (r.latency_ns <= deadline_ns) ++t.in_time;
+      if (r.backend == ScoreBackend::kGpu) {
+        by_backend.gpu += rows;
+      } else if (r.backend == ScoreBackend::kCpuFallback) {
+        by_backend.fallback += rows;
+      } else {
+        by_backend.cpu += rows;
+      }
+      break;
+    case Outcome::kExpired:
+      ++t.expired;
+      break;
+    case Outcome::kShed:
+      ++t.shed;
+      break;
+    case Outcome::kOther:
+      ++t.other;
+      break;
   }
-  const uint64_t calls = load.total - first;
+}
+
+void Report(benchmark::State& state, const Load& load, double window_s, const Snapshot& before,
+            const Snapshot& after, size_t clients) {
+  std::array<ClassTally, 3> tally;
+  RowsByBackend by_backend;
+  std::vector<int64_t> single_lag;
+  uint64_t single_late = 0;
+  for (uint64_t i = load.singles.first; i < load.singles.total; ++i) {
+    const Priority p = load.classes[i];
+    Count(load.singles.records[i], p, 1, tally[static_cast<size_t>(p)], by_backend);
+  }
+  for (uint64_t j = load.bulk.first; j < load.bulk.total; ++j) {
+    Count(load.bulk.records[j], Priority::kP2, load.bulk_rows, tally[2], by_backend);
+  }
+  for (size_t c = 0; c < 2; ++c) {
+    single_lag.insert(single_lag.end(), tally[c].lag.begin(), tally[c].lag.end());
+    single_late += tally[c].late;
+  }
   const auto frac = [](uint64_t part, uint64_t whole) {
     return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
   };
   const auto d = [](uint64_t a, uint64_t b) { return static_cast<double>(a - b); };
+  const uint64_t singles = tally[0].calls + tally[1].calls;
 
   auto& k = state.counters;
-  k["offered"] = load.rate;
-  k["achieved"] = static_cast<double>(ok) / window_s;
-  k["calls"] = static_cast<double>(calls);
+  k["singles_offered"] = static_cast<double>(singles) / window_s;
+  k["singles_achieved"] = static_cast<double>(tally[0].ok + tally[1].ok) / window_s;
+  k["p2_offered_rows"] = static_cast<double>(tally[2].calls * load.bulk_rows) / window_s;
+  k["p2_rows"] = static_cast<double>(tally[2].ok * load.bulk_rows) / window_s;
+  k["p2_rows_in_time"] = static_cast<double>(tally[2].in_time * load.bulk_rows) / window_s;
+  uint64_t errors = 0;
   for (size_t c = 0; c < 3; ++c) {
-    std::sort(latency[c].begin(), latency[c].end());
+    ClassTally& t = tally[c];
+    std::sort(t.latency.begin(), t.latency.end());
     const std::string p = absl::StrCat("p", c);
-    k[p + "_p50_us"] = PercentileUs(latency[c], 0.50);
-    k[p + "_p99_us"] = PercentileUs(latency[c], 0.99);
-    k[p + "_ok"] = frac(class_ok[c], class_calls[c]);
+    k[p + "_p50_us"] = PercentileUs(t.latency, 0.50);
+    k[p + "_p99_us"] = PercentileUs(t.latency, 0.99);
+    k[p + "_ok"] = frac(t.in_time, t.calls);
+    k[p + "_expired"] = static_cast<double>(t.expired);
+    k[p + "_shed"] = static_cast<double>(t.shed);
+    errors += t.other;
   }
-  k["shed"] = static_cast<double>(shed);
-  k["shed_frac"] = frac(shed, calls);
-  k["expired"] = static_cast<double>(expired);
-  k["expired_frac"] = frac(expired, calls);
-  k["errors"] = static_cast<double>(other);
-  k["share_cpu"] = frac(on_cpu, ok);
-  k["share_gpu"] = frac(on_gpu, ok);
-  k["share_fallback"] = frac(on_fallback, ok);
+  k["errors"] = static_cast<double>(errors);
+  const uint64_t scored_rows = by_backend.cpu + by_backend.gpu + by_backend.fallback;
+  k["share_cpu"] = frac(by_backend.cpu, scored_rows);
+  k["share_gpu"] = frac(by_backend.gpu, scored_rows);
+  k["share_fallback"] = frac(by_backend.fallback, scored_rows);
 
   const BackendRouter::Stats& r1 = after.router;
   const BackendRouter::Stats& r0 = before.router;
   k["cpu_batches"] = d(r1.cpu_batches, r0.cpu_batches);
+  k["cpu_rows"] = d(r1.cpu_rows, r0.cpu_rows);
   k["gpu_batches"] = d(r1.gpu_batches, r0.gpu_batches);
   k["gpu_rows"] = d(r1.gpu_rows, r0.gpu_rows);
   k["fallback_timeout"] = d(r1.fallback_timeout, r0.fallback_timeout);
@@ -504,21 +632,23 @@ void Report(benchmark::State& state, const Load& load, uint64_t first, double wi
 
   const uint64_t batches = after.batcher.batches - before.batcher.batches;
   const uint64_t inline_calls = after.batcher.inline_calls - before.batcher.inline_calls;
-  // The histogram holds each batch's rows and each inline call as one row.
+  // The histogram holds each batch's rows and each inline call's; only P0, a class with no
+  // queue delay, is scored inline, one row a call.
   const double batch_rows =
       after.batch_rows - before.batch_rows - static_cast<double>(inline_calls);
   k["batches"] = static_cast<double>(batches);
   k["inline_calls"] = static_cast<double>(inline_calls);
   k["mean_batch"] = batches == 0 ? 0.0 : batch_rows / static_cast<double>(batches);
 
-  std::sort(lag.begin(), lag.end());
+  std::sort(single_lag.begin(), single_lag.end());
   k["clients"] = static_cast<double>(clients);
-  k["send_lag_p99_us"] = PercentileUs(lag, 0.99);
-  k["late_frac"] = frac(late, calls);
+  k["send_lag_p99_us"] = PercentileUs(single_lag, 0.99);
+  k["late_frac"] = frac(single_late, singles);
+  k["p2_late_frac"] = frac(tally[2].late, tally[2].calls);
 }
 
 void BM_Batcher(benchmark::State& state, const BenchModel* m, const StackSpec* spec,
-                double rate) {
+                double bulk_rate) {
   auto router_or = BackendRouter::Create(m->cpu, spec->use_gpu ? m->gpu : nullptr, spec->router);
   if (!router_or.ok()) {
     state.SkipWithError(std::string(router_or.status().message()).c_str());
@@ -526,7 +656,7 @@ void BM_Batcher(benchmark::State& state, const BenchModel* m, const StackSpec* s
   }
   std::shared_ptr<const BackendRouter> router = std::move(*router_or);
   std::vector<double> bounds;
-  for (double b = 1; b <= 8192; b *= 2) bounds.push_back(b);
+  for (double b = 1; b <= 65536; b *= 2) bounds.push_back(b);
   auto sizes = ValueHistogram::Create(bounds);
   if (!sizes.ok()) Fail(std::string(sizes.status().message()));
   auto batcher_or = BatchingScorer::Create(router, spec->policy, sizes->get());
@@ -537,39 +667,54 @@ void BM_Batcher(benchmark::State& state, const BenchModel* m, const StackSpec* s
   const std::unique_ptr<BatchingScorer> batcher = std::move(*batcher_or);
 
   const double window_s = WindowSeconds();
-  const auto first = static_cast<uint64_t>(std::llround(rate * WarmupSeconds()));
+  const double warmup_s = WarmupSeconds();
   Load load;
   load.scorer = batcher.get();
   load.model = m;
-  load.rate = rate;
-  load.total = first + static_cast<uint64_t>(std::llround(rate * window_s));
-  load.classes.resize(load.total);
+  load.bulk_rows = BulkRows();
+  load.singles.Plan(SingleRate(), warmup_s, window_s);
+  load.bulk.Plan(bulk_rate / static_cast<double>(load.bulk_rows), warmup_s, window_s);
+  load.classes.resize(load.singles.total);
   std::mt19937_64 rng(7);
-  std::discrete_distribution<int> mix(kClassShare.begin(), kClassShare.end());
-  for (Priority& p : load.classes) p = static_cast<Priority>(mix(rng));
-  load.records.resize(load.total);
+  std::bernoulli_distribution urgent(kP0Share);
+  for (Priority& p : load.classes) p = urgent(rng) ? Priority::kP0 : Priority::kP1;
 
-  // Enough clients to start with for a few milliseconds of calls in flight; more join while
-  // calls fall due with every client busy.
-  const size_t max_clients = MaxClients(spec->policy);
-  const size_t initial =
-      std::min(max_clients, std::clamp<size_t>(static_cast<size_t>(rate / 500), 64, 1024));
-  constexpr size_t kGrowBy = 64;
+  // Enough single clients to start with for a few milliseconds of calls in flight; more join
+  // while calls fall due with every client busy.
+  const size_t max_clients = MaxSingleClients();
+  const size_t initial = std::min(
+      max_clients, std::clamp<size_t>(static_cast<size_t>(load.singles.rate / 500), 8, 64));
+  constexpr size_t kGrowBy = 32;
   constexpr auto kPoll = std::chrono::microseconds(200);
 
   Snapshot before, after;
   size_t clients = 0;
   for (auto _ : state) {
-    load.next.store(0);
-    load.start = Steady::now() + std::chrono::milliseconds(50);  // the clients' start-up
-    ClientPool pool(&load);
-    bool refused = !pool.Grow(initial);
-    if (pool.started() == 0) {
-      state.SkipWithError("the system refused every client thread");
-      return;
+    load.singles.next.store(0);
+    load.bulk.next.store(0);
+    const Steady::time_point start = Steady::now() + std::chrono::milliseconds(50);  // start-up
+    load.singles.start = start;
+    load.bulk.start = start;
+    ClientPool single_pool(&load, &SingleClient);
+    ClientPool bulk_pool(&load, &BulkClient);
+    bool refused = false;
+    if (load.singles.total > 0) {
+      refused = !single_pool.Grow(initial);
+      if (single_pool.started() == 0) {
+        state.SkipWithError("the system refused every client thread");
+        return;
+      }
+    }
+    if (load.bulk.total > 0) {
+      if (!bulk_pool.Grow(kBulkClients)) refused = true;
+      if (bulk_pool.started() == 0) {
+        state.SkipWithError("the system refused every bulk client thread");
+        return;
+      }
     }
     bool snapped = false;
-    const Steady::time_point window = load.Due(first);
+    const Steady::time_point window =
+        start + std::chrono::nanoseconds(std::llround(warmup_s * 1e9));
     for (;;) {
       std::this_thread::sleep_for(kPoll);
       const Steady::time_point now = Steady::now();
@@ -577,20 +722,25 @@ void BM_Batcher(benchmark::State& state, const BenchModel* m, const StackSpec* s
         before = Snap(*router, *batcher, **sizes);
         snapped = true;
       }
-      const uint64_t i = load.next.load(std::memory_order_relaxed);
-      if (i >= load.total) break;
-      if (!refused && now - load.Due(i) > kPoll && pool.started() < max_clients) {
-        refused = !pool.Grow(std::min(kGrowBy, max_clients - pool.started()));
+      const uint64_t i = load.singles.next.load(std::memory_order_relaxed);
+      const bool singles_taken = i >= load.singles.total;
+      if (singles_taken && load.bulk.next.load(std::memory_order_relaxed) >= load.bulk.total) {
+        break;
+      }
+      if (!singles_taken && !refused && now - load.singles.Due(i) > kPoll &&
+          single_pool.started() < max_clients) {
+        refused = !single_pool.Grow(std::min(kGrowBy, max_clients - single_pool.started()));
       }
     }
-    pool.Join();
+    single_pool.Join();
+    bulk_pool.Join();
     if (!snapped) before = Snap(*router, *batcher, **sizes);
     after = Snap(*router, *batcher, **sizes);
-    clients = pool.started();
+    clients = single_pool.started();
     if (refused) state.counters["client_refused"] = 1;
     state.SetIterationTime(window_s);
   }
-  Report(state, load, first, window_s, before, after, clients);
+  Report(state, load, window_s, before, after, clients);
   state.SetLabel(spec->label);
 }
 
@@ -598,7 +748,7 @@ void Register() {
   for (const auto& m : Models()) {
     for (const auto& s : Stacks()) {
       if (s->use_gpu && m->gpu == nullptr) continue;
-      for (double rate : m->rates) {
+      for (double rate : m->bulk_rates) {
         benchmark::RegisterBenchmark(
             absl::StrFormat("batcher/%s/%s/%.0f", m->name, s->name, rate).c_str(), BM_Batcher,
             m.get(), s.get(), rate)
@@ -624,6 +774,7 @@ int main(int argc, char** argv) {
       auto scorer = vigil::CudaScorer::Create(m->model, m->model->feature_names, m->name);
       if (scorer.ok()) {
         m->gpu = std::move(*scorer);
+        vigil::WarmGpu(*m);
         gpu = true;
       } else {
         benchmark::AddCustomContext(absl::StrCat("gpu_", m->name),
@@ -635,7 +786,7 @@ int main(int argc, char** argv) {
   }
   vigil::MakeStacks(gpu);
   benchmark::AddCustomContext("host_cores", std::to_string(vigil::Cores()));
-  benchmark::AddCustomContext("class_mix", vigil::ClassMix());
+  benchmark::AddCustomContext("load", vigil::LoadMix());
   benchmark::AddCustomContext("window_s", absl::StrFormat("%g", vigil::WindowSeconds()));
   benchmark::AddCustomContext("warmup_s", absl::StrFormat("%g", vigil::WarmupSeconds()));
   vigil::Register();
