@@ -48,6 +48,9 @@ struct ServeFlags {
   std::string auth;
   // state.*
   std::string pseudonym_key, pseudonym_hash;
+  // gpu.enabled, gpu.device
+  bool gpu = false;
+  std::optional<int> gpu_device;
   bool routes = false;
 };
 
@@ -139,6 +142,13 @@ int RunServe(const ServeFlags& flags) {
     config.batcher = *preset;
     config.batcher_preset = flags.batcher;
   }
+  if (flags.gpu) config.gpu.enabled = true;
+  if (flags.gpu_device) {
+    if (*flags.gpu_device < 0) {
+      return Fail("--gpu-device: gpu.device must be a CUDA device ordinal (0 or more)");
+    }
+    config.gpu.device = *flags.gpu_device;
+  }
   if (flags.io_threads) config.io_threads = *flags.io_threads;
   if (flags.workers) config.worker_threads = *flags.workers;
   if (flags.score_budget_ms) config.score_budget = std::chrono::milliseconds(*flags.score_budget_ms);
@@ -198,9 +208,9 @@ Command AddServeCommand(CLI::App& vigil) {
       "activation (canary, shadow), /healthz, /readyz, /metrics (docs/openapi.yaml)");
   app->add_option("--config", flags->config,
                   "YAML configuration (keys as the flags: listen, data_dir, policy, model, "
-                  "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, workers, "
-                  "log, drift, audit, screening, tls, plaintext, auth, state; docs/serve.md); flags "
-                  "override it");
+                  "model_ref, io_threads, score_budget_ms, limits, batcher, breaker, gpu, "
+                  "workers, log, drift, audit, screening, tls, plaintext, auth, state; "
+                  "docs/serve.md); flags override it");
   app->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)");
   app->add_option("--data-dir", flags->data_dir,
                   "Data directory: policy versions, model registry, feature state");
@@ -213,6 +223,12 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--fx-rates", flags->fx_rates,
                   "FX rates table (default: data/fx_rates.csv here, else beside the binary)");
   app->add_option("--batcher", flags->batcher, "Batcher preset: fast, immediate, compliance");
+  app->add_flag("--gpu", flags->gpu,
+                "gpu.enabled: score large batches on the CUDA backend behind the batcher (P0 and "
+                "small batches stay on the CPU; thresholds gpu.min_rows in --config); the start "
+                "fails when this vigil lacks the CUDA backend or the host has no usable GPU");
+  app->add_option("--gpu-device", flags->gpu_device,
+                  "gpu.device: the CUDA device ordinal used with --gpu (default 0)");
   app->add_option("--io-threads", flags->io_threads, "I/O threads (default 2)");
   app->add_option("--workers", flags->workers, "Worker threads for scoring (default 64)");
   app->add_option("--score-budget-ms", flags->score_budget_ms,

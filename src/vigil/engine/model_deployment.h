@@ -24,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/decision/decision_maker.h"
@@ -44,6 +45,9 @@ class ModelDeployment {
     // The batcher and breaker inside "decider" (for metrics); may be null.
     std::shared_ptr<const BatchingScorer> batcher;
     std::shared_ptr<const BreakerScorer> breaker;
+    // The CPU/GPU router inside the breaker (for metrics); null when the model scores on the
+    // CPU alone.
+    std::shared_ptr<const BackendRouter> router;
   };
   struct Snapshot {
     std::shared_ptr<const Model> champion;  // null: rules only (then `rules` decides)

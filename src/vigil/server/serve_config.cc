@@ -1,6 +1,7 @@
 #include "vigil/server/serve_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -9,6 +10,7 @@
 #include "vigil/audit/log_hash.h"
 #include "vigil/common/nearest_name.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/core/transaction.h"
 #include "yaml-cpp/yaml.h"
 
 namespace vigil {
@@ -216,6 +218,74 @@ void ParseScreening(const YAML::Node& sc, ConfigReader& r, ServeScreeningConfig*
   }
 }
 
+void ParseGpu(const YAML::Node& g, ConfigReader& r, ServeGpuConfig* out) {
+  if (!g.IsMap()) {
+    r.Error(g, "'gpu' must be a mapping (enabled, device, min_rows, timeout_ms)");
+    return;
+  }
+  r.Keys(g, {"enabled", "device", "min_rows", "timeout_ms"}, "gpu");
+  if (const YAML::Node n = g["enabled"]; n) {
+    bool enabled = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, enabled)) {
+      r.Error(n, "'gpu.enabled' must be true or false");
+    } else {
+      out->enabled = enabled;
+    }
+  }
+  if (const YAML::Node n = g["device"]; n) r.Integer(n, "gpu.device", &out->device, 0, 1023);
+  if (const YAML::Node m = g["min_rows"]; m) {
+    if (!m.IsMap()) {
+      r.Error(m, "'gpu.min_rows' must map the classes (P0, P1, P2) to a row count or never");
+    } else {
+      r.Keys(m, {"P0", "P1", "P2"}, "gpu.min_rows");
+      for (size_t c = 0; c < out->min_rows.size(); ++c) {
+        const std::string name(PriorityName(static_cast<Priority>(c)));
+        const YAML::Node n = m[name];
+        if (!n) continue;
+        uint64_t rows = 0;
+        if (n.IsScalar() && n.Scalar() == "never") {
+          out->min_rows[c] = BackendRouterConfig::kNever;
+        } else if (n.IsScalar() && absl::SimpleAtoi(n.Scalar(), &rows) && rows >= 1 &&
+                   rows <= 1'000'000'000) {
+          out->min_rows[c] = static_cast<size_t>(rows);
+        } else {
+          r.Error(n, absl::StrCat("'gpu.min_rows.", name,
+                                  "' must be a positive integer or never (rows, up to ",
+                                  1'000'000'000, ")"));
+        }
+      }
+    }
+  }
+  if (const YAML::Node n = g["timeout_ms"]; n) {
+    // Milliseconds, fractions allowed (0.5: 500 us); the router counts in microseconds.
+    double ms = -1;
+    if (!n.IsScalar() || !absl::SimpleAtod(n.Scalar(), &ms) || !(ms >= 0.001 && ms <= 60'000)) {
+      r.Error(n, "'gpu.timeout_ms' must be a number of milliseconds from 0.001 to 60000");
+    } else {
+      out->timeout = std::chrono::microseconds(std::llround(ms * 1000));
+    }
+  }
+}
+
+// The same checks as the parser's, on the values as set (flags, tests).
+absl::Status ValidateGpu(const ServeGpuConfig& g) {
+  if (g.device < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu.device must be a CUDA device ordinal (0 or more), not ", g.device));
+  }
+  for (size_t c = 0; c < g.min_rows.size(); ++c) {
+    if (g.min_rows[c] == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("gpu.min_rows.",
+                                                     PriorityName(static_cast<Priority>(c)),
+                                                     " must be a positive integer or never"));
+    }
+  }
+  if (g.timeout <= std::chrono::microseconds::zero()) {
+    return absl::InvalidArgumentError("gpu.timeout_ms must be positive");
+  }
+  return absl::OkStatus();
+}
+
 void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   if (!d.IsMap()) {
     r.Error(d, "'drift' must be a mapping (profile, calibration, freeze, ...)");
@@ -404,8 +474,8 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   }
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
-          "idempotency_capacity", "limits", "batcher", "breaker", "fx_rates", "lists", "workers",
-          "log", "drift", "audit", "screening", "tls", "plaintext", "auth", "state"},
+          "idempotency_capacity", "limits", "batcher", "breaker", "gpu", "fx_rates", "lists",
+          "workers", "log", "drift", "audit", "screening", "tls", "plaintext", "auth", "state"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -480,6 +550,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
       c.breaker.open_for = ms;
     }
   }
+  if (const YAML::Node g = root["gpu"]; g) ParseGpu(g, r, &c.gpu);
   if (const YAML::Node n = root["fx_rates"]; n) r.String(n, "fx_rates", &c.fx_rates);
   if (const YAML::Node n = root["lists"]; n) r.String(n, "lists", &c.lists);
   if (const YAML::Node w = root["workers"]; w) {
@@ -563,6 +634,7 @@ absl::Status ServeConfig::Validate() const {
         "\""));
   }
   VIGIL_RETURN_IF_ERROR(ValidateScreening(screening));
+  VIGIL_RETURN_IF_ERROR(ValidateGpu(gpu));
   VIGIL_RETURN_IF_ERROR(ValidateTransport(tls, plaintext, auth));
   if (state.pseudonym_hash != "hmac-sha256" && state.pseudonym_hash != "hmac-sm3") {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -13,6 +13,11 @@
 //            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
 //   batcher: {preset: fast}       # fast | immediate | compliance
 //   breaker: {failure_threshold: 5, budget_ms: 2, open_ms: 1000}
+//   gpu:                          # the CUDA backend behind the batcher (docs/serve.md, The GPU)
+//     enabled: false              # default: CPU only; true: the start fails without a usable GPU
+//     device: 0                   # CUDA device ordinal
+//     min_rows: {P0: never, P1: 256, P2: 64}  # batches of at least this many rows go to the GPU
+//     timeout_ms: 5               # the longest a batch spends on the GPU before the CPU scores it
 //   fx_rates: data/fx_rates.csv   # default: data/fx_rates.csv here, else beside the binary
 //   lists: policies/lists         # default: lists/ beside the policy file
 //   workers: {threads: 64, queue: 4096}  # requests that may wait (scoring, admin)
@@ -65,7 +70,9 @@
 #ifndef VIGIL_SERVER_SERVE_CONFIG_H_
 #define VIGIL_SERVER_SERVE_CONFIG_H_
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -73,6 +80,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/batching/backend_router.h"
 #include "vigil/batching/batch_policy.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/drift/drift_config.h"
@@ -180,6 +188,22 @@ struct ServeScreeningConfig {
   double min_score = 0;
 };
 
+// `gpu:`: the CUDA backend behind the batcher. Off by default (CPU only, no CUDA call at all).
+// On: every model loaded (the champion at start, and each model activated later) gets its own
+// CudaScorer on `device` beside its CpuScorer, and a BackendRouter between them sends each
+// batch to one or the other; a model the GPU cannot take fails to load, and at start the server
+// refuses to run without a usable device (never a silent CPU-only start).
+struct ServeGpuConfig {
+  bool enabled = false;
+  int device = 0;  // gpu.device: the CUDA device ordinal
+  // gpu.min_rows.P0, .P1, .P2: batches of that class with at least this many rows go to the
+  // GPU; BackendRouterConfig::kNever ("never" in the file) keeps the class on the CPU.
+  std::array<size_t, 3> min_rows = BackendRouterConfig{}.gpu_min_rows;
+  // gpu.timeout_ms: the longest a batch spends on the GPU (less when its deadline comes
+  // sooner) before the CPU scores it instead.
+  std::chrono::microseconds timeout = BackendRouterConfig{}.gpu_timeout;
+};
+
 struct ServeConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -194,6 +218,7 @@ struct ServeConfig {
   std::string batcher_preset = "fast";
   BatchPolicyConfig batcher = BatchPolicyConfig::Fast();
   CircuitBreakerConfig breaker;
+  ServeGpuConfig gpu;
   std::string fx_rates;
   std::string lists;
   int worker_threads = 64;
@@ -213,7 +238,8 @@ struct ServeConfig {
   // consistent is Validate's to say, after flags are merged (`vigil serve --config F --flag`).
   static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
   // Checks the combination: a data dir; not both model and model_ref; positive limits; the
-  // drift, audit and screening settings (errors name the drift.*, audit.* or screening.* key).
+  // drift, audit, screening and gpu settings (errors name the drift.*, audit.*, screening.* or
+  // gpu.* key). Whether a GPU is there is VigilServer::Start's to find out.
   absl::Status Validate() const;
 };
 

@@ -284,5 +284,96 @@ screening:
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("screening.lists")));
 }
 
+TEST(ServeConfig, ReadsTheGpuSection) {
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
+gpu:
+  enabled: true
+  device: 3
+  min_rows: {P0: 512, P1: never, P2: 1}
+  timeout_ms: 0.25
+)",
+                              "serve.yaml");
+  ASSERT_OK(c);
+  EXPECT_TRUE(c->gpu.enabled);
+  EXPECT_EQ(c->gpu.device, 3);
+  EXPECT_EQ(c->gpu.min_rows[0], 512u);
+  EXPECT_EQ(c->gpu.min_rows[1], BackendRouterConfig::kNever);
+  EXPECT_EQ(c->gpu.min_rows[2], 1u);
+  EXPECT_EQ(c->gpu.timeout, std::chrono::microseconds(250));
+  EXPECT_OK(c->Validate());
+
+  // Absent: off, device 0, the router's thresholds (P0 never) and timeout; a class left out
+  // of min_rows keeps its default.
+  auto defaults = ServeConfig::Parse("plaintext: true\ndata_dir: d\n", "serve.yaml");
+  ASSERT_OK(defaults);
+  EXPECT_FALSE(defaults->gpu.enabled);
+  EXPECT_EQ(defaults->gpu.device, 0);
+  EXPECT_EQ(defaults->gpu.min_rows, BackendRouterConfig{}.gpu_min_rows);
+  EXPECT_EQ(defaults->gpu.min_rows[0], BackendRouterConfig::kNever);
+  EXPECT_EQ(defaults->gpu.timeout, BackendRouterConfig{}.gpu_timeout);
+  auto some = ServeConfig::Parse(
+      "plaintext: true\ndata_dir: d\ngpu: {enabled: false, min_rows: {P2: 128}, timeout_ms: 5}\n",
+      "serve.yaml");
+  ASSERT_OK(some);
+  EXPECT_FALSE(some->gpu.enabled);
+  EXPECT_EQ(some->gpu.min_rows[0], BackendRouterConfig::kNever);
+  EXPECT_EQ(some->gpu.min_rows[1], 256u);
+  EXPECT_EQ(some->gpu.min_rows[2], 128u);
+  EXPECT_EQ(some->gpu.timeout, std::chrono::milliseconds(5));
+}
+
+TEST(ServeConfig, BadGpuValuesNameTheirKey) {
+  auto c = ServeConfig::Parse(R"(data_dir: d
+gpu:
+  enabled: sometimes
+  device: -1
+  min_rows: {P0: 0, P1: many, P2: -4, P3: 1}
+  timeout_ms: 0
+  timout_ms: 5
+)",
+                              "serve.yaml");
+  ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  const std::string m(c.status().message());
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:12: 'gpu.enabled' must be true or false"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: 'gpu.device' must be a whole number from 0"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:18: 'gpu.min_rows.P0' must be a positive integer or "
+                           "never"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:25: 'gpu.min_rows.P1' must be a positive integer or "
+                           "never"));
+  EXPECT_THAT(m, HasSubstr("'gpu.min_rows.P2' must be a positive integer or never"));
+  EXPECT_THAT(m, HasSubstr("unknown key 'P3' in gpu.min_rows"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:6:15: 'gpu.timeout_ms' must be a number of milliseconds"));
+  EXPECT_THAT(m, HasSubstr("unknown key 'timout_ms' in gpu (did you mean 'timeout_ms'?)"));
+  EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: true\n", "serve.yaml").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("serve.yaml:2:6: 'gpu' must be a mapping")));
+  EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: {min_rows: 64}\n", "serve.yaml").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("'gpu.min_rows' must map the classes (P0, P1, P2)")));
+  EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: {gpu_enabled: true}\n", "s.yaml").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown key 'gpu_enabled' in gpu")));
+
+  // The same checks on values set by flags or code.
+  ServeConfig set;
+  set.data_dir = "d";
+  set.plaintext = true;
+  set.gpu.device = -2;
+  EXPECT_THAT(set.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("gpu.device must be a CUDA device ordinal")));
+  set.gpu.device = 0;
+  set.gpu.min_rows[1] = 0;
+  EXPECT_THAT(set.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("gpu.min_rows.P1 must be a positive integer or never")));
+  set.gpu.min_rows[1] = 256;
+  set.gpu.timeout = std::chrono::microseconds(0);
+  EXPECT_THAT(set.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("gpu.timeout_ms must be positive")));
+  set.gpu.timeout = std::chrono::microseconds(1);
+  EXPECT_OK(set.Validate());
+}
+
 }  // namespace
 }  // namespace vigil

@@ -1,5 +1,6 @@
 #include "vigil/server/vigil_server.h"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_log.h"
+#include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/common/clock.h"
@@ -30,6 +32,7 @@
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/model/cpu/cpu_scorer.h"
+#include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/model_file.h"
 #include "vigil/screening/screener.h"
 
@@ -66,6 +69,23 @@ std::string DriftProfilePath(const ServeConfig& c) {
   return c.model.empty() ? "" : Beside(c.model, kProfileBesideModel);
 }
 
+// gpu.min_rows as written in the configuration.
+std::string MinRowsText(size_t rows) {
+  return rows == BackendRouterConfig::kNever ? "never" : absl::StrCat(rows);
+}
+
+// The counts of "from" added to "to" (the breaker's state is not a count: left as it is).
+void AddCounts(BackendRouter::Stats& to, const BackendRouter::Stats& from) {
+  to.cpu_batches += from.cpu_batches;
+  to.cpu_rows += from.cpu_rows;
+  to.gpu_batches += from.gpu_batches;
+  to.gpu_rows += from.gpu_rows;
+  to.fallback_timeout += from.fallback_timeout;
+  to.fallback_error += from.fallback_error;
+  to.fallback_busy += from.fallback_busy;
+  to.breaker_skips += from.breaker_skips;
+}
+
 }  // namespace
 
 struct VigilServer::Gauges {
@@ -83,6 +103,22 @@ struct VigilServer::Gauges {
   Gauge* audit_tree_heads = nullptr;
   Gauge* audit_refused = nullptr;
   Gauge* audit_healthy = nullptr;
+};
+
+// The backend routers' counts (gpu.enabled), summed over every router made: one per model
+// loaded. A router's final counts move to `retired` when the last holder of its model lets go
+// (the deleter MakeRouter gives it), so the sums never go back; each scrape adds to the
+// counters what is new since the one before.
+struct VigilServer::GpuMetrics {
+  std::array<Counter*, 2> batches{};    // [cpu, gpu]
+  std::array<Counter*, 2> rows{};       // [cpu, gpu]
+  std::array<Counter*, 3> fallbacks{};  // [timeout, error, busy]
+  Counter* breaker_skips = nullptr;
+  std::array<Gauge*, 2> breaker_state{};  // [role], as Gauges::breaker_state
+  absl::Mutex mu;  // taken before a router's own lock, never after
+  std::vector<const BackendRouter*> live ABSL_GUARDED_BY(mu);
+  BackendRouter::Stats retired ABSL_GUARDED_BY(mu);
+  BackendRouter::Stats reported ABSL_GUARDED_BY(mu);
 };
 
 // The screener's reloads and its lists' size. The poller is the only caller of the
@@ -123,6 +159,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   log_options.path = c.log_path;
   log_options.sample_rate = c.log_sample_rate;
   VIGIL_ASSIGN_OR_RETURN(s->log_, RequestLog::Create(log_options));
+  // Before anything binds or loads: a GPU that was asked for and is not there stops the start.
+  VIGIL_RETURN_IF_ERROR(s->StartGpu());
   s->metrics_ = std::make_unique<MetricsRegistry>();
   s->workers_ = std::make_unique<WorkerPool>(c.worker_threads, c.worker_queue);
   if (c.auth.mode == "tokens") {
@@ -217,6 +255,7 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                   {"policy", s->policies_->Active()->tag()},
                   {"model", champion != nullptr ? champion->version : ""},
                   {"batcher", c.batcher_preset},
+                  {"gpu", s->gpu_summary_},
                   {"drift", s->drift_summary_},
                   {"screening", s->screening_summary_},
                   {"transport", !c.tls.enabled()        ? "plain HTTP (plaintext: true)"
@@ -315,6 +354,7 @@ absl::Status VigilServer::Load() {
                          metrics_->AddValueHistogram("vigil_batch_size",
                                                      "Rows per batch the model scored.", {},
                                                      batch_bounds));
+  VIGIL_RETURN_IF_ERROR(RegisterGpuMetrics());
 
   auto loader = [this, policy_source, layout, decision_options](const ModelRegistry::Entry& entry)
       -> absl::StatusOr<std::shared_ptr<const ModelDeployment::Model>> {
@@ -325,10 +365,26 @@ absl::Status VigilServer::Load() {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
                            CpuScorer::Create(ensemble, *FeatureExtractor::Schema(), model->version));
     model->direct = std::move(cpu);
-    std::shared_ptr<const Scorer> inner =
-        hooks_.wrap_model ? hooks_.wrap_model(model->direct) : model->direct;
+    // Shadows and frozen models are scored through `direct`, never queued: on the CPU.
+    std::shared_ptr<const Scorer> scorer = model->direct;
+    CircuitBreakerConfig breaker_config = config_.breaker;
+    if (config_.gpu.enabled) {
+      // batcher → breaker → router → {CPU, GPU}. The router sits inside the batcher, so that it
+      // sees whole batches (a P0 single stays on the CPU, a large P2 batch goes to the GPU),
+      // and inside the breaker, which keeps guarding the model as a whole: the router answers
+      // with the CPU when the GPU fails or runs late (and keeps batches off a failing GPU with
+      // a breaker of its own), so the model's breaker opens only when the model itself cannot
+      // answer, and then every class goes rules-only at once, as without a GPU. A batch may
+      // spend up to gpu.timeout_ms on the GPU before the CPU starts on it; the model's breaker
+      // allows that on top of breaker.budget_ms, so that a stalled GPU, which the router
+      // already absorbs, does not also open the model's breaker.
+      VIGIL_ASSIGN_OR_RETURN(model->router, MakeRouter(ensemble, model->direct, model->version));
+      scorer = model->router;
+      breaker_config.budget += config_.gpu.timeout;
+    }
+    std::shared_ptr<const Scorer> inner = hooks_.wrap_model ? hooks_.wrap_model(scorer) : scorer;
     auto breaker = std::make_shared<BreakerScorer>(
-        std::move(inner), config_.breaker,
+        std::move(inner), breaker_config,
         [this, version = model->version](CircuitBreaker::State from, CircuitBreaker::State to) {
           if (to == CircuitBreaker::State::kOpen && from != to) gauges_->breaker_openings->Increment();
           log_->Event(to == CircuitBreaker::State::kOpen ? "warn" : "info",
@@ -390,6 +446,147 @@ absl::Status VigilServer::Load() {
   VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
+}
+
+absl::Status VigilServer::StartGpu() {
+  const ServeGpuConfig& g = config_.gpu;
+  if (!g.enabled) return absl::OkStatus();  // "off": not a single CUDA call
+  // A build without the CUDA backend answers that it lacks it (naming VIGIL_ENABLE_CUDA); a
+  // host without a driver or device, the CUDA runtime's reason.
+  absl::StatusOr<CudaDeviceInfo> device = ProbeCudaDevice(g.device);
+  if (!device.ok()) {
+    if (absl::IsInvalidArgument(device.status())) {  // no such ordinal
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gpu.device: the CUDA backend cannot start on device ", g.device, ": ",
+          device.status().message()));
+    }
+    return absl::Status(device.status().code(),
+                        absl::StrCat("gpu.enabled: the CUDA backend cannot start: ",
+                                     device.status().message()));
+  }
+  const std::string min_rows =
+      absl::StrCat("P0 ", MinRowsText(g.min_rows[0]), ", P1 ", MinRowsText(g.min_rows[1]),
+                   ", P2 ", MinRowsText(g.min_rows[2]));
+  gpu_summary_ = absl::StrCat("on: device ", device->ordinal, " (", device->name,
+                              "), min_rows ", min_rows, ", timeout ", g.timeout.count(), " us");
+  log_->Event("info", "gpu backend on",
+              {{"device", absl::StrCat(device->ordinal)},
+               {"name", device->name},
+               {"compute_capability",
+                absl::StrCat(device->compute_major, ".", device->compute_minor)},
+               {"memory_bytes", absl::StrCat(device->memory_bytes)},
+               {"driver_version", absl::StrCat(device->driver_version)},
+               {"runtime_version", absl::StrCat(device->runtime_version)},
+               {"min_rows", min_rows},
+               {"timeout_us", absl::StrCat(g.timeout.count())}});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const BackendRouter>> VigilServer::MakeRouter(
+    std::shared_ptr<const TreeEnsemble> model, std::shared_ptr<const Scorer> cpu,
+    const std::string& version) {
+  CudaScorerOptions options;
+  options.device = config_.gpu.device;
+  options.timeout = config_.gpu.timeout;
+  // The same model, feature schema and version string as the CPU scorer: the two score bit for
+  // bit alike (CudaScorer), so a decision does not depend on the backend that scored it.
+  absl::StatusOr<std::unique_ptr<CudaScorer>> gpu =
+      CudaScorer::Create(std::move(model), *FeatureExtractor::Schema(), version, options);
+  if (!gpu.ok()) {
+    return absl::Status(gpu.status().code(),
+                        absl::StrCat("gpu.enabled: the CUDA backend cannot score ", version, ": ",
+                                     gpu.status().message()));
+  }
+  BackendRouterConfig router_config;
+  router_config.gpu_min_rows = config_.gpu.min_rows;
+  router_config.gpu_timeout = config_.gpu.timeout;
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BackendRouter> router,
+                         BackendRouter::Create(std::move(cpu),
+                                               std::shared_ptr<const Scorer>(*std::move(gpu)),
+                                               router_config));
+  const std::shared_ptr<GpuMetrics> m = gpu_metrics_;
+  {
+    absl::MutexLock lock(&m->mu);
+    m->live.push_back(router.get());
+  }
+  // Dropped with the last model snapshot that holds it (maybe after the server): its counts
+  // stay in the sums, and its CudaScorer frees the device memory it held.
+  return std::shared_ptr<const BackendRouter>(router.release(), [m](const BackendRouter* r) {
+    {
+      absl::MutexLock lock(&m->mu);
+      const auto it = std::find(m->live.begin(), m->live.end(), r);
+      if (it != m->live.end()) {
+        m->live.erase(it);
+        AddCounts(m->retired, r->stats());
+      }
+    }
+    delete r;
+  });
+}
+
+absl::Status VigilServer::RegisterGpuMetrics() {
+  if (!config_.gpu.enabled) return absl::OkStatus();
+  auto m = std::make_shared<GpuMetrics>();
+  constexpr std::array<const char*, 2> kBackends = {"cpu", "gpu"};
+  for (size_t b = 0; b < kBackends.size(); ++b) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->batches[b],
+        metrics_->AddCounter("vigil_model_batches_total",
+                             "Batches the model scored, by backend (cpu counts the GPU batches "
+                             "that fell back to the CPU too).",
+                             {{"backend", kBackends[b]}}));
+    VIGIL_ASSIGN_OR_RETURN(
+        m->rows[b], metrics_->AddCounter("vigil_model_rows_total",
+                                         "Rows the model scored, by backend (as "
+                                         "vigil_model_batches_total).",
+                                         {{"backend", kBackends[b]}}));
+  }
+  constexpr std::array<const char*, 3> kCauses = {"timeout", "error", "busy"};
+  for (size_t c = 0; c < kCauses.size(); ++c) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->fallbacks[c],
+        metrics_->AddCounter("vigil_gpu_fallbacks_total",
+                             "GPU batches scored on the CPU instead (model_backend cpu-fallback), "
+                             "by cause: late (gpu.timeout_ms or the deadline), a device error, "
+                             "or every GPU buffer busy.",
+                             {{"cause", kCauses[c]}}));
+  }
+  VIGIL_ASSIGN_OR_RETURN(m->breaker_skips,
+                         metrics_->AddCounter("vigil_gpu_breaker_skips_total",
+                                              "Batches of GPU size kept on the CPU while the "
+                                              "GPU's circuit breaker was open."));
+  for (size_t r = 0; r < kQueuedRoles.size(); ++r) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->breaker_state[r],
+        metrics_->AddGauge("vigil_gpu_breaker_state",
+                           "The GPU's circuit breaker in the model's backend router: 0 closed, "
+                           "1 open (CPU only), 2 half-open (probing); -1 when no model holds the "
+                           "role.",
+                           {{"role", kQueuedRoles[r]}}));
+  }
+  gpu_metrics_ = std::move(m);
+  return absl::OkStatus();
+}
+
+void VigilServer::RefreshGpuMetrics() {
+  if (gpu_metrics_ == nullptr) return;
+  GpuMetrics& m = *gpu_metrics_;
+  absl::MutexLock lock(&m.mu);
+  BackendRouter::Stats total = m.retired;
+  for (const BackendRouter* r : m.live) AddCounts(total, r->stats());
+  BackendRouter::Stats& seen = m.reported;
+  const auto advance = [](Counter* counter, uint64_t now, uint64_t& before) {
+    if (now > before) counter->Increment(now - before);
+    before = std::max(before, now);
+  };
+  advance(m.batches[0], total.cpu_batches, seen.cpu_batches);
+  advance(m.batches[1], total.gpu_batches, seen.gpu_batches);
+  advance(m.rows[0], total.cpu_rows, seen.cpu_rows);
+  advance(m.rows[1], total.gpu_rows, seen.gpu_rows);
+  advance(m.fallbacks[0], total.fallback_timeout, seen.fallback_timeout);
+  advance(m.fallbacks[1], total.fallback_error, seen.fallback_error);
+  advance(m.fallbacks[2], total.fallback_busy, seen.fallback_busy);
+  advance(m.breaker_skips, total.breaker_skips, seen.breaker_skips);
 }
 
 absl::Status VigilServer::StartAudit(KvStore* kv) {
@@ -652,7 +849,14 @@ void VigilServer::RefreshGauges() {
     double state = -1;
     if (m != nullptr && m->breaker != nullptr) state = static_cast<double>(m->breaker->state());
     g.breaker_state[r]->Set(state);
+    if (gpu_metrics_ != nullptr) {
+      const double gpu_state = m != nullptr && m->router != nullptr
+                                   ? static_cast<double>(m->router->stats().breaker)
+                                   : -1;
+      gpu_metrics_->breaker_state[r]->Set(gpu_state);
+    }
   }
+  RefreshGpuMetrics();
   g.connections->Set(static_cast<double>(http_->stats().open));
   g.workers_busy->Set(static_cast<double>(workers_->busy()));
   g.workers_queued->Set(static_cast<double>(workers_->queued()));

@@ -5,6 +5,10 @@
 //
 //   DecisionMaker → BatchingScorer (priority classes, deadlines) → BreakerScorer → CpuScorer,
 //
+// or, with gpu.enabled, → BreakerScorer → BackendRouter → {CpuScorer, CudaScorer}: each model
+// loaded gets its own CudaScorer, and the start fails when the CUDA backend cannot run (a build
+// without it, no device or driver), never falling back to the CPU in silence.
+//
 // and the feature state is checkpointed to the data dir every second and at shutdown.
 //
 // Drift: with a reference profile (drift.profile, or reference_profile.json beside the model
@@ -47,6 +51,7 @@ namespace vigil {
 
 class KvFaults;
 class KvStore;
+class TreeEnsemble;
 namespace drift {
 class DriftEventLog;
 class DriftMonitor;
@@ -60,7 +65,7 @@ class Screener;
 // Fault injection for tests and drills. Production leaves every hook empty.
 struct ServeHooks {
   // Wraps each loaded model's scorer (say, to make it slow) before the breaker and batcher are
-  // put around it.
+  // put around it (with gpu.enabled: the backend router, CPU and GPU together).
   std::function<std::shared_ptr<const Scorer>(std::shared_ptr<const Scorer>)> wrap_model;
   // Consulted by the files of the data dir's feature store, which also holds the audit log
   // (store/kv_faults.h): while it says so, their writes or syncs fail like a failing disk's.
@@ -102,6 +107,18 @@ class VigilServer {
   absl::Status RegisterDriftGauges();
   void RefreshGauges();
   void RefreshDriftGauges();
+  // With gpu.enabled: probes gpu.device (an error naming gpu.enabled or gpu.device and the
+  // CUDA runtime's reason when it cannot be used) and sets gpu_summary_. Without: nothing, and
+  // no CUDA call.
+  absl::Status StartGpu();
+  // The vigil_model_* and vigil_gpu_* metrics (gpu.enabled only).
+  absl::Status RegisterGpuMetrics();
+  void RefreshGpuMetrics();
+  // A CudaScorer for the model and a BackendRouter over it and "cpu" (gpu.enabled), counted in
+  // the GPU metrics for as long as it lives. Errors name gpu.enabled and the model.
+  absl::StatusOr<std::shared_ptr<const BackendRouter>> MakeRouter(
+      std::shared_ptr<const TreeEnsemble> model, std::shared_ptr<const Scorer> cpu,
+      const std::string& version);
 
   ServeConfig config_;
   ServeHooks hooks_;
@@ -133,6 +150,11 @@ class VigilServer {
   std::unique_ptr<DriftGauges> drift_gauges_;
   struct ScreeningMetrics;
   std::unique_ptr<ScreeningMetrics> screening_metrics_;  // null without screening
+  // Null without gpu.enabled. Shared with the routers' deleters, which may run after the
+  // server is gone (a request still holding a model).
+  struct GpuMetrics;
+  std::shared_ptr<GpuMetrics> gpu_metrics_;
+  std::string gpu_summary_ = "off";  // for the startup log
   // Stops the background threads: the checkpointer and the screening poller.
   absl::Notification stop_background_;
   std::thread checkpointer_;

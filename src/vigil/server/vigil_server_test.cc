@@ -28,7 +28,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/batching/backend_router.h"
 #include "vigil/engine/model_registry.h"
+#include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/testing_server_util.h"
 #include "vigil/testing/files.h"
@@ -46,6 +48,7 @@ using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testing::HttpOnce;
+using testing::StatusIs;
 using testing::TestHttpClient;
 using testing::TestHttpResponse;
 using Millis = std::chrono::milliseconds;
@@ -567,6 +570,131 @@ TEST_F(VigilServerTest, SplitsTrafficToACanaryAndScoresAShadow) {
               400, "invalid_field", "$.traffic_weight");
   ExpectError(Post("/v1/engine/activate", R"({"traffic_weight":0.5})"), 400, "invalid_field",
               "$.model_ref");
+}
+
+// Without gpu.enabled (the default) nothing of the GPU exists: the CPU scores every batch, and
+// no GPU series is exported.
+TEST_F(VigilServerTest, WithoutGpuTheCpuScoresAndNoGpuMetricsAreExported) {
+  ASSERT_FALSE(config_.gpu.enabled);
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  EXPECT_EQ(server_->deployment().Current()->champion->router, nullptr);
+  const TestHttpResponse r = Score(Tx("cpu-1"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json()["model_backend"], "cpu") << r.body;
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_FALSE(absl::StrContains(metrics, "vigil_gpu_")) << metrics;
+  EXPECT_FALSE(absl::StrContains(metrics, "vigil_model_batches_total")) << metrics;
+  server_->log().Flush();
+  EXPECT_THAT(ReadFile(config_.log_path), HasSubstr(R"("gpu":"off")"));
+}
+
+// gpu.enabled on a host or build without a usable GPU: the start fails before anything is
+// bound or loaded, naming the key and the CUDA runtime's reason; it never falls back to the
+// CPU in silence.
+TEST_F(VigilServerTest, RefusesToStartWithGpuEnabledAndNoUsableGpu) {
+  if (ProbeCudaDevice(0).ok()) GTEST_SKIP() << "a usable GPU is present";
+  config_.gpu.enabled = true;
+  absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+  ASSERT_OK(fx);
+  const absl::StatusOr<std::unique_ptr<VigilServer>> server =
+      VigilServer::Start(config_, *std::move(fx));
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kUnavailable) << server.status();
+  const std::string message(server.status().message());
+  EXPECT_THAT(message, StartsWith("gpu.enabled: the CUDA backend cannot start: ")) << message;
+  if (CudaBackendBuilt()) {
+    EXPECT_THAT(message, HasSubstr("no CUDA device")) << message;  // the runtime's reason
+  } else {
+    EXPECT_THAT(message, HasSubstr("VIGIL_ENABLE_CUDA")) << message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(config_.data_dir));  // nothing loaded or created
+
+  // A device ordinal the host does not have is named as gpu.device (on a host with devices)
+  // or fails as above (without).
+  config_.gpu.device = 1000;
+  fx = FxRates::LoadFile(config_.fx_rates);
+  ASSERT_OK(fx);
+  const absl::StatusOr<std::unique_ptr<VigilServer>> other =
+      VigilServer::Start(config_, *std::move(fx));
+  ASSERT_FALSE(other.ok());
+  EXPECT_THAT(std::string(other.status().message()),
+              AnyOf(StartsWith("gpu.enabled: "), StartsWith("gpu.device: ")));
+}
+
+// With a GPU: batches of a class's gpu.min_rows go to the GPU, P0 singles stay on the CPU, the
+// router's counts are exported, and a model activated later gets a router of its own.
+TEST_F(VigilServerTest, ScoresLargeBatchesOnTheGpuWhenEnabled) {
+  if (!ProbeCudaDevice(0).ok()) GTEST_SKIP() << "no usable GPU here";
+  config_.gpu.enabled = true;
+  // A device the host does not have: the start fails naming gpu.device.
+  config_.gpu.device = 1000;
+  absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+  ASSERT_OK(fx);
+  const absl::StatusOr<std::unique_ptr<VigilServer>> absent =
+      VigilServer::Start(config_, *std::move(fx));
+  EXPECT_THAT(absent.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                        StartsWith("gpu.device: the CUDA backend cannot start "
+                                                   "on device 1000: ")));
+  config_.gpu.device = 0;
+  config_.gpu.min_rows = {BackendRouterConfig::kNever, 4, 4};
+  config_.gpu.timeout = Millis(200);  // generous: the subject is routing, not speed
+  config_.limits.batch_size = 8;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const auto champion = server_->deployment().Current()->champion;
+  ASSERT_NE(champion->router, nullptr);
+  server_->log().Flush();
+  EXPECT_THAT(ReadFile(config_.log_path), HasSubstr(R"("gpu":"on: device 0 )"));
+
+  std::vector<std::string> txs;
+  for (int i = 0; i < 8; ++i) {
+    txs.push_back(Tx(absl::StrCat("gpu-", i), "9000.00", absl::StrCat("G", i)));
+  }
+  const TestHttpResponse batch =
+      Post("/v1/score/batch", absl::StrCat("[", absl::StrJoin(txs, ","), "]"));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  const nlohmann::json results = batch.Json()["results"];
+  ASSERT_EQ(results.size(), 8u) << batch.body;
+  for (const nlohmann::json& d : results) {
+    EXPECT_EQ(d["model_backend"], "gpu") << d.dump();
+    EXPECT_EQ(d["degraded"], false) << d.dump();
+  }
+  std::string urgent = Tx("gpu-p0");
+  urgent.insert(urgent.size() - 1, R"(,"priority":"P0")");
+  const TestHttpResponse single = Score(urgent);
+  ASSERT_EQ(single.status, 200) << single.body;
+  EXPECT_EQ(single.Json()["model_backend"], "cpu") << single.body;
+
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_GE(MetricValue(metrics, R"(vigil_model_batches_total{backend="gpu"})"), 1);
+  EXPECT_GE(MetricValue(metrics, R"(vigil_model_rows_total{backend="gpu"})"), 8);
+  EXPECT_GE(MetricValue(metrics, R"(vigil_model_batches_total{backend="cpu"})"), 1);
+  for (const char* cause : {"timeout", "error", "busy"}) {
+    EXPECT_EQ(MetricValue(metrics, absl::StrCat(R"(vigil_gpu_fallbacks_total{cause=")", cause,
+                                                R"("})")),
+              0)
+        << cause;
+  }
+  EXPECT_EQ(MetricValue(metrics, "vigil_gpu_breaker_skips_total"), 0);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_gpu_breaker_state{role="champion"})"), 0);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_gpu_breaker_state{role="challenger"})"), -1);
+
+  // A model activated later (a canary here) is loaded with its own CUDA scorer and router.
+  const std::string copy_path = dir_ + "/copy.json";
+  std::ofstream(copy_path) << testing::ReadFile(config_.model) << "\n";
+  auto registry = ModelRegistry::Open(config_.data_dir + "/models");
+  ASSERT_OK(registry);
+  auto copy = registry->Add(copy_path);
+  ASSERT_OK(copy);
+  const TestHttpResponse activated = Post(
+      "/v1/engine/activate",
+      absl::StrCat(R"({"model_ref":")", copy->ref.substr(0, 12), R"(","traffic_weight":0.5})"));
+  ASSERT_EQ(activated.status, 200) << activated.body;
+  const auto challenger = server_->deployment().Current()->challenger;
+  ASSERT_NE(challenger, nullptr);
+  ASSERT_NE(challenger->router, nullptr);
+  EXPECT_NE(challenger->router, champion->router);
+  EXPECT_EQ(MetricValue(Get("/metrics").body, R"(vigil_gpu_breaker_state{role="challenger"})"),
+            0);
 }
 
 TEST_F(VigilServerTest, TheBreakerOpensOnASlowModelAndClosesWhenItRecovers) {
