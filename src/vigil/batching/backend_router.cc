@@ -87,14 +87,16 @@ absl::Status BackendRouter::Score(absl::Span<const double> rows, size_t n,
       stats_.breaker = breaker_.state();
     } else {
       // The GPU gets gpu_timeout, or what the deadline leaves after the CPU's own time for the
-      // batch (twice its recent cost), whichever ends first. With no time left for a round
-      // trip the batch goes straight to the CPU, nothing held against the GPU.
+      // batch (twice its recent cost), whichever ends first. When the deadline is nearer than
+      // the CPU's time, the CPU cannot make it either: the GPU, the faster of the two, gets
+      // what is left. With the deadline passed, the batch goes to the CPU (nothing held
+      // against the GPU).
       Steady::time_point until = now + config_.gpu_timeout;
       if (context.deadline.has_value()) {
-        const auto reserve = std::chrono::nanoseconds(
-            static_cast<int64_t>(2 * cpu_ns_per_row_ * static_cast<double>(n)));
-        until = std::min(until, *context.deadline -
-                                    std::chrono::duration_cast<Steady::duration>(reserve));
+        const auto reserve = std::chrono::duration_cast<Steady::duration>(std::chrono::nanoseconds(
+            static_cast<int64_t>(2 * cpu_ns_per_row_ * static_cast<double>(n))));
+        const Steady::time_point after_reserve = *context.deadline - reserve;
+        until = std::min(until, after_reserve > now ? after_reserve : *context.deadline);
       }
       on_gpu.deadline = until;
       to_gpu = until > now;

@@ -4,7 +4,8 @@
 // threshold go to the GPU, where a batch of thousands costs little more than one row.
 //
 // A GPU batch that fails, or is not back within its time (config.gpu_timeout, less when the
-// batch's deadline comes sooner, less again the time the CPU needs to score it instead), is
+// batch's deadline comes sooner, less again the time the CPU needs to score it instead when
+// that leaves any), is
 // scored on the CPU at once: the decision is still the model's, and records the backend as
 // "cpu-fallback". Each fallback is counted by cause. A circuit breaker keeps batches off a GPU
 // that keeps failing and probes it now and then (CircuitBreaker); a GPU whose buffers are all

@@ -156,6 +156,15 @@ TEST(BackendRouter, ALateGpuFallsBackWithinTheDeadline) {
   EXPECT_LE(*gpu->last_deadline, start + milliseconds(5));
   EXPECT_EQ((*router)->stats().fallback_timeout, 2u);
   EXPECT_EQ(r.scores, CpuScores(32));
+  // A deadline nearer than the CPU's own time for the batch (1,000,000 rows: tens of ms on the
+  // CPU, by the cost per row the fallbacks above measured): the CPU cannot make it, so the GPU,
+  // the faster, gets what is left rather than nothing.
+  gpu->fault = FaultyGpu::Fault::kNone;
+  start = std::chrono::steady_clock::now();
+  r = ScoreVia(**router, 1000000, Priority::kP1, start + milliseconds(10));
+  EXPECT_EQ(r.backend, ScoreBackend::kGpu);
+  EXPECT_EQ(*gpu->last_deadline, start + milliseconds(10));
+  gpu->fault = FaultyGpu::Fault::kStall;
   // A deadline already passed: straight to the CPU, the GPU not asked.
   const int asked = gpu->calls;
   r = ScoreVia(**router, 32, Priority::kP1, std::chrono::steady_clock::now() - milliseconds(1));
