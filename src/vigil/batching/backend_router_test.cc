@@ -156,20 +156,52 @@ TEST(BackendRouter, ALateGpuFallsBackWithinTheDeadline) {
   EXPECT_LE(*gpu->last_deadline, start + milliseconds(5));
   EXPECT_EQ((*router)->stats().fallback_timeout, 2u);
   EXPECT_EQ(r.scores, CpuScores(32));
-  // A deadline nearer than the CPU's own time for the batch (1,000,000 rows: tens of ms on the
-  // CPU, by the cost per row the fallbacks above measured): the CPU cannot make it, so the GPU,
-  // the faster, gets what is left rather than nothing.
-  gpu->fault = FaultyGpu::Fault::kNone;
-  start = std::chrono::steady_clock::now();
-  r = ScoreVia(**router, 1000000, Priority::kP1, start + milliseconds(10));
-  EXPECT_EQ(r.backend, ScoreBackend::kGpu);
-  EXPECT_EQ(*gpu->last_deadline, start + milliseconds(10));
   gpu->fault = FaultyGpu::Fault::kStall;
   // A deadline already passed: straight to the CPU, the GPU not asked.
   const int asked = gpu->calls;
   r = ScoreVia(**router, 32, Priority::kP1, std::chrono::steady_clock::now() - milliseconds(1));
   EXPECT_EQ(r.backend, ScoreBackend::kCpu);
   EXPECT_EQ(gpu->calls, asked);
+}
+
+// The CPU side, 2 ms a call (so the router measures its cost per row): the real scorer, slowed.
+class SlowCpu final : public Scorer {
+ public:
+  explicit SlowCpu(std::shared_ptr<const Scorer> real) : real_(std::move(real)) {}
+  const std::string& model_version() const override { return real_->model_version(); }
+  size_t row_width() const override { return real_->row_width(); }
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
+                     const ScoreContext& context) const override {
+    std::this_thread::sleep_for(milliseconds(2));
+    return real_->Score(rows, n, scores, context);
+  }
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override {
+    return real_->Explain(row, k);
+  }
+  bool latency_bounded() const override { return true; }
+
+ private:
+  std::shared_ptr<const Scorer> real_;
+};
+
+// The GPU's time leaves room for the CPU's own time for the batch; when the deadline is nearer
+// than that, the CPU cannot make it either, and the GPU, the faster, gets what is left.
+TEST(BackendRouter, TheGpuLeavesTheCpuItsTimeUnlessTheCpuCannotMakeIt) {
+  auto gpu = std::make_shared<FaultyGpu>(RealCpuScorer());
+  auto router = BackendRouter::Create(std::make_shared<SlowCpu>(RealCpuScorer()), gpu, Config());
+  ASSERT_OK(router);
+  gpu->fault = FaultyGpu::Fault::kError;
+  ASSERT_OK(ScoreVia(**router, 32, Priority::kP1).status);  // the CPU: >= 2 ms for 32 rows
+  gpu->fault = FaultyGpu::Fault::kNone;
+  // Room for the CPU (twice its 2 ms and more) before a 15 ms deadline: the GPU ends earlier.
+  auto deadline = std::chrono::steady_clock::now() + milliseconds(15);
+  EXPECT_EQ(ScoreVia(**router, 32, Priority::kP1, deadline).backend, ScoreBackend::kGpu);
+  EXPECT_LE(*gpu->last_deadline, deadline - milliseconds(4));
+  // No room (3 ms left): the GPU gets all of it.
+  deadline = std::chrono::steady_clock::now() + milliseconds(3);
+  EXPECT_EQ(ScoreVia(**router, 32, Priority::kP1, deadline).backend, ScoreBackend::kGpu);
+  EXPECT_EQ(*gpu->last_deadline, deadline);
 }
 
 TEST(BackendRouter, BusyGpuBuffersFallBackWithoutOpeningTheBreaker) {
