@@ -385,7 +385,6 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows1: return "rows1";
     case PredictVariant::kRows2: return "rows2";
     case PredictVariant::kRows4: return "rows4";
-    case PredictVariant::kRows8: return "rows8";
     case PredictVariant::kRows4Sync: return "rows4sync";
 
     case PredictVariant::kTrees4: return "trees4";
@@ -415,7 +414,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows1: return LaunchRows<1>(f, rows, n, margins, stream);
     case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
     case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
-    case PredictVariant::kRows8: return LaunchRows<8>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Sync: return LaunchRows<4, true>(f, rows, n, margins, stream);
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);

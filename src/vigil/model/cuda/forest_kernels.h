@@ -42,11 +42,10 @@ struct ForestView {
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Sync: kRows4 with
 // the block's warps meeting every 16 trees, so that they share those trees' nodes in L1.
 enum class PredictVariant : int {
-  kRows1, kRows2, kRows4, kRows8, kRows4Sync, kTrees4, kTrees16, kTrees64, kTrees256,
+  kRows1, kRows2, kRows4, kRows4Sync, kTrees4, kTrees16, kTrees64, kTrees256,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
-    PredictVariant::kRows8,
     PredictVariant::kRows4Sync,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256};
