@@ -7,8 +7,6 @@
 #include <bit>
 #include <cmath>
 #include <condition_variable>
-#include <deque>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -18,6 +16,7 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/forest_kernels.h"
 #include "vigil/model/cuda/forest_layout.h"
+#include "vigil/model/cuda/host_pool.h"
 #include "vigil/model/reason_codes.h"
 #include "vigil/model/tree_shap.h"
 
@@ -83,80 +82,6 @@ struct PinnedArray {
     std::fill(data, data + std::max<size_t>(count, 1), T{});
     return absl::OkStatus();
   }
-};
-
-// A few host threads that gather rows into float32 and turn margins into probabilities for bulk
-// batches in parallel: on one core the host side, not the device, limits a large batch.
-class HostPool {
- public:
-  explicit HostPool(int threads) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
-  }
-  ~HostPool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  // fn(begin, end) over [0, n) in pieces of at least min_piece, the caller taking its share;
-  // returns when every piece is done. Callers may overlap: a waiting caller runs queued pieces.
-  void ParallelFor(size_t n, size_t min_piece, const std::function<void(size_t, size_t)>& fn) {
-    const size_t pieces = std::clamp<size_t>(n / std::max<size_t>(min_piece, 1), 1,
-                                             workers_.size() + 1);
-    if (pieces == 1) {
-      fn(0, n);
-      return;
-    }
-    auto left = std::make_shared<std::atomic<size_t>>(pieces - 1);
-    {
-      std::lock_guard lock(mu_);
-      for (size_t p = 1; p < pieces; ++p) {
-        tasks_.push_back([&fn, left, this, begin = n * p / pieces, end = n * (p + 1) / pieces] {
-          fn(begin, end);
-          if (left->fetch_sub(1) == 1) {
-            std::lock_guard done_lock(mu_);
-            done_.notify_all();
-          }
-        });
-      }
-    }
-    wake_.notify_all();
-    fn(0, n / pieces);
-    std::unique_lock lock(mu_);
-    while (left->load() > 0) {
-      if (!tasks_.empty()) {
-        auto task = std::move(tasks_.front());
-        tasks_.pop_front();
-        lock.unlock();
-        task();
-        lock.lock();
-      } else {
-        done_.wait(lock);
-      }
-    }
-  }
-
- private:
-  void Work() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-      if (stop_) return;
-      auto task = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      task();
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
 };
 
 // The uploaded ForestLayout.
@@ -242,7 +167,7 @@ struct CudaScorer::Impl {
   DeviceForest forest;
   std::array<cudaStream_t, 3> streams{};  // by Priority
   std::vector<std::unique_ptr<Slot>> small, bulk;
-  std::unique_ptr<HostPool> pool;
+  std::unique_ptr<cuda::HostPool> pool;
 
   mutable std::mutex mu;
   mutable std::condition_variable freed;
@@ -375,7 +300,7 @@ absl::Status CudaScorer::Impl::Start() {
   const int threads = options.host_threads > 0
                           ? options.host_threads
                           : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
-  pool = std::make_unique<HostPool>(threads - 1);  // the caller is the last
+  pool = std::make_unique<cuda::HostPool>(threads - 1);  // the caller is the last
   small.resize(static_cast<size_t>(options.small_slots));
   for (auto& s : small) VIGIL_RETURN_IF_ERROR(MakeSlot(options.small_batch_rows, 1, s));
   bulk.resize(static_cast<size_t>(options.bulk_slots));
