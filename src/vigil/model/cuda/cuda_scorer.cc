@@ -184,7 +184,10 @@ struct CudaScorer::Impl {
   ~Impl() {
     if (device.name.empty()) return;
     cudaSetDevice(device.ordinal);
-    cudaDeviceSynchronize();
+    // Only this scorer's work: other scorers on the device (other model versions) run on.
+    for (cudaStream_t s : streams) {
+      if (s != nullptr) cudaStreamSynchronize(s);
+    }
     small.clear();
     bulk.clear();
     if (shap_done != nullptr) cudaEventDestroy(shap_done);
@@ -417,6 +420,8 @@ template <typename Sink>
 absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
                                    const ScoreContext& context, Sink sink) const {
   if (n == 0) return absl::OkStatus();
+  // The CUDA runtime's current device is per thread, and callers are any threads.
+  VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device.ordinal));
   const auto until = std::min(context.deadline.value_or(Steady::time_point::max()),
                               Steady::now() + options.timeout);
   const auto c = static_cast<size_t>(context.priority);
@@ -574,6 +579,7 @@ absl::Status CudaScorer::ShapValues(absl::Span<const double> rows, size_t n,
         m.layout.num_inputs, " (use the CPU explainer)"));
   }
   std::lock_guard lock(m.shap_mu);
+  VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device.ordinal));
   const size_t width = shap_width();
   cudaStream_t stream = m.streams[static_cast<size_t>(Priority::kP2)];
   for (size_t first = 0; first < n; first += m.options.shap_chunk_rows) {
@@ -618,6 +624,7 @@ absl::Status CudaScorerTesting::MarginsWithVariant(const CudaScorer& scorer,
                                                    cuda::PredictVariant variant,
                                                    absl::Span<float> out) {
   const CudaScorer::Impl& m = *scorer.impl_;
+  VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device.ordinal));
   std::vector<float> x(n * m.inputs());
   m.Gather(rows, 0, n, x.data());
   DeviceArray<float> device_rows, device_margins;
