@@ -130,11 +130,11 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x < count) margins[first + threadIdx.x] = margin;
 }
 
-template <int TG, Staging kStage>
-__global__ void __launch_bounds__(kTreesBlock)
+template <int TG, Staging kStage, int kBlock = kTreesBlock>
+__global__ void __launch_bounds__(kBlock)
     PredictTreesKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                        float* __restrict__ margins) {
-  constexpr int kRows = kTreesBlock / TG;         // rows per block
+  constexpr int kRows = kBlock / TG;              // rows per block
   constexpr int kChunk = kLeafBuffer / kRows;     // trees per round
   __shared__ float leaves[kRows * kChunk];
   extern __shared__ float staged[];
@@ -240,24 +240,35 @@ cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float
                 f, rows, n, margins);
 }
 
-template <int TG>
+template <int TG, int kBlock = kTreesBlock>
 cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, float* margins,
                         cudaStream_t stream) {
-  constexpr uint32_t kRows = kTreesBlock / TG;
+  constexpr uint32_t kRows = kBlock / TG;
   const uint32_t blocks = (n + kRows - 1) / kRows;
   size_t bytes = 0;
   switch (ChooseStaging(f.num_inputs, kRows, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictTreesKernel<TG, Staging::kExpanded>, blocks, kTreesBlock, bytes,
+      return Launch(PredictTreesKernel<TG, Staging::kExpanded, kBlock>, blocks, kBlock, bytes,
                     stream, f, rows, n, margins);
     case Staging::kPlain:
-      return Launch(PredictTreesKernel<TG, Staging::kPlain>, blocks, kTreesBlock, bytes, stream,
-                    f, rows, n, margins);
+      return Launch(PredictTreesKernel<TG, Staging::kPlain, kBlock>, blocks, kBlock, bytes,
+                    stream, f, rows, n, margins);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictTreesKernel<TG, Staging::kNone>, blocks, kTreesBlock, 0, stream, f, rows,
-                n, margins);
+  return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock>, blocks, kBlock, 0, stream, f,
+                rows, n, margins);
+}
+
+// kRows4 with the rows staged plain whatever their width (to weigh occupancy against
+// instructions per step on models the expanded row would take).
+cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                            cudaStream_t stream) {
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
+  const size_t bytes = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
+  if (bytes > kMaxStagedBytes) return LaunchRows<4>(f, rows, n, margins, stream);
+  return Launch(PredictRowsKernel<4, Staging::kPlain, false>, blocks, kRowsBlock, bytes, stream,
+                f, rows, n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -391,6 +402,8 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees16: return "trees16";
     case PredictVariant::kTrees64: return "trees64";
     case PredictVariant::kTrees256: return "trees256";
+    case PredictVariant::kRows4Plain: return "rows4plain";
+    case PredictVariant::kTrees1024: return "trees1024";
   }
   return "?";
 }
@@ -419,6 +432,8 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
+    case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }
