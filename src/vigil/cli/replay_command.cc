@@ -80,11 +80,20 @@ int RunReplayCommand(ReplayFlags& flags) {
   }
   if (!flags.quiet) o.progress = &std::cerr;
   std::unique_ptr<DecisionMaker> decider, comparer;
+  if (flags.decisions.gpu && flags.decisions.model_path.empty()) {
+    std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
+    return kExitUsage;
+  }
   if (!flags.decisions.policy_path.empty()) {
     auto built = BuildDecisionMaker(flags.decisions);
     if (!built.ok()) {
       std::cerr << "vigil replay: " << built.status().message() << "\n";
-      return built.status().code() == absl::StatusCode::kNotFound ? kExitUsage : kExitInputRejected;
+      // A missing file, or a GPU asked for that this machine or build lacks: usage or
+      // environment (2); a file read and found wanting: 1.
+      const absl::StatusCode code = built.status().code();
+      return code == absl::StatusCode::kNotFound || code == absl::StatusCode::kUnavailable
+                 ? kExitUsage
+                 : kExitInputRejected;
     }
     decider = *std::move(built);
     o.decisions = decider.get();
@@ -102,6 +111,9 @@ int RunReplayCommand(ReplayFlags& flags) {
     }
   } else if (!flags.decisions.model_path.empty()) {
     std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
+    return kExitUsage;
+  } else if (flags.decisions.gpu) {
+    std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
     return kExitUsage;
   } else if (!flags.decisions.screening_lists.empty()) {
     std::cerr << "vigil replay: --screening-list needs --policy (the policy turns hits into "
@@ -288,6 +300,13 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--model", flags->decisions.model_path,
                   "Score every record with this model (XGBoost JSON or LightGBM text) for the "
                   "policy's thresholds");
+  app->add_flag("--gpu", flags->decisions.gpu,
+               "With --model: score the replay's batches on the GPU (docs/gpu.md); the same "
+               "scores as the CPU, bit for bit; a batch the GPU fails is scored on the CPU. "
+               "Refused without a usable GPU");
+  app->add_option("--gpu-device", flags->decisions.gpu_device, "With --gpu: the CUDA device")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app->add_option("--compare", flags->compare,
                   "Also decide with this policy (same model) and report how the decisions change: "
                   "counts by from→to action with examples, and its own backtest");

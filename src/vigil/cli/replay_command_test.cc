@@ -291,6 +291,38 @@ TEST_F(VigilBinaryTest, ReplayWithABadPolicyExitsOneWithTheErrors) {
             2);  // --model without --policy
 }
 
+// --gpu scores the replay's batches on the GPU: the same decisions, bit for bit, as the CPU's.
+// Without a usable GPU (or a build without CUDA) the replay refuses to start, naming --gpu.
+TEST_F(VigilBinaryTest, ReplayOnTheGpuDecidesAsOnTheCpuOrRefusesToStart) {
+  const std::string policy = ::vigil::testing::SourceDir() + "/policies/default.yaml";
+  const std::string model = ::vigil::testing::TestDataPath("models/serve_model.json");
+  const std::vector<std::string> base = {"replay", sample_, "--fx-rates", fx_, "--quiet",
+                                         "--policy", policy, "--model", model};
+  std::vector<std::string> cpu = base, gpu = base;
+  cpu.insert(cpu.end(), {"--decisions-out", dir_ + "/cpu.csv"});
+  gpu.insert(gpu.end(), {"--decisions-out", dir_ + "/gpu.csv", "--gpu"});
+  const Result on_cpu = RunVigil(cpu, dir_);
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.out;
+  const Result on_gpu = RunVigil(gpu, dir_);
+  if (on_gpu.exit_code == 2) {
+    EXPECT_NE(on_gpu.out.find("--gpu: the CUDA backend cannot start: "), std::string::npos)
+        << on_gpu.out;
+  } else {
+    ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.out;
+    EXPECT_EQ(ReadFile(dir_ + "/gpu.csv"), ReadFile(dir_ + "/cpu.csv"));
+  }
+  const Result no_model =
+      RunVigil({"replay", sample_, "--fx-rates", fx_, "--quiet", "--policy", policy, "--gpu"},
+               dir_);
+  EXPECT_EQ(no_model.exit_code, 2);
+  EXPECT_NE(no_model.out.find("--gpu needs --policy and --model"), std::string::npos)
+      << no_model.out;
+  const Result no_policy = RunVigil({"replay", sample_, "--fx-rates", fx_, "--gpu"}, dir_);
+  EXPECT_EQ(no_policy.exit_code, 2);
+  EXPECT_NE(no_policy.out.find("--gpu needs --policy and --model"), std::string::npos)
+      << no_policy.out;
+}
+
 TEST_F(VigilBinaryTest, ReplayKilledMidStreamResumesToTheSameFeatures) {
   const std::string clean = dir_ + "/clean.csv";
   ASSERT_EQ(

@@ -1,14 +1,17 @@
 #include "vigil/engine/decision_pipeline.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/sha256.h"
+#include "vigil/batching/backend_router.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/cpu_scorer.h"
+#include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/model_file.h"
 #include "vigil/screening/screener.h"
 
@@ -73,6 +76,32 @@ absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const Decision
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
                            CpuScorer::Create(model, *FeatureExtractor::Schema(), version));
     scorer = std::move(cpu);
+    if (config.gpu) {
+      CudaScorerOptions options;
+      options.device = config.gpu_device;
+      options.chunk_rows = 65536;  // replay's batches are thousands of rows
+      // No deadline in a replay: a GPU batch may take its time; a failed one is scored on the
+      // CPU and named cpu-fallback in its decisions.
+      options.timeout = std::chrono::seconds(10);
+      absl::StatusOr<std::unique_ptr<CudaScorer>> gpu =
+          CudaScorer::Create(model, *FeatureExtractor::Schema(), version, options);
+      if (!gpu.ok()) {
+        return absl::Status(gpu.status().code(),
+                            absl::StrCat("--gpu: the CUDA backend cannot start: ",
+                                         gpu.status().message()));
+      }
+      BackendRouterConfig router;
+      router.gpu_min_rows = {64, 64, 64};  // bulk work: any batch of 64 rows or more
+      router.gpu_timeout = options.timeout;
+      router.breaker.budget = options.timeout;
+      VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BackendRouter> routed,
+                             BackendRouter::Create(std::move(scorer),
+                                                   std::shared_ptr<const Scorer>(*std::move(gpu)),
+                                                   router));
+      scorer = std::move(routed);
+    }
+  } else if (config.gpu) {
+    return absl::InvalidArgumentError("--gpu needs --model (the GPU scores the model)");
   }
   std::shared_ptr<const screening::Screener> screener;
   if (!config.screening_lists.empty()) {

@@ -42,10 +42,16 @@ struct DecisionConfig {
   // or OFAC folders); empty: no screening. options.screening_min_score bounds the hits.
   std::vector<std::string> screening_lists;
   DecisionOptions options;
+  // Score batches on the GPU (docs/gpu.md): the model's CudaScorer behind a BackendRouter, the
+  // CPU scoring what the GPU fails. Needs model_path; fails (kUnavailable, naming --gpu) without
+  // a usable device or in a build without the CUDA backend.
+  bool gpu = false;
+  int gpu_device = 0;
 };
 
 // The engine's feature schema, the policy, the model (named "<file name>@<sha256 prefix>") and
-// the screener. Errors name the file that could not be read or checked.
+// the screener. Errors name the file that could not be read or checked, or the GPU that could
+// not be used.
 absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config);
 
 }  // namespace vigil
