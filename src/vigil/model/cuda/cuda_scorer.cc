@@ -75,13 +75,20 @@ struct PinnedArray {
   ~PinnedArray() {
     if (data != nullptr) cudaFreeHost(data);
   }
-  absl::Status Allocate(size_t count) {
+  // mapped: also mapped into the device's address space (device_view() is then its address
+  // there), so that kernels read and write it in place.
+  absl::Status Allocate(size_t count, bool mapped = false) {
     VIGIL_CUDA_RETURN_IF_ERROR(cudaHostAlloc(reinterpret_cast<void**>(&data),
                                              std::max<size_t>(count, 1) * sizeof(T),
-                                             cudaHostAllocDefault));
+                                             mapped ? cudaHostAllocMapped : cudaHostAllocDefault));
     std::fill(data, data + std::max<size_t>(count, 1), T{});
+    if (mapped) {
+      VIGIL_CUDA_RETURN_IF_ERROR(
+          cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_view), data, 0));
+    }
     return absl::OkStatus();
   }
+  T* device_view = nullptr;
 };
 
 // The uploaded ForestLayout.
@@ -131,6 +138,7 @@ struct Slot {
   int halves = 1;
   std::array<PinnedArray<float>, 2> host_rows, host_margins;
   std::array<DeviceArray<float>, 2> device_rows, device_margins;
+  bool zero_copy = false;  // small slots with CudaScorerOptions::zero_copy_small
   std::array<cudaEvent_t, 2> done{};
   // Per power-of-two batch size: the captured graph (small slots). A graph may be launched
   // into any stream; the slot's owner launches it into its class's.
@@ -272,11 +280,14 @@ absl::Status CudaScorer::Impl::MakeSlot(size_t capacity, int halves, std::unique
   s = std::make_unique<Slot>();
   s->capacity = capacity;
   s->halves = halves;
+  s->zero_copy = halves == 1 && options.zero_copy_small;
   for (size_t h = 0; h < static_cast<size_t>(halves); ++h) {
-    VIGIL_RETURN_IF_ERROR(s->host_rows[h].Allocate(capacity * inputs()));
-    VIGIL_RETURN_IF_ERROR(s->host_margins[h].Allocate(capacity));
-    VIGIL_RETURN_IF_ERROR(s->device_rows[h].Allocate(capacity * inputs()));
-    VIGIL_RETURN_IF_ERROR(s->device_margins[h].Allocate(capacity));
+    VIGIL_RETURN_IF_ERROR(s->host_rows[h].Allocate(capacity * inputs(), s->zero_copy));
+    VIGIL_RETURN_IF_ERROR(s->host_margins[h].Allocate(capacity, s->zero_copy));
+    if (!s->zero_copy) {
+      VIGIL_RETURN_IF_ERROR(s->device_rows[h].Allocate(capacity * inputs()));
+      VIGIL_RETURN_IF_ERROR(s->device_margins[h].Allocate(capacity));
+    }
     VIGIL_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s->done[h], cudaEventDisableTiming));
   }
   if (halves == 1) {
@@ -389,15 +400,22 @@ absl::StatusOr<cudaGraphExec_t> CudaScorer::Impl::Capture(Slot& slot, uint32_t s
   const auto captured = [&]() -> absl::Status {
     VIGIL_CUDA_RETURN_IF_ERROR(
         cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
-    const cudaError_t copy_in = cudaMemcpyAsync(
-        slot.device_rows[0].data, slot.host_rows[0].data, size_t{shape} * inputs() * sizeof(float),
-        cudaMemcpyHostToDevice, capture);
-    const cudaError_t kernel = cuda::LaunchPredict(
-        forest.view, slot.device_rows[0].data, shape, slot.device_margins[0].data,
-        cuda::ChoosePredictVariant(shape, forest.view.num_trees, device.multiprocessors), capture);
-    const cudaError_t copy_out =
-        cudaMemcpyAsync(slot.host_margins[0].data, slot.device_margins[0].data,
-                        size_t{shape} * sizeof(float), cudaMemcpyDeviceToHost, capture);
+    const auto variant =
+        cuda::ChoosePredictVariant(shape, forest.view.num_trees, device.multiprocessors);
+    cudaError_t copy_in = cudaSuccess, kernel = cudaSuccess, copy_out = cudaSuccess;
+    if (slot.zero_copy) {
+      // The kernel reads the rows and writes the margins in pinned host memory: one node.
+      kernel = cuda::LaunchPredict(forest.view, slot.host_rows[0].device_view, shape,
+                                   slot.host_margins[0].device_view, variant, capture);
+    } else {
+      copy_in = cudaMemcpyAsync(slot.device_rows[0].data, slot.host_rows[0].data,
+                                size_t{shape} * inputs() * sizeof(float), cudaMemcpyHostToDevice,
+                                capture);
+      kernel = cuda::LaunchPredict(forest.view, slot.device_rows[0].data, shape,
+                                   slot.device_margins[0].data, variant, capture);
+      copy_out = cudaMemcpyAsync(slot.host_margins[0].data, slot.device_margins[0].data,
+                                 size_t{shape} * sizeof(float), cudaMemcpyDeviceToHost, capture);
+    }
     const cudaError_t end_capture = cudaStreamEndCapture(capture, &graph);
     // The first failure says most (a failed launch invalidates the capture after it).
     VIGIL_CUDA_RETURN_IF_ERROR(copy_in);

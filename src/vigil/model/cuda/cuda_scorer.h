@@ -64,6 +64,9 @@ struct CudaScorerOptions {
   // Larger batches stream through in chunks of this many rows, two in flight per slot.
   size_t chunk_rows = 262144;
   int bulk_slots = 2;
+  // Small batches read their rows from, and write their margins to, pinned host memory mapped
+  // into the device (zero copy): a graph of one kernel instead of copy, kernel, copy.
+  bool zero_copy_small = false;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;
   // Rows per device pass of ShapValues.

@@ -13,6 +13,9 @@
 //                       (an otherwise idle GPU: it may sit at its idle clock between calls)
 //   latency_loaded/M/P0 the same while another thread keeps the GPU busy with P2 batches of
 //                       65,536 rows (the serving case: P0 on the highest-priority stream)
+//   e2e_zerocopy/M/N, latency_zerocopy/M/P0
+//                       small batches with zero_copy_small: the kernel reads the rows from and
+//                       writes the margins to pinned host memory (no copy nodes)
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
@@ -65,6 +68,7 @@ struct BenchModel {
   std::unique_ptr<CpuPredictor> predictor;
   std::unique_ptr<TreeShapExplainer> explainer;
   std::unique_ptr<CudaScorer> gpu;
+  std::unique_ptr<CudaScorer> gpu_zero_copy;  // CudaScorerOptions::zero_copy_small
 };
 
 size_t MaxRows() { return Smoke() ? 4096 : size_t{1} << 20; }
@@ -296,13 +300,15 @@ void BM_Simple(benchmark::State& state, size_t model, size_t n) {
   if (a != b) state.SkipWithError("the simple kernel's margins differ from the tuned kernel's");
 }
 
-void BM_EndToEnd(benchmark::State& state, size_t model, size_t n, bool margins_only) {
+void BM_EndToEnd(benchmark::State& state, size_t model, size_t n, bool margins_only,
+                 bool zero_copy = false) {
   BenchModel& b = *Models()[model];
+  CudaScorer& gpu = zero_copy ? *b.gpu_zero_copy : *b.gpu;
   std::vector<double> scores(n);
   std::vector<float> margins(n);
   for (auto _ : state) {
-    const absl::Status s = margins_only ? b.gpu->Margins(b.rows, n, absl::MakeSpan(margins))
-                                        : b.gpu->Score(b.rows, n, absl::MakeSpan(scores));
+    const absl::Status s = margins_only ? gpu.Margins(b.rows, n, absl::MakeSpan(margins))
+                                        : gpu.Score(b.rows, n, absl::MakeSpan(scores));
     if (!s.ok()) {
       state.SkipWithError(std::string(s.message()).c_str());
       return;
@@ -316,8 +322,10 @@ void BM_EndToEnd(benchmark::State& state, size_t model, size_t n, bool margins_o
       benchmark::Counter(floor_s, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Latency(benchmark::State& state, size_t model, Priority priority, bool loaded) {
+void BM_Latency(benchmark::State& state, size_t model, Priority priority, bool loaded,
+                bool zero_copy = false) {
   BenchModel& b = *Models()[model];
+  CudaScorer& gpu = zero_copy ? *b.gpu_zero_copy : *b.gpu;
   // The load: P2 batches back to back on another thread until the measurement ends.
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> load_batches{0};
@@ -341,8 +349,8 @@ void BM_Latency(benchmark::State& state, size_t model, Priority priority, bool l
   size_t row = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const absl::Status s = b.gpu->Score(absl::MakeConstSpan(b.rows).subspan(row * b.width, b.width),
-                                        1, absl::MakeSpan(&score, 1), context);
+    const absl::Status s = gpu.Score(absl::MakeConstSpan(b.rows).subspan(row * b.width, b.width),
+                                     1, absl::MakeSpan(&score, 1), context);
     times.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
     if (!s.ok()) {
@@ -389,6 +397,13 @@ void RegisterGpu() {
     auto gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name);
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu = std::move(*gpu);
+    CudaScorerOptions zero_copy;
+    zero_copy.zero_copy_small = true;
+    zero_copy.bulk_slots = 1;
+    zero_copy.chunk_rows = 65536;
+    gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, zero_copy);
+    if (!gpu.ok()) Fail(std::string(gpu.status().message()));
+    b.gpu_zero_copy = std::move(*gpu);
     CudaScorerTesting::Gather(*b.gpu, b.rows, 0, MaxRows(), x.data());
     DeviceRows d;
     d.rows = Upload(x);
@@ -414,20 +429,29 @@ void RegisterGpu() {
       }
     }
     for (size_t n : sizes) {
-      benchmark::RegisterBenchmark(absl::StrCat("e2e/", b.name, "/", n).c_str(), BM_EndToEnd, k, n, false)
+      benchmark::RegisterBenchmark(absl::StrCat("e2e/", b.name, "/", n).c_str(), BM_EndToEnd, k, n,
+                                   false, false)
           ->UseRealTime();
-      benchmark::RegisterBenchmark(absl::StrCat("e2e_margins/", b.name, "/", n).c_str(), BM_EndToEnd, k, n,
-                                   true)
+      benchmark::RegisterBenchmark(absl::StrCat("e2e_margins/", b.name, "/", n).c_str(),
+                                   BM_EndToEnd, k, n, true, false)
           ->UseRealTime();
     }
     for (Priority p : {Priority::kP0, Priority::kP2}) {
       benchmark::RegisterBenchmark(absl::StrCat("latency/", b.name, "/", PriorityName(p)).c_str(),
-                                   BM_Latency, k, p, false)
+                                   BM_Latency, k, p, false, false)
           ->Iterations(smoke ? 10 : 20000);
     }
     benchmark::RegisterBenchmark(absl::StrCat("latency_loaded/", b.name, "/P0").c_str(),
-                                 BM_Latency, k, Priority::kP0, true)
+                                 BM_Latency, k, Priority::kP0, true, false)
         ->Iterations(smoke ? 10 : 20000);
+    benchmark::RegisterBenchmark(absl::StrCat("latency_zerocopy/", b.name, "/P0").c_str(),
+                                 BM_Latency, k, Priority::kP0, false, true)
+        ->Iterations(smoke ? 10 : 20000);
+    for (size_t n : {size_t{1}, size_t{16}, size_t{256}}) {
+      benchmark::RegisterBenchmark(absl::StrCat("e2e_zerocopy/", b.name, "/", n).c_str(),
+                                   BM_EndToEnd, k, n, false, true)
+          ->UseRealTime();
+    }
     for (size_t n : smoke ? std::vector<size_t>{64} : std::vector<size_t>{1024, 16384, 65536}) {
       benchmark::RegisterBenchmark(absl::StrCat("shap_gpu/", b.name, "/", n).c_str(), BM_ShapGpu, k, n)
           ->UseRealTime();

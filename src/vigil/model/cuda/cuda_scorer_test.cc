@@ -132,6 +132,18 @@ TEST(CudaScorer, TwoThousandTreesScoreAsTheCpuDoes) {
   ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 8), n);
 }
 
+// Small batches in zero-copy mode (the kernel reading and writing pinned host memory) give the
+// same bits as through copies.
+TEST(CudaScorer, ZeroCopySmallBatchesScoreAsTheCpuDoes) {
+  SKIP_WITHOUT_DEVICE();
+  CudaScorerOptions options;
+  options.zero_copy_small = true;
+  auto model = Random(500, 8, 32, 71, 0.1);
+  const size_t n = 3000;
+  ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 72), n,
+                       options);
+}
+
 // Rows too wide to stage in shared memory (300 inputs) are read from global memory.
 TEST(CudaScorer, WideRowsScoreAsTheCpuDoes) {
   SKIP_WITHOUT_DEVICE();
