@@ -2,7 +2,7 @@
 // at a fixed rate and bulk calls (P2, many rows each) at a rising row rate, both sent to one
 // BatchingScorer around a BackendRouter, on two models: the demo model
 // (testdata/models/demo_model.json) and a random 1000-tree model of complete depth-8 trees over
-// 32 float features ("random1000").
+// 32 float features ("d8x1000").
 //
 //   batcher/M/S/R       model M, stack S, bulk load R rows/s offered for the run's duration
 //
@@ -77,7 +77,7 @@
 // is answered (the window's calls, plus warm-up calls still queued at its start).
 //
 // Run by scripts/gpu-check on a GPU host; without a device only the cpu stack runs (the probe's
-// reason is in the context). Ladders of R: demo 0, 250k, 1M, 4M rows/s; random1000 0, 50k, 200k,
+// reason is in the context). Ladders of R: demo 0, 250k, 1M, 4M rows/s; d8x1000 0, 50k, 200k,
 // 1M rows/s. Under VIGIL_BENCH_SMOKE (ctest) each model and stack runs once for 0.2 s: singles
 // 1,000 calls/s, bulk 20,000 rows/s in calls of 256 rows. Environment for manual runs:
 //   VIGIL_BATCHER_BULK_RATES="r1,r2,..."  bulk rows/s for every model and stack (0 allowed)
@@ -209,11 +209,7 @@ size_t MaxSingleClients() {
 // Rows of the pool each model's calls draw from (a bulk call takes B consecutive ones).
 size_t PoolRows() { return std::max(Smoke() ? size_t{4096} : size_t{65536}, BulkRows()); }
 
-struct BenchModel {
-  std::string name;
-  std::shared_ptr<const TreeEnsemble> model;
-  size_t width = 0;
-  std::vector<double> rows;  // PoolRows() rows
+struct BenchModel : testing::BenchmarkModel {
   std::shared_ptr<const Scorer> cpu;
   std::shared_ptr<const Scorer> gpu;  // null without a device
   std::vector<double> bulk_rates;     // rows/s
@@ -243,7 +239,7 @@ std::vector<double> BulkRates(const std::string& model) {
   }
   if (Smoke()) return {20000};
   // Ladders that cross the CPU stack's bulk capacity for each model (the demo model scores a row
-  // several times faster than random1000).
+  // several times faster than d8x1000).
   if (model == "demo") return {0, 250000, 1000000, 4000000};
   return {0, 50000, 200000, 1000000};
 }
@@ -257,26 +253,12 @@ void AddCpuScorer(BenchModel& b) {
 }
 
 void LoadModels() {
-  auto demo = LoadModelFile(SourceDir() + "/testdata/models/demo_model.json");
-  if (!demo.ok()) Fail(std::string(demo.status().message()));
-  auto m = std::make_unique<BenchModel>();
-  m->name = "demo";
-  m->model = *demo;
-  m->width = m->model->feature_names.size();
-  m->rows = testing::ThresholdRows(*m->model, PoolRows(), m->width, 0.05, 1);
-  Models().push_back(std::move(m));
-
-  testing::RandomForestSpec spec;
-  spec.trees = 1000;
-  spec.depth = 8;
-  spec.features = 32;
-  spec.seed = 8;
-  m = std::make_unique<BenchModel>();
-  m->name = "random1000";
-  m->model = std::make_shared<const TreeEnsemble>(testing::RandomForest(spec));
-  m->width = 32;
-  m->rows = testing::RandomRows(*m->model, PoolRows(), 32, 0.05, 0.0, 2);
-  Models().push_back(std::move(m));
+  auto loaded = testing::BenchmarkModels(SourceDir(), PoolRows());
+  if (!loaded.ok()) Fail(std::string(loaded.status().message()));
+  for (testing::BenchmarkModel& l : *loaded) {
+    Models().push_back(std::make_unique<BenchModel>());
+    static_cast<testing::BenchmarkModel&>(*Models().back()) = std::move(l);
+  }
 
   for (auto& b : Models()) {
     AddCpuScorer(*b);

@@ -60,11 +60,7 @@ std::string SourceDir() {
 
 unsigned Cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-struct BenchModel {
-  std::string name;
-  std::shared_ptr<const TreeEnsemble> model;
-  size_t width = 0;
-  std::vector<double> rows;  // max_rows rows
+struct BenchModel : testing::BenchmarkModel {
   std::unique_ptr<CpuPredictor> predictor;
   std::unique_ptr<TreeShapExplainer> explainer;
   std::unique_ptr<CudaScorer> gpu;
@@ -84,26 +80,12 @@ void Fail(const std::string& what) {
 }
 
 void LoadModels() {
-  auto demo = LoadModelFile(SourceDir() + "/testdata/models/demo_model.json");
-  if (!demo.ok()) Fail(std::string(demo.status().message()));
-  auto m = std::make_unique<BenchModel>();
-  m->name = "demo";
-  m->model = *demo;
-  m->width = m->model->feature_names.size();
-  m->rows = testing::ThresholdRows(*m->model, MaxRows(), m->width, 0.05, 1);
-  Models().push_back(std::move(m));
-
-  testing::RandomForestSpec spec;
-  spec.trees = Smoke() ? 100 : 1000;
-  spec.depth = 8;
-  spec.features = 32;
-  spec.seed = 8;
-  m = std::make_unique<BenchModel>();
-  m->name = "d8x1000";
-  m->model = std::make_shared<const TreeEnsemble>(testing::RandomForest(spec));
-  m->width = 32;
-  m->rows = testing::RandomRows(*m->model, MaxRows(), 32, 0.05, 0.0, 2);
-  Models().push_back(std::move(m));
+  auto loaded = testing::BenchmarkModels(SourceDir(), MaxRows(), Smoke() ? 100 : 1000);
+  if (!loaded.ok()) Fail(std::string(loaded.status().message()));
+  for (testing::BenchmarkModel& l : *loaded) {
+    Models().push_back(std::make_unique<BenchModel>());
+    static_cast<testing::BenchmarkModel&>(*Models().back()) = std::move(l);
+  }
 
   for (auto& b : Models()) {
     const auto& columns = b->model->feature_names;

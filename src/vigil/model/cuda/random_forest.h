@@ -6,11 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/model/model_file.h"
 #include "vigil/model/tree_ensemble.h"
 
 namespace vigil::testing {
@@ -137,6 +140,38 @@ inline std::vector<double> ThresholdRows(const TreeEnsemble& m, size_t n, size_t
     }
   }
   return rows;
+}
+
+// A model the benchmarks measure, with rows to score (row width: the model's features, in order).
+struct BenchmarkModel {
+  std::string name;
+  std::shared_ptr<const TreeEnsemble> model;
+  size_t width = 0;
+  std::vector<double> rows;
+};
+
+// The two models of the GPU benchmarks, `rows` rows each: "demo", the demo model
+// (testdata/models/demo_model.json under source_dir) with ThresholdRows, and "d8x1000", `trees`
+// random complete trees of depth 8 over 32 float inputs with uniform rows, 5% missing.
+inline absl::StatusOr<std::vector<BenchmarkModel>> BenchmarkModels(const std::string& source_dir,
+                                                                    size_t rows, int trees = 1000) {
+  std::vector<BenchmarkModel> models(2);
+  auto demo = LoadModelFile(source_dir + "/testdata/models/demo_model.json");
+  if (!demo.ok()) return demo.status();
+  models[0].name = "demo";
+  models[0].model = *demo;
+  models[0].width = models[0].model->feature_names.size();
+  models[0].rows = ThresholdRows(*models[0].model, rows, models[0].width, 0.05, 1);
+  RandomForestSpec spec;
+  spec.trees = trees;
+  spec.depth = 8;
+  spec.features = 32;
+  spec.seed = 8;
+  models[1].name = "d8x1000";
+  models[1].model = std::make_shared<const TreeEnsemble>(RandomForest(spec));
+  models[1].width = 32;
+  models[1].rows = RandomRows(*models[1].model, rows, 32, 0.05, 0.0, 2);
+  return models;
 }
 
 }  // namespace vigil::testing
