@@ -5,6 +5,8 @@
 // 32 float features ("d8x1000").
 //
 //   batcher/M/S/R       model M, stack S, bulk load R rows/s offered for the run's duration
+//                       (stacks: cpu, gpu; with VIGIL_BATCHER_SWEEP=1 also gpu_P1_P2, the gpu
+//                       stack with other routing thresholds)
 //
 // The scenario is vigil's: P0 and P1 are single payments with tight deadlines; large batches come
 // from bulk callers (POST /v1/score/batch: backfills, replays, re-screening), sent as P2. What to
@@ -101,6 +103,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -321,6 +324,24 @@ void MakeStacks(bool gpu) {
   g->label = absl::StrCat(PolicyLabel(g->policy), " gpu>=", g->router.gpu_min_rows[1], "/",
                           g->router.gpu_min_rows[2]);
   Stacks().push_back(std::move(g));
+
+  // VIGIL_BATCHER_SWEEP=1: more gpu stacks, each with other P1/P2 thresholds ("gpu_p1_p2"), to
+  // find the router's thresholds (same load, same batcher).
+  if (std::getenv("VIGIL_BATCHER_SWEEP") == nullptr) return;
+  for (const auto& [p1, p2] : std::vector<std::pair<size_t, size_t>>{
+           {16, 16}, {64, 64}, {1024, 256}, {BackendRouterConfig::kNever, 1024}}) {
+    auto t = std::make_unique<StackSpec>();
+    t->use_gpu = true;
+    t->policy = BulkPolicy();
+    t->router = BackendRouterConfig{};
+    t->router.gpu_min_rows[1] = p1;
+    t->router.gpu_min_rows[2] = p2;
+    const std::string p1_text =
+        p1 == BackendRouterConfig::kNever ? std::string("never") : absl::StrCat(p1);
+    t->name = absl::StrCat("gpu_", p1_text, "_", p2);
+    t->label = absl::StrCat(PolicyLabel(t->policy), " gpu>=", p1_text, "/", p2);
+    Stacks().push_back(std::move(t));
+  }
 }
 
 // "singles 20000/s (P0 17% 5ms, P1 83% 50ms); bulk 4 clients x 1024 rows, P2 200ms", for the
