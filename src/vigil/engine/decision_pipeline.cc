@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "vigil/common/sha256.h"
 #include "vigil/batching/backend_router.h"
+#include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/cpu_scorer.h"
@@ -61,6 +61,25 @@ absl::StatusOr<std::shared_ptr<const Policy>> LoadPolicyFile(const std::string& 
   return Policy::Parse(text, path, layout, library);
 }
 
+absl::StatusOr<std::unique_ptr<BackendRouter>> RouteToGpu(std::shared_ptr<const TreeEnsemble> model,
+                                                          std::shared_ptr<const Scorer> cpu,
+                                                          const std::string& version,
+                                                          const GpuRouting& gpu) {
+  CudaScorerOptions options;
+  options.device = gpu.device;
+  options.timeout = gpu.timeout;
+  options.chunk_rows = 65536;
+  VIGIL_ASSIGN_OR_RETURN(
+      std::unique_ptr<CudaScorer> scorer,
+      CudaScorer::Create(std::move(model), *FeatureExtractor::Schema(), version, options));
+  BackendRouterConfig router;
+  router.gpu_min_rows = gpu.min_rows;
+  router.gpu_timeout = gpu.timeout;
+  router.breaker.budget = gpu.timeout;
+  return BackendRouter::Create(std::move(cpu), std::shared_ptr<const Scorer>(std::move(scorer)),
+                               router);
+}
+
 absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const Policy> policy,
@@ -77,28 +96,20 @@ absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const Decision
                            CpuScorer::Create(model, *FeatureExtractor::Schema(), version));
     scorer = std::move(cpu);
     if (config.gpu) {
-      CudaScorerOptions options;
-      options.device = config.gpu_device;
-      options.chunk_rows = 65536;  // replay's batches are thousands of rows
-      // No deadline in a replay: a GPU batch may take its time; a failed one is scored on the
-      // CPU and named cpu-fallback in its decisions.
-      options.timeout = std::chrono::seconds(10);
-      absl::StatusOr<std::unique_ptr<CudaScorer>> gpu =
-          CudaScorer::Create(model, *FeatureExtractor::Schema(), version, options);
-      if (!gpu.ok()) {
-        return absl::Status(gpu.status().code(),
+      // Bulk work: any batch of 64 rows or more goes to the GPU, which has no deadline to keep
+      // in a replay but 10 s (a batch it fails is scored on the CPU: cpu-fallback).
+      GpuRouting routing;
+      routing.device = config.gpu_device;
+      routing.min_rows = {64, 64, 64};
+      routing.timeout = std::chrono::seconds(10);
+      absl::StatusOr<std::unique_ptr<BackendRouter>> routed =
+          RouteToGpu(model, std::move(scorer), version, routing);
+      if (!routed.ok()) {
+        return absl::Status(routed.status().code(),
                             absl::StrCat("--gpu: the CUDA backend cannot start: ",
-                                         gpu.status().message()));
+                                         routed.status().message()));
       }
-      BackendRouterConfig router;
-      router.gpu_min_rows = {64, 64, 64};  // bulk work: any batch of 64 rows or more
-      router.gpu_timeout = options.timeout;
-      router.breaker.budget = options.timeout;
-      VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BackendRouter> routed,
-                             BackendRouter::Create(std::move(scorer),
-                                                   std::shared_ptr<const Scorer>(*std::move(gpu)),
-                                                   router));
-      scorer = std::move(routed);
+      scorer = *std::move(routed);
     }
   } else if (config.gpu) {
     return absl::InvalidArgumentError("--gpu needs --model (the GPU scores the model)");

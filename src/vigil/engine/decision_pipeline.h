@@ -3,12 +3,16 @@
 #ifndef VIGIL_ENGINE_DECISION_PIPELINE_H_
 #define VIGIL_ENGINE_DECISION_PIPELINE_H_
 
+#include <array>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/batching/backend_router.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/model/tree_ensemble.h"
 #include "vigil/rules/policy.h"
 #include "vigil/rules/policy_inputs.h"
 #include "vigil/rules/policy_store.h"
@@ -48,6 +52,26 @@ struct DecisionConfig {
   bool gpu = false;
   int gpu_device = 0;
 };
+
+// How the GPU scores beside the CPU (docs/gpu.md): the device, the per-class row thresholds
+// (BackendRouterConfig::gpu_min_rows) and the longest a batch may spend on the GPU before the
+// CPU scores it instead.
+struct GpuRouting {
+  int device = 0;
+  std::array<size_t, 3> min_rows = BackendRouterConfig{}.gpu_min_rows;
+  std::chrono::microseconds timeout = BackendRouterConfig{}.gpu_timeout;
+};
+
+// "cpu" and a CudaScorer of the same model, under the engine's feature schema and the same
+// version, behind a BackendRouter; what vigil serve (gpu.enabled) and vigil replay (--gpu) score
+// with. The CudaScorer's bulk buffers hold 65,536 rows a half (the batches of serve and replay
+// are thousands of rows; larger ones pass in more chunks), and the router's breaker counts a GPU
+// batch as slow only past `timeout`. Errors are CudaScorer::Create's (kUnavailable without a
+// usable device or in a build without CUDA), for the caller to name its setting.
+absl::StatusOr<std::unique_ptr<BackendRouter>> RouteToGpu(std::shared_ptr<const TreeEnsemble> model,
+                                                          std::shared_ptr<const Scorer> cpu,
+                                                          const std::string& version,
+                                                          const GpuRouting& gpu);
 
 // The engine's feature schema, the policy, the model (named "<file name>@<sha256 prefix>") and
 // the screener. Errors name the file that could not be read or checked, or the GPU that could

@@ -485,29 +485,17 @@ absl::Status VigilServer::StartGpu() {
 absl::StatusOr<std::shared_ptr<const BackendRouter>> VigilServer::MakeRouter(
     std::shared_ptr<const TreeEnsemble> model, std::shared_ptr<const Scorer> cpu,
     const std::string& version) {
-  CudaScorerOptions options;
-  options.device = config_.gpu.device;
-  options.timeout = config_.gpu.timeout;
-  // The batcher's batches are thousands of rows, not millions: bulk buffers of 65,536 rows a
-  // half (larger batches still pass, in more chunks) keep the pinned memory per model loaded at
-  // tens of megabytes instead of hundreds.
-  options.chunk_rows = 65536;
   // The same model, feature schema and version string as the CPU scorer: the two score bit for
   // bit alike (CudaScorer), so a decision does not depend on the backend that scored it.
-  absl::StatusOr<std::unique_ptr<CudaScorer>> gpu =
-      CudaScorer::Create(std::move(model), *FeatureExtractor::Schema(), version, options);
-  if (!gpu.ok()) {
-    return absl::Status(gpu.status().code(),
+  absl::StatusOr<std::unique_ptr<BackendRouter>> routed = RouteToGpu(
+      std::move(model), std::move(cpu), version,
+      GpuRouting{config_.gpu.device, config_.gpu.min_rows, config_.gpu.timeout});
+  if (!routed.ok()) {
+    return absl::Status(routed.status().code(),
                         absl::StrCat("gpu.enabled: the CUDA backend cannot score ", version, ": ",
-                                     gpu.status().message()));
+                                     routed.status().message()));
   }
-  BackendRouterConfig router_config;
-  router_config.gpu_min_rows = config_.gpu.min_rows;
-  router_config.gpu_timeout = config_.gpu.timeout;
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BackendRouter> router,
-                         BackendRouter::Create(std::move(cpu),
-                                               std::shared_ptr<const Scorer>(*std::move(gpu)),
-                                               router_config));
+  std::unique_ptr<BackendRouter> router = *std::move(routed);
   const std::shared_ptr<GpuMetrics> m = gpu_metrics_;
   {
     absl::MutexLock lock(&m->mu);

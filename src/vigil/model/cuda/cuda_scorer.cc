@@ -168,7 +168,6 @@ struct CudaScorer::Impl {
   std::string version;
   CudaScorerOptions options;
   CudaDeviceInfo device;
-  std::shared_ptr<const TreeEnsemble> model;
   CpuPredictor predictor;  // the row binding, Transform, and nothing else
   TreeShapExplainer explainer;
   ForestLayout layout;
@@ -209,7 +208,6 @@ struct CudaScorer::Impl {
   absl::Status Start();
   absl::Status MakeSlot(size_t capacity, int halves, std::unique_ptr<Slot>& slot);
   absl::StatusOr<Slot*> Acquire(bool small_batch, Steady::time_point until) const;
-  void Release(Slot* slot, bool abandon) const;
   // Gathers rows [first, first + count) of "rows" (the caller's layout) as float32 inputs.
   void Gather(absl::Span<const double> rows, size_t first, size_t count, float* out) const;
   // The same on the host pool, for bulk chunks.
@@ -356,15 +354,6 @@ absl::StatusOr<Slot*> CudaScorer::Impl::Acquire(bool small_batch, Steady::time_p
   }
 }
 
-void CudaScorer::Impl::Release(Slot* slot, bool abandon) const {
-  {
-    std::lock_guard lock(mu);
-    slot->busy = false;
-    slot->abandoned = abandon;
-  }
-  freed.notify_one();
-}
-
 void CudaScorer::Impl::Gather(absl::Span<const double> rows, size_t first, size_t count,
                               float* out) const {
   const size_t width = predictor.row_width();
@@ -446,7 +435,7 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
   cudaStream_t stream = streams[c];
   const bool small_batch = n <= options.small_batch_rows;
   VIGIL_ASSIGN_OR_RETURN(Slot * slot, Acquire(small_batch, until));
-  bool abandon = false;
+  size_t chunks = 0;  // of a bulk batch
   const absl::Status status = [&]() -> absl::Status {
     if (small_batch) {
       Gather(rows, 0, n, slot->host_rows[0].data);
@@ -456,13 +445,11 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
       VIGIL_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot->done[0], stream));
       VIGIL_RETURN_IF_ERROR(Wait(slot->done[0], until));
       sink(0, n, slot->host_margins[0].data);
-      std::lock_guard lock(mu);
-      ++stats.graph_launches;
       return absl::OkStatus();
     }
     // Chunk k uses half k % 2; before reusing a half, its previous chunk is collected.
     const size_t chunk = slot->capacity;
-    const size_t chunks = (n + chunk - 1) / chunk;
+    chunks = (n + chunk - 1) / chunk;
     const auto collect = [&](size_t k) -> absl::Status {
       const size_t h = k % 2;
       VIGIL_RETURN_IF_ERROR(Wait(slot->done[h], until));
@@ -492,27 +479,26 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
     for (size_t k = chunks >= 2 ? chunks - 2 : 0; k < chunks; ++k) {
       VIGIL_RETURN_IF_ERROR(collect(k));
     }
-    std::lock_guard lock(mu);
-    stats.chunks += chunks;
     return absl::OkStatus();
   }();
-  if (!status.ok()) {
-    // The device may still be working on the slot's buffers: it returns to the pool only once
-    // its events say the device is done.
-    abandon = true;
+  {
+    // One lock: the slot back (after a failure the device may still be working on its buffers:
+    // it returns to the pool only once its events say the device is done) and the counts.
     std::lock_guard lock(mu);
-    if (absl::IsDeadlineExceeded(status)) {
+    slot->busy = false;
+    slot->abandoned = !status.ok();
+    if (status.ok()) {
+      ++stats.calls;
+      stats.rows += n;
+      if (small_batch) ++stats.graph_launches;
+      stats.chunks += chunks;
+    } else if (absl::IsDeadlineExceeded(status)) {
       ++stats.timeouts;
     } else {
       ++stats.errors;
     }
   }
-  Release(slot, abandon);
-  if (status.ok()) {
-    std::lock_guard lock(mu);
-    ++stats.calls;
-    stats.rows += n;
-  }
+  freed.notify_one();
   return status;
 }
 
@@ -542,7 +528,6 @@ absl::StatusOr<std::unique_ptr<CudaScorer>> CudaScorer::Create(
   impl->version = std::move(model_version);
   impl->options = options;
   impl->device = std::move(device);
-  impl->model = std::move(model);
   impl->layout = std::move(layout);
   VIGIL_RETURN_IF_ERROR(impl->Start());
   return std::unique_ptr<CudaScorer>(new CudaScorer(std::move(impl)));
@@ -591,14 +576,20 @@ absl::StatusOr<std::vector<Reason>> CudaScorer::Explain(absl::Span<const double>
 absl::Status CudaScorer::ShapValues(absl::Span<const double> rows, size_t n,
                                     absl::Span<double> out) const {
   Impl& m = *impl_;
+  const size_t width = shap_width();
   if (cuda::ShapRowsPerBlock(m.layout.num_inputs) == 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "GPU TreeSHAP takes models of up to a few hundred features; this one has ",
-        m.layout.num_inputs, " (use the CPU explainer)"));
+    // Rows too wide for the kernel's shared memory (a few hundred features): the CPU explainer,
+    // on the host pool.
+    const size_t row_width = m.predictor.row_width();
+    m.pool->ParallelFor(n, 16, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        m.explainer.Explain(rows.subspan(i * row_width, row_width), out.subspan(i * width, width));
+      }
+    });
+    return absl::OkStatus();
   }
   std::lock_guard lock(m.shap_mu);
   VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device.ordinal));
-  const size_t width = shap_width();
   cudaStream_t stream = m.streams[static_cast<size_t>(Priority::kP2)];
   for (size_t first = 0; first < n; first += m.options.shap_chunk_rows) {
     const size_t count = std::min(m.options.shap_chunk_rows, n - first);

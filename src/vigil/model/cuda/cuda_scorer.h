@@ -112,8 +112,9 @@ class CudaScorer final : public Scorer {
                        const ScoreContext& context = {}) const;
 
   // Exact TreeSHAP values of n rows' margins: row i's at out[i * shap_width()], the model's
-  // features in model order, then the bias (the CPU explainer's layout, equal within 1e-9 of its
-  // values, relative to the margin's scale). Runs on the P2 stream, without a timeout.
+  // features in model order, then the bias (the CPU explainer's layout; its values within 1e-5).
+  // Runs on the P2 stream, without a timeout; rows too wide for the kernel (about 400 features
+  // and more) are explained by the CPU explainer on the host threads instead.
   absl::Status ShapValues(absl::Span<const double> rows, size_t n, absl::Span<double> out) const;
   size_t shap_width() const;
 

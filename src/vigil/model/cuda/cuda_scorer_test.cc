@@ -215,6 +215,14 @@ TEST(CudaScorer, RandomModelsExplainAsTheCpuDoes) {
   }
 }
 
+// Rows too wide for the SHAP kernel's shared memory (500 inputs) are explained on the host.
+TEST(CudaScorer, WideRowsExplainAsTheCpuDoes) {
+  SKIP_WITHOUT_DEVICE();
+  auto model = Random(30, 6, 500, 81, 0.1);
+  const size_t n = 100;
+  ExpectShapMatchesCpu(model, vigil::testing::RandomRows(*model, n, 500, 0.1, 0.05, 82), n);
+}
+
 TEST(CudaScorer, TheDemoModelExplainsAsTheCpuDoes) {
   SKIP_WITHOUT_DEVICE();
   auto model = LoadModelFile(vigil::testing::TestDataPath("models/demo_model.json"));

@@ -82,44 +82,34 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
   for (int k = 0; k < ILP; ++k) leaf[k] = __ldg(&f.nodes[idx[k]].value);
 }
 
-// kSync: the block's warps meet every kSyncTrees trees, so that they walk the same trees at the
-// same time and those trees' nodes stay in L1 (unsynchronized warps drift apart and evict each
-// other's trees).
-constexpr uint32_t kSyncTrees = 16;
-
-template <int ILP, Staging kStage, bool kSync, int kBlock = kRowsBlock>
-__global__ void __launch_bounds__(kBlock)
+template <int ILP, Staging kStage>
+__global__ void __launch_bounds__(kRowsBlock)
     PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                       float* __restrict__ margins) {
   extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
+  const uint32_t first = blockIdx.x * kRowsBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
   if constexpr (kStage == Staging::kExpanded) {
-    StageExpanded(rows, first, count, f.num_inputs, kBlock, staged);
+    StageExpanded(rows, first, count, f.num_inputs, kRowsBlock, staged);
     __syncthreads();
   } else if constexpr (kStage == Staging::kPlain) {
-    StageRows(rows, first, count, f.num_inputs, kBlock, staged);
+    StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
     __syncthreads();
   }
-  // With kSync every thread stays to the end (the barriers need all); a thread past the last
-  // row walks row 0 and writes nothing.
-  const uint32_t r = kSync ? (threadIdx.x < count ? threadIdx.x : 0) : threadIdx.x;
-  if (!kSync && r >= count) return;
+  const uint32_t r = threadIdx.x;
+  if (r >= count) return;
   const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
   const auto x = [&](uint32_t slot) {
     if constexpr (kStage == Staging::kExpanded) {
-      return staged[slot * kBlock + r];
+      return staged[slot * kRowsBlock + r];
     } else if constexpr (kStage == Staging::kPlain) {
-      return ExpandedSlot(staged + r, f.num_inputs, slot, kBlock);
+      return ExpandedSlot(staged + r, f.num_inputs, slot, kRowsBlock);
     } else {
       return ExpandedSlot(row, f.num_inputs, slot);
     }
   };
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
-    if constexpr (kSync) {
-      if (t % kSyncTrees == 0) __syncthreads();
-    }
     float leaf[ILP];
     WalkTrees<ILP>(f, t, x, leaf);
 #pragma unroll
@@ -127,7 +117,7 @@ __global__ void __launch_bounds__(kBlock)
       if (t + k < f.num_trees) margin += leaf[k];  // tree order: float sums are order-sensitive
     }
   }
-  if (threadIdx.x < count) margins[first + threadIdx.x] = margin;
+  margins[first + r] = margin;
 }
 
 template <int TG, Staging kStage, int kBlock = kTreesBlock>
@@ -221,23 +211,23 @@ cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shar
   return cudaGetLastError();
 }
 
-template <int ILP, bool kSync = false, int kBlock = kRowsBlock>
+template <int ILP>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
                        cudaStream_t stream) {
-  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
   size_t bytes = 0;
-  switch (ChooseStaging(f.num_inputs, kBlock, bytes)) {
+  switch (ChooseStaging(f.num_inputs, kRowsBlock, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictRowsKernel<ILP, Staging::kExpanded, kSync, kBlock>, blocks, kBlock,
-                    bytes, stream, f, rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kExpanded>, blocks, kRowsBlock, bytes, stream,
+                    f, rows, n, margins);
     case Staging::kPlain:
-      return Launch(PredictRowsKernel<ILP, Staging::kPlain, kSync, kBlock>, blocks, kBlock, bytes,
-                    stream, f, rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f,
+                    rows, n, margins);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictRowsKernel<ILP, Staging::kNone, kSync, kBlock>, blocks, kBlock, 0, stream,
-                f, rows, n, margins);
+  return Launch(PredictRowsKernel<ILP, Staging::kNone>, blocks, kRowsBlock, 0, stream, f, rows, n,
+                margins);
 }
 
 template <int TG, int kBlock = kTreesBlock>
@@ -267,8 +257,8 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
   const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
   const size_t bytes = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
   if (bytes > kMaxStagedBytes) return LaunchRows<4>(f, rows, n, margins, stream);
-  return Launch(PredictRowsKernel<4, Staging::kPlain, false>, blocks, kRowsBlock, bytes, stream,
-                f, rows, n, margins);
+  return Launch(PredictRowsKernel<4, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f, rows,
+                n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -396,7 +386,6 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows1: return "rows1";
     case PredictVariant::kRows2: return "rows2";
     case PredictVariant::kRows4: return "rows4";
-    case PredictVariant::kRows4Sync: return "rows4sync";
 
     case PredictVariant::kTrees4: return "trees4";
     case PredictVariant::kTrees16: return "trees16";
@@ -427,7 +416,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows1: return LaunchRows<1>(f, rows, n, margins, stream);
     case PredictVariant::kRows2: return LaunchRows<2>(f, rows, n, margins, stream);
     case PredictVariant::kRows4: return LaunchRows<4>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Sync: return LaunchRows<4, true>(f, rows, n, margins, stream);
     case PredictVariant::kTrees4: return LaunchTrees<4>(f, rows, n, margins, stream);
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);

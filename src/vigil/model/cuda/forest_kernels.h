@@ -39,17 +39,13 @@ struct ForestView {
 // How a scoring launch spreads the work. kRowsN: one thread per row, walking all trees in
 // order, N trees at a time (independent walks overlap). kTreesN: N threads per row, each
 // walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
-// in tree order. Both sum in tree order: the margins are the same bits. kRows4Sync: kRows4 with
-// the block's warps meeting every 16 trees, so that they share those trees' nodes in L1;
-// kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
+// in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each.
 enum class PredictVariant : int {
-  kRows1, kRows2, kRows4, kRows4Sync, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain,
-  kTrees1024,
+  kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
-    PredictVariant::kRows4Sync,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024};
 const char* PredictVariantName(PredictVariant v);
