@@ -550,12 +550,18 @@ absl::Status CudaScorer::Score(absl::Span<const double> rows, size_t n, absl::Sp
                                const ScoreContext& context) const {
   if (context.backend != nullptr) *context.backend = ScoreBackend::kGpu;
   return impl_->Run(rows, n, context, [&](size_t first, size_t count, const float* margins) {
-    impl_->pool->ParallelFor(count, 16384, [&](size_t begin, size_t end) {
+    const auto transform = [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         const double margin = margins[i];
         impl_->predictor.Transform(absl::MakeConstSpan(&margin, 1), scores.subspan(first + i, 1));
       }
-    });
+    };
+    constexpr size_t kPiece = 16384;
+    if (count < 2 * kPiece) {
+      transform(0, count);  // a small batch: on the caller, no task made
+    } else {
+      impl_->pool->ParallelFor(count, kPiece, transform);
+    }
   });
 }
 

@@ -68,12 +68,6 @@ const ShapQuadrature& ShapQuadrature::Get() {
   return *q;
 }
 
-int ForestLayout::max_depth() const {
-  int d = 0;
-  for (uint8_t x : tree_depth) d = std::max(d, static_cast<int>(x));
-  return d;
-}
-
 absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
   if (m.format != ModelFormat::kXgboost) {
     return absl::InvalidArgumentError(

@@ -58,7 +58,6 @@ struct ForestLayout {
 
   size_t num_trees() const { return tree_root.size(); }
   size_t num_paths() const { return path_value.size(); }
-  int max_depth() const;
 
   // Builds the layout. Fails, naming the reason, for what the kernels do not take: LightGBM
   // models (double thresholds; they score on the CPU), several output groups, more than
