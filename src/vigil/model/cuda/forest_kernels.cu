@@ -57,29 +57,53 @@ __device__ __forceinline__ void StageExpanded(const float* __restrict__ rows, ui
   }
 }
 
-// Walks ILP trees [t, t + ILP) of one row together; returns their leaf values in tree order
-// through "leaf". x(f) reads input f of the row.
+// The full node at unit i (i even: 8-byte aligned).
+__device__ __forceinline__ ForestNode LoadNode(const uint32_t* __restrict__ units, uint32_t i) {
+  const uint2 raw = __ldg(reinterpret_cast<const uint2*>(units + i));
+  return {__uint_as_float(raw.x), raw.y};
+}
+
+__device__ __forceinline__ float LoadLeaf(const uint32_t* __restrict__ units, uint32_t i) {
+  return __uint_as_float(__ldg(units + i));
+}
+
+// Walks trees [t, t + ILP) of one row together (t a multiple of ILP, ILP dividing
+// kTreeHeaderGroup: their headers are one load); returns their leaf values in tree order through
+// "leaf". x(slot) reads a slot of the row's expanded row. A warp walks the same trees for all its
+// rows, so the depth tests do not diverge.
 template <int ILP, typename Input>
 __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input x,
                                           float (&leaf)[ILP]) {
-  uint32_t idx[ILP];
-  int depth = 0;
+  static_assert(kTreeHeaderGroup % ILP == 0);
+  uint32_t idx[ILP], depth[ILP];
+  if constexpr (ILP == 1) {
+    const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + t));
+    idx[0] = h.x;
+    depth[0] = h.y;
+  } else {
 #pragma unroll
-  for (int k = 0; k < ILP; ++k) {
-    const uint32_t tree = t + k < f.num_trees ? t + k : t;
-    idx[k] = __ldg(f.tree_root + tree);
-    depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
+    for (int k = 0; k < ILP; k += 2) {
+      const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.trees + t + k));
+      idx[k] = h.x;
+      depth[k] = h.y;
+      idx[k + 1] = h.z;
+      depth[k + 1] = h.w;
+    }
   }
-  for (int d = 0; d < depth; ++d) {
+  uint32_t steps = 0;
+#pragma unroll
+  for (int k = 0; k < ILP; ++k) steps = max(steps, depth[k]);
+  for (uint32_t d = 0; d < steps; ++d) {
 #pragma unroll
     for (int k = 0; k < ILP; ++k) {
-      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[k]);
-      const ForestNode node{__uint_as_float(raw.x), raw.y};
-      idx[k] = StepFrom(idx[k], node, x(NodeSlot(node.word)));
+      if (d < depth[k]) {
+        const ForestNode node = LoadNode(f.units, idx[k]);
+        idx[k] = StepFrom(idx[k], node, x(NodeSlot(node.word)));
+      }
     }
   }
 #pragma unroll
-  for (int k = 0; k < ILP; ++k) leaf[k] = __ldg(&f.nodes[idx[k]].value);
+  for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
 }
 
 template <int ILP, Staging kStage>
@@ -126,7 +150,8 @@ __global__ void __launch_bounds__(kBlock)
                        float* __restrict__ margins) {
   constexpr int kRows = kBlock / TG;              // rows per block
   constexpr int kChunk = kLeafBuffer / kRows;     // trees per round
-  __shared__ float leaves[kRows * kChunk];
+  static_assert(kChunk % 4 == 0);
+  __shared__ __align__(16) float leaves[kRows * kChunk];
   extern __shared__ float staged[];
   const uint32_t first = blockIdx.x * kRows;
   const uint32_t count = min(static_cast<uint32_t>(kRows), n - first);
@@ -155,40 +180,58 @@ __global__ void __launch_bounds__(kBlock)
     if (active) {
       // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
       for (uint32_t k = g; k < chunk; k += 4 * TG) {
-        uint32_t idx[4];
-        int depth = 0;
+        uint32_t idx[4], depth[4];
+        uint32_t steps = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
-          idx[j] = __ldg(f.tree_root + c + local);
-          depth = max(depth, static_cast<int>(__ldg(f.tree_depth + c + local)));
+          const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + c + local));
+          idx[j] = h.x;
+          depth[j] = h.y;
+          steps = max(steps, depth[j]);
         }
-        for (int d = 0; d < depth; ++d) {
+        for (uint32_t d = 0; d < steps; ++d) {
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[j]);
-            const ForestNode node{__uint_as_float(raw.x), raw.y};
-            idx[j] = StepFrom(idx[j], node, x(NodeSlot(node.word)));
+            if (d < depth[j]) {
+              const ForestNode node = LoadNode(f.units, idx[j]);
+              idx[j] = StepFrom(idx[j], node, x(NodeSlot(node.word)));
+            }
           }
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = __ldg(&f.nodes[idx[j]].value);
+          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = LoadLeaf(f.units, idx[j]);
         }
       }
     }
     __syncthreads();
     if (active && g == 0) {
-      // In tree order, one add after another (float sums are order-sensitive); the loads run
-      // ahead of the adds, 16 at a time.
+      // In tree order, one add after another (float sums are order-sensitive): the chain of
+      // dependent adds is the floor, so the next 16 values are loaded while these 16 are added.
+      const float4* leaf4 = reinterpret_cast<const float4*>(leaves + r * kChunk);
       const float* leaf = leaves + r * kChunk;
       uint32_t k = 0;
-      for (; k + 16 <= chunk; k += 16) {
-        float v[16];
+      if (chunk >= 16) {
+        float4 v[4];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) v[j] = leaf[k + j];
+        for (int j = 0; j < 4; ++j) v[j] = leaf4[j];
+        for (; k + 16 <= chunk; k += 16) {
+          float4 next[4];
+          if (k + 32 <= chunk) {
 #pragma unroll
-        for (int j = 0; j < 16; ++j) margin += v[j];
+            for (int j = 0; j < 4; ++j) next[j] = leaf4[(k + 16) / 4 + j];
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            margin += v[j].x;
+            margin += v[j].y;
+            margin += v[j].z;
+            margin += v[j].w;
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) v[j] = next[j];
+        }
       }
       for (; k < chunk; ++k) margin += leaf[k];
     }

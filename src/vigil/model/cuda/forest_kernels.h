@@ -20,9 +20,8 @@ namespace vigil::cuda {
 
 // Device pointers to an uploaded ForestLayout (DeviceForest owns them).
 struct ForestView {
-  const ForestNode* nodes = nullptr;
-  const uint32_t* tree_root = nullptr;
-  const uint8_t* tree_depth = nullptr;
+  const uint32_t* units = nullptr;
+  const TreeHeader* trees = nullptr;  // padded to a multiple of kTreeHeaderGroup (16-byte aligned)
   uint32_t num_trees = 0;
   uint32_t num_inputs = 0;
   float base_margin = 0;
