@@ -67,6 +67,20 @@ __device__ __forceinline__ float LoadLeaf(const uint32_t* __restrict__ units, ui
   return __uint_as_float(__ldg(units + i));
 }
 
+// One step of a walk at unit i while "walking" (the tree's depth not yet reached), else i
+// unchanged. The load is not under a branch: a branch would keep the next walk's load from
+// issuing before this one's result is used, and the walks' loads must overlap. A finished walk
+// loads its tree's root instead (a full node at an even unit, where a compact leaf may not be);
+// trees of one depth never do.
+template <typename Input>
+__device__ __forceinline__ uint32_t StepWhile(const uint32_t* __restrict__ units, uint32_t i,
+                                              uint32_t root, bool walking, Input x) {
+  const uint32_t at = walking ? i : root;
+  const ForestNode node = LoadNode(units, at);
+  const uint32_t next = StepFrom(at, node, x(NodeSlot(node.word)));
+  return walking ? next : i;
+}
+
 // Walks trees [t, t + ILP) of one row together (t a multiple of ILP, ILP dividing
 // kTreeHeaderGroup: their headers are one load); returns their leaf values in tree order through
 // "leaf". x(slot) reads a slot of the row's expanded row. A warp walks the same trees for all its
@@ -75,32 +89,30 @@ template <int ILP, typename Input>
 __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input x,
                                           float (&leaf)[ILP]) {
   static_assert(kTreeHeaderGroup % ILP == 0);
-  uint32_t idx[ILP], depth[ILP];
+  uint32_t root[ILP], depth[ILP];
   if constexpr (ILP == 1) {
     const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + t));
-    idx[0] = h.x;
+    root[0] = h.x;
     depth[0] = h.y;
   } else {
 #pragma unroll
     for (int k = 0; k < ILP; k += 2) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.trees + t + k));
-      idx[k] = h.x;
+      root[k] = h.x;
       depth[k] = h.y;
-      idx[k + 1] = h.z;
+      root[k + 1] = h.z;
       depth[k + 1] = h.w;
     }
   }
+  uint32_t idx[ILP];
+#pragma unroll
+  for (int k = 0; k < ILP; ++k) idx[k] = root[k];
   uint32_t steps = 0;
 #pragma unroll
   for (int k = 0; k < ILP; ++k) steps = max(steps, depth[k]);
   for (uint32_t d = 0; d < steps; ++d) {
 #pragma unroll
-    for (int k = 0; k < ILP; ++k) {
-      if (d < depth[k]) {
-        const ForestNode node = LoadNode(f.units, idx[k]);
-        idx[k] = StepFrom(idx[k], node, x(NodeSlot(node.word)));
-      }
-    }
+    for (int k = 0; k < ILP; ++k) idx[k] = StepWhile(f.units, idx[k], root[k], d < depth[k], x);
   }
 #pragma unroll
   for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
@@ -180,24 +192,19 @@ __global__ void __launch_bounds__(kBlock)
     if (active) {
       // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
       for (uint32_t k = g; k < chunk; k += 4 * TG) {
-        uint32_t idx[4], depth[4];
+        uint32_t idx[4], root[4], depth[4];
         uint32_t steps = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
           const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + c + local));
-          idx[j] = h.x;
+          idx[j] = root[j] = h.x;
           depth[j] = h.y;
           steps = max(steps, depth[j]);
         }
         for (uint32_t d = 0; d < steps; ++d) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            if (d < depth[j]) {
-              const ForestNode node = LoadNode(f.units, idx[j]);
-              idx[j] = StepFrom(idx[j], node, x(NodeSlot(node.word)));
-            }
-          }
+          for (int j = 0; j < 4; ++j) idx[j] = StepWhile(f.units, idx[j], root[j], d < depth[j], x);
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
