@@ -67,18 +67,27 @@ __device__ __forceinline__ float LoadLeaf(const uint32_t* __restrict__ units, ui
   return __uint_as_float(__ldg(units + i));
 }
 
-// One step of a walk at unit i while "walking" (the tree's depth not yet reached), else i
-// unchanged. The load is not under a branch: a branch would keep the next walk's load from
-// issuing before this one's result is used, and the walks' loads must overlap. A finished walk
-// loads its tree's root instead (a full node at an even unit, where a compact leaf may not be);
-// trees of one depth never do.
-template <typename Input>
-__device__ __forceinline__ uint32_t StepWhile(const uint32_t* __restrict__ units, uint32_t i,
-                                              uint32_t root, bool walking, Input x) {
-  const uint32_t at = walking ? i : root;
-  const ForestNode node = LoadNode(units, at);
-  const uint32_t next = StepFrom(at, node, x(NodeSlot(node.word)));
-  return walking ? next : i;
+// One step of each of N walks at units idx[k], for those still walking (their tree's depth not
+// yet reached); the others keep their unit. All N loads issue before any of their results is
+// used, so that they overlap, and none is under a branch (which would keep the next load from
+// issuing). A finished walk loads its tree's root instead (a full node at an even unit, where a
+// compact leaf may not be); trees of one depth never do.
+template <int N, typename Input>
+__device__ __forceinline__ void StepWalks(const uint32_t* __restrict__ units, uint32_t (&idx)[N],
+                                          const uint32_t (&root)[N], const uint32_t (&depth)[N],
+                                          uint32_t d, Input x) {
+  uint32_t at[N];
+  ForestNode node[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    at[k] = d < depth[k] ? idx[k] : root[k];
+    node[k] = LoadNode(units, at[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const uint32_t next = StepFrom(at[k], node[k], x(NodeSlot(node[k].word)));
+    idx[k] = d < depth[k] ? next : idx[k];
+  }
 }
 
 // Walks trees [t, t + ILP) of one row together (t a multiple of ILP, ILP dividing
@@ -110,10 +119,8 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
   uint32_t steps = 0;
 #pragma unroll
   for (int k = 0; k < ILP; ++k) steps = max(steps, depth[k]);
-  for (uint32_t d = 0; d < steps; ++d) {
-#pragma unroll
-    for (int k = 0; k < ILP; ++k) idx[k] = StepWhile(f.units, idx[k], root[k], d < depth[k], x);
-  }
+#pragma unroll 1
+  for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, root, depth, d, x);
 #pragma unroll
   for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
 }
@@ -202,10 +209,8 @@ __global__ void __launch_bounds__(kBlock)
           depth[j] = h.y;
           steps = max(steps, depth[j]);
         }
-        for (uint32_t d = 0; d < steps; ++d) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) idx[j] = StepWhile(f.units, idx[j], root[j], d < depth[j], x);
-        }
+#pragma unroll 1
+        for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, root, depth, d, x);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = LoadLeaf(f.units, idx[j]);
