@@ -67,60 +67,43 @@ __device__ __forceinline__ float LoadLeaf(const uint32_t* __restrict__ units, ui
   return __uint_as_float(__ldg(units + i));
 }
 
-// One step of each of N walks at units idx[k], for those still walking (their tree's depth not
-// yet reached); the others keep their unit. All N loads issue before any of their results is
-// used, so that they overlap, and none is under a branch (which would keep the next load from
-// issuing). A finished walk loads its tree's root instead (a full node at an even unit, where a
-// compact leaf may not be); trees of one depth never do.
+// One step of each of N walks. All N loads issue before any of their results is used, so that
+// they overlap. No walk is tested for having reached its tree's depth: a walk runs as many steps
+// as the deepest tree of its group, and the shallower trees' leaves step to themselves
+// (forest_node.h).
 template <int N, typename Input>
 __device__ __forceinline__ void StepWalks(const uint32_t* __restrict__ units, uint32_t (&idx)[N],
-                                          const uint32_t (&root)[N], const uint32_t (&depth)[N],
-                                          uint32_t d, Input x) {
-  uint32_t at[N];
+                                          Input x) {
   ForestNode node[N];
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    at[k] = d < depth[k] ? idx[k] : root[k];
-    node[k] = LoadNode(units, at[k]);
-  }
+  for (int k = 0; k < N; ++k) node[k] = LoadNode(units, idx[k]);
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    const uint32_t next = StepFrom(at[k], node[k], x(NodeSlot(node[k].word)));
-    idx[k] = d < depth[k] ? next : idx[k];
-  }
+  for (int k = 0; k < N; ++k) idx[k] = StepFrom(idx[k], node[k], x(NodeSlot(node[k].word)));
 }
 
 // Walks trees [t, t + ILP) of one row together (t a multiple of ILP, ILP dividing
 // kTreeHeaderGroup: their headers are one load); returns their leaf values in tree order through
-// "leaf". x(slot) reads a slot of the row's expanded row. A warp walks the same trees for all its
-// rows, so the depth tests do not diverge.
+// "leaf". x(slot) reads a slot of the row's expanded row.
 template <int ILP, typename Input>
 __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input x,
                                           float (&leaf)[ILP]) {
   static_assert(kTreeHeaderGroup % ILP == 0);
-  uint32_t root[ILP], depth[ILP];
+  uint32_t idx[ILP], steps = 0;
   if constexpr (ILP == 1) {
     const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + t));
-    root[0] = h.x;
-    depth[0] = h.y;
+    idx[0] = h.x;
+    steps = h.y;
   } else {
 #pragma unroll
     for (int k = 0; k < ILP; k += 2) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.trees + t + k));
-      root[k] = h.x;
-      depth[k] = h.y;
-      root[k + 1] = h.z;
-      depth[k + 1] = h.w;
+      idx[k] = h.x;
+      idx[k + 1] = h.z;
+      steps = max(steps, max(h.y, h.w));
     }
   }
-  uint32_t idx[ILP];
-#pragma unroll
-  for (int k = 0; k < ILP; ++k) idx[k] = root[k];
-  uint32_t steps = 0;
-#pragma unroll
-  for (int k = 0; k < ILP; ++k) steps = max(steps, depth[k]);
 #pragma unroll 1
-  for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, root, depth, d, x);
+  for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
 #pragma unroll
   for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
 }
@@ -199,18 +182,16 @@ __global__ void __launch_bounds__(kBlock)
     if (active) {
       // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
       for (uint32_t k = g; k < chunk; k += 4 * TG) {
-        uint32_t idx[4], root[4], depth[4];
-        uint32_t steps = 0;
+        uint32_t idx[4], steps = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
           const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + c + local));
-          idx[j] = root[j] = h.x;
-          depth[j] = h.y;
-          steps = max(steps, depth[j]);
+          idx[j] = h.x;
+          steps = max(steps, h.y);
         }
 #pragma unroll 1
-        for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, root, depth, d, x);
+        for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = LoadLeaf(f.units, idx[j]);

@@ -98,6 +98,11 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
     uint32_t left = 0;  // the left child's index in "order" (internal nodes)
     uint32_t unit = 0;
   };
+  // Only the trees as deep as the deepest one get compact leaves: a kernel may then walk any
+  // tree as many steps as the deepest tree of its group (up to the forest's depth) without a test
+  // per tree, because a shallower tree's leaves step to themselves.
+  int forest_depth = 0;
+  for (size_t t = 0; t < m.num_trees(); ++t) forest_depth = std::max(forest_depth, m.Depth(t));
   std::vector<Placed> order;
   for (size_t t = 0; t < m.num_trees(); ++t) {
     // Breadth-first: a node's children are the next two entries, left then right.
@@ -116,25 +121,29 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
       return absl::InvalidArgumentError(
           absl::StrCat("tree ", t, " is ", depth, " levels deep; the CUDA layout takes 255"));
     }
-    // Units: 2 a node above the deepest level, 1 a (compact) leaf on it.
+    // Units: 2 a full node, 1 a compact leaf (on the deepest level of the deepest trees).
+    const bool compact = static_cast<int>(depth) == forest_depth;
+    const auto units_of = [&](const Placed& p) { return compact && p.level == depth ? 1 : 2; };
     size_t size = 0;
-    for (const Placed& p : order) size += p.level < depth ? 2 : 1;
+    for (const Placed& p : order) size += units_of(p);
     size_t root = f.units.size() + f.units.size() % 2;
-    if (root % kLineUnits + size > kLineUnits) root = (root + kLineUnits - 3) / kLineUnits * kLineUnits + 2;
+    if (root % kLineUnits + size > kLineUnits) {
+      root = (root + kLineUnits - 3) / kLineUnits * kLineUnits + 2;
+    }
     if (root + size > uint64_t{UINT32_MAX}) {
       return absl::InvalidArgumentError("the model is too large for the CUDA layout (4 Gi units)");
     }
     size_t unit = root;
     for (Placed& p : order) {
       p.unit = static_cast<uint32_t>(unit);
-      unit += p.level < depth ? 2 : 1;
+      unit += units_of(p);
     }
     f.units.resize(unit, 0);
     for (const Placed& p : order) {
       const auto u = static_cast<size_t>(p.node);
       if (m.is_leaf(u)) {
         f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.value[u]));
-        if (p.level < depth) f.units[p.unit + 1] = LeafWord(f.num_inputs);
+        if (units_of(p) == 2) f.units[p.unit + 1] = LeafWord(f.num_inputs);
         continue;
       }
       const uint32_t offset = order[p.left].unit - p.unit;
@@ -145,7 +154,8 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
       }
       f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.threshold[u]));
       f.units[p.unit + 1] = InternalWord(static_cast<uint32_t>(m.feature[u]),
-                                         m.default_left[u] != 0, offset, p.level + 1 == depth);
+                                         m.default_left[u] != 0, offset,
+                                         compact && p.level + 1 == depth);
     }
     f.trees.push_back({static_cast<uint32_t>(root), depth});
 

@@ -29,6 +29,19 @@ std::vector<float> ToFloat(const std::vector<double>& row) {
   return std::vector<float>(row.begin(), row.end());
 }
 
+float MarginWalkingForestDepth(const ForestLayout& layout, const float* x) {
+  float margin = layout.base_margin;
+  for (size_t t = 0; t < layout.num_trees(); ++t) {
+    uint32_t i = layout.trees[t].root;
+    for (uint32_t d = 0; d < layout.max_depth(); ++d) {
+      const ForestNode node = layout.NodeAt(i);
+      i = StepFrom(i, node, ExpandedSlot(x, layout.num_inputs, NodeSlot(node.word)));
+    }
+    margin += std::bit_cast<float>(layout.units[i]);
+  }
+  return margin;
+}
+
 // The layout's walk (the kernels' step, run on the host) against the CPU predictor, bit for bit,
 // and its path-wise TreeSHAP against the CPU explainer.
 void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
@@ -50,6 +63,9 @@ void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
     const std::vector<float> x = ToFloat(row);
     const float got = layout->Margin(x.data());
     ASSERT_EQ(static_cast<double>(got), want[i]) << "row " << i;  // the same bits
+    // The kernels walk a tree as many steps as the deepest tree of its group: every tree may be
+    // walked the forest's depth.
+    ASSERT_EQ(MarginWalkingForestDepth(*layout, x.data()), got) << "row " << i;
     explainer->Explain(row, absl::MakeSpan(shap_want));
     layout->ShapValues(x.data(), absl::MakeSpan(shap_got));
     double sum = 0;
@@ -78,8 +94,9 @@ TEST(ForestLayout, SiblingsAreAdjacentAndLeavesStepToThemselves) {
   ASSERT_OK(layout);
   // Tree 0 breadth-first: a<1.5 | leaf 0.25, b<-0.5 | leaf -0.125, leaf 0.5: two full nodes, a
   // full leaf above the deepest level, two compact leaves on it (8 units; it fits the first line
-  // whole, so it starts at 0). Tree 1: one leaf, its own deepest level (1 unit).
-  ASSERT_EQ(layout->units.size(), 9u);
+  // whole, so it starts at 0). Tree 1: one leaf, full (2 units): only the trees as deep as the
+  // deepest have compact leaves.
+  ASSERT_EQ(layout->units.size(), 10u);
   ASSERT_EQ(layout->num_trees(), 2u);
   ASSERT_EQ(layout->trees.size(), kTreeHeaderGroup);  // padded
   EXPECT_EQ(layout->trees[0].root, 0u);
@@ -97,6 +114,7 @@ TEST(ForestLayout, SiblingsAreAdjacentAndLeavesStepToThemselves) {
   EXPECT_EQ(std::bit_cast<float>(layout->units[6]), -0.125f);
   EXPECT_EQ(std::bit_cast<float>(layout->units[7]), 0.5f);
   EXPECT_EQ(std::bit_cast<float>(layout->units[8]), 0.0625f);  // tree 1's leaf
+  EXPECT_EQ(layout->units[9], LeafWord(2));
   // A full leaf steps to itself; missing values read -inf or +inf by the node's default side.
   const float x[] = {std::nanf(""), 7.0f};
   EXPECT_EQ(StepFrom(2, leaf, ExpandedSlot(x, 2, NodeSlot(leaf.word))), 2u);

@@ -5,8 +5,9 @@
 // The forest is an array of 32-bit units. A full node takes two units at an even index, read as
 // one 8-byte ForestNode: a float32 (an internal node's split threshold, XGBoost's float32
 // unchanged, or a leaf's value) and a word. A compact leaf takes one unit: its value alone. Each
-// tree is laid out breadth-first with siblings adjacent; the leaves on a tree's deepest level are
-// compact (a walk ends on them, so they need no word), every other node is full.
+// tree is laid out breadth-first with siblings adjacent. In the trees as deep as the forest's
+// deepest, the leaves on the deepest level are compact (no walk goes on from them, so they need
+// no word); every other node is full.
 //
 // The word holds the slot of the expanded row the node compares (bits 16-31) and the offset in
 // units from the node to its left child (bits 0-15; even, because full nodes and the pairs of
@@ -17,8 +18,8 @@
 // two slots, 2f with NaN read as -inf (for nodes that send missing values left: -inf is below
 // every finite threshold) and 2f + 1 with NaN read as +inf (for nodes that send them right); the
 // last slot, 2 * inputs, holds -inf and is the slot of every full leaf, whose offset is 0, so
-// that a step from a leaf above the deepest level stays on it: a walk runs exactly its tree's
-// depth in steps without a test. A step is then one float32 comparison: right when not
+// that a step from it stays on it: a walk may run any number of steps from its tree's depth up to
+// the forest's depth without a test. A step is then one float32 comparison: right when not
 // (x < threshold), as XGBoost decides (thresholds and leaf values are finite:
 // TreeEnsemble::Validate).
 #ifndef VIGIL_MODEL_CUDA_FOREST_NODE_H_
