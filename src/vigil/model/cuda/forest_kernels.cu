@@ -108,34 +108,42 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
   for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
 }
 
-template <int ILP, Staging kStage>
-__global__ void __launch_bounds__(kRowsBlock)
+// kSyncTrees > 0: the block's warps wait for each other every kSyncTrees trees, so that they walk
+// the same trees at the same time and share the nodes in L1.
+template <int ILP, Staging kStage, int kBlock = kRowsBlock, int kSyncTrees = 0>
+__global__ void __launch_bounds__(kBlock)
     PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                       float* __restrict__ margins) {
   extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kRowsBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
+  const uint32_t first = blockIdx.x * kBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
   if constexpr (kStage == Staging::kExpanded) {
-    StageExpanded(rows, first, count, f.num_inputs, kRowsBlock, staged);
+    StageExpanded(rows, first, count, f.num_inputs, kBlock, staged);
     __syncthreads();
   } else if constexpr (kStage == Staging::kPlain) {
-    StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
+    StageRows(rows, first, count, f.num_inputs, kBlock, staged);
     __syncthreads();
   }
   const uint32_t r = threadIdx.x;
-  if (r >= count) return;
-  const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
+  const bool active = r < count;
+  if (kSyncTrees == 0 && !active) return;
+  // A thread past the last row walks the block's first row (with staging: its own unwritten
+  // slot, any value walks somewhere valid) and stores nothing; it stays for the barriers.
+  const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
   const auto x = [&](uint32_t slot) {
     if constexpr (kStage == Staging::kExpanded) {
-      return staged[slot * kRowsBlock + r];
+      return staged[slot * kBlock + r];
     } else if constexpr (kStage == Staging::kPlain) {
-      return ExpandedSlot(staged + r, f.num_inputs, slot, kRowsBlock);
+      return ExpandedSlot(staged + r, f.num_inputs, slot, kBlock);
     } else {
       return ExpandedSlot(row, f.num_inputs, slot);
     }
   };
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
+    if constexpr (kSyncTrees > 0) {
+      if (t % kSyncTrees == 0) __syncthreads();
+    }
     float leaf[ILP];
     WalkTrees<ILP>(f, t, x, leaf);
 #pragma unroll
@@ -143,7 +151,7 @@ __global__ void __launch_bounds__(kRowsBlock)
       if (t + k < f.num_trees) margin += leaf[k];  // tree order: float sums are order-sensitive
     }
   }
-  margins[first + r] = margin;
+  if (active) margins[first + r] = margin;
 }
 
 template <int TG, Staging kStage, int kBlock = kTreesBlock>
@@ -286,15 +294,17 @@ cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, floa
                 rows, n, margins);
 }
 
-// kRows4 with the rows staged plain whatever their width (to weigh occupancy against
-// instructions per step on models the expanded row would take).
+// kRows4 with kBlock rows a block, staged plain whatever their width (to weigh occupancy against
+// instructions per step on models the expanded row would take), warps synchronized every
+// kSyncTrees trees (0: never).
+template <int kBlock, int kSyncTrees>
 cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, float* margins,
                             cudaStream_t stream) {
-  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
-  const size_t bytes = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
+  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  const size_t bytes = size_t{f.num_inputs} * kBlock * sizeof(float);
   if (bytes > kMaxStagedBytes) return LaunchRows<4>(f, rows, n, margins, stream);
-  return Launch(PredictRowsKernel<4, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f, rows,
-                n, margins);
+  return Launch(PredictRowsKernel<4, Staging::kPlain, kBlock, kSyncTrees>, blocks, kBlock, bytes,
+                stream, f, rows, n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -429,6 +439,9 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees256: return "trees256";
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
+    case PredictVariant::kRows4Block512: return "rows4b512";
+    case PredictVariant::kRows4Block512Sync: return "rows4b512sync";
+    case PredictVariant::kRows4Block256Sync: return "rows4b256sync";
   }
   return "?";
 }
@@ -456,7 +469,12 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Plain: return LaunchRowsPlain<kRowsBlock, 0>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Block512: return LaunchRowsPlain<512, 0>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Block512Sync:
+      return LaunchRowsPlain<512, 8>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Block256Sync:
+      return LaunchRowsPlain<256, 8>(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
