@@ -7,8 +7,7 @@
 // lines that stretch spans, the fewer passes the load takes through L1. Hence compact leaves (a
 // tree's widest level at half the bytes), and a tree that does not fit in what is left of its
 // first line starts 8 bytes into a fresh one: the root's line base + 8 * 2^L bytes is where level
-// L of a complete tree starts, so every level from the fifth on starts on a line. Such trees
-// start an odd number of lines apart, so that their first lines spread over the L1's sets. Inputs are the model's features in model order ("inputs": row column
+// L of a complete tree starts, so every level from the fifth on starts on a line. Inputs are the model's features in model order ("inputs": row column
 // i of a device row is model feature i), rounded to float32 as XGBoost rounds them. A row's
 // margin is the base margin plus its trees' leaf values, summed in float32 in tree order: the CPU
 // predictor's (and XGBoost's) order, so GPU and CPU margins are equal bit for bit.
