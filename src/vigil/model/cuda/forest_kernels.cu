@@ -102,7 +102,6 @@ __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input
       steps = max(steps, max(h.y, h.w));
     }
   }
-#pragma unroll 1
   for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
 #pragma unroll
   for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
@@ -198,7 +197,6 @@ __global__ void __launch_bounds__(kBlock)
           idx[j] = h.x;
           steps = max(steps, h.y);
         }
-#pragma unroll 1
         for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -255,23 +253,23 @@ cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shar
   return cudaGetLastError();
 }
 
-template <int ILP>
+template <int ILP, int kSyncTrees = 0>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
                        cudaStream_t stream) {
   const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
   size_t bytes = 0;
   switch (ChooseStaging(f.num_inputs, kRowsBlock, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictRowsKernel<ILP, Staging::kExpanded>, blocks, kRowsBlock, bytes, stream,
-                    f, rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kExpanded, kRowsBlock, kSyncTrees>, blocks,
+                    kRowsBlock, bytes, stream, f, rows, n, margins);
     case Staging::kPlain:
-      return Launch(PredictRowsKernel<ILP, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f,
-                    rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kPlain, kRowsBlock, kSyncTrees>, blocks,
+                    kRowsBlock, bytes, stream, f, rows, n, margins);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictRowsKernel<ILP, Staging::kNone>, blocks, kRowsBlock, 0, stream, f, rows, n,
-                margins);
+  return Launch(PredictRowsKernel<ILP, Staging::kNone, kRowsBlock, kSyncTrees>, blocks, kRowsBlock,
+                0, stream, f, rows, n, margins);
 }
 
 template <int TG, int kBlock = kTreesBlock>
@@ -294,17 +292,15 @@ cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, floa
                 rows, n, margins);
 }
 
-// kRows4 with kBlock rows a block, staged plain whatever their width (to weigh occupancy against
-// instructions per step on models the expanded row would take), warps synchronized every
-// kSyncTrees trees (0: never).
-template <int kBlock, int kSyncTrees>
+// kRows4 with the rows staged plain whatever their width (to weigh occupancy against
+// instructions per step on models the expanded row would take).
 cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, float* margins,
                             cudaStream_t stream) {
-  const uint32_t blocks = (n + kBlock - 1) / kBlock;
-  const size_t bytes = size_t{f.num_inputs} * kBlock * sizeof(float);
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
+  const size_t bytes = size_t{f.num_inputs} * kRowsBlock * sizeof(float);
   if (bytes > kMaxStagedBytes) return LaunchRows<4>(f, rows, n, margins, stream);
-  return Launch(PredictRowsKernel<4, Staging::kPlain, kBlock, kSyncTrees>, blocks, kBlock, bytes,
-                stream, f, rows, n, margins);
+  return Launch(PredictRowsKernel<4, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f, rows,
+                n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -439,9 +435,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees256: return "trees256";
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
-    case PredictVariant::kRows4Block512: return "rows4b512";
-    case PredictVariant::kRows4Block512Sync: return "rows4b512sync";
-    case PredictVariant::kRows4Block256Sync: return "rows4b256sync";
+    case PredictVariant::kRows4Sync: return "rows4sync";
   }
   return "?";
 }
@@ -469,12 +463,8 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees16: return LaunchTrees<16>(f, rows, n, margins, stream);
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Plain: return LaunchRowsPlain<kRowsBlock, 0>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Block512: return LaunchRowsPlain<512, 0>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Block512Sync:
-      return LaunchRowsPlain<512, 8>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Block256Sync:
-      return LaunchRowsPlain<256, 8>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Sync: return LaunchRows<4, 8>(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;

@@ -42,14 +42,13 @@ struct ForestView {
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each.
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Block512, kRows4Block512Sync, kRows4Block256Sync,
+  kRows4Sync,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Block512, PredictVariant::kRows4Block512Sync,
-    PredictVariant::kRows4Block256Sync};
+    PredictVariant::kRows4Sync};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).
