@@ -121,11 +121,15 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
       return absl::InvalidArgumentError(
           absl::StrCat("tree ", t, " is ", depth, " levels deep; the CUDA layout takes 255"));
     }
-    // Units: 2 a full node, 1 a compact leaf (on the deepest level of the deepest trees).
+    // Units: 2 a full node, 1 a compact leaf (on the deepest level of the deepest trees). The
+    // compact siblings come in pairs (left, right) and are interleaved two pairs at a time, as
+    // l0 l1 r0 r1, so that a right child is always 2 units after its left one (the step adds 0
+    // or 2 whatever the children): an odd last pair takes l _ r.
     const bool compact = static_cast<int>(depth) == forest_depth;
-    const auto units_of = [&](const Placed& p) { return compact && p.level == depth ? 1 : 2; };
-    size_t size = 0;
-    for (const Placed& p : order) size += units_of(p);
+    size_t full = 0, leaves = 0;
+    for (const Placed& p : order) (compact && p.level == depth ? leaves : full) += 1;
+    const size_t pairs = leaves / 2;
+    const size_t size = 2 * full + 2 * pairs + pairs % 2;
     size_t root = f.units.size() + f.units.size() % 2;
     if (root % kLineUnits + size > kLineUnits) {
       root = (root + kLineUnits - 3) / kLineUnits * kLineUnits + 2;
@@ -133,17 +137,25 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
     if (root + size > uint64_t{UINT32_MAX}) {
       return absl::InvalidArgumentError("the model is too large for the CUDA layout (4 Gi units)");
     }
-    size_t unit = root;
+    size_t unit = root, deepest = 0;
+    const size_t level_base = root + 2 * full;
     for (Placed& p : order) {
-      p.unit = static_cast<uint32_t>(unit);
-      unit += units_of(p);
+      if (compact && p.level == depth) {
+        const size_t pair = deepest / 2, side = deepest % 2;
+        p.unit = static_cast<uint32_t>(level_base + 4 * (pair / 2) + pair % 2 + 2 * side);
+        ++deepest;
+      } else {
+        p.unit = static_cast<uint32_t>(unit);
+        unit += 2;
+      }
     }
+    unit = root + size;
     f.units.resize(unit, 0);
     for (const Placed& p : order) {
       const auto u = static_cast<size_t>(p.node);
       if (m.is_leaf(u)) {
         f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.value[u]));
-        if (units_of(p) == 2) f.units[p.unit + 1] = LeafWord(f.num_inputs);
+        if (!(compact && p.level == depth)) f.units[p.unit + 1] = LeafWord(f.num_inputs);
         continue;
       }
       const uint32_t offset = order[p.left].unit - p.unit;
@@ -154,8 +166,7 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
       }
       f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.threshold[u]));
       f.units[p.unit + 1] = InternalWord(static_cast<uint32_t>(m.feature[u]),
-                                         m.default_left[u] != 0, offset,
-                                         compact && p.level + 1 == depth);
+                                         m.default_left[u] != 0, offset);
     }
     f.trees.push_back({static_cast<uint32_t>(root), depth});
 

@@ -93,34 +93,35 @@ TEST(ForestLayout, SiblingsAreAdjacentAndLeavesStepToThemselves) {
   auto layout = ForestLayout::Build(*loaded);
   ASSERT_OK(layout);
   // Tree 0 breadth-first: a<1.5 | leaf 0.25, b<-0.5 | leaf -0.125, leaf 0.5: two full nodes, a
-  // full leaf above the deepest level, two compact leaves on it (8 units; it fits the first line
-  // whole, so it starts at 0). Tree 1: one leaf, full (2 units): only the trees as deep as the
+  // full leaf above the deepest level, two compact leaves on it as an odd last pair, l _ r (9
+  // units; it fits the first line whole, so it starts at 0). Tree 1: one leaf, full (2 units): only the trees as deep as the
   // deepest have compact leaves.
-  ASSERT_EQ(layout->units.size(), 10u);
+  ASSERT_EQ(layout->units.size(), 12u);
   ASSERT_EQ(layout->num_trees(), 2u);
   ASSERT_EQ(layout->trees.size(), kTreeHeaderGroup);  // padded
   EXPECT_EQ(layout->trees[0].root, 0u);
   EXPECT_EQ(layout->trees[0].depth, 2u);
-  EXPECT_EQ(layout->trees[1].root, 8u);
+  EXPECT_EQ(layout->trees[1].root, 10u);
   EXPECT_EQ(layout->trees[1].depth, 0u);
   EXPECT_EQ(layout->trees[2].depth, 0u);
   const ForestNode root = layout->NodeAt(0), leaf = layout->NodeAt(2), b = layout->NodeAt(4);
   EXPECT_EQ(root.word & 0xFFFFu, 2u);     // left child right after the root, full children
   EXPECT_EQ(NodeSlot(root.word), 0u);     // input a, missing left: slot 2a
-  EXPECT_EQ(b.word & 0xFFFFu, 2u | kCompactChildren);  // children at units 6 and 7, compact
+  EXPECT_EQ(b.word & 0xFFFFu, 2u);        // compact children at units 6 and 8 (an odd last pair)
   EXPECT_EQ(NodeSlot(b.word), 3u);        // input b, missing right: slot 2b + 1
   EXPECT_EQ(leaf.word, LeafWord(2));      // the -inf slot, offset 0
   EXPECT_EQ(leaf.value, 0.25f);
   EXPECT_EQ(std::bit_cast<float>(layout->units[6]), -0.125f);
-  EXPECT_EQ(std::bit_cast<float>(layout->units[7]), 0.5f);
-  EXPECT_EQ(std::bit_cast<float>(layout->units[8]), 0.0625f);  // tree 1's leaf
-  EXPECT_EQ(layout->units[9], LeafWord(2));
+  EXPECT_EQ(std::bit_cast<float>(layout->units[8]), 0.5f);
+  EXPECT_EQ(layout->units[7], 0u);  // the gap of the odd pair
+  EXPECT_EQ(std::bit_cast<float>(layout->units[10]), 0.0625f);  // tree 1's leaf
+  EXPECT_EQ(layout->units[11], LeafWord(2));
   // A full leaf steps to itself; missing values read -inf or +inf by the node's default side.
   const float x[] = {std::nanf(""), 7.0f};
   EXPECT_EQ(StepFrom(2, leaf, ExpandedSlot(x, 2, NodeSlot(leaf.word))), 2u);
   EXPECT_EQ(StepFrom(0, root, ExpandedSlot(x, 2, 0)), 2u);  // missing: left
   EXPECT_EQ(StepFrom(0, root, 1.5f), 4u);                    // not below the threshold: right
-  EXPECT_EQ(StepFrom(4, b, 7.0f), 7u);                       // compact: right is left + 1
+  EXPECT_EQ(StepFrom(4, b, 7.0f), 8u);                       // right is always left + 2
   EXPECT_EQ(StepFrom(4, b, -1.0f), 6u);
   EXPECT_EQ(ExpandedSlot(x, 2, 1), std::numeric_limits<float>::infinity());
   EXPECT_EQ(ExpandedSlot(x, 2, 2), 7.0f);

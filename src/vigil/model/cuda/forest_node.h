@@ -10,9 +10,8 @@
 // no word); every other node is full.
 //
 // The word holds the slot of the expanded row the node compares (bits 16-31) and the offset in
-// units from the node to its left child (bits 0-15; even, because full nodes and the pairs of
-// compact siblings start at even units), with bit 0 set when the children are compact leaves:
-// the right child follows the left at +1 unit instead of +2.
+// units from the node to its left child (bits 0-15). The right child is 2 units after the left
+// one, full or compact (ForestLayout interleaves compact pairs), so a step adds 0 or 2.
 //
 // The expanded row resolves missing values once per row instead of at every step: input f has
 // two slots, 2f with NaN read as -inf (for nodes that send missing values left: -inf is below
@@ -50,17 +49,14 @@ static_assert(sizeof(TreeHeader) == 8);
 
 inline constexpr int kSlotShift = 16;
 inline constexpr uint32_t kMaxInputs = 16384;  // 2 * inputs + 1 slots fit 16 bits
-inline constexpr uint32_t kMaxChildOffset = 0xFFFEu;  // units, even
-inline constexpr uint32_t kCompactChildren = 1u;
+inline constexpr uint32_t kMaxChildOffset = 0xFFFFu;  // units
 
 VIGIL_HOST_DEVICE uint32_t NodeSlot(uint32_t word) { return word >> kSlotShift; }
 
 // The word of an internal node splitting "input" whose left child is "offset" units after it,
 // and of a full leaf in a model of "inputs" inputs.
-constexpr uint32_t InternalWord(uint32_t input, bool default_left, uint32_t offset,
-                                bool compact_children) {
-  return ((2 * input + (default_left ? 0u : 1u)) << kSlotShift) | offset |
-         (compact_children ? kCompactChildren : 0u);
+constexpr uint32_t InternalWord(uint32_t input, bool default_left, uint32_t offset) {
+  return ((2 * input + (default_left ? 0u : 1u)) << kSlotShift) | offset;
 }
 constexpr uint32_t LeafWord(uint32_t inputs) { return (2 * inputs) << kSlotShift; }
 
@@ -75,8 +71,7 @@ VIGIL_HOST_DEVICE float ExpandedSlot(const float* x, uint32_t inputs, uint32_t s
 // The unit index of the node after "node" (at unit i) for e, the expanded row's value at the
 // node's slot.
 VIGIL_HOST_DEVICE uint32_t StepFrom(uint32_t i, ForestNode node, float e) {
-  const uint32_t left = i + (node.word & 0xFFFEu);
-  return e < node.value ? left : left + 2u - (node.word & kCompactChildren);
+  return i + (node.word & 0xFFFFu) + (e < node.value ? 0u : 2u);
 }
 
 // One edge of a root-to-leaf path, for TreeSHAP: its parent's split and which side it is.
