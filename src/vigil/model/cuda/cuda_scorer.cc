@@ -93,8 +93,9 @@ struct PinnedArray {
 
 // The uploaded ForestLayout.
 struct DeviceForest {
-  DeviceArray<uint32_t> units;
-  DeviceArray<cuda::TreeHeader> trees;
+  DeviceArray<cuda::ForestNode> nodes;
+  DeviceArray<uint32_t> tree_root;
+  DeviceArray<uint8_t> tree_depth;
   DeviceArray<double> path_value;
   DeviceArray<uint32_t> path_element_begin;
   DeviceArray<uint32_t> element_input;
@@ -104,16 +105,18 @@ struct DeviceForest {
   ForestView view;
 
   absl::Status Upload(const ForestLayout& f) {
-    VIGIL_RETURN_IF_ERROR(units.Upload(f.units));
-    VIGIL_RETURN_IF_ERROR(trees.Upload(f.trees));
+    VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
+    VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
+    VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
     VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value));
     VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin));
     VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input));
     VIGIL_RETURN_IF_ERROR(element_zero.Upload(f.element_zero));
     VIGIL_RETURN_IF_ERROR(element_edge_begin.Upload(f.element_edge_begin));
     VIGIL_RETURN_IF_ERROR(edges.Upload(f.edges));
-    view.units = units.data;
-    view.trees = trees.data;
+    view.nodes = nodes.data;
+    view.tree_root = tree_root.data;
+    view.tree_depth = tree_depth.data;
     view.num_trees = static_cast<uint32_t>(f.num_trees());
     view.num_inputs = f.num_inputs;
     view.base_margin = f.base_margin;

@@ -65,8 +65,9 @@ struct CudaScorerOptions {
   size_t chunk_rows = 262144;
   int bulk_slots = 2;
   // Small batches read their rows from, and write their margins to, pinned host memory mapped
-  // into the device (zero copy): a graph of one kernel instead of copy, kernel, copy.
-  bool zero_copy_small = false;
+  // into the device (zero copy): a graph of one kernel instead of copy, kernel, copy. On the
+  // H200 this takes 3-9 us off a batch of 1 to 256 rows (docs/benchmarks.md, "CUDA backend").
+  bool zero_copy_small = true;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;
   // Rows per device pass of ShapValues.

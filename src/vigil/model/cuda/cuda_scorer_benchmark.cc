@@ -14,8 +14,9 @@
 //   latency_loaded/M/P0 the same while another thread keeps the GPU busy with P2 batches of
 //                       65,536 rows (the serving case: P0 on the highest-priority stream)
 //   e2e_zerocopy/M/N, latency_zerocopy/M/P0
-//                       small batches with zero_copy_small: the kernel reads the rows from and
-//                       writes the margins to pinned host memory (no copy nodes)
+//                       small batches with zero_copy_small (the default; the rows above turn it
+//                       off): the kernel reads the rows from and writes the margins to pinned
+//                       host memory (no copy nodes)
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
@@ -63,7 +64,7 @@ unsigned Cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 struct BenchModel : testing::BenchmarkModel {
   std::unique_ptr<CpuPredictor> predictor;
   std::unique_ptr<TreeShapExplainer> explainer;
-  std::unique_ptr<CudaScorer> gpu;
+  std::unique_ptr<CudaScorer> gpu;            // small batches through copies
   std::unique_ptr<CudaScorer> gpu_zero_copy;  // CudaScorerOptions::zero_copy_small
 };
 
@@ -376,7 +377,9 @@ void RegisterGpu() {
   for (size_t k = 0; k < Models().size(); ++k) {
     BenchModel& b = *Models()[k];
     std::vector<float> x(MaxRows() * b.width);
-    auto gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name);
+    CudaScorerOptions copies;  // the e2e and latency rows: small batches through copies
+    copies.zero_copy_small = false;
+    auto gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, copies);
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu = std::move(*gpu);
     CudaScorerOptions zero_copy;

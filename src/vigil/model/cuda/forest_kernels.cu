@@ -57,92 +57,59 @@ __device__ __forceinline__ void StageExpanded(const float* __restrict__ rows, ui
   }
 }
 
-// The full node at unit i (i even: 8-byte aligned).
-__device__ __forceinline__ ForestNode LoadNode(const uint32_t* __restrict__ units, uint32_t i) {
-  const uint2 raw = __ldg(reinterpret_cast<const uint2*>(units + i));
-  return {__uint_as_float(raw.x), raw.y};
-}
-
-__device__ __forceinline__ float LoadLeaf(const uint32_t* __restrict__ units, uint32_t i) {
-  return __uint_as_float(__ldg(units + i));
-}
-
-// One step of each of N walks. All N loads issue before any of their results is used, so that
-// they overlap. No walk is tested for having reached its tree's depth: a walk runs as many steps
-// as the deepest tree of its group, and the shallower trees' leaves step to themselves
-// (forest_node.h).
-template <int N, typename Input>
-__device__ __forceinline__ void StepWalks(const uint32_t* __restrict__ units, uint32_t (&idx)[N],
-                                          Input x) {
-  ForestNode node[N];
-#pragma unroll
-  for (int k = 0; k < N; ++k) node[k] = LoadNode(units, idx[k]);
-#pragma unroll
-  for (int k = 0; k < N; ++k) idx[k] = StepFrom(idx[k], node[k], x(NodeSlot(node[k].word)));
-}
-
-// Walks trees [t, t + ILP) of one row together (t a multiple of ILP, ILP dividing
-// kTreeHeaderGroup: their headers are one load); returns their leaf values in tree order through
-// "leaf". x(slot) reads a slot of the row's expanded row.
+// Walks ILP trees [t, t + ILP) of one row together; returns their leaf values in tree order
+// through "leaf". x(f) reads input f of the row.
 template <int ILP, typename Input>
 __device__ __forceinline__ void WalkTrees(const ForestView& f, uint32_t t, Input x,
                                           float (&leaf)[ILP]) {
-  static_assert(kTreeHeaderGroup % ILP == 0);
-  uint32_t idx[ILP], steps = 0;
-  if constexpr (ILP == 1) {
-    const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + t));
-    idx[0] = h.x;
-    steps = h.y;
-  } else {
+  uint32_t idx[ILP];
+  int depth = 0;
 #pragma unroll
-    for (int k = 0; k < ILP; k += 2) {
-      const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.trees + t + k));
-      idx[k] = h.x;
-      idx[k + 1] = h.z;
-      steps = max(steps, max(h.y, h.w));
+  for (int k = 0; k < ILP; ++k) {
+    const uint32_t tree = t + k < f.num_trees ? t + k : t;
+    idx[k] = __ldg(f.tree_root + tree);
+    depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
+  }
+  for (int d = 0; d < depth; ++d) {
+#pragma unroll
+    for (int k = 0; k < ILP; ++k) {
+      const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[k]);
+      const ForestNode node{__uint_as_float(raw.x), raw.y};
+      idx[k] = StepFrom(idx[k], node, x(NodeSlot(node.word)));
     }
   }
-  for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
 #pragma unroll
-  for (int k = 0; k < ILP; ++k) leaf[k] = LoadLeaf(f.units, idx[k]);
+  for (int k = 0; k < ILP; ++k) leaf[k] = __ldg(&f.nodes[idx[k]].value);
 }
 
-// kSyncTrees > 0: the block's warps wait for each other every kSyncTrees trees, so that they walk
-// the same trees at the same time and share the nodes in L1.
-template <int ILP, Staging kStage, int kBlock = kRowsBlock, int kSyncTrees = 0>
-__global__ void __launch_bounds__(kBlock)
+template <int ILP, Staging kStage>
+__global__ void __launch_bounds__(kRowsBlock)
     PredictRowsKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                       float* __restrict__ margins) {
   extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
+  const uint32_t first = blockIdx.x * kRowsBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
   if constexpr (kStage == Staging::kExpanded) {
-    StageExpanded(rows, first, count, f.num_inputs, kBlock, staged);
+    StageExpanded(rows, first, count, f.num_inputs, kRowsBlock, staged);
     __syncthreads();
   } else if constexpr (kStage == Staging::kPlain) {
-    StageRows(rows, first, count, f.num_inputs, kBlock, staged);
+    StageRows(rows, first, count, f.num_inputs, kRowsBlock, staged);
     __syncthreads();
   }
   const uint32_t r = threadIdx.x;
-  const bool active = r < count;
-  if (kSyncTrees == 0 && !active) return;
-  // A thread past the last row walks the block's first row (with staging: its own unwritten
-  // slot, any value walks somewhere valid) and stores nothing; it stays for the barriers.
-  const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
+  if (r >= count) return;
+  const float* row = rows + static_cast<size_t>(first + r) * f.num_inputs;
   const auto x = [&](uint32_t slot) {
     if constexpr (kStage == Staging::kExpanded) {
-      return staged[slot * kBlock + r];
+      return staged[slot * kRowsBlock + r];
     } else if constexpr (kStage == Staging::kPlain) {
-      return ExpandedSlot(staged + r, f.num_inputs, slot, kBlock);
+      return ExpandedSlot(staged + r, f.num_inputs, slot, kRowsBlock);
     } else {
       return ExpandedSlot(row, f.num_inputs, slot);
     }
   };
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
-    if constexpr (kSyncTrees > 0) {
-      if (t % kSyncTrees == 0) __syncthreads();
-    }
     float leaf[ILP];
     WalkTrees<ILP>(f, t, x, leaf);
 #pragma unroll
@@ -150,7 +117,7 @@ __global__ void __launch_bounds__(kBlock)
       if (t + k < f.num_trees) margin += leaf[k];  // tree order: float sums are order-sensitive
     }
   }
-  if (active) margins[first + r] = margin;
+  margins[first + r] = margin;
 }
 
 template <int TG, Staging kStage, int kBlock = kTreesBlock>
@@ -189,18 +156,25 @@ __global__ void __launch_bounds__(kBlock)
     if (active) {
       // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
       for (uint32_t k = g; k < chunk; k += 4 * TG) {
-        uint32_t idx[4], steps = 0;
+        uint32_t idx[4];
+        int depth = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
-          const uint2 h = __ldg(reinterpret_cast<const uint2*>(f.trees + c + local));
-          idx[j] = h.x;
-          steps = max(steps, h.y);
+          idx[j] = __ldg(f.tree_root + c + local);
+          depth = max(depth, static_cast<int>(__ldg(f.tree_depth + c + local)));
         }
-        for (uint32_t d = 0; d < steps; ++d) StepWalks(f.units, idx, x);
+        for (int d = 0; d < depth; ++d) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.nodes) + idx[j]);
+            const ForestNode node{__uint_as_float(raw.x), raw.y};
+            idx[j] = StepFrom(idx[j], node, x(NodeSlot(node.word)));
+          }
+        }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = LoadLeaf(f.units, idx[j]);
+          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = __ldg(&f.nodes[idx[j]].value);
         }
       }
     }
@@ -253,23 +227,23 @@ cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shar
   return cudaGetLastError();
 }
 
-template <int ILP, int kSyncTrees = 0>
+template <int ILP>
 cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float* margins,
                        cudaStream_t stream) {
   const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
   size_t bytes = 0;
   switch (ChooseStaging(f.num_inputs, kRowsBlock, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictRowsKernel<ILP, Staging::kExpanded, kRowsBlock, kSyncTrees>, blocks,
-                    kRowsBlock, bytes, stream, f, rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kExpanded>, blocks, kRowsBlock, bytes, stream,
+                    f, rows, n, margins);
     case Staging::kPlain:
-      return Launch(PredictRowsKernel<ILP, Staging::kPlain, kRowsBlock, kSyncTrees>, blocks,
-                    kRowsBlock, bytes, stream, f, rows, n, margins);
+      return Launch(PredictRowsKernel<ILP, Staging::kPlain>, blocks, kRowsBlock, bytes, stream, f,
+                    rows, n, margins);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictRowsKernel<ILP, Staging::kNone, kRowsBlock, kSyncTrees>, blocks, kRowsBlock,
-                0, stream, f, rows, n, margins);
+  return Launch(PredictRowsKernel<ILP, Staging::kNone>, blocks, kRowsBlock, 0, stream, f, rows, n,
+                margins);
 }
 
 template <int TG, int kBlock = kTreesBlock>
@@ -435,7 +409,6 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees256: return "trees256";
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
-    case PredictVariant::kRows4Sync: return "rows4sync";
   }
   return "?";
 }
@@ -464,7 +437,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees64: return LaunchTrees<64>(f, rows, n, margins, stream);
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Sync: return LaunchRows<4, 8>(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;

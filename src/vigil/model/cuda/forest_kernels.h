@@ -20,8 +20,9 @@ namespace vigil::cuda {
 
 // Device pointers to an uploaded ForestLayout (DeviceForest owns them).
 struct ForestView {
-  const uint32_t* units = nullptr;
-  const TreeHeader* trees = nullptr;  // padded to a multiple of kTreeHeaderGroup (16-byte aligned)
+  const ForestNode* nodes = nullptr;
+  const uint32_t* tree_root = nullptr;
+  const uint8_t* tree_depth = nullptr;
   uint32_t num_trees = 0;
   uint32_t num_inputs = 0;
   float base_margin = 0;
@@ -42,13 +43,11 @@ struct ForestView {
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each.
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Sync,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
-    PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Sync};
+    PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

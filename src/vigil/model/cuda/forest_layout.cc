@@ -1,8 +1,7 @@
 #include "vigil/model/cuda/forest_layout.h"
 
 #include <algorithm>
-#include <bit>
-#include <cstdint>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -89,86 +88,43 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
   f.num_inputs = static_cast<uint32_t>(m.feature_names.size());
   f.base_margin = static_cast<float>(m.base_margin[0]);
   f.shap_bias = m.base_margin[0];
-  f.units.reserve(m.num_nodes() * 2);
-  f.tree_count = static_cast<uint32_t>(m.num_trees());
+  f.nodes.reserve(m.num_nodes());
   std::vector<Path> paths;
-  struct Placed {
-    int32_t node;
-    uint32_t level;
-    uint32_t left = 0;  // the left child's index in "order" (internal nodes)
-    uint32_t unit = 0;
-  };
-  // Only the trees as deep as the deepest one get compact leaves: a kernel may then walk any
-  // tree as many steps as the deepest tree of its group (up to the forest's depth) without a test
-  // per tree, because a shallower tree's leaves step to themselves.
-  int forest_depth = 0;
-  for (size_t t = 0; t < m.num_trees(); ++t) forest_depth = std::max(forest_depth, m.Depth(t));
-  std::vector<Placed> order;
   for (size_t t = 0; t < m.num_trees(); ++t) {
-    // Breadth-first: a node's children are the next two entries, left then right.
-    order.assign({{static_cast<int32_t>(m.tree_begin[t]), 0}});
-    uint32_t depth = 0;
-    for (size_t k = 0; k < order.size(); ++k) {
-      const auto u = static_cast<size_t>(order[k].node);
-      const uint32_t level = order[k].level;
+    // Breadth-first: a node's children get the next two free slots, left then right.
+    const auto base = static_cast<uint32_t>(f.nodes.size());
+    f.tree_root.push_back(base);
+    std::deque<std::pair<int32_t, int>> queue = {{static_cast<int32_t>(m.tree_begin[t]), 0}};
+    uint32_t next = base + 1;
+    int depth = 0;
+    while (!queue.empty()) {
+      const auto [model_node, level] = queue.front();
+      queue.pop_front();
+      const auto u = static_cast<size_t>(model_node);
+      const auto self = static_cast<uint32_t>(f.nodes.size());
       depth = std::max(depth, level);
-      if (m.is_leaf(u)) continue;
-      order[k].left = static_cast<uint32_t>(order.size());
-      order.push_back({m.left[u], level + 1});
-      order.push_back({m.right[u], level + 1});
+      if (m.is_leaf(u)) {
+        f.nodes.push_back({static_cast<float>(m.value[u]), LeafWord(f.num_inputs)});
+        continue;
+      }
+      const uint32_t offset = next - self;
+      if (offset > kMaxChildOffset) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tree ", t, " is too wide for the CUDA layout (a child ", offset,
+                         " nodes after its parent; at most ", kMaxChildOffset, ")"));
+      }
+      f.nodes.push_back({static_cast<float>(m.threshold[u]),
+                         InternalWord(static_cast<uint32_t>(m.feature[u]), m.default_left[u] != 0,
+                                      offset)});
+      next += 2;
+      queue.push_back({m.left[u], level + 1});
+      queue.push_back({m.right[u], level + 1});
     }
     if (depth > 255) {
       return absl::InvalidArgumentError(
           absl::StrCat("tree ", t, " is ", depth, " levels deep; the CUDA layout takes 255"));
     }
-    // Units: 2 a full node, 1 a compact leaf (on the deepest level of the deepest trees). The
-    // compact siblings come in pairs (left, right) and are interleaved two pairs at a time, as
-    // l0 l1 r0 r1, so that a right child is always 2 units after its left one (the step adds 0
-    // or 2 whatever the children): an odd last pair takes l _ r.
-    const bool compact = static_cast<int>(depth) == forest_depth;
-    size_t full = 0, leaves = 0;
-    for (const Placed& p : order) (compact && p.level == depth ? leaves : full) += 1;
-    const size_t pairs = leaves / 2;
-    const size_t size = 2 * full + 2 * pairs + pairs % 2;
-    size_t root = f.units.size() + f.units.size() % 2;
-    if (root % kLineUnits + size > kLineUnits) {
-      root = (root + kLineUnits - 3) / kLineUnits * kLineUnits + 2;
-    }
-    if (root + size > uint64_t{UINT32_MAX}) {
-      return absl::InvalidArgumentError("the model is too large for the CUDA layout (4 Gi units)");
-    }
-    size_t unit = root, deepest = 0;
-    const size_t level_base = root + 2 * full;
-    for (Placed& p : order) {
-      if (compact && p.level == depth) {
-        const size_t pair = deepest / 2, side = deepest % 2;
-        p.unit = static_cast<uint32_t>(level_base + 4 * (pair / 2) + pair % 2 + 2 * side);
-        ++deepest;
-      } else {
-        p.unit = static_cast<uint32_t>(unit);
-        unit += 2;
-      }
-    }
-    unit = root + size;
-    f.units.resize(unit, 0);
-    for (const Placed& p : order) {
-      const auto u = static_cast<size_t>(p.node);
-      if (m.is_leaf(u)) {
-        f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.value[u]));
-        if (!(compact && p.level == depth)) f.units[p.unit + 1] = LeafWord(f.num_inputs);
-        continue;
-      }
-      const uint32_t offset = order[p.left].unit - p.unit;
-      if (offset > kMaxChildOffset) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("tree ", t, " is too wide for the CUDA layout (a child ", offset,
-                         " units after its parent; at most ", kMaxChildOffset, ")"));
-      }
-      f.units[p.unit] = std::bit_cast<uint32_t>(static_cast<float>(m.threshold[u]));
-      f.units[p.unit + 1] = InternalWord(static_cast<uint32_t>(m.feature[u]),
-                                         m.default_left[u] != 0, offset);
-    }
-    f.trees.push_back({static_cast<uint32_t>(root), depth});
+    f.tree_depth.push_back(static_cast<uint8_t>(depth));
 
     // Root-to-leaf paths, depth first. A stack entry is a node, the length of the path above
     // its edge, and that edge.
@@ -212,10 +168,6 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
     }
   }
 
-  f.trees.resize((f.trees.size() + kTreeHeaderGroup - 1) / kTreeHeaderGroup * kTreeHeaderGroup,
-                 TreeHeader{0, 0});
-  if (f.units.empty()) f.units.push_back(0);
-
   // Flattened, grouped by quadrature width (stable: tree order within a group).
   std::vector<std::vector<uint32_t>> by_group(kShapWidths.size());
   for (size_t p = 0; p < paths.size(); ++p) {
@@ -242,25 +194,14 @@ absl::StatusOr<ForestLayout> ForestLayout::Build(const TreeEnsemble& m) {
   return f;
 }
 
-uint32_t ForestLayout::max_depth() const {
-  uint32_t depth = 0;
-  for (const TreeHeader& h : trees) depth = std::max(depth, h.depth);
-  return depth;
-}
-
-ForestNode ForestLayout::NodeAt(uint32_t i) const {
-  return {std::bit_cast<float>(units[i]), units[i + 1]};
-}
-
 float ForestLayout::Margin(const float* x) const {
   float margin = base_margin;
-  for (size_t t = 0; t < num_trees(); ++t) {
-    uint32_t i = trees[t].root;
-    for (uint32_t d = 0; d < trees[t].depth; ++d) {
-      const ForestNode node = NodeAt(i);
-      i = StepFrom(i, node, ExpandedSlot(x, num_inputs, NodeSlot(node.word)));
+  for (size_t t = 0; t < tree_root.size(); ++t) {
+    uint32_t i = tree_root[t];
+    for (int d = tree_depth[t]; d > 0; --d) {
+      i = StepFrom(i, nodes[i], ExpandedSlot(x, num_inputs, NodeSlot(nodes[i].word)));
     }
-    margin += std::bit_cast<float>(units[i]);
+    margin += nodes[i].value;
   }
   return margin;
 }

@@ -1,13 +1,8 @@
 // ForestLayout: a tree ensemble laid out for the CUDA kernels, built on the host from the same
 // TreeEnsemble the CPU predictor and explainer read, and uploaded once per model version.
 //
-// Scoring: each tree's nodes breadth-first with siblings adjacent (forest_node.h: full nodes of
-// 8 bytes, the deepest level's leaves of 4), trees in model order. A warp walks one tree for 32
-// rows, so the nodes its loads touch on level L lie in one stretch of the level; the fewer 128-byte
-// lines that stretch spans, the fewer passes the load takes through L1. Hence compact leaves (a
-// tree's widest level at half the bytes), and a tree that does not fit in what is left of its
-// first line starts 8 bytes into a fresh one: the root's line base + 8 * 2^L bytes is where level
-// L of a complete tree starts, so every level from the fifth on starts on a line. Inputs are the model's features in model order ("inputs": row column
+// Scoring: each tree's nodes breadth-first with siblings adjacent, 8 bytes each (forest_node.h),
+// trees in model order. Inputs are the model's features in model order ("inputs": row column
 // i of a device row is model feature i), rounded to float32 as XGBoost rounds them. A row's
 // margin is the base margin plus its trees' leaf values, summed in float32 in tree order: the CPU
 // predictor's (and XGBoost's) order, so GPU and CPU margins are equal bit for bit.
@@ -41,18 +36,14 @@ namespace vigil::cuda {
 // ceil(its elements / 2). More nodes than needed stay exact.
 inline constexpr std::array<int, 10> kShapWidths = {1, 2, 3, 4, 5, 6, 8, 12, 16, 32};
 inline constexpr int kMaxShapElements = 64;
-inline constexpr uint32_t kTreeHeaderGroup = 4;
-inline constexpr uint32_t kLineUnits = 32;  // units in a 128-byte line
 
 struct ForestLayout {
   uint32_t num_inputs = 0;  // model features
   float base_margin = 0;    // float32, as the margins start from it
 
-  std::vector<uint32_t> units;  // the nodes (forest_node.h)
-  // Per tree, its root and depth; padded with {0, 0} to a multiple of kTreeHeaderGroup entries so
-  // that a kernel reads the headers of that many trees in one load.
-  std::vector<TreeHeader> trees;
-  uint32_t tree_count = 0;
+  std::vector<ForestNode> nodes;
+  std::vector<uint32_t> tree_root;  // per tree: its root's index in nodes
+  std::vector<uint8_t> tree_depth;  // per tree: steps from the root to its deepest leaf
 
   // Paths, grouped by quadrature width: group g (width kShapWidths[g]) holds paths
   // [group_begin[g], group_begin[g + 1]).
@@ -65,10 +56,7 @@ struct ForestLayout {
   std::vector<ShapEdge> edges;
   double shap_bias = 0;  // expected margin: base margin + each tree's cover-weighted mean leaf
 
-  size_t num_trees() const { return tree_count; }
-  uint32_t max_depth() const;
-  // The full node at unit i.
-  ForestNode NodeAt(uint32_t i) const;
+  size_t num_trees() const { return tree_root.size(); }
   size_t num_paths() const { return path_value.size(); }
 
   // Builds the layout. Fails, naming the reason, for what the kernels do not take: LightGBM

@@ -1,7 +1,6 @@
 #include "vigil/model/cuda/forest_layout.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -29,19 +28,6 @@ std::vector<float> ToFloat(const std::vector<double>& row) {
   return std::vector<float>(row.begin(), row.end());
 }
 
-float MarginWalkingForestDepth(const ForestLayout& layout, const float* x) {
-  float margin = layout.base_margin;
-  for (size_t t = 0; t < layout.num_trees(); ++t) {
-    uint32_t i = layout.trees[t].root;
-    for (uint32_t d = 0; d < layout.max_depth(); ++d) {
-      const ForestNode node = layout.NodeAt(i);
-      i = StepFrom(i, node, ExpandedSlot(x, layout.num_inputs, NodeSlot(node.word)));
-    }
-    margin += std::bit_cast<float>(layout.units[i]);
-  }
-  return margin;
-}
-
 // The layout's walk (the kernels' step, run on the host) against the CPU predictor, bit for bit,
 // and its path-wise TreeSHAP against the CPU explainer.
 void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
@@ -63,9 +49,6 @@ void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
     const std::vector<float> x = ToFloat(row);
     const float got = layout->Margin(x.data());
     ASSERT_EQ(static_cast<double>(got), want[i]) << "row " << i;  // the same bits
-    // The kernels walk a tree as many steps as the deepest tree of its group: every tree may be
-    // walked the forest's depth.
-    ASSERT_EQ(MarginWalkingForestDepth(*layout, x.data()), got) << "row " << i;
     explainer->Explain(row, absl::MakeSpan(shap_want));
     layout->ShapValues(x.data(), absl::MakeSpan(shap_got));
     double sum = 0;
@@ -92,76 +75,26 @@ TEST(ForestLayout, SiblingsAreAdjacentAndLeavesStepToThemselves) {
   ASSERT_OK(loaded);
   auto layout = ForestLayout::Build(*loaded);
   ASSERT_OK(layout);
-  // Tree 0 breadth-first: a<1.5 | leaf 0.25, b<-0.5 | leaf -0.125, leaf 0.5: two full nodes, a
-  // full leaf above the deepest level, two compact leaves on it as an odd last pair, l _ r (9
-  // units; it fits the first line whole, so it starts at 0). Tree 1: one leaf, full (2 units): only the trees as deep as the
-  // deepest have compact leaves.
-  ASSERT_EQ(layout->units.size(), 12u);
-  ASSERT_EQ(layout->num_trees(), 2u);
-  ASSERT_EQ(layout->trees.size(), kTreeHeaderGroup);  // padded
-  EXPECT_EQ(layout->trees[0].root, 0u);
-  EXPECT_EQ(layout->trees[0].depth, 2u);
-  EXPECT_EQ(layout->trees[1].root, 10u);
-  EXPECT_EQ(layout->trees[1].depth, 0u);
-  EXPECT_EQ(layout->trees[2].depth, 0u);
-  const ForestNode root = layout->NodeAt(0), leaf = layout->NodeAt(2), b = layout->NodeAt(4);
-  EXPECT_EQ(root.word & 0xFFFFu, 2u);     // left child right after the root, full children
-  EXPECT_EQ(NodeSlot(root.word), 0u);     // input a, missing left: slot 2a
-  EXPECT_EQ(b.word & 0xFFFFu, 2u);        // compact children at units 6 and 8 (an odd last pair)
-  EXPECT_EQ(NodeSlot(b.word), 3u);        // input b, missing right: slot 2b + 1
-  EXPECT_EQ(leaf.word, LeafWord(2));      // the -inf slot, offset 0
-  EXPECT_EQ(leaf.value, 0.25f);
-  EXPECT_EQ(std::bit_cast<float>(layout->units[6]), -0.125f);
-  EXPECT_EQ(std::bit_cast<float>(layout->units[8]), 0.5f);
-  EXPECT_EQ(layout->units[7], 0u);  // the gap of the odd pair
-  EXPECT_EQ(std::bit_cast<float>(layout->units[10]), 0.0625f);  // tree 1's leaf
-  EXPECT_EQ(layout->units[11], LeafWord(2));
-  // A full leaf steps to itself; missing values read -inf or +inf by the node's default side.
+  // Tree 0 breadth-first: a<1.5 | leaf 0.25, b<-0.5 | leaf -0.125, leaf 0.5. Tree 1: one leaf.
+  ASSERT_EQ(layout->nodes.size(), 6u);
+  EXPECT_EQ(layout->tree_root, (std::vector<uint32_t>{0, 5}));
+  EXPECT_EQ(layout->tree_depth, (std::vector<uint8_t>{2, 0}));
+  EXPECT_EQ(layout->nodes[0].word & 0xFFFFu, 1u);  // left child right after the root
+  EXPECT_EQ(NodeSlot(layout->nodes[0].word), 0u);  // input a, missing left: slot 2a
+  EXPECT_EQ(layout->nodes[2].word & 0xFFFFu, 1u);  // node 2's children are 3 and 4
+  EXPECT_EQ(NodeSlot(layout->nodes[2].word), 3u);  // input b, missing right: slot 2b + 1
+  EXPECT_EQ(layout->nodes[1].word, LeafWord(2));   // the -inf slot, offset 0
+  EXPECT_EQ(layout->nodes[1].value, 0.25f);
+  // A leaf steps to itself; missing values read -inf or +inf by the node's default side.
   const float x[] = {std::nanf(""), 7.0f};
-  EXPECT_EQ(StepFrom(2, leaf, ExpandedSlot(x, 2, NodeSlot(leaf.word))), 2u);
-  EXPECT_EQ(StepFrom(0, root, ExpandedSlot(x, 2, 0)), 2u);  // missing: left
-  EXPECT_EQ(StepFrom(0, root, 1.5f), 4u);                    // not below the threshold: right
-  EXPECT_EQ(StepFrom(4, b, 7.0f), 8u);                       // right is always left + 2
-  EXPECT_EQ(StepFrom(4, b, -1.0f), 6u);
+  EXPECT_EQ(StepFrom(1, layout->nodes[1], ExpandedSlot(x, 2, NodeSlot(layout->nodes[1].word))), 1u);
+  EXPECT_EQ(StepFrom(0, layout->nodes[0], ExpandedSlot(x, 2, 0)), 1u);  // missing: left
   EXPECT_EQ(ExpandedSlot(x, 2, 1), std::numeric_limits<float>::infinity());
   EXPECT_EQ(ExpandedSlot(x, 2, 2), 7.0f);
   EXPECT_EQ(ExpandedSlot(x, 2, 4), -std::numeric_limits<float>::infinity());
   // Paths: 4 leaves; the single-leaf tree's path has no elements.
   EXPECT_EQ(layout->num_paths(), 4u);
   EXPECT_EQ(layout->base_margin, 0.0f);
-}
-
-// A complete depth-8 tree: 255 full nodes and 256 compact leaves (766 units); each tree starts 8
-// bytes into a 128-byte line, so that its levels from the fifth on start on lines.
-TEST(ForestLayout, LevelsOfCompleteTreesStartOnLines) {
-  vigil::testing::RandomForestSpec spec;
-  spec.depth = 8;
-  spec.trees = 5;
-  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
-  ASSERT_OK(layout);
-  ASSERT_EQ(layout->num_trees(), 5u);
-  EXPECT_EQ(layout->trees.size(), 8u);
-  for (size_t t = 0; t < 5; ++t) {
-    SCOPED_TRACE(absl::StrCat("tree ", t));
-    const uint32_t root = layout->trees[t].root;
-    EXPECT_EQ(root % kLineUnits, 2u);
-    EXPECT_EQ(layout->trees[t].depth, 8u);
-    if (t > 0) {
-      EXPECT_LE(root - layout->trees[t - 1].root, 766u + kLineUnits);
-    }
-    // Walk the left spine: level L's first node is at root + 2 * (2^L - 1) units.
-    uint32_t i = root;
-    for (uint32_t level = 0; level < 8; ++level) {
-      EXPECT_EQ(i, root + 2 * ((1u << level) - 1)) << "level " << level;
-      if (level >= 4) {
-        EXPECT_EQ(i % kLineUnits, 0u) << "level " << level;
-      }
-      i = StepFrom(i, layout->NodeAt(i), -std::numeric_limits<float>::infinity());
-    }
-    EXPECT_EQ(i, root + 2 * 255);  // the first compact leaf
-    EXPECT_EQ(i % kLineUnits, 0u);
-  }
-  EXPECT_EQ(layout->units.size(), layout->trees[4].root + 766u);
 }
 
 // Depths 1 to 12, complete and ragged trees, missing values and inputs equal to thresholds.
@@ -201,7 +134,7 @@ TEST(ForestLayout, TreesDeeperThanTwelveLevelsMatchTheCpuBackend) {
   auto model = vigil::testing::RandomForest(spec);
   auto layout = ForestLayout::Build(model);
   ASSERT_OK(layout);
-  ASSERT_GT(layout->max_depth(), 12u);
+  ASSERT_GT(*std::max_element(layout->tree_depth.begin(), layout->tree_depth.end()), 12);
   const std::vector<double> rows = vigil::testing::RandomRows(model, 20, 32, 0.1, 0.1, 5);
   ExpectLayoutMatchesCpu(std::make_shared<const TreeEnsemble>(model), rows, 20);
 }

@@ -2,25 +2,19 @@
 // the host-side reference walk (ForestLayout::Margin), so that the layout is checked on any
 // machine and the kernels run exactly the step the host checks.
 //
-// The forest is an array of 32-bit units. A full node takes two units at an even index, read as
-// one 8-byte ForestNode: a float32 (an internal node's split threshold, XGBoost's float32
-// unchanged, or a leaf's value) and a word. A compact leaf takes one unit: its value alone. Each
-// tree is laid out breadth-first with siblings adjacent. In the trees as deep as the forest's
-// deepest, the leaves on the deepest level are compact (no walk goes on from them, so they need
-// no word); every other node is full.
-//
-// The word holds the slot of the expanded row the node compares (bits 16-31) and the offset in
-// units from the node to its left child (bits 0-15). The right child is 2 units after the left
-// one, full or compact (ForestLayout interleaves compact pairs), so a step adds 0 or 2.
+// A node is 8 bytes: a float32 and a 32-bit word. The float is an internal node's split
+// threshold (XGBoost's float32, unchanged) or a leaf's value. The word holds the offset of the
+// left child from the node (bits 0-15; the right child follows the left one: each tree is laid
+// out breadth-first with siblings adjacent) and the slot of the expanded row the node compares
+// (bits 16-31).
 //
 // The expanded row resolves missing values once per row instead of at every step: input f has
 // two slots, 2f with NaN read as -inf (for nodes that send missing values left: -inf is below
 // every finite threshold) and 2f + 1 with NaN read as +inf (for nodes that send them right); the
-// last slot, 2 * inputs, holds -inf and is the slot of every full leaf, whose offset is 0, so
-// that a step from it stays on it: a walk may run any number of steps from its tree's depth up to
-// the forest's depth without a test. A step is then one float32 comparison: right when not
-// (x < threshold), as XGBoost decides (thresholds and leaf values are finite:
-// TreeEnsemble::Validate).
+// last slot, 2 * inputs, holds -inf and is the slot of every leaf, whose offset is 0, so that a
+// step from a leaf stays on it and a walk may run its tree's depth in steps without a test. A
+// step is then one float32 comparison: right when not (x < threshold), as XGBoost decides
+// (thresholds and leaf values are finite: TreeEnsemble::Validate).
 #ifndef VIGIL_MODEL_CUDA_FOREST_NODE_H_
 #define VIGIL_MODEL_CUDA_FOREST_NODE_H_
 
@@ -40,21 +34,13 @@ struct ForestNode {
 };
 static_assert(sizeof(ForestNode) == 8);
 
-// Where tree t starts in the units (root) and how many steps its walk takes (depth).
-struct TreeHeader {
-  uint32_t root;
-  uint32_t depth;
-};
-static_assert(sizeof(TreeHeader) == 8);
-
 inline constexpr int kSlotShift = 16;
 inline constexpr uint32_t kMaxInputs = 16384;  // 2 * inputs + 1 slots fit 16 bits
-inline constexpr uint32_t kMaxChildOffset = 0xFFFFu;  // units
+inline constexpr uint32_t kMaxChildOffset = (1u << 16) - 1;
 
 VIGIL_HOST_DEVICE uint32_t NodeSlot(uint32_t word) { return word >> kSlotShift; }
 
-// The word of an internal node splitting "input" whose left child is "offset" units after it,
-// and of a full leaf in a model of "inputs" inputs.
+// The word of an internal node splitting "input", and of a leaf in a model of "inputs" inputs.
 constexpr uint32_t InternalWord(uint32_t input, bool default_left, uint32_t offset) {
   return ((2 * input + (default_left ? 0u : 1u)) << kSlotShift) | offset;
 }
@@ -68,10 +54,10 @@ VIGIL_HOST_DEVICE float ExpandedSlot(const float* x, uint32_t inputs, uint32_t s
   return v != v ? ((slot & 1) ? __builtin_huge_valf() : -__builtin_huge_valf()) : v;
 }
 
-// The unit index of the node after "node" (at unit i) for e, the expanded row's value at the
-// node's slot.
+// The index of the node after "node" (at index i) for e, the expanded row's value at the node's
+// slot.
 VIGIL_HOST_DEVICE uint32_t StepFrom(uint32_t i, ForestNode node, float e) {
-  return i + (node.word & 0xFFFFu) + (e < node.value ? 0u : 2u);
+  return i + (node.word & 0xFFFFu) + (e < node.value ? 0u : 1u);
 }
 
 // One edge of a root-to-leaf path, for TreeSHAP: its parent's split and which side it is.
