@@ -35,8 +35,10 @@ namespace vigil {
 struct BackendRouterConfig {
   static constexpr size_t kNever = std::numeric_limits<size_t>::max();
   // Per class (P0, P1, P2): batches of at least this many rows go to the GPU; kNever keeps the
-  // class on the CPU. The defaults come from the batcher benchmark (docs/benchmarks.md).
-  std::array<size_t, 3> gpu_min_rows = {kNever, 256, 64};
+  // class on the CPU. The defaults come from the batcher benchmark's threshold sweep on the H200
+  // (docs/benchmarks.md, "Router thresholds"): at 16 rows the 1000-tree model kept every class
+  // within its deadline up to 1M bulk rows/s, where 64 and 256 failed from 200k.
+  std::array<size_t, 3> gpu_min_rows = {kNever, 16, 16};
   // The longest a batch may spend on the GPU before the CPU scores it instead.
   std::chrono::microseconds gpu_timeout{5000};
   // The GPU's health: failure_threshold failures (or calls slower than budget) in a row keep

@@ -329,7 +329,7 @@ void MakeStacks(bool gpu) {
   // find the router's thresholds (same load, same batcher).
   if (std::getenv("VIGIL_BATCHER_SWEEP") == nullptr) return;
   for (const auto& [p1, p2] : std::vector<std::pair<size_t, size_t>>{
-           {16, 16}, {64, 64}, {1024, 256}, {BackendRouterConfig::kNever, 1024}}) {
+           {64, 64}, {256, 64}, {1024, 256}, {BackendRouterConfig::kNever, 1024}}) {
     auto t = std::make_unique<StackSpec>();
     t->use_gpu = true;
     t->policy = BulkPolicy();

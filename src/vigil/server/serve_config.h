@@ -16,7 +16,7 @@
 //   gpu:                          # the CUDA backend behind the batcher (docs/serve.md, The GPU)
 //     enabled: false              # default: CPU only; true: the start fails without a usable GPU
 //     device: 0                   # CUDA device ordinal
-//     min_rows: {P0: never, P1: 256, P2: 64}  # batches of at least this many rows go to the GPU
+//     min_rows: {P0: never, P1: 16, P2: 16}  # batches of at least this many rows go to the GPU
 //     timeout_ms: 5               # the longest a batch spends on the GPU before the CPU scores it
 //   fx_rates: data/fx_rates.csv   # default: data/fx_rates.csv here, else beside the binary
 //   lists: policies/lists         # default: lists/ beside the policy file

@@ -318,7 +318,7 @@ gpu:
   ASSERT_OK(some);
   EXPECT_FALSE(some->gpu.enabled);
   EXPECT_EQ(some->gpu.min_rows[0], BackendRouterConfig::kNever);
-  EXPECT_EQ(some->gpu.min_rows[1], 256u);
+  EXPECT_EQ(some->gpu.min_rows[1], 16u);
   EXPECT_EQ(some->gpu.min_rows[2], 128u);
   EXPECT_EQ(some->gpu.timeout, std::chrono::milliseconds(5));
 }
