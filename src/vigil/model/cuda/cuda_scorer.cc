@@ -17,6 +17,7 @@
 #include "vigil/model/cuda/forest_kernels.h"
 #include "vigil/model/cuda/forest_layout.h"
 #include "vigil/model/cuda/host_pool.h"
+#include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/reason_codes.h"
 #include "vigil/model/tree_shap.h"
 
@@ -102,6 +103,9 @@ struct DeviceForest {
   DeviceArray<double> element_zero;
   DeviceArray<uint32_t> element_edge_begin;
   DeviceArray<cuda::ShapEdge> edges;
+  DeviceArray<uint32_t> ranked_words;
+  DeviceArray<float> leaf_value, thresholds;
+  DeviceArray<uint32_t> threshold_begin;
   ForestView view;
 
   absl::Status Upload(const ForestLayout& f) {
@@ -127,6 +131,19 @@ struct DeviceForest {
     view.element_edge_begin = element_edge_begin.data;
     view.edges = edges.data;
     view.group_begin = f.group_begin;
+    // The ranked nodes (rows4ranked), when the model's fit 4 bytes.
+    if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
+      VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));
+      VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value));
+      VIGIL_RETURN_IF_ERROR(thresholds.Upload(r->thresholds));
+      VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin));
+      view.ranked_words = ranked_words.data;
+      view.leaf_value = leaf_value.data;
+      view.thresholds = thresholds.data;
+      view.threshold_begin = threshold_begin.data;
+      view.offset_bits = r->offset_bits;
+      view.slot_bits = r->slot_bits;
+    }
     return absl::OkStatus();
   }
 };

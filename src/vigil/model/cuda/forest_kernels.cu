@@ -1,5 +1,7 @@
 #include "vigil/model/cuda/forest_kernels.h"
 
+#include "vigil/model/cuda/ranked_forest.h"
+
 #include <algorithm>
 
 namespace vigil::cuda {
@@ -277,6 +279,86 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
                 n, margins);
 }
 
+// ---- Ranked nodes (ranked_forest.h) ----
+
+// Stages the bins of rows [first, first + count) feature-major, bins[slot * stride + r]: each
+// value's bin by binary search over its input's thresholds, a missing value 0 in slot 2f and
+// n_f + 1 in slot 2f + 1, and 0 in the leaves' slot.
+__device__ __forceinline__ void StageBins(const ForestView& f, const float* __restrict__ rows,
+                                          uint32_t first, uint32_t count, uint32_t stride,
+                                          uint16_t* bins) {
+  const uint32_t inputs = f.num_inputs, total = count * inputs;
+  for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
+    const uint32_t r = k / inputs, input = k - r * inputs;
+    const float x = rows[static_cast<size_t>(first) * inputs + k];
+    const uint32_t begin = __ldg(f.threshold_begin + input);
+    const uint32_t n = __ldg(f.threshold_begin + input + 1) - begin;
+    uint32_t lo = 0, hi = n;  // the count of thresholds at or below x
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (__ldg(f.thresholds + begin + mid) <= x) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    const bool missing = x != x;
+    bins[(2 * input) * stride + r] = static_cast<uint16_t>(missing ? 0 : lo);
+    bins[(2 * input + 1) * stride + r] = static_cast<uint16_t>(missing ? n + 1 : lo);
+  }
+  for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) bins[(2 * inputs) * stride + r] = 0;
+}
+
+__global__ void __launch_bounds__(kRowsBlock)
+    PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
+                        float* __restrict__ margins) {
+  extern __shared__ uint16_t bins[];
+  const uint32_t first = blockIdx.x * kRowsBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
+  StageBins(f, rows, first, count, kRowsBlock, bins);
+  __syncthreads();
+  const uint32_t r = threadIdx.x;
+  if (r >= count) return;
+  const uint32_t ob = f.offset_bits, sb = f.slot_bits;
+  float margin = f.base_margin;
+  for (uint32_t t = 0; t < f.num_trees; t += 4) {
+    uint32_t idx[4];
+    int depth = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t tree = t + k < f.num_trees ? t + k : t;
+      idx[k] = __ldg(f.tree_root + tree);
+      depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
+    }
+    for (int d = 0; d < depth; ++d) {
+      uint32_t word[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t bin = bins[RankedSlot(word[k], ob, sb) * kRowsBlock + r];
+        idx[k] = RankedStep(idx[k], word[k], bin, ob, sb);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float leaf = __ldg(f.leaf_value + idx[k]);
+      if (t + k < f.num_trees) margin += leaf;  // tree order: float sums are order-sensitive
+    }
+  }
+  margins[first + r] = margin;
+}
+
+cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                         cudaStream_t stream) {
+  const size_t bytes = (2 * size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint16_t);
+  if (f.ranked_words == nullptr || bytes > kMaxStagedBytes) {
+    return LaunchRows<4>(f, rows, n, margins, stream);
+  }
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
+  return Launch(PredictRankedKernel, blocks, kRowsBlock, bytes, stream, f, rows, n, margins);
+}
+
 // ---- TreeSHAP ----
 
 constexpr int kShapMaxStagedBytes = 160 * 1024;
@@ -409,6 +491,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees256: return "trees256";
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
+    case PredictVariant::kRows4Ranked: return "rows4ranked";
   }
   return "?";
 }
@@ -438,6 +521,7 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

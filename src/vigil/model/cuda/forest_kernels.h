@@ -34,20 +34,31 @@ struct ForestView {
   const uint32_t* element_edge_begin = nullptr;
   const ShapEdge* edges = nullptr;
   std::array<uint32_t, kShapWidths.size() + 1> group_begin{};
+
+  // RankedForest (ranked_forest.h); ranked_words is null when the model's nodes do not fit.
+  const uint32_t* ranked_words = nullptr;
+  const float* leaf_value = nullptr;
+  const float* thresholds = nullptr;
+  const uint32_t* threshold_begin = nullptr;
+  uint32_t offset_bits = 0, slot_bits = 0;
 };
 
 // How a scoring launch spreads the work. kRowsN: one thread per row, walking all trees in
 // order, N trees at a time (independent walks overlap). kTreesN: N threads per row, each
 // walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
-// more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each.
+// more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
+// kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and 16-bit bins (kRows4 when the model's
+// nodes do not fit them).
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
+  kRows4Ranked,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
-    PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024};
+    PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
+    PredictVariant::kRows4Ranked};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

@@ -1,0 +1,98 @@
+#include "vigil/model/cuda/ranked_forest.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace vigil::cuda {
+namespace {
+
+uint32_t BitsFor(uint64_t max_value) {
+  return std::max<uint32_t>(1, static_cast<uint32_t>(std::bit_width(max_value)));
+}
+
+}  // namespace
+
+absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
+  const uint32_t inputs = layout.num_inputs;
+  const uint32_t leaf_slot = 2 * inputs;
+  RankedForest r;
+  // Each input's distinct thresholds.
+  std::vector<std::vector<float>> per_input(inputs);
+  uint32_t max_offset = 0;
+  for (const ForestNode& node : layout.nodes) {
+    const uint32_t slot = NodeSlot(node.word);
+    if (slot == leaf_slot) continue;
+    per_input[slot >> 1].push_back(node.value);
+    max_offset = std::max(max_offset, node.word & 0xFFFFu);
+  }
+  uint32_t max_rank = 1;
+  r.threshold_begin.push_back(0);
+  for (uint32_t f = 0; f < inputs; ++f) {
+    std::vector<float>& t = per_input[f];
+    std::sort(t.begin(), t.end());
+    t.erase(std::unique(t.begin(), t.end()), t.end());
+    if (t.size() > kMaxRankedThresholds) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", f, " has ", t.size(), " distinct split thresholds; ranked nodes take ",
+                       kMaxRankedThresholds));
+    }
+    max_rank = std::max(max_rank, static_cast<uint32_t>(t.size()));
+    r.thresholds.insert(r.thresholds.end(), t.begin(), t.end());
+    r.threshold_begin.push_back(static_cast<uint32_t>(r.thresholds.size()));
+  }
+  r.offset_bits = BitsFor(max_offset);
+  r.slot_bits = BitsFor(leaf_slot);
+  const uint32_t rank_bits = BitsFor(max_rank);
+  if (r.offset_bits + r.slot_bits + rank_bits > 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ranked nodes need ", r.offset_bits, " offset bits, ", r.slot_bits, " slot bits and ",
+        rank_bits, " rank bits: more than 32"));
+  }
+  r.words.resize(layout.nodes.size());
+  r.leaf_value.resize(layout.nodes.size(), 0.0f);
+  for (size_t i = 0; i < layout.nodes.size(); ++i) {
+    const ForestNode node = layout.nodes[i];
+    const uint32_t slot = NodeSlot(node.word);
+    if (slot == leaf_slot) {
+      r.words[i] = (1u << (r.offset_bits + r.slot_bits)) | (slot << r.offset_bits);
+      r.leaf_value[i] = node.value;
+      continue;
+    }
+    const uint32_t f = slot >> 1;
+    const float* begin = r.thresholds.data() + r.threshold_begin[f];
+    const float* end = r.thresholds.data() + r.threshold_begin[f + 1];
+    const auto k = static_cast<uint32_t>(std::lower_bound(begin, end, node.value) - begin);
+    r.words[i] = ((k + 1) << (r.offset_bits + r.slot_bits)) | (slot << r.offset_bits) |
+                 (node.word & 0xFFFFu);
+  }
+  return r;
+}
+
+uint32_t RankedForest::Bin(const float* x, uint32_t num_inputs, uint32_t slot) const {
+  if (slot >= 2 * num_inputs) return 0;
+  const uint32_t f = slot >> 1;
+  const float v = x[f];
+  const uint32_t n = threshold_begin[f + 1] - threshold_begin[f];
+  if (std::isnan(v)) return (slot & 1) ? n + 1 : 0;
+  const float* begin = thresholds.data() + threshold_begin[f];
+  return static_cast<uint32_t>(std::upper_bound(begin, begin + n, v) - begin);
+}
+
+float RankedForest::Margin(const ForestLayout& layout, const float* x) const {
+  float margin = layout.base_margin;
+  for (size_t t = 0; t < layout.num_trees(); ++t) {
+    uint32_t i = layout.tree_root[t];
+    for (int d = layout.tree_depth[t]; d > 0; --d) {
+      const uint32_t w = words[i];
+      i = RankedStep(i, w, Bin(x, layout.num_inputs, RankedSlot(w, offset_bits, slot_bits)),
+                     offset_bits, slot_bits);
+    }
+    margin += leaf_value[i];
+  }
+  return margin;
+}
+
+}  // namespace vigil::cuda

@@ -1,0 +1,65 @@
+// RankedForest: the GPU forest's nodes again at 4 bytes each, comparing threshold ranks instead
+// of thresholds, for the `rows4ranked` kernel.
+//
+// Why: the row kernel is bound by L1 wavefronts (docs/benchmarks.md, "CUDA backend"), and a
+// warp's load of the nodes on one level of a tree costs one wavefront per 128-byte line the
+// level's touched nodes span. Half the bytes a node is half the lines on the wide levels; the
+// leaf values, read once a walk, sit in their own 4-byte array. Each input's distinct split
+// thresholds, ascending, give every threshold a rank; a row's value x becomes its bin, the
+// number of thresholds at or below x, once per row, and x < t_k exactly when bin(x) < k + 1, so
+// the walk decides as the float comparison does, bit for bit. Bins are 16 bits: the row staged
+// in shared memory takes half the bytes of the float row, for twice the resident warps.
+//
+// A word packs, from the low bits, the offset of the left child (offset_bits), the slot of the
+// expanded row (slot_bits: 2f with a missing value binned 0, below every rank, 2f + 1 with it
+// binned n_f + 1, above every rank, and 2 * inputs, always 0, for leaves) and the rank k + 1
+// (the rest). A leaf's word is its slot with rank 1 and offset 0: it steps to itself. Node i of
+// ForestLayout::nodes is word i; the walk, its depths and roots are the layout's.
+//
+// Host-only and CUDA-free: Margin below is the kernel's reference, checked on any machine.
+#ifndef VIGIL_MODEL_CUDA_RANKED_FOREST_H_
+#define VIGIL_MODEL_CUDA_RANKED_FOREST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "vigil/model/cuda/forest_layout.h"
+#include "vigil/model/cuda/forest_node.h"
+
+namespace vigil::cuda {
+
+inline constexpr uint32_t kMaxRankedThresholds = 65534;  // per input: bins n_f + 1 fit 16 bits
+
+struct RankedForest {
+  // Input f's distinct split thresholds, ascending: [threshold_begin[f], threshold_begin[f + 1]).
+  std::vector<float> thresholds;
+  std::vector<uint32_t> threshold_begin;  // num_inputs + 1
+  std::vector<uint32_t> words;            // per node of the layout
+  std::vector<float> leaf_value;          // per node: a leaf's value, 0 for internal nodes
+  uint32_t offset_bits = 0, slot_bits = 0;
+
+  // Fails (kInvalidArgument, naming what does not fit) when offset, slot and rank take more than
+  // 32 bits together, or an input has more than kMaxRankedThresholds distinct thresholds.
+  static absl::StatusOr<RankedForest> Build(const ForestLayout& layout);
+
+  // Slot "slot"'s bin for the row x (float32 model inputs, NaN when missing).
+  uint32_t Bin(const float* x, uint32_t num_inputs, uint32_t slot) const;
+  // The kernel's walk on the host: equal to layout.Margin(x) bit for bit.
+  float Margin(const ForestLayout& layout, const float* x) const;
+};
+
+VIGIL_HOST_DEVICE uint32_t RankedSlot(uint32_t word, uint32_t offset_bits, uint32_t slot_bits) {
+  return (word >> offset_bits) & ((1u << slot_bits) - 1u);
+}
+
+// The node after the one at index i with this word, for the bin of its slot.
+VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t bin,
+                                      uint32_t offset_bits, uint32_t slot_bits) {
+  const uint32_t rank = word >> (offset_bits + slot_bits);
+  return i + (word & ((1u << offset_bits) - 1u)) + (bin < rank ? 0u : 1u);
+}
+
+}  // namespace vigil::cuda
+
+#endif  // VIGIL_MODEL_CUDA_RANKED_FOREST_H_

@@ -1,0 +1,115 @@
+#include "vigil/model/cuda/ranked_forest.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "vigil/model/cpu/predictor.h"
+#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/model_file.h"
+#include "vigil/model/testing_models.h"
+#include "vigil/model/xgboost_json.h"
+#include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil::cuda {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The ranked walk against the CPU predictor, bit for bit (and so against the layout's walk).
+void ExpectRankedMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
+                            const std::vector<double>& rows, size_t n) {
+  const size_t width = model->feature_names.size();
+  auto layout = ForestLayout::Build(*model);
+  ASSERT_OK(layout);
+  auto ranked = RankedForest::Build(*layout);
+  ASSERT_OK(ranked);
+  auto predictor = CpuPredictor::Create(model, model->feature_names, "test columns");
+  ASSERT_OK(predictor);
+  std::vector<double> want(n);
+  predictor->MarginsBatch(rows, n, absl::MakeSpan(want));
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<float> x(rows.begin() + static_cast<ptrdiff_t>(i * width),
+                               rows.begin() + static_cast<ptrdiff_t>((i + 1) * width));
+    ASSERT_EQ(static_cast<double>(ranked->Margin(*layout, x.data())), want[i]) << "row " << i;
+  }
+}
+
+TEST(RankedForest, HandModelRanksAndBins) {
+  auto loaded = LoadXgboostJson(vigil::testing::kXgboostTwoTrees, "m.json");
+  ASSERT_OK(loaded);
+  auto layout = ForestLayout::Build(*loaded);
+  ASSERT_OK(layout);
+  auto ranked = RankedForest::Build(*layout);
+  ASSERT_OK(ranked);
+  // Tree 0: a<1.5 | leaf, b<-0.5 | leaf, leaf. One threshold per input; 5 slots (3 bits), the
+  // largest offset 1 (1 bit).
+  EXPECT_EQ(ranked->thresholds, (std::vector<float>{1.5f, -0.5f}));
+  EXPECT_EQ(ranked->threshold_begin, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(ranked->offset_bits, 1u);
+  EXPECT_EQ(ranked->slot_bits, 3u);
+  const uint32_t root = ranked->words[0], leaf = ranked->words[1];
+  EXPECT_EQ(RankedSlot(root, 1, 3), 0u);        // input a, missing left
+  EXPECT_EQ(RankedSlot(ranked->words[2], 1, 3), 3u);  // input b, missing right
+  EXPECT_EQ(RankedSlot(leaf, 1, 3), 4u);        // the leaves' slot, always bin 0
+  EXPECT_EQ(RankedStep(1, leaf, 0, 1, 3), 1u);  // a leaf steps to itself
+  EXPECT_EQ(ranked->leaf_value[1], 0.25f);
+  EXPECT_EQ(ranked->leaf_value[0], 0.0f);
+  // Bins: the count of thresholds at or below the value; a missing value bins 0 or n + 1.
+  const float nan = std::nanf("");
+  const float x[] = {1.5f, nan};
+  EXPECT_EQ(ranked->Bin(x, 2, 0), 1u);  // 1.5 is not below 1.5: right
+  EXPECT_EQ(RankedStep(0, root, 1, 1, 3), 2u);
+  const float below[] = {std::nextafter(1.5f, 0.0f), nan};
+  EXPECT_EQ(ranked->Bin(below, 2, 0), 0u);
+  EXPECT_EQ(RankedStep(0, root, 0, 1, 3), 1u);
+  EXPECT_EQ(ranked->Bin(x, 2, 2), 0u);  // b missing, sent left
+  EXPECT_EQ(ranked->Bin(x, 2, 3), 2u);  // b missing, sent right
+  EXPECT_EQ(ranked->Bin(x, 2, 4), 0u);
+}
+
+// Depths 1 to 12, complete and ragged trees, missing values and inputs equal to thresholds.
+TEST(RankedForest, RandomModelsMatchTheCpuBackend) {
+  for (int depth = 1; depth <= 12; ++depth) {
+    vigil::testing::RandomForestSpec spec;
+    spec.depth = depth;
+    spec.trees = depth <= 8 ? 40 : 8;
+    spec.features = 12;
+    spec.early_leaf = depth % 2 == 0 ? 0.0 : 0.25;
+    spec.seed = static_cast<uint64_t>(depth) + 40;
+    SCOPED_TRACE(absl::StrCat("depth ", depth));
+    auto model = std::make_shared<const TreeEnsemble>(vigil::testing::RandomForest(spec));
+    const size_t n = 60;
+    ExpectRankedMatchesCpu(model, vigil::testing::RandomRows(*model, n, 12, 0.1, 0.2, spec.seed),
+                           n);
+  }
+}
+
+TEST(RankedForest, TheDemoModelMatchesTheCpuBackend) {
+  auto loaded = LoadModelFile(vigil::testing::TestDataPath("models/demo_model.json"));
+  ASSERT_OK(loaded);
+  const size_t width = (*loaded)->feature_names.size();
+  ExpectRankedMatchesCpu(*loaded, vigil::testing::ThresholdRows(**loaded, 300, width, 0.05, 4),
+                         300);
+}
+
+TEST(RankedForest, RefusesWhatDoesNotFitFourBytes) {
+  // Depth 15: left children up to 32,767 nodes on (15 offset bits), 65 slots (7 bits) and about
+  // 2,000 distinct thresholds an input (11 or 12 bits).
+  vigil::testing::RandomForestSpec spec;
+  spec.depth = 15;
+  spec.trees = 2;
+  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
+  ASSERT_OK(layout);
+  EXPECT_THAT(RankedForest::Build(*layout).status(),
+              vigil::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                       HasSubstr("more than 32")));
+}
+
+}  // namespace
+}  // namespace vigil::cuda
