@@ -283,14 +283,15 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
 
 // Stages the bins of rows [first, first + count) feature-major, bins[slot * stride + r]: each
 // value's bin by binary search over its input's thresholds, a missing value 0 in slot 2f and
-// n_f + 1 in slot 2f + 1, and 0 in the leaves' slot.
+// n_f + 1 in slot 2f + 1, and 0 in the leaves' slot. Consecutive threads take one input of
+// consecutive rows, so that a warp's searches share their first steps' lines.
 __device__ __forceinline__ void StageBins(const ForestView& f, const float* __restrict__ rows,
                                           uint32_t first, uint32_t count, uint32_t stride,
                                           uint16_t* bins) {
   const uint32_t inputs = f.num_inputs, total = count * inputs;
   for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
-    const uint32_t r = k / inputs, input = k - r * inputs;
-    const float x = rows[static_cast<size_t>(first) * inputs + k];
+    const uint32_t input = k / count, r = k - input * count;
+    const float x = rows[static_cast<size_t>(first + r) * inputs + input];
     const uint32_t begin = __ldg(f.threshold_begin + input);
     const uint32_t n = __ldg(f.threshold_begin + input + 1) - begin;
     uint32_t lo = 0, hi = n;  // the count of thresholds at or below x
