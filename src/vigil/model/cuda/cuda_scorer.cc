@@ -103,7 +103,7 @@ struct DeviceForest {
   DeviceArray<double> element_zero;
   DeviceArray<uint32_t> element_edge_begin;
   DeviceArray<cuda::ShapEdge> edges;
-  DeviceArray<uint32_t> ranked_words;
+  DeviceArray<uint32_t> ranked_words, ranked_trees;
   DeviceArray<float> leaf_value, thresholds;
   DeviceArray<uint32_t> threshold_begin;
   ForestView view;
@@ -134,10 +134,12 @@ struct DeviceForest {
     // The ranked nodes (rows4ranked), when the model's fit 4 bytes.
     if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
       VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));
+      VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header));
       VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value));
       VIGIL_RETURN_IF_ERROR(thresholds.Upload(r->thresholds));
       VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin));
       view.ranked_words = ranked_words.data;
+      view.ranked_trees = ranked_trees.data;
       view.leaf_value = leaf_value.data;
       view.thresholds = thresholds.data;
       view.threshold_begin = threshold_begin.data;

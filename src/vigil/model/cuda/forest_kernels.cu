@@ -323,15 +323,11 @@ __global__ void __launch_bounds__(kRowsBlock)
   const uint32_t ob = f.offset_bits, sb = f.slot_bits;
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += 4) {
-    uint32_t idx[4];
-    int depth = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t tree = t + k < f.num_trees ? t + k : t;
-      idx[k] = __ldg(f.tree_root + tree);
-      depth = max(depth, static_cast<int>(__ldg(f.tree_depth + tree)));
-    }
-    for (int d = 0; d < depth; ++d) {
+    // Four trees' roots and depths in one load (padding: root 0, depth 0).
+    const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t));
+    uint32_t idx[4] = {h.x >> 8, h.y >> 8, h.z >> 8, h.w >> 8};
+    const uint32_t depth = max(max(h.x & 0xFF, h.y & 0xFF), max(h.z & 0xFF, h.w & 0xFF));
+    for (uint32_t d = 0; d < depth; ++d) {
       uint32_t word[4];
 #pragma unroll
       for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);

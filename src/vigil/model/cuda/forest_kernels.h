@@ -37,6 +37,7 @@ struct ForestView {
 
   // RankedForest (ranked_forest.h); ranked_words is null when the model's nodes do not fit.
   const uint32_t* ranked_words = nullptr;
+  const uint32_t* ranked_trees = nullptr;  // RankedForest::tree_header (16-byte aligned)
   const float* leaf_value = nullptr;
   const float* thresholds = nullptr;
   const uint32_t* threshold_begin = nullptr;

@@ -51,6 +51,15 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
         "ranked nodes need ", r.offset_bits, " offset bits, ", r.slot_bits, " slot bits and ",
         rank_bits, " rank bits: more than 32"));
   }
+  if (layout.nodes.size() >= (size_t{1} << 24)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ranked trees' headers take roots below 2^24; this forest has ", layout.nodes.size(),
+        " nodes"));
+  }
+  for (size_t t = 0; t < layout.num_trees(); ++t) {
+    r.tree_header.push_back(layout.tree_root[t] << 8 | layout.tree_depth[t]);
+  }
+  r.tree_header.resize((r.tree_header.size() + 3) / 4 * 4, 0);
   r.words.resize(layout.nodes.size());
   r.leaf_value.resize(layout.nodes.size(), 0.0f);
   for (size_t i = 0; i < layout.nodes.size(); ++i) {
@@ -84,8 +93,8 @@ uint32_t RankedForest::Bin(const float* x, uint32_t num_inputs, uint32_t slot) c
 float RankedForest::Margin(const ForestLayout& layout, const float* x) const {
   float margin = layout.base_margin;
   for (size_t t = 0; t < layout.num_trees(); ++t) {
-    uint32_t i = layout.tree_root[t];
-    for (int d = layout.tree_depth[t]; d > 0; --d) {
+    uint32_t i = tree_header[t] >> 8;
+    for (uint32_t d = tree_header[t] & 0xFF; d > 0; --d) {
       const uint32_t w = words[i];
       i = RankedStep(i, w, Bin(x, layout.num_inputs, RankedSlot(w, offset_bits, slot_bits)),
                      offset_bits, slot_bits);

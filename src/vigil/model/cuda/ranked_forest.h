@@ -37,10 +37,14 @@ struct RankedForest {
   std::vector<uint32_t> threshold_begin;  // num_inputs + 1
   std::vector<uint32_t> words;            // per node of the layout
   std::vector<float> leaf_value;          // per node: a leaf's value, 0 for internal nodes
+  // Per tree, root << 8 | depth, padded with 0 to a multiple of 4 entries: the kernel reads four
+  // trees' headers in one 16-byte load.
+  std::vector<uint32_t> tree_header;
   uint32_t offset_bits = 0, slot_bits = 0;
 
   // Fails (kInvalidArgument, naming what does not fit) when offset, slot and rank take more than
-  // 32 bits together, or an input has more than kMaxRankedThresholds distinct thresholds.
+  // 32 bits together, an input has more than kMaxRankedThresholds distinct thresholds, or the
+  // forest has 2^24 nodes or more.
   static absl::StatusOr<RankedForest> Build(const ForestLayout& layout);
 
   // Slot "slot"'s bin for the row x (float32 model inputs, NaN when missing).
