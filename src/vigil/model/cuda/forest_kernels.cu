@@ -1,5 +1,7 @@
 #include "vigil/model/cuda/forest_kernels.h"
 
+#include <cooperative_groups.h>
+
 #include "vigil/model/cuda/ranked_forest.h"
 
 #include <algorithm>
@@ -122,7 +124,12 @@ __global__ void __launch_bounds__(kRowsBlock)
   margins[first + r] = margin;
 }
 
-template <int TG, Staging kStage, int kBlock = kTreesBlock>
+// kCluster > 1 (launched as thread-block clusters of that many blocks, on as many SMs): the
+// blocks of a cluster take the same rows and split their trees, block q walking the trees
+// q * TG + g, (q + kCluster) * TG + g, ...; they write the leaf values into the first block's
+// shared memory (distributed shared memory), where one thread a row sums them in tree order. For
+// one or a few rows, so that their walks use more than one SM's share of L2 bandwidth.
+template <int TG, Staging kStage, int kBlock = kTreesBlock, int kCluster = 1>
 __global__ void __launch_bounds__(kBlock)
     PredictTreesKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                        float* __restrict__ margins) {
@@ -131,7 +138,19 @@ __global__ void __launch_bounds__(kBlock)
   static_assert(kChunk % 4 == 0);
   __shared__ __align__(16) float leaves[kRows * kChunk];
   extern __shared__ float staged[];
-  const uint32_t first = blockIdx.x * kRows;
+  const uint32_t q = blockIdx.x % kCluster;       // the block's rank in its cluster
+  float* sum_leaves = leaves;                     // where the leaf values meet
+  if constexpr (kCluster > 1) {
+    sum_leaves = cooperative_groups::this_cluster().map_shared_rank(leaves, 0);
+  }
+  const auto sync = [] {
+    if constexpr (kCluster > 1) {
+      cooperative_groups::this_cluster().sync();
+    } else {
+      __syncthreads();
+    }
+  };
+  const uint32_t first = blockIdx.x / kCluster * kRows;
   const uint32_t count = min(static_cast<uint32_t>(kRows), n - first);
   if constexpr (kStage == Staging::kExpanded) {
     StageExpanded(rows, first, count, f.num_inputs, kRows, staged);
@@ -140,6 +159,8 @@ __global__ void __launch_bounds__(kBlock)
     StageRows(rows, first, count, f.num_inputs, kRows, staged);
     __syncthreads();
   }
+  // Every block of the cluster has started before any writes into the first one's memory.
+  if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
   const uint32_t r = threadIdx.x / TG, g = threadIdx.x % TG;
   const bool active = r < count;
   const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
@@ -156,13 +177,14 @@ __global__ void __launch_bounds__(kBlock)
   for (uint32_t c = 0; c < f.num_trees; c += kChunk) {
     const uint32_t chunk = min(static_cast<uint32_t>(kChunk), f.num_trees - c);
     if (active) {
-      // This thread's trees g, g + TG, ...: four walks at a time, so their loads overlap.
-      for (uint32_t k = g; k < chunk; k += 4 * TG) {
+      // This thread's trees q * TG + g and every TG * kCluster-th after it: four walks at a
+      // time, so that their loads overlap.
+      for (uint32_t k = q * TG + g; k < chunk; k += 4 * TG * kCluster) {
         uint32_t idx[4];
         int depth = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
+          const uint32_t local = k + j * TG * kCluster < chunk ? k + j * TG * kCluster : k;
           idx[j] = __ldg(f.tree_root + c + local);
           depth = max(depth, static_cast<int>(__ldg(f.tree_depth + c + local)));
         }
@@ -176,12 +198,14 @@ __global__ void __launch_bounds__(kBlock)
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = __ldg(&f.nodes[idx[j]].value);
+          if (k + j * TG * kCluster < chunk) {
+            sum_leaves[r * kChunk + k + j * TG * kCluster] = __ldg(&f.nodes[idx[j]].value);
+          }
         }
       }
     }
-    __syncthreads();
-    if (active && g == 0) {
+    sync();
+    if (q == 0 && active && g == 0) {
       // In tree order, one add after another (float sums are order-sensitive): the chain of
       // dependent adds is the floor, so the next 16 values are loaded while these 16 are added.
       const float4* leaf4 = reinterpret_cast<const float4*>(leaves + r * kChunk);
@@ -210,9 +234,9 @@ __global__ void __launch_bounds__(kBlock)
       }
       for (; k < chunk; ++k) margin += leaf[k];
     }
-    __syncthreads();
+    sync();
   }
-  if (active && g == 0) margins[first + r] = margin;
+  if (q == 0 && active && g == 0) margins[first + r] = margin;
 }
 
 template <typename Kernel>
@@ -266,6 +290,40 @@ cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, floa
   }
   return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock>, blocks, kBlock, 0, stream, f,
                 rows, n, margins);
+}
+
+// kTreesN split over a cluster of kCluster blocks a row block (see PredictTreesKernel).
+template <int TG, int kCluster>
+cudaError_t LaunchTreesCluster(const ForestView& f, const float* rows, uint32_t n, float* margins,
+                               cudaStream_t stream) {
+  constexpr uint32_t kRows = kTreesBlock / TG;
+  const uint32_t blocks = (n + kRows - 1) / kRows * kCluster;
+  size_t bytes = 0;
+  const Staging staging = ChooseStaging(f.num_inputs, kRows, bytes);
+  auto kernel = staging == Staging::kExpanded
+                    ? PredictTreesKernel<TG, Staging::kExpanded, kTreesBlock, kCluster>
+                : staging == Staging::kPlain
+                    ? PredictTreesKernel<TG, Staging::kPlain, kTreesBlock, kCluster>
+                    : PredictTreesKernel<TG, Staging::kNone, kTreesBlock, kCluster>;
+  if (bytes > 0) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (e != cudaSuccess) return e;
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kTreesBlock);
+  config.dynamicSmemBytes = bytes;
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = kCluster;
+  cluster[0].val.clusterDim.y = 1;
+  cluster[0].val.clusterDim.z = 1;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&config, kernel, f, rows, n, margins);
+  return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 // kRows4 with the rows staged plain whatever their width (to weigh occupancy against
@@ -489,6 +547,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
+    case PredictVariant::kTrees256Cluster8: return "trees256c8";
   }
   return "?";
 }
@@ -519,6 +578,8 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
+    case PredictVariant::kTrees256Cluster8:
+      return LaunchTreesCluster<256, 8>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }
