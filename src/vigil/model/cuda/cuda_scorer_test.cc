@@ -161,25 +161,37 @@ TEST(CudaScorer, TheDemoModelScoresAsTheCpuDoes) {
 }
 
 #if defined(VIGIL_CUDA_BUILT)
-// Every kernel variant, launched directly on device-resident rows, gives the same bits.
-TEST(CudaScorer, EveryKernelVariantGivesTheSameMargins) {
-  SKIP_WITHOUT_DEVICE();
-  auto model = Random(300, 8, 32, 5, 0.1);
-  auto layout = cuda::ForestLayout::Build(*model);
-  ASSERT_OK(layout);
+// Every kernel variant, launched directly on device-resident rows, gives the same bits, for one
+// row, a few and thousands.
+void ExpectEveryVariantGivesTheSameMargins(std::shared_ptr<const TreeEnsemble> model,
+                                           const std::vector<double>& rows, size_t n) {
   auto gpu = CudaScorer::Create(model, model->feature_names, "m");
   ASSERT_OK(gpu);
-  const size_t n = 3000;
-  const std::vector<double> rows = vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 9);
   std::vector<float> want(n);
   ASSERT_OK((*gpu)->Margins(rows, n, absl::MakeSpan(want)));
   // The scorer's own choice already equals the CPU (above); each variant equals it.
   for (cuda::PredictVariant v : cuda::kAllPredictVariants) {
-    SCOPED_TRACE(cuda::PredictVariantName(v));
-    std::vector<float> got(n, std::nanf(""));
-    ASSERT_OK(CudaScorerTesting::MarginsWithVariant(**gpu, rows, n, v, absl::MakeSpan(got)));
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "row " << i;
+    for (size_t rows_now : {size_t{1}, size_t{3}, n}) {
+      SCOPED_TRACE(absl::StrCat(cuda::PredictVariantName(v), ", ", rows_now, " rows"));
+      std::vector<float> got(rows_now, std::nanf(""));
+      ASSERT_OK(
+          CudaScorerTesting::MarginsWithVariant(**gpu, rows, rows_now, v, absl::MakeSpan(got)));
+      for (size_t i = 0; i < rows_now; ++i) ASSERT_EQ(got[i], want[i]) << "row " << i;
+    }
   }
+}
+
+TEST(CudaScorer, EveryKernelVariantGivesTheSameMargins) {
+  SKIP_WITHOUT_DEVICE();
+  auto model = Random(300, 8, 32, 5, 0.1);
+  const size_t n = 3000;
+  ExpectEveryVariantGivesTheSameMargins(
+      model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 9), n);
+  auto demo = LoadModelFile(vigil::testing::TestDataPath("models/demo_model.json"));
+  ASSERT_OK(demo);
+  const size_t width = (*demo)->feature_names.size();
+  ExpectEveryVariantGivesTheSameMargins(
+      *demo, vigil::testing::ThresholdRows(**demo, n, width, 0.05, 12), n);
 }
 #endif
 
