@@ -104,8 +104,8 @@ struct DeviceForest {
   DeviceArray<uint32_t> element_edge_begin;
   DeviceArray<cuda::ShapEdge> edges;
   DeviceArray<uint32_t> ranked_words, ranked_trees;
-  DeviceArray<float> leaf_value, thresholds;
-  DeviceArray<uint32_t> threshold_begin;
+  DeviceArray<float> leaf_value, search;
+  DeviceArray<uint32_t> threshold_begin, search_begin, search_height;
   ForestView view;
 
   absl::Status Upload(const ForestLayout& f) {
@@ -136,13 +136,17 @@ struct DeviceForest {
       VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));
       VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header));
       VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value));
-      VIGIL_RETURN_IF_ERROR(thresholds.Upload(r->thresholds));
       VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin));
+      VIGIL_RETURN_IF_ERROR(search.Upload(r->search));
+      VIGIL_RETURN_IF_ERROR(search_begin.Upload(r->search_begin));
+      VIGIL_RETURN_IF_ERROR(search_height.Upload(r->search_height));
       view.ranked_words = ranked_words.data;
       view.ranked_trees = ranked_trees.data;
       view.leaf_value = leaf_value.data;
-      view.thresholds = thresholds.data;
       view.threshold_begin = threshold_begin.data;
+      view.search = search.data;
+      view.search_begin = search_begin.data;
+      view.search_height = search_height.data;
       view.offset_bits = r->offset_bits;
       view.slot_bits = r->slot_bits;
     }

@@ -340,7 +340,7 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
 // ---- Ranked nodes (ranked_forest.h) ----
 
 // Stages the bins of rows [first, first + count) feature-major, bins[slot * stride + r]: each
-// value's bin by binary search over its input's thresholds, a missing value 0 in slot 2f and
+// value's bin by a search of its input's threshold tree (EytzingerCount), a missing value 0 in slot 2f and
 // n_f + 1 in slot 2f + 1, and 0 in the leaves' slot. Consecutive threads take one input of
 // consecutive rows, so that a warp's searches share their first steps' lines.
 __device__ __forceinline__ void StageBins(const ForestView& f, const float* __restrict__ rows,
@@ -350,18 +350,11 @@ __device__ __forceinline__ void StageBins(const ForestView& f, const float* __re
   for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
     const uint32_t input = k / count, r = k - input * count;
     const float x = rows[static_cast<size_t>(first + r) * inputs + input];
-    const uint32_t begin = __ldg(f.threshold_begin + input);
-    const uint32_t n = __ldg(f.threshold_begin + input + 1) - begin;
-    uint32_t lo = 0, hi = n;  // the count of thresholds at or below x
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (__ldg(f.thresholds + begin + mid) <= x) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
+    const uint32_t n = __ldg(f.threshold_begin + input + 1) - __ldg(f.threshold_begin + input);
     const bool missing = x != x;
+    const uint32_t lo = missing ? 0
+                                : EytzingerCount(f.search + __ldg(f.search_begin + input),
+                                                 __ldg(f.search_height + input), n, x);
     bins[(2 * input) * stride + r] = static_cast<uint16_t>(missing ? 0 : lo);
     bins[(2 * input + 1) * stride + r] = static_cast<uint16_t>(missing ? n + 1 : lo);
   }

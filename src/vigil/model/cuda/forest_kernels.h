@@ -39,8 +39,10 @@ struct ForestView {
   const uint32_t* ranked_words = nullptr;
   const uint32_t* ranked_trees = nullptr;  // RankedForest::tree_header (16-byte aligned)
   const float* leaf_value = nullptr;
-  const float* thresholds = nullptr;
   const uint32_t* threshold_begin = nullptr;
+  const float* search = nullptr;
+  const uint32_t* search_begin = nullptr;
+  const uint32_t* search_height = nullptr;
   uint32_t offset_bits = 0, slot_bits = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -42,6 +43,28 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     max_rank = std::max(max_rank, static_cast<uint32_t>(t.size()));
     r.thresholds.insert(r.thresholds.end(), t.begin(), t.end());
     r.threshold_begin.push_back(static_cast<uint32_t>(r.thresholds.size()));
+    // Breadth-first order of the complete search tree: an in-order walk of positions 1..size
+    // meets the sorted thresholds (then the padding) in order.
+    const auto height = static_cast<uint32_t>(std::bit_width(t.size()));
+    const size_t size = (size_t{1} << height) - 1;
+    std::vector<float> tree(size, std::numeric_limits<float>::infinity());
+    size_t next = 0;
+    std::vector<size_t> stack;
+    for (size_t i = 1; i <= size || !stack.empty();) {
+      if (i <= size) {
+        stack.push_back(i);
+        i = 2 * i;
+        continue;
+      }
+      i = stack.back();
+      stack.pop_back();
+      if (next < t.size()) tree[i - 1] = t[next];
+      ++next;
+      i = 2 * i + 1;
+    }
+    r.search_begin.push_back(static_cast<uint32_t>(r.search.size()));
+    r.search_height.push_back(height);
+    r.search.insert(r.search.end(), tree.begin(), tree.end());
   }
   r.offset_bits = BitsFor(max_offset);
   r.slot_bits = BitsFor(leaf_slot);
@@ -86,8 +109,7 @@ uint32_t RankedForest::Bin(const float* x, uint32_t num_inputs, uint32_t slot) c
   const float v = x[f];
   const uint32_t n = threshold_begin[f + 1] - threshold_begin[f];
   if (std::isnan(v)) return (slot & 1) ? n + 1 : 0;
-  const float* begin = thresholds.data() + threshold_begin[f];
-  return static_cast<uint32_t>(std::upper_bound(begin, begin + n, v) - begin);
+  return SearchBin(f, v);  // the kernel's search (equal to upper_bound over the sorted thresholds)
 }
 
 float RankedForest::Margin(const ForestLayout& layout, const float* x) const {

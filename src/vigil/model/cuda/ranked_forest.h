@@ -31,10 +31,48 @@ namespace vigil::cuda {
 
 inline constexpr uint32_t kMaxRankedThresholds = 65534;  // per input: bins n_f + 1 fit 16 bits
 
+// The count of the n thresholds at or below v (not NaN) in a search tree "tree" of this height
+// (RankedForest::search): each step goes right when the node is at or below v, so the final
+// position's bits below the leading one are the path, which counts the entries at or below v;
+// the +inf padding counts only for v = +inf, hence the cap at n. Loads through the read-only
+// cache on the device.
+VIGIL_HOST_DEVICE uint32_t EytzingerCount(const float* tree, uint32_t height, uint32_t n,
+                                          float v) {
+  uint32_t i = 1;
+  for (uint32_t s = 0; s < height; ++s) {
+#if defined(__CUDA_ARCH__)
+    const float node = __ldg(tree + i - 1);
+#else
+    const float node = tree[i - 1];
+#endif
+    i = 2 * i + (node <= v ? 1u : 0u);
+  }
+  const uint32_t count = i - (1u << height);
+  return count < n ? count : n;
+}
+
+VIGIL_HOST_DEVICE uint32_t RankedSlot(uint32_t word, uint32_t offset_bits, uint32_t slot_bits) {
+  return (word >> offset_bits) & ((1u << slot_bits) - 1u);
+}
+
+// The node after the one at index i with this word, for the bin of its slot.
+VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t bin,
+                                      uint32_t offset_bits, uint32_t slot_bits) {
+  const uint32_t rank = word >> (offset_bits + slot_bits);
+  return i + (word & ((1u << offset_bits) - 1u)) + (bin < rank ? 0u : 1u);
+}
+
 struct RankedForest {
   // Input f's distinct split thresholds, ascending: [threshold_begin[f], threshold_begin[f + 1]).
   std::vector<float> thresholds;
   std::vector<uint32_t> threshold_begin;  // num_inputs + 1
+  // The same thresholds for the kernel's search, per input in breadth-first (Eytzinger) order of
+  // the complete binary search tree of height search_height[f] over them, padded with +inf to
+  // 2^height - 1 entries, from search_begin[f]: the first five levels share one 128-byte line, so
+  // the 32 rows of a warp searching one input take one pass through L1 for each of them, where a
+  // search of the sorted array would touch a line per row from the fifth step on.
+  std::vector<float> search;
+  std::vector<uint32_t> search_begin, search_height;  // num_inputs each
   std::vector<uint32_t> words;            // per node of the layout
   std::vector<float> leaf_value;          // per node: a leaf's value, 0 for internal nodes
   // Per tree, root << 8 | depth, padded with 0 to a multiple of 4 entries: the kernel reads four
@@ -49,20 +87,14 @@ struct RankedForest {
 
   // Slot "slot"'s bin for the row x (float32 model inputs, NaN when missing).
   uint32_t Bin(const float* x, uint32_t num_inputs, uint32_t slot) const;
+  // The count of input f's thresholds at or below the number v (not NaN), by the kernel's search.
+  uint32_t SearchBin(uint32_t f, float v) const {
+    return EytzingerCount(search.data() + search_begin[f], search_height[f],
+                          threshold_begin[f + 1] - threshold_begin[f], v);
+  }
   // The kernel's walk on the host: equal to layout.Margin(x) bit for bit.
   float Margin(const ForestLayout& layout, const float* x) const;
 };
-
-VIGIL_HOST_DEVICE uint32_t RankedSlot(uint32_t word, uint32_t offset_bits, uint32_t slot_bits) {
-  return (word >> offset_bits) & ((1u << slot_bits) - 1u);
-}
-
-// The node after the one at index i with this word, for the bin of its slot.
-VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t bin,
-                                      uint32_t offset_bits, uint32_t slot_bits) {
-  const uint32_t rank = word >> (offset_bits + slot_bits);
-  return i + (word & ((1u << offset_bits) - 1u)) + (bin < rank ? 0u : 1u);
-}
 
 }  // namespace vigil::cuda
 

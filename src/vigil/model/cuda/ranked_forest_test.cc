@@ -1,5 +1,7 @@
 #include "vigil/model/cuda/ranked_forest.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -73,6 +75,37 @@ TEST(RankedForest, HandModelRanksAndBins) {
   EXPECT_EQ(ranked->Bin(x, 2, 2), 0u);  // b missing, sent left
   EXPECT_EQ(ranked->Bin(x, 2, 3), 2u);  // b missing, sent right
   EXPECT_EQ(ranked->Bin(x, 2, 4), 0u);
+}
+
+// The kernel's search of the threshold tree counts as the sorted array does: at thresholds, at
+// their neighbours, between them, beyond both ends and at the infinities, for inputs with 0 to
+// hundreds of thresholds.
+TEST(RankedForest, TheSearchTreeCountsAsTheSortedThresholds) {
+  vigil::testing::RandomForestSpec spec;
+  spec.depth = 7;
+  spec.trees = 30;
+  spec.features = 40;  // some inputs with few thresholds or none
+  spec.early_leaf = 0.3;
+  auto layout = ForestLayout::Build(vigil::testing::RandomForest(spec));
+  ASSERT_OK(layout);
+  auto ranked = RankedForest::Build(*layout);
+  ASSERT_OK(ranked);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (uint32_t f = 0; f < layout->num_inputs; ++f) {
+    const uint32_t begin = ranked->threshold_begin[f], end = ranked->threshold_begin[f + 1];
+    ASSERT_EQ(ranked->search_height[f], static_cast<uint32_t>(std::bit_width(end - begin)));
+    std::vector<float> probes = {-inf, inf, -2.0f, 2.0f, 0.0f};
+    for (uint32_t k = begin; k < end; ++k) {
+      const float t = ranked->thresholds[k];
+      probes.insert(probes.end(), {t, std::nextafter(t, -inf), std::nextafter(t, inf)});
+    }
+    for (float v : probes) {
+      const auto want = static_cast<uint32_t>(
+          std::upper_bound(ranked->thresholds.begin() + begin, ranked->thresholds.begin() + end, v) -
+          (ranked->thresholds.begin() + begin));
+      ASSERT_EQ(ranked->SearchBin(f, v), want) << "input " << f << " value " << v;
+    }
+  }
 }
 
 // Depths 1 to 12, complete and ragged trees, missing values and inputs equal to thresholds.
