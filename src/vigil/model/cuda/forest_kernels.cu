@@ -2,9 +2,9 @@
 
 #include <cooperative_groups.h>
 
-#include "vigil/model/cuda/ranked_forest.h"
-
 #include <algorithm>
+
+#include "vigil/model/cuda/ranked_forest.h"
 
 namespace vigil::cuda {
 namespace {
