@@ -108,7 +108,7 @@ struct DeviceForest {
   DeviceArray<uint32_t> threshold_begin, search_begin, search_height;
   ForestView view;
 
-  absl::Status Upload(const ForestLayout& f) {
+  absl::Status Upload(const ForestLayout& f, bool ranked_nodes) {
     VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
     VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
     VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
@@ -131,7 +131,8 @@ struct DeviceForest {
     view.element_edge_begin = element_edge_begin.data;
     view.edges = edges.data;
     view.group_begin = f.group_begin;
-    // The ranked nodes (rows4ranked), when the model's fit 4 bytes.
+    // The ranked nodes (rows4ranked), when asked for and the model's fit 4 bytes.
+    if (!ranked_nodes) return absl::OkStatus();
     if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
       VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));
       VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header));
@@ -323,7 +324,7 @@ absl::Status CudaScorer::Impl::MakeSlot(size_t capacity, int halves, std::unique
 
 absl::Status CudaScorer::Impl::Start() {
   VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(device.ordinal));
-  VIGIL_RETURN_IF_ERROR(forest.Upload(layout));
+  VIGIL_RETURN_IF_ERROR(forest.Upload(layout, options.ranked_nodes));
   int least = 0, greatest = 0;
   VIGIL_CUDA_RETURN_IF_ERROR(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   // Numerically lower is more urgent: P0 gets the greatest priority, P2 the least.

@@ -66,8 +66,13 @@ struct CudaScorerOptions {
   int bulk_slots = 2;
   // Small batches read their rows from, and write their margins to, pinned host memory mapped
   // into the device (zero copy): a graph of one kernel instead of copy, kernel, copy. On the
-  // H200 this takes 3-9 us off a batch of 1 to 256 rows (docs/benchmarks.md, "CUDA backend").
+  // H200 this takes 4-6 us off a batch of 1 to 16 rows and 16-18 us off one of 256
+  // (docs/benchmarks.md, "CUDA backend").
   bool zero_copy_small = true;
+  // Also upload the model as RankedForest (ranked_forest.h) for the rows4ranked kernel variant,
+  // which no scoring call picks yet: for the benchmark and the parity tests. Off, the variant
+  // runs rows4.
+  bool ranked_nodes = false;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;
   // Rows per device pass of ShapValues.

@@ -382,6 +382,7 @@ void RegisterGpu() {
     std::vector<float> x(MaxRows() * b.width);
     CudaScorerOptions copies;  // the e2e and latency rows: small batches through copies
     copies.zero_copy_small = false;
+    copies.ranked_nodes = true;  // for the variant rows (rows4ranked)
     auto gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, copies);
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu = std::move(*gpu);

@@ -165,8 +165,12 @@ TEST(CudaScorer, TheDemoModelScoresAsTheCpuDoes) {
 // row, a few and thousands.
 void ExpectEveryVariantGivesTheSameMargins(std::shared_ptr<const TreeEnsemble> model,
                                            const std::vector<double>& rows, size_t n) {
-  auto gpu = CudaScorer::Create(model, model->feature_names, "m");
+  CudaScorerOptions options;
+  options.ranked_nodes = true;
+  auto gpu = CudaScorer::Create(model, model->feature_names, "m", options);
   ASSERT_OK(gpu);
+  // The ranked variant runs its own kernel here, not rows4 in its place.
+  ASSERT_NE(CudaScorerTesting::Forest(**gpu).ranked_words, nullptr);
   std::vector<float> want(n);
   ASSERT_OK((*gpu)->Margins(rows, n, absl::MakeSpan(want)));
   // The scorer's own choice already equals the CPU (above); each variant equals it.

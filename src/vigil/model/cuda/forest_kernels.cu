@@ -239,18 +239,35 @@ __global__ void __launch_bounds__(kBlock)
   if (q == 0 && active && g == 0) margins[first + r] = margin;
 }
 
+// cluster > 1: the blocks run as thread-block clusters of that many (blocks a multiple of it).
 template <typename Kernel>
 cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
                    cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
-                   float* margins) {
+                   float* margins, uint32_t cluster = 1) {
   if (shared > 0) {
     // Static and dynamic shared memory together may pass 48 KiB: opt in to the size.
     const cudaError_t e = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (e != cudaSuccess) return e;
   }
-  kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
-  return cudaGetLastError();
+  if (cluster == 1) {
+    kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
+    return cudaGetLastError();
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&config, kernel, f, rows, n, margins);
+  return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 template <int ILP>
@@ -272,58 +289,25 @@ cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float
                 margins);
 }
 
-template <int TG, int kBlock = kTreesBlock>
+// kCluster > 1: each row block's trees split over a cluster of that many blocks.
+template <int TG, int kBlock = kTreesBlock, int kCluster = 1>
 cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, float* margins,
                         cudaStream_t stream) {
   constexpr uint32_t kRows = kBlock / TG;
-  const uint32_t blocks = (n + kRows - 1) / kRows;
+  const uint32_t blocks = (n + kRows - 1) / kRows * kCluster;
   size_t bytes = 0;
   switch (ChooseStaging(f.num_inputs, kRows, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictTreesKernel<TG, Staging::kExpanded, kBlock>, blocks, kBlock, bytes,
-                    stream, f, rows, n, margins);
+      return Launch(PredictTreesKernel<TG, Staging::kExpanded, kBlock, kCluster>, blocks, kBlock,
+                    bytes, stream, f, rows, n, margins, kCluster);
     case Staging::kPlain:
-      return Launch(PredictTreesKernel<TG, Staging::kPlain, kBlock>, blocks, kBlock, bytes,
-                    stream, f, rows, n, margins);
+      return Launch(PredictTreesKernel<TG, Staging::kPlain, kBlock, kCluster>, blocks, kBlock,
+                    bytes, stream, f, rows, n, margins, kCluster);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock>, blocks, kBlock, 0, stream, f,
-                rows, n, margins);
-}
-
-// kTreesN split over a cluster of kCluster blocks a row block (see PredictTreesKernel).
-template <int TG, int kCluster>
-cudaError_t LaunchTreesCluster(const ForestView& f, const float* rows, uint32_t n, float* margins,
-                               cudaStream_t stream) {
-  constexpr uint32_t kRows = kTreesBlock / TG;
-  const uint32_t blocks = (n + kRows - 1) / kRows * kCluster;
-  size_t bytes = 0;
-  const Staging staging = ChooseStaging(f.num_inputs, kRows, bytes);
-  auto kernel = staging == Staging::kExpanded
-                    ? PredictTreesKernel<TG, Staging::kExpanded, kTreesBlock, kCluster>
-                : staging == Staging::kPlain
-                    ? PredictTreesKernel<TG, Staging::kPlain, kTreesBlock, kCluster>
-                    : PredictTreesKernel<TG, Staging::kNone, kTreesBlock, kCluster>;
-  if (bytes > 0) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (e != cudaSuccess) return e;
-  }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(kTreesBlock);
-  config.dynamicSmemBytes = bytes;
-  config.stream = stream;
-  cudaLaunchAttribute cluster[1];
-  cluster[0].id = cudaLaunchAttributeClusterDimension;
-  cluster[0].val.clusterDim.x = kCluster;
-  cluster[0].val.clusterDim.y = 1;
-  cluster[0].val.clusterDim.z = 1;
-  config.attrs = cluster;
-  config.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&config, kernel, f, rows, n, margins);
-  return e != cudaSuccess ? e : cudaGetLastError();
+  return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock, kCluster>, blocks, kBlock, 0,
+                stream, f, rows, n, margins, kCluster);
 }
 
 // kRows4 with the rows staged plain whatever their width (to weigh occupancy against
@@ -572,7 +556,7 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
     case PredictVariant::kTrees256Cluster8:
-      return LaunchTreesCluster<256, 8>(f, rows, n, margins, stream);
+      return LaunchTrees<256, kTreesBlock, 8>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }
