@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/lightgbm_text.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
@@ -28,14 +29,17 @@ std::vector<float> ToFloat(const std::vector<double>& row) {
   return std::vector<float>(row.begin(), row.end());
 }
 
-// The layout's walk (the kernels' step, run on the host) against the CPU predictor, bit for bit,
-// and its path-wise TreeSHAP against the CPU explainer.
+// The layout's walk (the kernels' step, run on the host) and the ranked walk (RankedForest, the
+// rows4ranked kernel's) against the CPU predictor, bit for bit, and the layout's path-wise
+// TreeSHAP against the CPU explainer.
 void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
                             const std::vector<double>& rows, size_t n) {
   const std::vector<std::string>& columns = model->feature_names;
   const size_t width = columns.size();
   auto layout = ForestLayout::Build(*model);
   ASSERT_OK(layout);
+  auto ranked = RankedForest::Build(*layout);
+  ASSERT_OK(ranked);
   auto predictor = CpuPredictor::Create(model, columns, "test columns");
   ASSERT_OK(predictor);
   auto explainer = TreeShapExplainer::Create(model, columns, "test columns");
@@ -49,6 +53,7 @@ void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
     const std::vector<float> x = ToFloat(row);
     const float got = layout->Margin(x.data());
     ASSERT_EQ(static_cast<double>(got), want[i]) << "row " << i;  // the same bits
+    ASSERT_EQ(ranked->Margin(*layout, x.data()), got) << "row " << i;
     explainer->Explain(row, absl::MakeSpan(shap_want));
     layout->ShapValues(x.data(), absl::MakeSpan(shap_got));
     double sum = 0;

@@ -1,46 +1,24 @@
+// The ranked walk itself is checked against the CPU predictor with the layout's, on the same
+// models (forest_layout_test.cc, ExpectLayoutMatchesCpu); here: ranks, bins, the search, limits.
 #include "vigil/model/cuda/ranked_forest.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/random_forest.h"
-#include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
 #include "vigil/model/xgboost_json.h"
 #include "vigil/testing/status_matchers.h"
-#include "vigil/testing/testdata.h"
 
 namespace vigil::cuda {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The ranked walk against the CPU predictor, bit for bit (and so against the layout's walk).
-void ExpectRankedMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
-                            const std::vector<double>& rows, size_t n) {
-  const size_t width = model->feature_names.size();
-  auto layout = ForestLayout::Build(*model);
-  ASSERT_OK(layout);
-  auto ranked = RankedForest::Build(*layout);
-  ASSERT_OK(ranked);
-  auto predictor = CpuPredictor::Create(model, model->feature_names, "test columns");
-  ASSERT_OK(predictor);
-  std::vector<double> want(n);
-  predictor->MarginsBatch(rows, n, absl::MakeSpan(want));
-  for (size_t i = 0; i < n; ++i) {
-    const std::vector<float> x(rows.begin() + static_cast<ptrdiff_t>(i * width),
-                               rows.begin() + static_cast<ptrdiff_t>((i + 1) * width));
-    ASSERT_EQ(static_cast<double>(ranked->Margin(*layout, x.data())), want[i]) << "row " << i;
-  }
-}
 
 TEST(RankedForest, HandModelRanksAndBins) {
   auto loaded = LoadXgboostJson(vigil::testing::kXgboostTwoTrees, "m.json");
@@ -106,31 +84,6 @@ TEST(RankedForest, TheSearchTreeCountsAsTheSortedThresholds) {
       ASSERT_EQ(ranked->SearchBin(f, v), want) << "input " << f << " value " << v;
     }
   }
-}
-
-// Depths 1 to 12, complete and ragged trees, missing values and inputs equal to thresholds.
-TEST(RankedForest, RandomModelsMatchTheCpuBackend) {
-  for (int depth = 1; depth <= 12; ++depth) {
-    vigil::testing::RandomForestSpec spec;
-    spec.depth = depth;
-    spec.trees = depth <= 8 ? 40 : 8;
-    spec.features = 12;
-    spec.early_leaf = depth % 2 == 0 ? 0.0 : 0.25;
-    spec.seed = static_cast<uint64_t>(depth) + 40;
-    SCOPED_TRACE(absl::StrCat("depth ", depth));
-    auto model = std::make_shared<const TreeEnsemble>(vigil::testing::RandomForest(spec));
-    const size_t n = 60;
-    ExpectRankedMatchesCpu(model, vigil::testing::RandomRows(*model, n, 12, 0.1, 0.2, spec.seed),
-                           n);
-  }
-}
-
-TEST(RankedForest, TheDemoModelMatchesTheCpuBackend) {
-  auto loaded = LoadModelFile(vigil::testing::TestDataPath("models/demo_model.json"));
-  ASSERT_OK(loaded);
-  const size_t width = (*loaded)->feature_names.size();
-  ExpectRankedMatchesCpu(*loaded, vigil::testing::ThresholdRows(**loaded, 300, width, 0.05, 4),
-                         300);
 }
 
 TEST(RankedForest, RefusesWhatDoesNotFitFourBytes) {
