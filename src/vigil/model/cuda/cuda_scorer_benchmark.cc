@@ -17,8 +17,9 @@
 //                       small batches with zero_copy_small (the default; the rows above turn it
 //                       off): the kernel reads the rows from and writes the margins to pinned
 //                       host memory (no copy nodes)
-//   e2e_chunks65536/M/N  e2e with bulk chunks of 65,536 rows instead of 262,144 (two in flight):
-//                       a shorter pipeline fill and drain against more calls
+//   e2e_chunks65536/M/N  e2e with bulk chunks of 65,536 rows instead of 262,144 (two in flight;
+//                       the zero-copy rows' scorer): a shorter pipeline fill and drain against
+//                       more calls
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
@@ -67,8 +68,8 @@ struct BenchModel : testing::BenchmarkModel {
   std::unique_ptr<CpuPredictor> predictor;
   std::unique_ptr<TreeShapExplainer> explainer;
   std::unique_ptr<CudaScorer> gpu;            // small batches through copies
-  std::unique_ptr<CudaScorer> gpu_zero_copy;  // CudaScorerOptions::zero_copy_small
-  std::unique_ptr<CudaScorer> gpu_small_chunks;  // bulk chunks of 65,536 rows
+  // The default options (small batches zero copy) but bulk chunks of 65,536 rows.
+  std::unique_ptr<CudaScorer> gpu_zero_copy;
 };
 
 size_t MaxRows() { return Smoke() ? 4096 : size_t{1} << 20; }
@@ -287,9 +288,9 @@ void BM_Simple(benchmark::State& state, size_t model, size_t n) {
 }
 
 void BM_EndToEnd(benchmark::State& state, size_t model, size_t n, bool margins_only,
-                 bool zero_copy = false, bool small_chunks = false) {
+                 bool zero_copy = false) {
   BenchModel& b = *Models()[model];
-  CudaScorer& gpu = small_chunks ? *b.gpu_small_chunks : zero_copy ? *b.gpu_zero_copy : *b.gpu;
+  CudaScorer& gpu = zero_copy ? *b.gpu_zero_copy : *b.gpu;
   std::vector<double> scores(n);
   std::vector<float> margins(n);
   for (auto _ : state) {
@@ -387,17 +388,10 @@ void RegisterGpu() {
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu = std::move(*gpu);
     CudaScorerOptions zero_copy;
-    zero_copy.zero_copy_small = true;
-    zero_copy.bulk_slots = 1;
     zero_copy.chunk_rows = 65536;
     gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, zero_copy);
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu_zero_copy = std::move(*gpu);
-    CudaScorerOptions small_chunks;
-    small_chunks.chunk_rows = 65536;
-    gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, small_chunks);
-    if (!gpu.ok()) Fail(std::string(gpu.status().message()));
-    b.gpu_small_chunks = std::move(*gpu);
     CudaScorerTesting::Gather(*b.gpu, b.rows, 0, MaxRows(), x.data());
     DeviceRows d;
     d.rows = Upload(x);
@@ -424,10 +418,10 @@ void RegisterGpu() {
     }
     for (size_t n : sizes) {
       benchmark::RegisterBenchmark(absl::StrCat("e2e/", b.name, "/", n).c_str(), BM_EndToEnd, k, n,
-                                   false, false, false)
+                                   false, false)
           ->UseRealTime();
       benchmark::RegisterBenchmark(absl::StrCat("e2e_margins/", b.name, "/", n).c_str(),
-                                   BM_EndToEnd, k, n, true, false, false)
+                                   BM_EndToEnd, k, n, true, false)
           ->UseRealTime();
     }
     for (Priority p : {Priority::kP0, Priority::kP2}) {
@@ -443,12 +437,12 @@ void RegisterGpu() {
         ->Iterations(smoke ? 10 : 20000);
     for (size_t n : {size_t{1}, size_t{16}, size_t{256}}) {
       benchmark::RegisterBenchmark(absl::StrCat("e2e_zerocopy/", b.name, "/", n).c_str(),
-                                   BM_EndToEnd, k, n, false, true, false)
+                                   BM_EndToEnd, k, n, false, true)
           ->UseRealTime();
     }
     for (size_t n : smoke ? std::vector<size_t>{2048} : std::vector<size_t>{65536, 1 << 20}) {
       benchmark::RegisterBenchmark(absl::StrCat("e2e_chunks65536/", b.name, "/", n).c_str(),
-                                   BM_EndToEnd, k, n, false, false, true)
+                                   BM_EndToEnd, k, n, false, true)
           ->UseRealTime();
     }
     for (size_t n : smoke ? std::vector<size_t>{64} : std::vector<size_t>{1024, 16384, 65536}) {
