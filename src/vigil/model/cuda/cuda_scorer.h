@@ -69,10 +69,9 @@ struct CudaScorerOptions {
   // H200 this takes 4-6 us off a batch of 1 to 16 rows and 16-18 us off one of 256
   // (docs/benchmarks.md, "CUDA backend").
   bool zero_copy_small = true;
-  // Also upload the model as RankedForest (ranked_forest.h) for the rows4ranked kernel variant,
-  // which no scoring call picks yet: for the benchmark and the parity tests. Off, the variant
-  // runs rows4.
-  bool ranked_nodes = false;
+  // Also upload the model as RankedForest (ranked_forest.h), for the kernel large batches run
+  // (rows4ranked). Off, or where the model's nodes do not fit 4 bytes, they run rows4.
+  bool ranked_nodes = true;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;
   // Rows per device pass of ShapValues.

@@ -17,9 +17,6 @@
 //                       small batches with zero_copy_small (the default; the rows above turn it
 //                       off): the kernel reads the rows from and writes the margins to pinned
 //                       host memory (no copy nodes)
-//   e2e_chunks65536/M/N  e2e with bulk chunks of 65,536 rows instead of 262,144 (two in flight;
-//                       the zero-copy rows' scorer): a shorter pipeline fill and drain against
-//                       more calls
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
@@ -383,13 +380,10 @@ void RegisterGpu() {
     std::vector<float> x(MaxRows() * b.width);
     CudaScorerOptions copies;  // the e2e and latency rows: small batches through copies
     copies.zero_copy_small = false;
-    copies.ranked_nodes = true;  // for the variant rows (rows4ranked)
     auto gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, copies);
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu = std::move(*gpu);
-    CudaScorerOptions zero_copy;
-    zero_copy.chunk_rows = 65536;
-    gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, zero_copy);
+    gpu = CudaScorer::Create(b.model, b.model->feature_names, b.name, CudaScorerOptions{});
     if (!gpu.ok()) Fail(std::string(gpu.status().message()));
     b.gpu_zero_copy = std::move(*gpu);
     CudaScorerTesting::Gather(*b.gpu, b.rows, 0, MaxRows(), x.data());
@@ -437,11 +431,6 @@ void RegisterGpu() {
         ->Iterations(smoke ? 10 : 20000);
     for (size_t n : {size_t{1}, size_t{16}, size_t{256}}) {
       benchmark::RegisterBenchmark(absl::StrCat("e2e_zerocopy/", b.name, "/", n).c_str(),
-                                   BM_EndToEnd, k, n, false, true)
-          ->UseRealTime();
-    }
-    for (size_t n : smoke ? std::vector<size_t>{2048} : std::vector<size_t>{65536, 1 << 20}) {
-      benchmark::RegisterBenchmark(absl::StrCat("e2e_chunks65536/", b.name, "/", n).c_str(),
                                    BM_EndToEnd, k, n, false, true)
           ->UseRealTime();
     }

@@ -15,7 +15,9 @@
 #include "gtest/gtest.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cpu/predictor.h"
+#include "vigil/model/cuda/forest_layout.h"
 #include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"
 #include "vigil/testing/status_matchers.h"
@@ -23,7 +25,6 @@
 
 #if defined(VIGIL_CUDA_BUILT)
 #include "vigil/model/cuda/forest_kernels.h"
-#include "vigil/model/cuda/forest_layout.h"
 #endif
 
 namespace vigil {
@@ -132,6 +133,37 @@ TEST(CudaScorer, TwoThousandTreesScoreAsTheCpuDoes) {
   ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 8), n);
 }
 
+// Large batches run the ranked kernel (rows4ranked) by default, rows4 without ranked nodes or
+// where a model's do not fit 4 bytes (the complete depth-12 trees: about 38,000 thresholds an
+// input, 16 rank bits, beside 12 offset bits, 6 slot bits and the missing bit); each gives the
+// CPU's bits, missing values included.
+TEST(CudaScorer, LargeBatchesScoreAsTheCpuDoesWithAndWithoutRankedNodes) {
+  const bool device = ProbeCudaDevice().ok();
+  struct Case {
+    int depth, trees;
+    double early_leaf;
+    bool fits;
+  };
+  for (const Case& c : {Case{3, 400, 0.2, true}, Case{8, 400, 0.2, true},
+                        Case{10, 150, 0.2, true}, Case{12, 300, 0.0, false}}) {
+    const int depth = c.depth;
+    auto model = Random(c.trees, depth, 32, static_cast<uint64_t>(100 + depth), c.early_leaf);
+    auto layout = cuda::ForestLayout::Build(*model);
+    ASSERT_OK(layout);
+    ASSERT_EQ(cuda::RankedForest::Build(*layout).ok(), c.fits) << "depth " << depth;
+    if (!device) continue;
+    const size_t n = 70000;  // past ChoosePredictVariant's row-kernel threshold on any GPU today
+    const auto rows = vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 200 + depth);
+    for (bool ranked : {true, false}) {
+      SCOPED_TRACE(absl::StrCat("depth ", depth, ranked ? ", ranked nodes" : ", without"));
+      CudaScorerOptions options;
+      options.ranked_nodes = ranked;
+      ExpectScoresMatchCpu(model, rows, n, options);
+    }
+  }
+  if (!device) GTEST_SKIP() << "no CUDA device: only the ranked nodes' fit was checked";
+}
+
 // Small batches through copies (zero_copy_small off; by default the kernel reads and writes
 // pinned host memory) give the same bits.
 TEST(CudaScorer, CopiedSmallBatchesScoreAsTheCpuDoes) {
@@ -165,9 +197,7 @@ TEST(CudaScorer, TheDemoModelScoresAsTheCpuDoes) {
 // row, a few and thousands.
 void ExpectEveryVariantGivesTheSameMargins(std::shared_ptr<const TreeEnsemble> model,
                                            const std::vector<double>& rows, size_t n) {
-  CudaScorerOptions options;
-  options.ranked_nodes = true;
-  auto gpu = CudaScorer::Create(model, model->feature_names, "m", options);
+  auto gpu = CudaScorer::Create(model, model->feature_names, "m", CudaScorerOptions{});
   ASSERT_OK(gpu);
   // The ranked variant runs its own kernel here, not rows4 in its place.
   ASSERT_NE(CudaScorerTesting::Forest(**gpu).ranked_words, nullptr);

@@ -1,7 +1,5 @@
 #include "vigil/model/cuda/forest_kernels.h"
 
-#include <cooperative_groups.h>
-
 #include <algorithm>
 
 #include "vigil/model/cuda/ranked_forest.h"
@@ -124,12 +122,7 @@ __global__ void __launch_bounds__(kRowsBlock)
   margins[first + r] = margin;
 }
 
-// kCluster > 1 (launched as thread-block clusters of that many blocks, on as many SMs): the
-// blocks of a cluster take the same rows and split their trees, block q walking the trees
-// q * TG + g, (q + kCluster) * TG + g, ...; they write the leaf values into the first block's
-// shared memory (distributed shared memory), where one thread a row sums them in tree order. For
-// one or a few rows, so that their walks use more than one SM's share of L2 bandwidth.
-template <int TG, Staging kStage, int kBlock = kTreesBlock, int kCluster = 1>
+template <int TG, Staging kStage, int kBlock = kTreesBlock>
 __global__ void __launch_bounds__(kBlock)
     PredictTreesKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                        float* __restrict__ margins) {
@@ -138,19 +131,7 @@ __global__ void __launch_bounds__(kBlock)
   static_assert(kChunk % 4 == 0);
   __shared__ __align__(16) float leaves[kRows * kChunk];
   extern __shared__ float staged[];
-  const uint32_t q = blockIdx.x % kCluster;       // the block's rank in its cluster
-  float* sum_leaves = leaves;                     // where the leaf values meet
-  if constexpr (kCluster > 1) {
-    sum_leaves = cooperative_groups::this_cluster().map_shared_rank(leaves, 0);
-  }
-  const auto sync = [] {
-    if constexpr (kCluster > 1) {
-      cooperative_groups::this_cluster().sync();
-    } else {
-      __syncthreads();
-    }
-  };
-  const uint32_t first = blockIdx.x / kCluster * kRows;
+  const uint32_t first = blockIdx.x * kRows;
   const uint32_t count = min(static_cast<uint32_t>(kRows), n - first);
   if constexpr (kStage == Staging::kExpanded) {
     StageExpanded(rows, first, count, f.num_inputs, kRows, staged);
@@ -159,8 +140,6 @@ __global__ void __launch_bounds__(kBlock)
     StageRows(rows, first, count, f.num_inputs, kRows, staged);
     __syncthreads();
   }
-  // Every block of the cluster has started before any writes into the first one's memory.
-  if constexpr (kCluster > 1) cooperative_groups::this_cluster().sync();
   const uint32_t r = threadIdx.x / TG, g = threadIdx.x % TG;
   const bool active = r < count;
   const float* row = rows + static_cast<size_t>(first + (active ? r : 0)) * f.num_inputs;
@@ -177,14 +156,13 @@ __global__ void __launch_bounds__(kBlock)
   for (uint32_t c = 0; c < f.num_trees; c += kChunk) {
     const uint32_t chunk = min(static_cast<uint32_t>(kChunk), f.num_trees - c);
     if (active) {
-      // This thread's trees q * TG + g and every TG * kCluster-th after it: four walks at a
-      // time, so that their loads overlap.
-      for (uint32_t k = q * TG + g; k < chunk; k += 4 * TG * kCluster) {
+      // This thread's trees g, g + TG, ...: four walks at a time, so that their loads overlap.
+      for (uint32_t k = g; k < chunk; k += 4 * TG) {
         uint32_t idx[4];
         int depth = 0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const uint32_t local = k + j * TG * kCluster < chunk ? k + j * TG * kCluster : k;
+          const uint32_t local = k + j * TG < chunk ? k + j * TG : k;
           idx[j] = __ldg(f.tree_root + c + local);
           depth = max(depth, static_cast<int>(__ldg(f.tree_depth + c + local)));
         }
@@ -198,14 +176,12 @@ __global__ void __launch_bounds__(kBlock)
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (k + j * TG * kCluster < chunk) {
-            sum_leaves[r * kChunk + k + j * TG * kCluster] = __ldg(&f.nodes[idx[j]].value);
-          }
+          if (k + j * TG < chunk) leaves[r * kChunk + k + j * TG] = __ldg(&f.nodes[idx[j]].value);
         }
       }
     }
-    sync();
-    if (q == 0 && active && g == 0) {
+    __syncthreads();
+    if (active && g == 0) {
       // In tree order, one add after another (float sums are order-sensitive): the chain of
       // dependent adds is the floor, so the next 16 values are loaded while these 16 are added.
       const float4* leaf4 = reinterpret_cast<const float4*>(leaves + r * kChunk);
@@ -234,40 +210,23 @@ __global__ void __launch_bounds__(kBlock)
       }
       for (; k < chunk; ++k) margin += leaf[k];
     }
-    sync();
+    __syncthreads();
   }
-  if (q == 0 && active && g == 0) margins[first + r] = margin;
+  if (active && g == 0) margins[first + r] = margin;
 }
 
-// cluster > 1: the blocks run as thread-block clusters of that many (blocks a multiple of it).
 template <typename Kernel>
 cudaError_t Launch(Kernel kernel, uint32_t blocks, uint32_t threads, size_t shared,
                    cudaStream_t stream, const ForestView& f, const float* rows, uint32_t n,
-                   float* margins, uint32_t cluster = 1) {
+                   float* margins) {
   if (shared > 0) {
     // Static and dynamic shared memory together may pass 48 KiB: opt in to the size.
     const cudaError_t e = cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (e != cudaSuccess) return e;
   }
-  if (cluster == 1) {
-    kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
-    return cudaGetLastError();
-  }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&config, kernel, f, rows, n, margins);
-  return e != cudaSuccess ? e : cudaGetLastError();
+  kernel<<<blocks, threads, shared, stream>>>(f, rows, n, margins);
+  return cudaGetLastError();
 }
 
 template <int ILP>
@@ -289,25 +248,24 @@ cudaError_t LaunchRows(const ForestView& f, const float* rows, uint32_t n, float
                 margins);
 }
 
-// kCluster > 1: each row block's trees split over a cluster of that many blocks.
-template <int TG, int kBlock = kTreesBlock, int kCluster = 1>
+template <int TG, int kBlock = kTreesBlock>
 cudaError_t LaunchTrees(const ForestView& f, const float* rows, uint32_t n, float* margins,
                         cudaStream_t stream) {
   constexpr uint32_t kRows = kBlock / TG;
-  const uint32_t blocks = (n + kRows - 1) / kRows * kCluster;
+  const uint32_t blocks = (n + kRows - 1) / kRows;
   size_t bytes = 0;
   switch (ChooseStaging(f.num_inputs, kRows, bytes)) {
     case Staging::kExpanded:
-      return Launch(PredictTreesKernel<TG, Staging::kExpanded, kBlock, kCluster>, blocks, kBlock,
-                    bytes, stream, f, rows, n, margins, kCluster);
+      return Launch(PredictTreesKernel<TG, Staging::kExpanded, kBlock>, blocks, kBlock, bytes,
+                    stream, f, rows, n, margins);
     case Staging::kPlain:
-      return Launch(PredictTreesKernel<TG, Staging::kPlain, kBlock, kCluster>, blocks, kBlock,
-                    bytes, stream, f, rows, n, margins, kCluster);
+      return Launch(PredictTreesKernel<TG, Staging::kPlain, kBlock>, blocks, kBlock, bytes,
+                    stream, f, rows, n, margins);
     case Staging::kNone:
       break;
   }
-  return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock, kCluster>, blocks, kBlock, 0,
-                stream, f, rows, n, margins, kCluster);
+  return Launch(PredictTreesKernel<TG, Staging::kNone, kBlock>, blocks, kBlock, 0, stream, f,
+                rows, n, margins);
 }
 
 // kRows4 with the rows staged plain whatever their width (to weigh occupancy against
@@ -323,35 +281,36 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
 
 // ---- Ranked nodes (ranked_forest.h) ----
 
-// Stages the bins of rows [first, first + count) feature-major, bins[slot * stride + r]: each
-// value's bin by a search of its input's threshold tree (EytzingerCount), a missing value 0 in slot 2f and
-// n_f + 1 in slot 2f + 1, and 0 in the leaves' slot. Consecutive threads take one input of
-// consecutive rows, so that a warp's searches share their first steps' lines.
-__device__ __forceinline__ void StageBins(const ForestView& f, const float* __restrict__ rows,
-                                          uint32_t first, uint32_t count, uint32_t stride,
-                                          uint16_t* bins) {
+// Stages rows [first, first + count) for the ranked walk, input-major (staged[input * stride +
+// r]): each value's bin (by a search of its input's threshold tree, EytzingerCount) shifted into
+// place, kMissingStaged for a missing value, and 0 in the leaves' slot (ranked_forest.h).
+// Consecutive threads take one input of consecutive rows, so that a warp's searches share their
+// first steps' lines.
+__device__ __forceinline__ void StageRanked(const ForestView& f, const float* __restrict__ rows,
+                                            uint32_t first, uint32_t count, uint32_t stride,
+                                            uint32_t* staged) {
   const uint32_t inputs = f.num_inputs, total = count * inputs;
+  const uint32_t shift = f.offset_bits + f.slot_bits;
   for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
     const uint32_t input = k / count, r = k - input * count;
     const float x = rows[static_cast<size_t>(first + r) * inputs + input];
     const uint32_t n = __ldg(f.threshold_begin + input + 1) - __ldg(f.threshold_begin + input);
-    const bool missing = x != x;
-    const uint32_t lo = missing ? 0
-                                : EytzingerCount(f.search + __ldg(f.search_begin + input),
-                                                 __ldg(f.search_height + input), n, x);
-    bins[(2 * input) * stride + r] = static_cast<uint16_t>(missing ? 0 : lo);
-    bins[(2 * input + 1) * stride + r] = static_cast<uint16_t>(missing ? n + 1 : lo);
+    staged[input * stride + r] =
+        x != x ? kMissingStaged
+               : EytzingerCount(f.search + __ldg(f.search_begin + input),
+                                __ldg(f.search_height + input), n, x)
+                     << shift;
   }
-  for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) bins[(2 * inputs) * stride + r] = 0;
+  for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) staged[inputs * stride + r] = 0;
 }
 
 __global__ void __launch_bounds__(kRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
-  extern __shared__ uint16_t bins[];
+  extern __shared__ uint32_t staged_ranked[];
   const uint32_t first = blockIdx.x * kRowsBlock;
   const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
-  StageBins(f, rows, first, count, kRowsBlock, bins);
+  StageRanked(f, rows, first, count, kRowsBlock, staged_ranked);
   __syncthreads();
   const uint32_t r = threadIdx.x;
   if (r >= count) return;
@@ -368,8 +327,8 @@ __global__ void __launch_bounds__(kRowsBlock)
       for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const uint32_t bin = bins[RankedSlot(word[k], ob, sb) * kRowsBlock + r];
-        idx[k] = RankedStep(idx[k], word[k], bin, ob, sb);
+        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kRowsBlock + r];
+        idx[k] = RankedStep(idx[k], word[k], x, ob, sb);
       }
     }
 #pragma unroll
@@ -383,7 +342,7 @@ __global__ void __launch_bounds__(kRowsBlock)
 
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
-  const size_t bytes = (2 * size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint16_t);
+  const size_t bytes = (size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint32_t);
   if (f.ranked_words == nullptr || bytes > kMaxStagedBytes) {
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
@@ -524,15 +483,15 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
-    case PredictVariant::kTrees256Cluster8: return "trees256c8";
   }
   return "?";
 }
 
 PredictVariant ChoosePredictVariant(uint32_t n, uint32_t num_trees, int multiprocessors) {
-  // Enough rows for the one-thread-per-row kernel to fill every SM with 8 warps: it wins.
+  // Enough rows for the one-thread-per-row kernel to fill every SM with 8 warps: it wins, over
+  // the ranked nodes where the forest has them (it runs kRows4 where not).
   const uint64_t full = static_cast<uint64_t>(multiprocessors) * 8 * 32;
-  if (n >= full) return PredictVariant::kRows4;
+  if (n >= full) return PredictVariant::kRows4Ranked;
   // Fewer rows: spread each row's trees over threads until the device has that many threads.
   const uint64_t per_row = (full + n - 1) / std::max<uint32_t>(n, 1);
   if (per_row <= 4 || num_trees < 64) return PredictVariant::kTrees4;
@@ -555,8 +514,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
-    case PredictVariant::kTrees256Cluster8:
-      return LaunchTrees<256, kTreesBlock, 8>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

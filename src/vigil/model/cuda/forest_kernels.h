@@ -51,18 +51,17 @@ struct ForestView {
 // walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
-// kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and 16-bit bins (kRows4 when the model's
-// nodes do not fit them); kTrees256Cluster8: kTrees256 with each row's trees split over a
-// cluster of 8 blocks on 8 SMs, their leaf values summed in the first block's shared memory.
+// kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and per-row bins (kRows4 when the
+// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes).
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Ranked, kTrees256Cluster8,
+  kRows4Ranked,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Ranked, PredictVariant::kTrees256Cluster8};
+    PredictVariant::kRows4Ranked};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

@@ -35,11 +35,6 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     std::vector<float>& t = per_input[f];
     std::sort(t.begin(), t.end());
     t.erase(std::unique(t.begin(), t.end()), t.end());
-    if (t.size() > kMaxRankedThresholds) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input ", f, " has ", t.size(), " distinct split thresholds; ranked nodes take ",
-                       kMaxRankedThresholds));
-    }
     max_rank = std::max(max_rank, static_cast<uint32_t>(t.size()));
     r.thresholds.insert(r.thresholds.end(), t.begin(), t.end());
     r.threshold_begin.push_back(static_cast<uint32_t>(r.thresholds.size()));
@@ -67,12 +62,14 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     r.search.insert(r.search.end(), tree.begin(), tree.end());
   }
   r.offset_bits = BitsFor(max_offset);
-  r.slot_bits = BitsFor(leaf_slot);
+  r.slot_bits = BitsFor(inputs);  // inputs 0..inputs - 1, and the leaves' slot
   const uint32_t rank_bits = BitsFor(max_rank);
-  if (r.offset_bits + r.slot_bits + rank_bits > 32) {
+  // Bit 31 is the missing value's direction; a bin (at most max_rank) shifted by offset and slot
+  // bits stays below it.
+  if (r.offset_bits + r.slot_bits + rank_bits > 31) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ranked nodes need ", r.offset_bits, " offset bits, ", r.slot_bits, " slot bits and ",
-        rank_bits, " rank bits: more than 32"));
+        rank_bits, " rank bits: more than 31"));
   }
   if (layout.nodes.size() >= (size_t{1} << 24)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -89,7 +86,7 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     const ForestNode node = layout.nodes[i];
     const uint32_t slot = NodeSlot(node.word);
     if (slot == leaf_slot) {
-      r.words[i] = (1u << (r.offset_bits + r.slot_bits)) | (slot << r.offset_bits);
+      r.words[i] = (1u << (r.offset_bits + r.slot_bits)) | (inputs << r.offset_bits);
       r.leaf_value[i] = node.value;
       continue;
     }
@@ -97,19 +94,20 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     const float* begin = r.thresholds.data() + r.threshold_begin[f];
     const float* end = r.thresholds.data() + r.threshold_begin[f + 1];
     const auto k = static_cast<uint32_t>(std::lower_bound(begin, end, node.value) - begin);
-    r.words[i] = ((k + 1) << (r.offset_bits + r.slot_bits)) | (slot << r.offset_bits) |
+    // Slot 2f sends a missing value left (it reads -inf), 2f + 1 right.
+    r.words[i] = ((slot & 1) ? 0u : kRankedMissingLeft) |
+                 ((k + 1) << (r.offset_bits + r.slot_bits)) | (f << r.offset_bits) |
                  (node.word & 0xFFFFu);
   }
   return r;
 }
 
-uint32_t RankedForest::Bin(const float* x, uint32_t num_inputs, uint32_t slot) const {
-  if (slot >= 2 * num_inputs) return 0;
-  const uint32_t f = slot >> 1;
-  const float v = x[f];
-  const uint32_t n = threshold_begin[f + 1] - threshold_begin[f];
-  if (std::isnan(v)) return (slot & 1) ? n + 1 : 0;
-  return SearchBin(f, v);  // the kernel's search (equal to upper_bound over the sorted thresholds)
+uint32_t RankedForest::Staged(const float* x, uint32_t num_inputs, uint32_t input) const {
+  if (input >= num_inputs) return 0;
+  const float v = x[input];
+  if (std::isnan(v)) return kMissingStaged;
+  // The kernel's search (equal to upper_bound over the sorted thresholds).
+  return SearchBin(input, v) << (offset_bits + slot_bits);
 }
 
 float RankedForest::Margin(const ForestLayout& layout, const float* x) const {
@@ -118,7 +116,7 @@ float RankedForest::Margin(const ForestLayout& layout, const float* x) const {
     uint32_t i = tree_header[t] >> 8;
     for (uint32_t d = tree_header[t] & 0xFF; d > 0; --d) {
       const uint32_t w = words[i];
-      i = RankedStep(i, w, Bin(x, layout.num_inputs, RankedSlot(w, offset_bits, slot_bits)),
+      i = RankedStep(i, w, Staged(x, layout.num_inputs, RankedInput(w, offset_bits, slot_bits)),
                      offset_bits, slot_bits);
     }
     margin += leaf_value[i];

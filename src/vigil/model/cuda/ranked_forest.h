@@ -7,14 +7,21 @@
 // leaf values, read once a walk, sit in their own 4-byte array. Each input's distinct split
 // thresholds, ascending, give every threshold a rank; a row's value x becomes its bin, the
 // number of thresholds at or below x, once per row, and x < t_k exactly when bin(x) < k + 1, so
-// the walk decides as the float comparison does, bit for bit. Bins are 16 bits: the row staged
-// in shared memory takes half the bytes of the float row, for twice the resident warps.
+// the walk decides as the float comparison does, bit for bit.
 //
-// A word packs, from the low bits, the offset of the left child (offset_bits), the slot of the
-// expanded row (slot_bits: 2f with a missing value binned 0, below every rank, 2f + 1 with it
-// binned n_f + 1, above every rank, and 2 * inputs, always 0, for leaves) and the rank k + 1
-// (the rest). A leaf's word is its slot with rank 1 and offset 0: it steps to itself. Node i of
-// ForestLayout::nodes is word i; the walk, its depths and roots are the layout's.
+// A word packs, from the low bits, the offset of the left child (offset_bits), the input it
+// splits (slot_bits; the slot num_inputs, always staged 0, for leaves), the rank k + 1 (bits up
+// to 30) and in bit 31 whether a missing value goes left. The kernel stages one 32-bit value a
+// row and input, shift = offset_bits + slot_bits: bin << shift, or kMissingStaged for a missing
+// value. The node's test is then one unsigned comparison,
+//   (staged ^ (word & 1 << 31)) < (word with its low shift bits cleared),
+// which for a present value is bin < rank (both sides carry the same bit 31), and for a missing
+// one is 0x7FFFFFFF < (1 << 31 | ...) (left) when bit 31 is set, and 0xFFFFFFFF < (... < 2^31)
+// (never: right) when it is not. One value a row and input, 4 bytes wide, keeps a warp's reads
+// of the staged row on 32 distinct banks (16-bit values two to a bank cost two wavefronts a
+// read: measured, docs/gpu.md). A leaf's word is its slot with rank 1 and offset 0: it steps to
+// itself. Node i of ForestLayout::nodes is word i; the walk, its depths and roots are the
+// layout's.
 //
 // Host-only and CUDA-free: Margin below is the kernel's reference, checked on any machine.
 #ifndef VIGIL_MODEL_CUDA_RANKED_FOREST_H_
@@ -29,19 +36,22 @@
 
 namespace vigil::cuda {
 
-inline constexpr uint32_t kMaxRankedThresholds = 65534;  // per input: bins n_f + 1 fit 16 bits
+inline constexpr uint32_t kMissingStaged = 0xFFFFFFFFu;  // the staged value of a missing input
+inline constexpr uint32_t kRankedMissingLeft = 1u << 31;  // the word's "missing goes left" bit
 
 // The count of the n thresholds at or below v (not NaN) in a search tree "tree" of this height
 // (RankedForest::search): each step goes right when the node is at or below v, so the final
 // position's bits below the leading one are the path, which counts the entries at or below v;
-// the +inf padding counts only for v = +inf, hence the cap at n. Loads through the read-only
-// cache on the device.
+// the +inf padding counts only for v = +inf, hence the cap at n.
 VIGIL_HOST_DEVICE uint32_t EytzingerCount(const float* tree, uint32_t height, uint32_t n,
                                           float v) {
   uint32_t i = 1;
   for (uint32_t s = 0; s < height; ++s) {
 #if defined(__CUDA_ARCH__)
-    const float node = __ldg(tree + i - 1);
+    // Read-only and not kept in L1: a block's searches sweep lines of every input's tree that no
+    // walk reads, and would evict the nodes the walks reuse.
+    float node;
+    asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(node) : "l"(tree + i - 1));
 #else
     const float node = tree[i - 1];
 #endif
@@ -51,15 +61,18 @@ VIGIL_HOST_DEVICE uint32_t EytzingerCount(const float* tree, uint32_t height, ui
   return count < n ? count : n;
 }
 
-VIGIL_HOST_DEVICE uint32_t RankedSlot(uint32_t word, uint32_t offset_bits, uint32_t slot_bits) {
+// The input node "word" splits (num_inputs for a leaf).
+VIGIL_HOST_DEVICE uint32_t RankedInput(uint32_t word, uint32_t offset_bits, uint32_t slot_bits) {
   return (word >> offset_bits) & ((1u << slot_bits) - 1u);
 }
 
-// The node after the one at index i with this word, for the bin of its slot.
-VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t bin,
+// The node after the one at index i with this word, for its input's staged value.
+VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t staged,
                                       uint32_t offset_bits, uint32_t slot_bits) {
-  const uint32_t rank = word >> (offset_bits + slot_bits);
-  return i + (word & ((1u << offset_bits) - 1u)) + (bin < rank ? 0u : 1u);
+  const uint32_t shift = offset_bits + slot_bits;
+  const uint32_t bound = word & ~((1u << shift) - 1u);
+  const uint32_t x = staged ^ (word & kRankedMissingLeft);
+  return i + (word & ((1u << offset_bits) - 1u)) + (x < bound ? 0u : 1u);
 }
 
 struct RankedForest {
@@ -81,12 +94,12 @@ struct RankedForest {
   uint32_t offset_bits = 0, slot_bits = 0;
 
   // Fails (kInvalidArgument, naming what does not fit) when offset, slot and rank take more than
-  // 32 bits together, an input has more than kMaxRankedThresholds distinct thresholds, or the
-  // forest has 2^24 nodes or more.
+  // 31 bits together, or the forest has 2^24 nodes or more.
   static absl::StatusOr<RankedForest> Build(const ForestLayout& layout);
 
-  // Slot "slot"'s bin for the row x (float32 model inputs, NaN when missing).
-  uint32_t Bin(const float* x, uint32_t num_inputs, uint32_t slot) const;
+  // The value the kernel stages for input "input" (num_inputs: the leaves' slot) of the row x
+  // (float32 model inputs, NaN when missing).
+  uint32_t Staged(const float* x, uint32_t num_inputs, uint32_t input) const;
   // The count of input f's thresholds at or below the number v (not NaN), by the kernel's search.
   uint32_t SearchBin(uint32_t f, float v) const {
     return EytzingerCount(search.data() + search_begin[f], search_height[f],

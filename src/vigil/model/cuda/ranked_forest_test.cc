@@ -27,32 +27,38 @@ TEST(RankedForest, HandModelRanksAndBins) {
   ASSERT_OK(layout);
   auto ranked = RankedForest::Build(*layout);
   ASSERT_OK(ranked);
-  // Tree 0: a<1.5 | leaf, b<-0.5 | leaf, leaf. One threshold per input; 5 slots (3 bits), the
-  // largest offset 1 (1 bit).
+  // Tree 0: a<1.5 | leaf, b<-0.5 | leaf, leaf. One threshold per input; 3 slots (2 bits: the
+  // inputs and the leaves'), the largest offset 1 (1 bit); bins are staged shifted by 3.
   EXPECT_EQ(ranked->thresholds, (std::vector<float>{1.5f, -0.5f}));
   EXPECT_EQ(ranked->threshold_begin, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_EQ(ranked->offset_bits, 1u);
-  EXPECT_EQ(ranked->slot_bits, 3u);
-  const uint32_t root = ranked->words[0], leaf = ranked->words[1];
-  EXPECT_EQ(RankedSlot(root, 1, 3), 0u);        // input a, missing left
-  EXPECT_EQ(RankedSlot(ranked->words[2], 1, 3), 3u);  // input b, missing right
-  EXPECT_EQ(RankedSlot(leaf, 1, 3), 4u);        // the leaves' slot, always bin 0
-  EXPECT_EQ(RankedStep(1, leaf, 0, 1, 3), 1u);  // a leaf steps to itself
+  EXPECT_EQ(ranked->slot_bits, 2u);
+  const uint32_t root = ranked->words[0], leaf = ranked->words[1], b = ranked->words[2];
+  EXPECT_EQ(RankedInput(root, 1, 2), 0u);
+  EXPECT_EQ(root & kRankedMissingLeft, kRankedMissingLeft);  // a missing: left
+  EXPECT_EQ(RankedInput(b, 1, 2), 1u);
+  EXPECT_EQ(b & kRankedMissingLeft, 0u);  // b missing: right
+  EXPECT_EQ(RankedInput(leaf, 1, 2), 2u);  // the leaves' slot, always staged 0
+  EXPECT_EQ(RankedStep(1, leaf, 0, 1, 2), 1u);  // a leaf steps to itself
   EXPECT_EQ(ranked->leaf_value[1], 0.25f);
   EXPECT_EQ(ranked->leaf_value[0], 0.0f);
   // Tree 0 at node 0, 2 deep; tree 1 (one leaf) at node 5; padded to four.
   EXPECT_EQ(ranked->tree_header, (std::vector<uint32_t>{2, 5u << 8, 0, 0}));
-  // Bins: the count of thresholds at or below the value; a missing value bins 0 or n + 1.
+  // Staged: the count of thresholds at or below the value, shifted; a missing value all ones.
   const float nan = std::nanf("");
   const float x[] = {1.5f, nan};
-  EXPECT_EQ(ranked->Bin(x, 2, 0), 1u);  // 1.5 is not below 1.5: right
-  EXPECT_EQ(RankedStep(0, root, 1, 1, 3), 2u);
+  EXPECT_EQ(ranked->Staged(x, 2, 0), 1u << 3);  // 1.5 is not below 1.5: right
+  EXPECT_EQ(RankedStep(0, root, 1u << 3, 1, 2), 2u);
   const float below[] = {std::nextafter(1.5f, 0.0f), nan};
-  EXPECT_EQ(ranked->Bin(below, 2, 0), 0u);
-  EXPECT_EQ(RankedStep(0, root, 0, 1, 3), 1u);
-  EXPECT_EQ(ranked->Bin(x, 2, 2), 0u);  // b missing, sent left
-  EXPECT_EQ(ranked->Bin(x, 2, 3), 2u);  // b missing, sent right
-  EXPECT_EQ(ranked->Bin(x, 2, 4), 0u);
+  EXPECT_EQ(ranked->Staged(below, 2, 0), 0u);
+  EXPECT_EQ(RankedStep(0, root, 0, 1, 2), 1u);
+  EXPECT_EQ(ranked->Staged(x, 2, 1), kMissingStaged);
+  EXPECT_EQ(RankedStep(2, b, kMissingStaged, 1, 2), 4u);     // b's default: right
+  EXPECT_EQ(RankedStep(0, root, kMissingStaged, 1, 2), 1u);  // a's default: left
+  const float at[] = {0.0f, -0.5f}, under[] = {0.0f, -1.0f};
+  EXPECT_EQ(RankedStep(2, b, ranked->Staged(at, 2, 1), 1, 2), 4u);  // -0.5 is not below -0.5
+  EXPECT_EQ(RankedStep(2, b, ranked->Staged(under, 2, 1), 1, 2), 3u);
+  EXPECT_EQ(ranked->Staged(x, 2, 2), 0u);
 }
 
 // The kernel's search of the threshold tree counts as the sorted array does: at thresholds, at
@@ -87,8 +93,8 @@ TEST(RankedForest, TheSearchTreeCountsAsTheSortedThresholds) {
 }
 
 TEST(RankedForest, RefusesWhatDoesNotFitFourBytes) {
-  // Depth 15: left children up to 32,767 nodes on (15 offset bits), 65 slots (7 bits) and about
-  // 2,000 distinct thresholds an input (11 or 12 bits).
+  // Depth 15: left children up to 32,767 nodes on (15 offset bits), 33 slots (6 bits) and about
+  // 2,000 distinct thresholds an input (11 or 12 bits), with the missing bit 33 or 34.
   vigil::testing::RandomForestSpec spec;
   spec.depth = 15;
   spec.trees = 2;
@@ -96,7 +102,7 @@ TEST(RankedForest, RefusesWhatDoesNotFitFourBytes) {
   ASSERT_OK(layout);
   EXPECT_THAT(RankedForest::Build(*layout).status(),
               vigil::testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                       HasSubstr("more than 32")));
+                                       HasSubstr("more than 31")));
 }
 
 }  // namespace
