@@ -282,35 +282,60 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
 // ---- Ranked nodes (ranked_forest.h) ----
 
 // Stages rows [first, first + count) for the ranked walk, input-major (staged[input * stride +
-// r]): each value's bin (by a search of its input's threshold tree, EytzingerCount) shifted into
-// place, kMissingStaged for a missing value, and 0 in the leaves' slot (ranked_forest.h).
-// Consecutive threads take one input of consecutive rows, so that a warp's searches share their
-// first steps' lines.
+// r]): each value's bin (by a search of its input's threshold tree, ranked_forest.h) shifted
+// into place, kMissingStaged for a missing value, and 0 in the leaves' slot. Consecutive threads
+// take one input of consecutive rows, so that a warp's searches share their first steps' lines;
+// each thread runs four searches in step, so that their dependent loads overlap (one search at
+// a time left blocks staging for tens of microseconds, out of step with the others).
 __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __restrict__ rows,
                                             uint32_t first, uint32_t count, uint32_t stride,
                                             uint32_t* staged) {
+  constexpr int kInFlight = 4;
   const uint32_t inputs = f.num_inputs, total = count * inputs;
   const uint32_t shift = f.offset_bits + f.slot_bits;
-  for (uint32_t k = threadIdx.x; k < total; k += blockDim.x) {
-    const uint32_t input = k / count, r = k - input * count;
-    const float x = rows[static_cast<size_t>(first + r) * inputs + input];
-    const uint32_t n = __ldg(f.threshold_begin + input + 1) - __ldg(f.threshold_begin + input);
-    staged[input * stride + r] =
-        x != x ? kMissingStaged
-               : EytzingerCount(f.search + __ldg(f.search_begin + input),
-                                __ldg(f.search_height + input), n, x)
-                     << shift;
+  for (uint32_t base = threadIdx.x; base < total; base += kInFlight * blockDim.x) {
+    uint32_t slot[kInFlight], height[kInFlight], n[kInFlight], pos[kInFlight];
+    const float* tree[kInFlight];
+    float x[kInFlight];
+    uint32_t steps = 0;
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const uint32_t k = base + j * blockDim.x;
+      const uint32_t input = k < total ? k / count : 0, r = k < total ? k - input * count : 0;
+      slot[j] = k < total ? input * stride + r : ~0u;
+      x[j] = rows[static_cast<size_t>(first + r) * inputs + input];
+      n[j] = __ldg(f.threshold_begin + input + 1) - __ldg(f.threshold_begin + input);
+      tree[j] = f.search + __ldg(f.search_begin + input);
+      height[j] = x[j] != x[j] ? 0 : __ldg(f.search_height + input);  // a missing value: none
+      pos[j] = 1;
+      steps = max(steps, height[j]);
+    }
+    for (uint32_t step = 0; step < steps; ++step) {
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) {
+        if (step < height[j]) pos[j] = EytzingerStep(tree[j], pos[j], x[j]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      if (slot[j] == ~0u) continue;
+      staged[slot[j]] =
+          x[j] != x[j] ? kMissingStaged : EytzingerCountAt(pos[j], height[j], n[j]) << shift;
+    }
   }
   for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) staged[inputs * stride + r] = 0;
 }
 
-__global__ void __launch_bounds__(kRowsBlock)
+// kBlock rows a block: the block's warps start their walks together and read the same trees'
+// lines while they stay in step (L1 hits); more rows a block, more warps share them.
+template <int kBlock>
+__global__ void __launch_bounds__(kBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
   extern __shared__ uint32_t staged_ranked[];
-  const uint32_t first = blockIdx.x * kRowsBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
-  StageRanked(f, rows, first, count, kRowsBlock, staged_ranked);
+  const uint32_t first = blockIdx.x * kBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
+  StageRanked(f, rows, first, count, kBlock, staged_ranked);
   __syncthreads();
   const uint32_t r = threadIdx.x;
   if (r >= count) return;
@@ -327,7 +352,7 @@ __global__ void __launch_bounds__(kRowsBlock)
       for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kRowsBlock + r];
+        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kBlock + r];
         idx[k] = RankedStep(idx[k], word[k], x, ob, sb);
       }
     }
@@ -340,14 +365,15 @@ __global__ void __launch_bounds__(kRowsBlock)
   margins[first + r] = margin;
 }
 
+template <int kBlock>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
-  const size_t bytes = (size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint32_t);
+  const size_t bytes = (size_t{f.num_inputs} + 1) * kBlock * sizeof(uint32_t);
   if (f.ranked_words == nullptr || bytes > kMaxStagedBytes) {
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
-  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
-  return Launch(PredictRankedKernel, blocks, kRowsBlock, bytes, stream, f, rows, n, margins);
+  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  return Launch(PredictRankedKernel<kBlock>, blocks, kBlock, bytes, stream, f, rows, n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -483,6 +509,8 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
+    case PredictVariant::kRows4Ranked256: return "rows4ranked256";
+    case PredictVariant::kRows4Ranked512: return "rows4ranked512";
   }
   return "?";
 }
@@ -513,7 +541,9 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked<kRowsBlock>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked256: return LaunchRanked<256>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked512: return LaunchRanked<512>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -39,26 +39,31 @@ namespace vigil::cuda {
 inline constexpr uint32_t kMissingStaged = 0xFFFFFFFFu;  // the staged value of a missing input
 inline constexpr uint32_t kRankedMissingLeft = 1u << 31;  // the word's "missing goes left" bit
 
-// The count of the n thresholds at or below v (not NaN) in a search tree "tree" of this height
-// (RankedForest::search): each step goes right when the node is at or below v, so the final
-// position's bits below the leading one are the path, which counts the entries at or below v;
-// the +inf padding counts only for v = +inf, hence the cap at n.
+// The search of a threshold tree (RankedForest::search) for the count of its n thresholds at or
+// below v (not NaN): from position i = 1, height steps of EytzingerStep, then EytzingerCountAt.
+// Each step goes right when the node is at or below v, so the final position's bits below the
+// leading one are the path, which counts the entries at or below v; the +inf padding counts
+// only for v = +inf, hence the cap at n. Split in two so that the kernel can interleave several
+// searches (their loads overlap).
+VIGIL_HOST_DEVICE uint32_t EytzingerStep(const float* tree, uint32_t i, float v) {
+#if defined(__CUDA_ARCH__)
+  const float node = __ldg(tree + i - 1);
+#else
+  const float node = tree[i - 1];
+#endif
+  return 2 * i + (node <= v ? 1u : 0u);
+}
+
+VIGIL_HOST_DEVICE uint32_t EytzingerCountAt(uint32_t i, uint32_t height, uint32_t n) {
+  const uint32_t count = i - (1u << height);
+  return count < n ? count : n;
+}
+
 VIGIL_HOST_DEVICE uint32_t EytzingerCount(const float* tree, uint32_t height, uint32_t n,
                                           float v) {
   uint32_t i = 1;
-  for (uint32_t s = 0; s < height; ++s) {
-#if defined(__CUDA_ARCH__)
-    // Read-only and not kept in L1: a block's searches sweep lines of every input's tree that no
-    // walk reads, and would evict the nodes the walks reuse.
-    float node;
-    asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(node) : "l"(tree + i - 1));
-#else
-    const float node = tree[i - 1];
-#endif
-    i = 2 * i + (node <= v ? 1u : 0u);
-  }
-  const uint32_t count = i - (1u << height);
-  return count < n ? count : n;
+  for (uint32_t s = 0; s < height; ++s) i = EytzingerStep(tree, i, v);
+  return EytzingerCountAt(i, height, n);
 }
 
 // The input node "word" splits (num_inputs for a leaf).
