@@ -326,30 +326,27 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
   for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) staged[inputs * stride + r] = 0;
 }
 
-// kBlock rows a block. 256 and 512 were measured (docs/gpu.md): more warps in step on the same
-// trees raised the L1 hit rate (37% at 512 against 26%) but not the throughput. kSyncTrees > 0:
-// the block's threads meet at a barrier every kSyncTrees trees (a multiple of 4), so that its
-// warps stay on the same trees and share their lines in L1; threads past the batch's last row
-// walk row 0 to reach the barriers and write nothing.
-template <int kBlock, int kSyncTrees = 0>
-__global__ void __launch_bounds__(kBlock)
+// The block's threads meet at a barrier every kRankedSyncTrees trees, so that its warps stay on
+// the same trees and share the deep levels' lines in L1 (hit rate 62% against 25% without, on
+// the 1000-tree model: docs/gpu.md); threads past the batch's last row walk row 0 to reach the
+// barriers and write nothing. Measured and not kept: 256 and 512 rows a block, with and without
+// the barrier (at 512 with it, an L1 hit rate of 85% and no faster).
+constexpr uint32_t kRankedSyncTrees = 8;  // a multiple of 4
+
+__global__ void __launch_bounds__(kRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
   extern __shared__ uint32_t staged_ranked[];
-  const uint32_t first = blockIdx.x * kBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kBlock), n - first);
-  StageRanked(f, rows, first, count, kBlock, staged_ranked);
+  const uint32_t first = blockIdx.x * kRowsBlock;
+  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
+  StageRanked(f, rows, first, count, kRowsBlock, staged_ranked);
   __syncthreads();
   const bool active = threadIdx.x < count;
-  if (kSyncTrees == 0 && !active) return;
   const uint32_t r = active ? threadIdx.x : 0;
   const uint32_t ob = f.offset_bits, sb = f.slot_bits;
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += 4) {
-    if constexpr (kSyncTrees > 0) {
-      static_assert(kSyncTrees % 4 == 0);
-      if (t % kSyncTrees == 0) __syncthreads();
-    }
+    if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
     // Four trees' roots and depths in one load (padding: root 0, depth 0).
     const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t));
     uint32_t idx[4] = {h.x >> 8, h.y >> 8, h.z >> 8, h.w >> 8};
@@ -360,7 +357,7 @@ __global__ void __launch_bounds__(kBlock)
       for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kBlock + r];
+        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kRowsBlock + r];
         idx[k] = RankedStep(idx[k], word[k], x, ob, sb);
       }
     }
@@ -373,16 +370,14 @@ __global__ void __launch_bounds__(kBlock)
   if (active) margins[first + r] = margin;
 }
 
-template <int kBlock, int kSyncTrees = 0>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
-  const size_t bytes = (size_t{f.num_inputs} + 1) * kBlock * sizeof(uint32_t);
+  const size_t bytes = (size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint32_t);
   if (f.ranked_words == nullptr || bytes > kMaxStagedBytes) {
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
-  const uint32_t blocks = (n + kBlock - 1) / kBlock;
-  return Launch(PredictRankedKernel<kBlock, kSyncTrees>, blocks, kBlock, bytes, stream, f, rows,
-                n, margins);
+  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
+  return Launch(PredictRankedKernel, blocks, kRowsBlock, bytes, stream, f, rows, n, margins);
 }
 
 // ---- TreeSHAP ----
@@ -518,9 +513,6 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
-    case PredictVariant::kRows4RankedSync8: return "rows4rankeds8";
-    case PredictVariant::kRows4Ranked512Sync8: return "rows4ranked512s8";
-    case PredictVariant::kRows4Ranked512Sync32: return "rows4ranked512s32";
   }
   return "?";
 }
@@ -551,13 +543,7 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked: return LaunchRanked<kRowsBlock>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4RankedSync8:
-      return LaunchRanked<kRowsBlock, 8>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked512Sync8:
-      return LaunchRanked<512, 8>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked512Sync32:
-      return LaunchRanked<512, 32>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }
