@@ -331,11 +331,14 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 // the 1000-tree model: docs/gpu.md); threads past the batch's last row walk row 0 to reach the
 // barriers and write nothing. Measured and not kept: 256 and 512 rows a block, with and without
 // the barrier (at 512 with it, an L1 hit rate of 85% and no faster).
-constexpr uint32_t kRankedSyncTrees = 8;  // a multiple of 4
+// ILP trees a thread at once (4, or 8 for twice the independent load chains a warp).
+constexpr uint32_t kRankedSyncTrees = 8;
 
+template <int ILP>
 __global__ void __launch_bounds__(kRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
+  static_assert(ILP % 4 == 0 && kRankedSyncTrees % ILP == 0);
   extern __shared__ uint32_t staged_ranked[];
   const uint32_t first = blockIdx.x * kRowsBlock;
   const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
@@ -345,24 +348,31 @@ __global__ void __launch_bounds__(kRowsBlock)
   const uint32_t r = active ? threadIdx.x : 0;
   const uint32_t ob = f.offset_bits, sb = f.slot_bits;
   float margin = f.base_margin;
-  for (uint32_t t = 0; t < f.num_trees; t += 4) {
+  for (uint32_t t = 0; t < f.num_trees; t += ILP) {
     if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
-    // Four trees' roots and depths in one load (padding: root 0, depth 0).
-    const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t));
-    uint32_t idx[4] = {h.x >> 8, h.y >> 8, h.z >> 8, h.w >> 8};
-    const uint32_t depth = max(max(h.x & 0xFF, h.y & 0xFF), max(h.z & 0xFF, h.w & 0xFF));
+    // Four trees' roots and depths a load (padding: root 0, depth 0).
+    uint32_t idx[ILP], depth = 0;
+#pragma unroll
+    for (int q = 0; q < ILP / 4; ++q) {
+      const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t) + q);
+      idx[4 * q] = h.x >> 8;
+      idx[4 * q + 1] = h.y >> 8;
+      idx[4 * q + 2] = h.z >> 8;
+      idx[4 * q + 3] = h.w >> 8;
+      depth = max(depth, max(max(h.x & 0xFF, h.y & 0xFF), max(h.z & 0xFF, h.w & 0xFF)));
+    }
     for (uint32_t d = 0; d < depth; ++d) {
-      uint32_t word[4];
+      uint32_t word[ILP];
 #pragma unroll
-      for (int k = 0; k < 4; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
+      for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < ILP; ++k) {
         const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kRowsBlock + r];
         idx[k] = RankedStep(idx[k], word[k], x, ob, sb);
       }
     }
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < ILP; ++k) {
       const float leaf = __ldg(f.leaf_value + idx[k]);
       if (t + k < f.num_trees) margin += leaf;  // tree order: float sums are order-sensitive
     }
@@ -370,6 +380,7 @@ __global__ void __launch_bounds__(kRowsBlock)
   if (active) margins[first + r] = margin;
 }
 
+template <int ILP>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
   const size_t bytes = (size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint32_t);
@@ -377,7 +388,8 @@ cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, flo
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
   const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
-  return Launch(PredictRankedKernel, blocks, kRowsBlock, bytes, stream, f, rows, n, margins);
+  return Launch(PredictRankedKernel<ILP>, blocks, kRowsBlock, bytes, stream, f, rows, n,
+                margins);
 }
 
 // ---- TreeSHAP ----
@@ -513,6 +525,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Plain: return "rows4plain";
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
+    case PredictVariant::kRows8Ranked: return "rows8ranked";
   }
   return "?";
 }
@@ -543,7 +556,8 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked: return LaunchRanked(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked<4>(f, rows, n, margins, stream);
+    case PredictVariant::kRows8Ranked: return LaunchRanked<8>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }
