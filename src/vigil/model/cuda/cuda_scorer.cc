@@ -131,7 +131,7 @@ struct DeviceForest {
     view.element_edge_begin = element_edge_begin.data;
     view.edges = edges.data;
     view.group_begin = f.group_begin;
-    // The ranked nodes (rows4ranked), when asked for and the model's fit 4 bytes.
+    // The ranked nodes (rows4ranked, rows8ranked), when asked for and the model's fit 4 bytes.
     if (!ranked_nodes) return absl::OkStatus();
     if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
       VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));

@@ -53,8 +53,7 @@ struct ForestView {
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
 // kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and per-row bins (kRows4 when the
 // forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes); kRows8Ranked:
-// the same, eight trees a thread at once (twice the independent loads a warp; not yet measured
-// on a GPU, not chosen).
+// the same, eight trees a thread at once (the large batches' kernel).
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
   kRows4Ranked, kRows8Ranked,

@@ -30,8 +30,8 @@ std::vector<float> ToFloat(const std::vector<double>& row) {
 }
 
 // The layout's walk (the kernels' step, run on the host) and the ranked walk (RankedForest, the
-// rows4ranked kernel's) against the CPU predictor, bit for bit, and the layout's path-wise
-// TreeSHAP against the CPU explainer.
+// ranked kernels') against the CPU predictor, bit for bit, and the layout's path-wise TreeSHAP
+// against the CPU explainer.
 void ExpectLayoutMatchesCpu(std::shared_ptr<const TreeEnsemble> model,
                             const std::vector<double>& rows, size_t n) {
   const std::vector<std::string>& columns = model->feature_names;
