@@ -197,6 +197,10 @@ struct CudaScorer::Impl {
   ForestLayout layout;
   DeviceForest forest;
   std::array<cudaStream_t, 3> streams{};  // by Priority
+  // By Priority, at the same priority: a bulk batch's chunks alternate between streams[c] and
+  // these (chunk k on its half's stream), so that one chunk's copy in and the previous chunk's
+  // kernel overlap; on one stream each waited for the other.
+  std::array<cudaStream_t, 3> second_streams{};
   std::vector<std::unique_ptr<Slot>> small, bulk;
   std::unique_ptr<cuda::HostPool> pool;
 
@@ -216,14 +220,18 @@ struct CudaScorer::Impl {
     if (device.name.empty()) return;
     cudaSetDevice(device.ordinal);
     // Only this scorer's work: other scorers on the device (other model versions) run on.
-    for (cudaStream_t s : streams) {
-      if (s != nullptr) cudaStreamSynchronize(s);
+    for (const auto& set : {streams, second_streams}) {
+      for (cudaStream_t s : set) {
+        if (s != nullptr) cudaStreamSynchronize(s);
+      }
     }
     small.clear();
     bulk.clear();
     if (shap_done != nullptr) cudaEventDestroy(shap_done);
-    for (cudaStream_t s : streams) {
-      if (s != nullptr) cudaStreamDestroy(s);
+    for (const auto& set : {streams, second_streams}) {
+      for (cudaStream_t s : set) {
+        if (s != nullptr) cudaStreamDestroy(s);
+      }
     }
   }
 
@@ -332,6 +340,8 @@ absl::Status CudaScorer::Impl::Start() {
   for (size_t c = 0; c < 3; ++c) {
     VIGIL_CUDA_RETURN_IF_ERROR(
         cudaStreamCreateWithPriority(&streams[c], cudaStreamNonBlocking, priority[c]));
+    VIGIL_CUDA_RETURN_IF_ERROR(
+        cudaStreamCreateWithPriority(&second_streams[c], cudaStreamNonBlocking, priority[c]));
   }
   const int threads = options.host_threads > 0
                           ? options.host_threads
@@ -471,7 +481,9 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
       sink(0, n, slot->host_margins[0].data);
       return absl::OkStatus();
     }
-    // Chunk k uses half k % 2; before reusing a half, its previous chunk is collected.
+    // Chunk k uses half k % 2 and that half's stream, on which its copy in, scoring and copy out
+    // run in order; before reusing a half, its previous chunk is collected.
+    const std::array<cudaStream_t, 2> half_stream = {stream, second_streams[c]};
     const size_t chunk = slot->capacity;
     chunks = (n + chunk - 1) / chunk;
     const auto collect = [&](size_t k) -> absl::Status {
@@ -485,20 +497,21 @@ absl::Status CudaScorer::Impl::Run(absl::Span<const double> rows, size_t n,
       if (k >= 2) VIGIL_RETURN_IF_ERROR(collect(k - 2));
       const size_t first = k * chunk, count = std::min(chunk, n - first);
       GatherParallel(rows, first, count, slot->host_rows[h].data);
+      const cudaStream_t chunk_stream = half_stream[h];
       VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot->device_rows[h].data, slot->host_rows[h].data,
                                                  count * inputs() * sizeof(float),
-                                                 cudaMemcpyHostToDevice, stream));
+                                                 cudaMemcpyHostToDevice, chunk_stream));
       VIGIL_CUDA_RETURN_IF_ERROR(cuda::LaunchPredict(
           forest.view, slot->device_rows[h].data, static_cast<uint32_t>(count),
           slot->device_margins[h].data,
           cuda::ChoosePredictVariant(static_cast<uint32_t>(count), forest.view.num_trees,
                                      device.multiprocessors),
-          stream));
+          chunk_stream));
       VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot->host_margins[h].data,
                                                  slot->device_margins[h].data,
                                                  count * sizeof(float), cudaMemcpyDeviceToHost,
-                                                 stream));
-      VIGIL_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot->done[h], stream));
+                                                 chunk_stream));
+      VIGIL_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot->done[h], chunk_stream));
     }
     for (size_t k = chunks >= 2 ? chunks - 2 : 0; k < chunks; ++k) {
       VIGIL_RETURN_IF_ERROR(collect(k));
