@@ -333,14 +333,16 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 // the barrier (at 512 with it, an L1 hit rate of 85% and no faster).
 // ILP trees a thread at once: 8 (twice the independent load chains a warp of 4, at the same
 // registers) ran the 1000-tree model at 179M rows/s against 173M, the demo model at 594M
-// against 545M (docs/gpu.md).
+// against 545M (docs/gpu.md); 16 (more chains, more registers) is not yet measured. The barrier
+// comes every kRankedSyncTrees trees, or every ILP trees where that is more.
 constexpr uint32_t kRankedSyncTrees = 8;
 
 template <int ILP>
 __global__ void __launch_bounds__(kRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
-  static_assert(ILP % 4 == 0 && kRankedSyncTrees % ILP == 0);
+  static_assert(ILP % 4 == 0 && ILP <= 16 && (ILP % kRankedSyncTrees == 0 ||
+                                              kRankedSyncTrees % ILP == 0));
   extern __shared__ uint32_t staged_ranked[];
   const uint32_t first = blockIdx.x * kRowsBlock;
   const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
@@ -528,6 +530,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kTrees1024: return "trees1024";
     case PredictVariant::kRows4Ranked: return "rows4ranked";
     case PredictVariant::kRows8Ranked: return "rows8ranked";
+    case PredictVariant::kRows16Ranked: return "rows16ranked";
   }
   return "?";
 }
@@ -560,6 +563,7 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Ranked: return LaunchRanked<4>(f, rows, n, margins, stream);
     case PredictVariant::kRows8Ranked: return LaunchRanked<8>(f, rows, n, margins, stream);
+    case PredictVariant::kRows16Ranked: return LaunchRanked<16>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

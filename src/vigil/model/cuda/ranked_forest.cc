@@ -79,7 +79,7 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
   for (size_t t = 0; t < layout.num_trees(); ++t) {
     r.tree_header.push_back(layout.tree_root[t] << 8 | layout.tree_depth[t]);
   }
-  r.tree_header.resize((r.tree_header.size() + 7) / 8 * 8, 0);
+  r.tree_header.resize((r.tree_header.size() + 15) / 16 * 16, 0);
   r.words.resize(layout.nodes.size());
   r.leaf_value.resize(layout.nodes.size(), 0.0f);
   for (size_t i = 0; i < layout.nodes.size(); ++i) {

@@ -93,8 +93,8 @@ struct RankedForest {
   std::vector<uint32_t> search_begin, search_height;  // num_inputs each
   std::vector<uint32_t> words;            // per node of the layout
   std::vector<float> leaf_value;          // per node: a leaf's value, 0 for internal nodes
-  // Per tree, root << 8 | depth, padded with 0 to a multiple of 8 entries: the kernel reads four
-  // trees' headers in one 16-byte load, four or eight trees at a time.
+  // Per tree, root << 8 | depth, padded with 0 to a multiple of 16 entries: the kernel reads four
+  // trees' headers in one 16-byte load, 4, 8 or 16 trees at a time.
   std::vector<uint32_t> tree_header;
   uint32_t offset_bits = 0, slot_bits = 0;
 

@@ -42,8 +42,11 @@ TEST(RankedForest, HandModelRanksAndBins) {
   EXPECT_EQ(RankedStep(1, leaf, 0, 1, 2), 1u);  // a leaf steps to itself
   EXPECT_EQ(ranked->leaf_value[1], 0.25f);
   EXPECT_EQ(ranked->leaf_value[0], 0.0f);
-  // Tree 0 at node 0, 2 deep; tree 1 (one leaf) at node 5; padded to eight.
-  EXPECT_EQ(ranked->tree_header, (std::vector<uint32_t>{2, 5u << 8, 0, 0, 0, 0, 0, 0}));
+  // Tree 0 at node 0, 2 deep; tree 1 (one leaf) at node 5; padded to sixteen.
+  std::vector<uint32_t> header(16, 0);
+  header[0] = 2;
+  header[1] = 5u << 8;
+  EXPECT_EQ(ranked->tree_header, header);
   // Staged: the count of thresholds at or below the value, shifted; a missing value all ones.
   const float nan = std::nanf("");
   const float x[] = {1.5f, nan};
