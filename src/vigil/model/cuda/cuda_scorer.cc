@@ -64,6 +64,12 @@ struct DeviceArray {
     }
     return absl::OkStatus();
   }
+  // The same, and "view" (a ForestView field) set to the device copy.
+  absl::Status Upload(const std::vector<T>& v, const T*& view) {
+    VIGIL_RETURN_IF_ERROR(Upload(v));
+    view = data;
+    return absl::OkStatus();
+  }
 };
 
 // A pinned (page-locked) host array, so that copies run asynchronously at full speed.
@@ -109,45 +115,29 @@ struct DeviceForest {
   ForestView view;
 
   absl::Status Upload(const ForestLayout& f, bool ranked_nodes) {
-    VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes));
-    VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root));
-    VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth));
-    VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value));
-    VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin));
-    VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input));
-    VIGIL_RETURN_IF_ERROR(element_zero.Upload(f.element_zero));
-    VIGIL_RETURN_IF_ERROR(element_edge_begin.Upload(f.element_edge_begin));
-    VIGIL_RETURN_IF_ERROR(edges.Upload(f.edges));
-    view.nodes = nodes.data;
-    view.tree_root = tree_root.data;
-    view.tree_depth = tree_depth.data;
+    VIGIL_RETURN_IF_ERROR(nodes.Upload(f.nodes, view.nodes));
+    VIGIL_RETURN_IF_ERROR(tree_root.Upload(f.tree_root, view.tree_root));
+    VIGIL_RETURN_IF_ERROR(tree_depth.Upload(f.tree_depth, view.tree_depth));
+    VIGIL_RETURN_IF_ERROR(path_value.Upload(f.path_value, view.path_value));
+    VIGIL_RETURN_IF_ERROR(path_element_begin.Upload(f.path_element_begin, view.path_element_begin));
+    VIGIL_RETURN_IF_ERROR(element_input.Upload(f.element_input, view.element_input));
+    VIGIL_RETURN_IF_ERROR(element_zero.Upload(f.element_zero, view.element_zero));
+    VIGIL_RETURN_IF_ERROR(element_edge_begin.Upload(f.element_edge_begin, view.element_edge_begin));
+    VIGIL_RETURN_IF_ERROR(edges.Upload(f.edges, view.edges));
     view.num_trees = static_cast<uint32_t>(f.num_trees());
     view.num_inputs = f.num_inputs;
     view.base_margin = f.base_margin;
-    view.path_value = path_value.data;
-    view.path_element_begin = path_element_begin.data;
-    view.element_input = element_input.data;
-    view.element_zero = element_zero.data;
-    view.element_edge_begin = element_edge_begin.data;
-    view.edges = edges.data;
     view.group_begin = f.group_begin;
-    // The ranked nodes (rows4ranked, rows8ranked), when asked for and the model's fit 4 bytes.
+    // The ranked nodes (the rows*ranked kernels), when asked for and the model's fit 4 bytes.
     if (!ranked_nodes) return absl::OkStatus();
     if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
-      VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words));
-      VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header));
-      VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value));
-      VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin));
-      VIGIL_RETURN_IF_ERROR(search.Upload(r->search));
-      VIGIL_RETURN_IF_ERROR(search_begin.Upload(r->search_begin));
-      VIGIL_RETURN_IF_ERROR(search_height.Upload(r->search_height));
-      view.ranked_words = ranked_words.data;
-      view.ranked_trees = ranked_trees.data;
-      view.leaf_value = leaf_value.data;
-      view.threshold_begin = threshold_begin.data;
-      view.search = search.data;
-      view.search_begin = search_begin.data;
-      view.search_height = search_height.data;
+      VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words, view.ranked_words));
+      VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header, view.ranked_trees));
+      VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value, view.leaf_value));
+      VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin, view.threshold_begin));
+      VIGIL_RETURN_IF_ERROR(search.Upload(r->search, view.search));
+      VIGIL_RETURN_IF_ERROR(search_begin.Upload(r->search_begin, view.search_begin));
+      VIGIL_RETURN_IF_ERROR(search_height.Upload(r->search_height, view.search_height));
       view.offset_bits = r->offset_bits;
       view.slot_bits = r->slot_bits;
     }
