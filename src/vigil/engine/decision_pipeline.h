@@ -65,9 +65,10 @@ struct GpuRouting {
 // "cpu" and a CudaScorer of the same model, under the engine's feature schema and the same
 // version, behind a BackendRouter; what vigil serve (gpu.enabled) and vigil replay (--gpu) score
 // with. The CudaScorer's bulk buffers hold 65,536 rows a half (the batches of serve and replay
-// are thousands of rows; larger ones pass in more chunks), and the router's breaker counts a GPU
-// batch as slow only past `timeout`. Errors are CudaScorer::Create's (kUnavailable without a
-// usable device or in a build without CUDA), for the caller to name its setting.
+// are thousands of rows; larger ones pass in more chunks), it has no ranked nodes (batches that
+// small never run the ranked kernels), and the router's breaker counts a GPU batch as slow only
+// past `timeout`. Errors are CudaScorer::Create's (kUnavailable without a usable device or in a
+// build without CUDA), for the caller to name its setting.
 absl::StatusOr<std::unique_ptr<BackendRouter>> RouteToGpu(std::shared_ptr<const TreeEnsemble> model,
                                                           std::shared_ptr<const Scorer> cpu,
                                                           const std::string& version,

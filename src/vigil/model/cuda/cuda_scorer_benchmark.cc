@@ -18,6 +18,7 @@
 //                       off): the kernel reads the rows from and writes the margins to pinned
 //                       host memory (no copy nodes)
 //   cpu/M/N             the CPU predictor on all of the host's cores (MarginsBatchParallel)
+//   ranked_build/M      RankedForest::Build: what the ranked nodes add to a model's load
 //   shap_gpu/M/N        CudaScorer::ShapValues
 //   shap_cpu/M/N        the CPU TreeSHAP explainer on all of the host's cores
 //   copy/h2d, copy/d2d  pinned host-to-device and device-to-device bandwidth (256 MiB)
@@ -40,7 +41,9 @@
 #include "benchmark/benchmark.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/cuda_scorer.h"
+#include "vigil/model/cuda/forest_layout.h"
 #include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"
 
@@ -120,6 +123,17 @@ void BM_Cpu(benchmark::State& state, BenchModel* b, size_t n) {
   state.counters["rows_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["cores"] = Cores();
+}
+
+// What the ranked nodes add to a model's load (host side, before their upload).
+void BM_RankedBuild(benchmark::State& state, BenchModel* b) {
+  auto layout = cuda::ForestLayout::Build(*b->model);
+  if (!layout.ok()) Fail(std::string(layout.status().message()));
+  for (auto _ : state) {
+    auto ranked = cuda::RankedForest::Build(*layout);
+    if (!ranked.ok()) Fail(std::string(ranked.status().message()));
+    benchmark::DoNotOptimize(ranked->words.data());
+  }
 }
 
 void BM_ShapCpu(benchmark::State& state, BenchModel* b, size_t n) {
@@ -453,6 +467,9 @@ void RegisterCpu() {
     benchmark::RegisterBenchmark(absl::StrCat("shap_cpu/", b->name, "/", shap_rows).c_str(), BM_ShapCpu,
                                  b.get(), shap_rows)
         ->UseRealTime();
+    benchmark::RegisterBenchmark(absl::StrCat("ranked_build/", b->name).c_str(), BM_RankedBuild,
+                                 b.get())
+        ->Unit(benchmark::kMillisecond);
   }
 }
 
