@@ -109,7 +109,7 @@ struct DeviceForest {
   DeviceArray<double> element_zero;
   DeviceArray<uint32_t> element_edge_begin;
   DeviceArray<cuda::ShapEdge> edges;
-  DeviceArray<uint32_t> ranked_words, ranked_trees;
+  DeviceArray<uint32_t> ranked_words, ranked_trees, ranked_roots;
   DeviceArray<float> leaf_value, search;
   DeviceArray<uint32_t> threshold_begin, search_begin, search_height;
   ForestView view;
@@ -133,6 +133,7 @@ struct DeviceForest {
     if (absl::StatusOr<cuda::RankedForest> r = cuda::RankedForest::Build(f); r.ok()) {
       VIGIL_RETURN_IF_ERROR(ranked_words.Upload(r->words, view.ranked_words));
       VIGIL_RETURN_IF_ERROR(ranked_trees.Upload(r->tree_header, view.ranked_trees));
+      VIGIL_RETURN_IF_ERROR(ranked_roots.Upload(r->root_word, view.ranked_roots));
       VIGIL_RETURN_IF_ERROR(leaf_value.Upload(r->leaf_value, view.leaf_value));
       VIGIL_RETURN_IF_ERROR(threshold_begin.Upload(r->threshold_begin, view.threshold_begin));
       VIGIL_RETURN_IF_ERROR(search.Upload(r->search, view.search));

@@ -281,18 +281,17 @@ cudaError_t LaunchRowsPlain(const ForestView& f, const float* rows, uint32_t n, 
 
 // ---- Ranked nodes (ranked_forest.h) ----
 
-// Stages rows [first, first + count) for the ranked walk, input-major (staged[input * stride +
-// r]): each value's bin (by a search of its input's threshold tree, ranked_forest.h) shifted
-// into place, kMissingStaged for a missing value, and 0 in the leaves' slot. Consecutive threads
-// take one input of consecutive rows, so that a warp's searches share their first steps' lines;
-// each thread runs four searches in step, so that their dependent loads overlap (one search at
-// a time left blocks staging for tens of microseconds, out of step with the others).
+// Stages rows [first, first + count) for the ranked walk, input-major with 2^offset_bits bytes an
+// input (ranked_forest.h): each value's bin (by a search of its input's threshold tree) as
+// RankedStagedBin, kMissingStaged for a missing value, and bin 0 in the leaves' slot. Consecutive
+// threads take one input of consecutive rows, so that a warp's searches share their first steps'
+// lines; each thread runs four searches in step, so that their dependent loads overlap (one
+// search at a time left blocks staging for tens of microseconds, out of step with the others).
 __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __restrict__ rows,
-                                            uint32_t first, uint32_t count, uint32_t stride,
-                                            uint32_t* staged) {
+                                            uint32_t first, uint32_t count, uint32_t* staged) {
   constexpr int kInFlight = 4;
   const uint32_t inputs = f.num_inputs, total = count * inputs;
-  const uint32_t shift = f.offset_bits + f.slot_bits;
+  const uint32_t ob = f.offset_bits, sb = f.slot_bits, stride = 1u << (ob - 2);
   for (uint32_t base = threadIdx.x; base < total; base += kInFlight * blockDim.x) {
     uint32_t slot[kInFlight], height[kInFlight], n[kInFlight], pos[kInFlight];
     const float* tree[kInFlight];
@@ -319,11 +318,14 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       if (slot[j] == ~0u) continue;
-      staged[slot[j]] =
-          x[j] != x[j] ? kMissingStaged : EytzingerCountAt(pos[j], height[j], n[j]) << shift;
+      staged[slot[j]] = x[j] != x[j]
+                            ? kMissingStaged
+                            : RankedStagedBin(EytzingerCountAt(pos[j], height[j], n[j]), ob, sb);
     }
   }
-  for (uint32_t r = threadIdx.x; r < stride; r += blockDim.x) staged[inputs * stride + r] = 0;
+  for (uint32_t r = threadIdx.x; r < kRankedRowsBlock; r += blockDim.x) {
+    staged[inputs * stride + r] = RankedStagedBin(0, ob, sb);
+  }
 }
 
 // The block's threads meet at a barrier every kRankedSyncTrees trees, so that its warps stay on
@@ -337,62 +339,99 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 // comes every kRankedSyncTrees trees, or every ILP trees where that is more.
 constexpr uint32_t kRankedSyncTrees = 8;
 
-template <int ILP>
-__global__ void __launch_bounds__(kRowsBlock)
+// kSpeculative: each step loads both children of the node (one 8-byte pair) while it reads the
+// row's staged value, and picks one after the decision, so a step waits on one memory latency;
+// otherwise it loads the chosen child after the decision (two latencies, half the bytes).
+template <int ILP, bool kSpeculative>
+__global__ void __launch_bounds__(kRankedRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
   static_assert(ILP % 4 == 0 && ILP <= 16 && (ILP % kRankedSyncTrees == 0 ||
                                               kRankedSyncTrees % ILP == 0));
   extern __shared__ uint32_t staged_ranked[];
-  const uint32_t first = blockIdx.x * kRowsBlock;
-  const uint32_t count = min(static_cast<uint32_t>(kRowsBlock), n - first);
-  StageRanked(f, rows, first, count, kRowsBlock, staged_ranked);
+  const uint32_t first = blockIdx.x * kRankedRowsBlock;
+  const uint32_t count = min(kRankedRowsBlock, n - first);
+  StageRanked(f, rows, first, count, staged_ranked);
   __syncthreads();
   const bool active = threadIdx.x < count;
   const uint32_t r = active ? threadIdx.x : 0;
   const uint32_t ob = f.offset_bits, sb = f.slot_bits;
+  // The address of this row's staged value of a node's input is one AND-OR of the word: the
+  // input's byte offset (RankedStagedOffset) with the row's (below 2^offset_bits).
+  const uint32_t input_mask = RankedStagedOffset(~0u, ob, sb), row_byte = r * sizeof(uint32_t);
+  const char* staged_bytes = reinterpret_cast<const char*>(staged_ranked);
+  const uint2* pairs = reinterpret_cast<const uint2*>(f.ranked_words);
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
     if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
-    // Four trees' roots and depths a load (padding: root 0, depth 0).
-    uint32_t idx[ILP], depth = 0;
+    // Four trees' root pairs and depths a load, and their roots' words (padding: 0, 0, 0).
+    uint32_t pair[ILP], word[ILP], side[ILP], depth = 0;
 #pragma unroll
     for (int q = 0; q < ILP / 4; ++q) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t) + q);
-      idx[4 * q] = h.x >> 8;
-      idx[4 * q + 1] = h.y >> 8;
-      idx[4 * q + 2] = h.z >> 8;
-      idx[4 * q + 3] = h.w >> 8;
+      const uint4 w = __ldg(reinterpret_cast<const uint4*>(f.ranked_roots + t) + q);
+      pair[4 * q] = h.x >> 8;
+      pair[4 * q + 1] = h.y >> 8;
+      pair[4 * q + 2] = h.z >> 8;
+      pair[4 * q + 3] = h.w >> 8;
+      word[4 * q] = w.x;
+      word[4 * q + 1] = w.y;
+      word[4 * q + 2] = w.z;
+      word[4 * q + 3] = w.w;
       depth = max(depth, max(max(h.x & 0xFF, h.y & 0xFF), max(h.z & 0xFF, h.w & 0xFF)));
     }
+#pragma unroll
+    for (int k = 0; k < ILP; ++k) side[k] = 0;
     for (uint32_t d = 0; d < depth; ++d) {
-      uint32_t word[ILP];
+      if constexpr (kSpeculative) {
+        uint2 children[ILP];
 #pragma unroll
-      for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
+        for (int k = 0; k < ILP; ++k) {
+          pair[k] = RankedChildPair(pair[k], word[k], ob);
+          children[k] = __ldg(pairs + pair[k]);
+        }
 #pragma unroll
-      for (int k = 0; k < ILP; ++k) {
-        const uint32_t x = staged_ranked[RankedInput(word[k], ob, sb) * kRowsBlock + r];
-        idx[k] = RankedStep(idx[k], word[k], x, ob, sb);
+        for (int k = 0; k < ILP; ++k) {
+          const uint32_t x = *reinterpret_cast<const uint32_t*>(
+              staged_bytes + ((word[k] & input_mask) | row_byte));
+          side[k] = RankedSide(word[k], x);
+          word[k] = side[k] != 0 ? children[k].y : children[k].x;
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < ILP; ++k) {
+          const uint32_t x = *reinterpret_cast<const uint32_t*>(
+              staged_bytes + ((word[k] & input_mask) | row_byte));
+          pair[k] = RankedChildPair(pair[k], word[k], ob);
+          side[k] = RankedSide(word[k], x);
+        }
+#pragma unroll
+        for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + 2 * pair[k] + side[k]);
       }
     }
 #pragma unroll
     for (int k = 0; k < ILP; ++k) {
-      const float leaf = __ldg(f.leaf_value + idx[k]);
+      const float leaf = __ldg(f.leaf_value + 2 * pair[k] + side[k]);
       if (t + k < f.num_trees) margin += leaf;  // tree order: float sums are order-sensitive
     }
   }
   if (active) margins[first + r] = margin;
 }
 
-template <int ILP>
+// The ranked kernel's shared memory: 2^offset_bits bytes for each input and the leaves' slot.
+size_t RankedStagedBytes(const ForestView& f) {
+  return (size_t{f.num_inputs} + 1) << f.offset_bits;
+}
+
+template <int ILP, bool kSpeculative>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
-  const size_t bytes = (size_t{f.num_inputs} + 1) * kRowsBlock * sizeof(uint32_t);
+  const size_t bytes = f.ranked_words == nullptr ? 0 : RankedStagedBytes(f);
   if (f.ranked_words == nullptr || bytes > kMaxStagedBytes) {
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
-  const uint32_t blocks = (n + kRowsBlock - 1) / kRowsBlock;
-  return Launch(PredictRankedKernel<ILP>, blocks, kRowsBlock, bytes, stream, f, rows, n,
+  const uint32_t blocks = (n + kRankedRowsBlock - 1) / kRankedRowsBlock;
+  return Launch(PredictRankedKernel<ILP, kSpeculative>, blocks, kRankedRowsBlock, bytes, stream, f, rows, n,
                 margins);
 }
 
@@ -531,6 +570,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Ranked: return "rows4ranked";
     case PredictVariant::kRows8Ranked: return "rows8ranked";
     case PredictVariant::kRows16Ranked: return "rows16ranked";
+    case PredictVariant::kRows8RankedSerial: return "rows8rankedserial";
   }
   return "?";
 }
@@ -561,9 +601,12 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked: return LaunchRanked<4>(f, rows, n, margins, stream);
-    case PredictVariant::kRows8Ranked: return LaunchRanked<8>(f, rows, n, margins, stream);
-    case PredictVariant::kRows16Ranked: return LaunchRanked<16>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked<4, true>(f, rows, n, margins, stream);
+    case PredictVariant::kRows8Ranked: return LaunchRanked<8, true>(f, rows, n, margins, stream);
+    case PredictVariant::kRows16Ranked:
+      return LaunchRanked<16, true>(f, rows, n, margins, stream);
+    case PredictVariant::kRows8RankedSerial:
+      return LaunchRanked<8, false>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

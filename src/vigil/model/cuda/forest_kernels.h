@@ -38,6 +38,7 @@ struct ForestView {
   // RankedForest (ranked_forest.h); ranked_words is null when the model's nodes do not fit.
   const uint32_t* ranked_words = nullptr;
   const uint32_t* ranked_trees = nullptr;  // RankedForest::tree_header (16-byte aligned)
+  const uint32_t* ranked_roots = nullptr;  // RankedForest::root_word (16-byte aligned)
   const float* leaf_value = nullptr;
   const uint32_t* threshold_begin = nullptr;
   const float* search = nullptr;
@@ -52,18 +53,20 @@ struct ForestView {
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
 // kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and per-row bins (kRows4 when the
-// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes); kRows8Ranked:
-// the same, eight trees a thread at once (the large batches' kernel); kRows16Ranked: sixteen (not
-// yet measured on a GPU).
+// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes), each step loading
+// both children while it reads the row; kRows8Ranked: the same, eight trees a thread at once (the
+// large batches' kernel); kRows16Ranked: sixteen; kRows8RankedSerial: kRows8Ranked loading the
+// next node after the decision (one word, two memory latencies a step).
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Ranked, kRows8Ranked, kRows16Ranked,
+  kRows4Ranked, kRows8Ranked, kRows16Ranked, kRows8RankedSerial,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Ranked, PredictVariant::kRows8Ranked, PredictVariant::kRows16Ranked};
+    PredictVariant::kRows4Ranked, PredictVariant::kRows8Ranked, PredictVariant::kRows16Ranked,
+    PredictVariant::kRows8RankedSerial};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

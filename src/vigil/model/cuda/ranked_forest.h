@@ -9,19 +9,33 @@
 // number of thresholds at or below x, once per row, and x < t_k exactly when bin(x) < k + 1, so
 // the walk decides as the float comparison does, bit for bit.
 //
-// A word packs, from the low bits, the offset of the left child (offset_bits), the input it
-// splits (slot_bits; the slot num_inputs, always staged 0, for leaves), the rank k + 1 (bits up
-// to 30) and in bit 31 whether a missing value goes left. The kernel stages one 32-bit value a
-// row and input, shift = offset_bits + slot_bits: bin << shift, or kMissingStaged for a missing
-// value. The node's test is then one unsigned comparison,
-//   (staged ^ (word & 1 << 31)) < (word with its low shift bits cleared),
-// which for a present value is bin < rank (both sides carry the same bit 31), and for a missing
-// one is 0x7FFFFFFF < (1 << 31 | ...) (left) when bit 31 is set, and 0xFFFFFFFF < (... < 2^31)
-// (never: right) when it is not. One value a row and input, 4 bytes wide, keeps a warp's reads
-// of the staged row on 32 distinct banks (16-bit values two to a bank cost two wavefronts a
-// read: measured, docs/gpu.md). A leaf's word is its slot with rank 1 and offset 0: it steps to
-// itself. Node i of ForestLayout::nodes is word i; the walk, its depths and roots are the
-// layout's.
+// Nodes go in pairs of words: the two children of a node (siblings, as in the layout), and each
+// tree's root with an unused word after it. A tree's pairs are the layout's nodes in its order,
+// so pair p is words 2p and 2p + 1, and a walk is at (pair, side): the node at word 2 pair +
+// side. A word packs, from the low bits, its children's pair as an offset from its own pair
+// (offset_bits), the input it splits (slot_bits; the slot num_inputs for leaves), the rank k + 1
+// (bits up to 30) and in bit 31 whether a missing value goes left. Pairs let the kernel load both
+// children (8 bytes) while it reads the row's value, instead of after the decision: one memory
+// latency a step where there were two.
+//
+// The kernel stages one 32-bit value a row and input, with shift = offset_bits + slot_bits: bin
+// << shift with the low shift bits all ones, or kMissingStaged for a missing value. The node's
+// test is then one unsigned comparison of the staged value, its bit 31 flipped by the word's,
+// with the word itself: right when not
+//   (staged ^ (word & 1 << 31)) < word.
+// For a present value both sides carry the word's bit 31, and (bin << shift | ones) < (rank <<
+// shift | low bits) exactly when bin < rank, whatever the low bits. A missing value is
+// 0x7FFFFFFF < (1 << 31 | ...) (left) when bit 31 is set, and 0xFFFFFFFF < word (never: right)
+// when it is not. The leaves' slot is staged as bin 0, and a leaf's offset is 0 with rank 1 on
+// side 0 (always left) and rank 0 on side 1 (always right): it steps to itself, so that a walk
+// may run more steps than its tree is deep.
+//
+// The staged values of one input take 2^offset_bits bytes (the kernel's kRankedRowsBlock rows of
+// 4 bytes, then unused space), so that the word's input field masked in place, input <<
+// offset_bits, is the byte offset of the input's values, and one AND-OR gives the address a
+// thread reads (RankedStagedOffset): offset_bits is at least kRankedMinOffsetBits for that.
+// One value a row and input, 4 bytes wide, keeps a warp's reads of the staged row on 32 distinct
+// banks (16-bit values two to a bank cost two wavefronts a read: measured, docs/gpu.md).
 //
 // Host-only and CUDA-free: Margin below is the kernel's reference, checked on any machine.
 #ifndef VIGIL_MODEL_CUDA_RANKED_FOREST_H_
@@ -38,6 +52,10 @@ namespace vigil::cuda {
 
 inline constexpr uint32_t kMissingStaged = 0xFFFFFFFFu;  // the staged value of a missing input
 inline constexpr uint32_t kRankedMissingLeft = 1u << 31;  // the word's "missing goes left" bit
+inline constexpr uint32_t kRankedRowsBlock = 128;  // rows a block of the ranked kernels stages
+// 2^9 bytes: kRankedRowsBlock staged values of 4 bytes.
+inline constexpr uint32_t kRankedMinOffsetBits = 9;
+static_assert(kRankedRowsBlock * 4 <= 1u << kRankedMinOffsetBits);
 
 // The search of a threshold tree (RankedForest::search) for the count of its n thresholds at or
 // below v (not NaN): from position i = 1, height steps of EytzingerStep, then EytzingerCountAt.
@@ -71,13 +89,27 @@ VIGIL_HOST_DEVICE uint32_t RankedInput(uint32_t word, uint32_t offset_bits, uint
   return (word >> offset_bits) & ((1u << slot_bits) - 1u);
 }
 
-// The node after the one at index i with this word, for its input's staged value.
-VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t staged,
-                                      uint32_t offset_bits, uint32_t slot_bits) {
+// The byte offset of the staged values of the input "word" splits: RankedInput << offset_bits.
+VIGIL_HOST_DEVICE uint32_t RankedStagedOffset(uint32_t word, uint32_t offset_bits,
+                                              uint32_t slot_bits) {
+  return word & (((1u << slot_bits) - 1u) << offset_bits);
+}
+
+// The value staged for a present input whose value has "bin" thresholds at or below it.
+VIGIL_HOST_DEVICE uint32_t RankedStagedBin(uint32_t bin, uint32_t offset_bits,
+                                           uint32_t slot_bits) {
   const uint32_t shift = offset_bits + slot_bits;
-  const uint32_t bound = word & ~((1u << shift) - 1u);
-  const uint32_t x = staged ^ (word & kRankedMissingLeft);
-  return i + (word & ((1u << offset_bits) - 1u)) + (x < bound ? 0u : 1u);
+  return bin << shift | ((1u << shift) - 1u);
+}
+
+// Whether a walk at a node with this word goes right (side 1), for its input's staged value.
+VIGIL_HOST_DEVICE uint32_t RankedSide(uint32_t word, uint32_t staged) {
+  return (staged ^ (word & kRankedMissingLeft)) < word ? 0u : 1u;
+}
+
+// The pair of the children of the node with this word, in pair "pair".
+VIGIL_HOST_DEVICE uint32_t RankedChildPair(uint32_t pair, uint32_t word, uint32_t offset_bits) {
+  return pair + (word & ((1u << offset_bits) - 1u));
 }
 
 struct RankedForest {
@@ -91,15 +123,19 @@ struct RankedForest {
   // search of the sorted array would touch a line per row from the fifth step on.
   std::vector<float> search;
   std::vector<uint32_t> search_begin, search_height;  // num_inputs each
-  std::vector<uint32_t> words;            // per node of the layout
-  std::vector<float> leaf_value;          // per node: a leaf's value, 0 for internal nodes
-  // Per tree, root << 8 | depth, padded with 0 to a multiple of 16 entries: the kernel reads four
-  // trees' headers in one 16-byte load, 4, 8 or 16 trees at a time.
+  std::vector<uint32_t> words;      // in pairs (above): nodes + trees words
+  std::vector<float> leaf_value;    // per word: a leaf's value, 0 for the others
+  // Per tree, its root's pair << 8 | depth, padded with 0 to a multiple of 16 entries: the kernel
+  // reads four trees' headers in one 16-byte load, 4, 8 or 16 trees at a time.
   std::vector<uint32_t> tree_header;
+  // Per tree, its root's word, padded as tree_header: every thread of a block starts a tree at
+  // its root, so the kernel loads four roots' words in one 16-byte load, not each on its own.
+  std::vector<uint32_t> root_word;
   uint32_t offset_bits = 0, slot_bits = 0;
 
-  // Fails (kInvalidArgument, naming what does not fit) when offset, slot and rank take more than
-  // 31 bits together, or the forest has 2^24 nodes or more.
+  // Fails (kInvalidArgument, naming what does not fit) when offset (at least
+  // kRankedMinOffsetBits), slot and rank take more than 31 bits together, or the forest's pairs
+  // reach 2^24.
   static absl::StatusOr<RankedForest> Build(const ForestLayout& layout);
 
   // The value the kernel stages for input "input" (num_inputs: the leaves' slot) of the row x

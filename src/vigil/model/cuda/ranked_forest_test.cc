@@ -28,40 +28,83 @@ TEST(RankedForest, HandModelRanksAndBins) {
   auto ranked = RankedForest::Build(*layout);
   ASSERT_OK(ranked);
   // Tree 0: a<1.5 | leaf, b<-0.5 | leaf, leaf. One threshold per input; 3 slots (2 bits: the
-  // inputs and the leaves'), the largest offset 1 (1 bit); bins are staged shifted by 3.
+  // inputs and the leaves'); the largest offset 1, but 9 offset bits (kRankedMinOffsetBits: an
+  // input's 128 staged values take 512 bytes); bins are staged shifted by 11, low bits all ones.
   EXPECT_EQ(ranked->thresholds, (std::vector<float>{1.5f, -0.5f}));
   EXPECT_EQ(ranked->threshold_begin, (std::vector<uint32_t>{0, 1, 2}));
-  EXPECT_EQ(ranked->offset_bits, 1u);
+  EXPECT_EQ(ranked->offset_bits, 9u);
   EXPECT_EQ(ranked->slot_bits, 2u);
-  const uint32_t root = ranked->words[0], leaf = ranked->words[1], b = ranked->words[2];
-  EXPECT_EQ(RankedInput(root, 1, 2), 0u);
-  EXPECT_EQ(root & kRankedMissingLeft, kRankedMissingLeft);  // a missing: left
-  EXPECT_EQ(RankedInput(b, 1, 2), 1u);
+  // Pairs: (root a, unused), (leaf, b), (leaf, leaf), then tree 1's (leaf, unused).
+  ASSERT_EQ(ranked->words.size(), 8u);
+  const uint32_t a = ranked->words[0], left_leaf = ranked->words[2], b = ranked->words[3];
+  EXPECT_EQ(RankedInput(a, 9, 2), 0u);
+  EXPECT_EQ(a & kRankedMissingLeft, kRankedMissingLeft);  // a missing: left
+  EXPECT_EQ(RankedChildPair(0, a, 9), 1u);
+  EXPECT_EQ(RankedInput(b, 9, 2), 1u);
+  EXPECT_EQ(RankedStagedOffset(b, 9, 2), 512u);  // input 1's staged values
   EXPECT_EQ(b & kRankedMissingLeft, 0u);  // b missing: right
-  EXPECT_EQ(RankedInput(leaf, 1, 2), 2u);  // the leaves' slot, always staged 0
-  EXPECT_EQ(RankedStep(1, leaf, 0, 1, 2), 1u);  // a leaf steps to itself
-  EXPECT_EQ(ranked->leaf_value[1], 0.25f);
+  EXPECT_EQ(RankedChildPair(1, b, 9), 2u);
+  EXPECT_EQ(RankedInput(left_leaf, 9, 2), 2u);  // the leaves' slot, always staged as bin 0
+  EXPECT_EQ(RankedStagedOffset(left_leaf, 9, 2), 1024u);
+  const uint32_t ones = (1u << 11) - 1;
+  EXPECT_EQ(RankedStagedBin(0, 9, 2), ones);
+  // A leaf steps to itself, on either side of its pair.
+  for (uint32_t at : {2u, 4u, 5u, 6u}) {
+    const uint32_t leaf = ranked->words[at];
+    EXPECT_EQ(RankedChildPair(at / 2, leaf, 9), at / 2) << "word " << at;
+    EXPECT_EQ(RankedSide(leaf, ones), at % 2) << "word " << at;
+  }
+  EXPECT_EQ(ranked->leaf_value[2], 0.25f);
   EXPECT_EQ(ranked->leaf_value[0], 0.0f);
-  // Tree 0 at node 0, 2 deep; tree 1 (one leaf) at node 5; padded to sixteen.
-  std::vector<uint32_t> header(16, 0);
+  EXPECT_EQ(ranked->leaf_value[1], 0.0f);
+  // Tree 0 at pair 0, 2 deep; tree 1 (one leaf) at pair 3; padded to sixteen, as the roots'
+  // words.
+  std::vector<uint32_t> header(16, 0), roots(16, 0);
   header[0] = 2;
-  header[1] = 5u << 8;
+  header[1] = 3u << 8;
+  roots[0] = a;
+  roots[1] = ranked->words[6];
   EXPECT_EQ(ranked->tree_header, header);
-  // Staged: the count of thresholds at or below the value, shifted; a missing value all ones.
+  EXPECT_EQ(ranked->root_word, roots);
+  // Staged: the count of thresholds at or below the value, shifted over ones; a missing value
+  // all ones.
   const float nan = std::nanf("");
   const float x[] = {1.5f, nan};
-  EXPECT_EQ(ranked->Staged(x, 2, 0), 1u << 3);  // 1.5 is not below 1.5: right
-  EXPECT_EQ(RankedStep(0, root, 1u << 3, 1, 2), 2u);
+  EXPECT_EQ(ranked->Staged(x, 2, 0), 1u << 11 | ones);
+  EXPECT_EQ(RankedSide(a, 1u << 11 | ones), 1u);  // 1.5 is not below 1.5: right
   const float below[] = {std::nextafter(1.5f, 0.0f), nan};
-  EXPECT_EQ(ranked->Staged(below, 2, 0), 0u);
-  EXPECT_EQ(RankedStep(0, root, 0, 1, 2), 1u);
+  EXPECT_EQ(ranked->Staged(below, 2, 0), ones);
+  EXPECT_EQ(RankedSide(a, ones), 0u);
   EXPECT_EQ(ranked->Staged(x, 2, 1), kMissingStaged);
-  EXPECT_EQ(RankedStep(2, b, kMissingStaged, 1, 2), 4u);     // b's default: right
-  EXPECT_EQ(RankedStep(0, root, kMissingStaged, 1, 2), 1u);  // a's default: left
+  EXPECT_EQ(RankedSide(b, kMissingStaged), 1u);  // b's default: right
+  EXPECT_EQ(RankedSide(a, kMissingStaged), 0u);  // a's default: left
   const float at[] = {0.0f, -0.5f}, under[] = {0.0f, -1.0f};
-  EXPECT_EQ(RankedStep(2, b, ranked->Staged(at, 2, 1), 1, 2), 4u);  // -0.5 is not below -0.5
-  EXPECT_EQ(RankedStep(2, b, ranked->Staged(under, 2, 1), 1, 2), 3u);
-  EXPECT_EQ(ranked->Staged(x, 2, 2), 0u);
+  EXPECT_EQ(RankedSide(b, ranked->Staged(at, 2, 1)), 1u);  // -0.5 is not below -0.5
+  EXPECT_EQ(RankedSide(b, ranked->Staged(under, 2, 1)), 0u);
+  EXPECT_EQ(ranked->Staged(x, 2, 2), ones);
+  // The walk: x (a = 1.5: right to b; b missing: right) ends on tree 0's last leaf.
+  EXPECT_EQ(ranked->Margin(*layout, x), layout->Margin(x));
+}
+
+// Every word's test, exhaustively over small fields: a present value goes left exactly when its
+// bin is below the node's rank, whatever the word's offset and input bits; a missing one as the
+// word's bit 31 says.
+TEST(RankedForest, TheStepComparesBinWithRank) {
+  const uint32_t ob = 9, sb = 3, shift = ob + sb;
+  for (uint32_t rank = 0; rank < 40; ++rank) {
+    for (uint32_t low : {0u, 1u, 511u, (5u << ob) | 7u, (1u << shift) - 1}) {
+      for (uint32_t missing_left : {0u, kRankedMissingLeft}) {
+        const uint32_t word = missing_left | rank << shift | low;
+        const uint32_t offset = low & ((1u << ob) - 1);
+        ASSERT_EQ(RankedChildPair(100, word, ob), 100 + offset);
+        for (uint32_t bin = 0; bin < 41; ++bin) {
+          ASSERT_EQ(RankedSide(word, RankedStagedBin(bin, ob, sb)), bin < rank ? 0u : 1u)
+              << "rank " << rank << " bin " << bin << " low " << low;
+        }
+        ASSERT_EQ(RankedSide(word, kMissingStaged), missing_left != 0 ? 0u : 1u);
+      }
+    }
+  }
 }
 
 // The kernel's search of the threshold tree counts as the sorted array does: at thresholds, at
