@@ -339,10 +339,9 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 // comes every kRankedSyncTrees trees, or every ILP trees where that is more.
 constexpr uint32_t kRankedSyncTrees = 8;
 
-// kSpeculative: each step loads both children of the node (one 8-byte pair) while it reads the
-// row's staged value, and picks one after the decision, so a step waits on one memory latency;
-// otherwise it loads the chosen child after the decision (two latencies, half the bytes).
-template <int ILP, bool kSpeculative>
+// Index: the type of a node's index in the walk (uint32_t, or int: how the compiler forms the
+// load's 64-bit address differs, and so the instructions a step; measured side by side).
+template <int ILP, typename Index>
 __global__ void __launch_bounds__(kRankedRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
@@ -360,58 +359,39 @@ __global__ void __launch_bounds__(kRankedRowsBlock)
   // input's byte offset (RankedStagedOffset) with the row's (below 2^offset_bits).
   const uint32_t input_mask = RankedStagedOffset(~0u, ob, sb), row_byte = r * sizeof(uint32_t);
   const char* staged_bytes = reinterpret_cast<const char*>(staged_ranked);
-  const uint2* pairs = reinterpret_cast<const uint2*>(f.ranked_words);
   float margin = f.base_margin;
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
     if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
-    // Four trees' root pairs and depths a load, and their roots' words (padding: 0, 0, 0).
-    uint32_t pair[ILP], word[ILP], side[ILP], depth = 0;
+    // Four trees' roots and depths a load, and their roots' words (padding: 0, 0, 0).
+    Index idx[ILP];
+    uint32_t word[ILP], depth = 0;
 #pragma unroll
     for (int q = 0; q < ILP / 4; ++q) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t) + q);
       const uint4 w = __ldg(reinterpret_cast<const uint4*>(f.ranked_roots + t) + q);
-      pair[4 * q] = h.x >> 8;
-      pair[4 * q + 1] = h.y >> 8;
-      pair[4 * q + 2] = h.z >> 8;
-      pair[4 * q + 3] = h.w >> 8;
+      idx[4 * q] = static_cast<Index>(h.x >> 8);
+      idx[4 * q + 1] = static_cast<Index>(h.y >> 8);
+      idx[4 * q + 2] = static_cast<Index>(h.z >> 8);
+      idx[4 * q + 3] = static_cast<Index>(h.w >> 8);
       word[4 * q] = w.x;
       word[4 * q + 1] = w.y;
       word[4 * q + 2] = w.z;
       word[4 * q + 3] = w.w;
       depth = max(depth, max(max(h.x & 0xFF, h.y & 0xFF), max(h.z & 0xFF, h.w & 0xFF)));
     }
-#pragma unroll
-    for (int k = 0; k < ILP; ++k) side[k] = 0;
     for (uint32_t d = 0; d < depth; ++d) {
-      if constexpr (kSpeculative) {
-        uint2 children[ILP];
 #pragma unroll
-        for (int k = 0; k < ILP; ++k) {
-          pair[k] = RankedChildPair(pair[k], word[k], ob);
-          children[k] = __ldg(pairs + pair[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < ILP; ++k) {
-          const uint32_t x = *reinterpret_cast<const uint32_t*>(
-              staged_bytes + ((word[k] & input_mask) | row_byte));
-          side[k] = RankedSide(word[k], x);
-          word[k] = side[k] != 0 ? children[k].y : children[k].x;
-        }
-      } else {
-#pragma unroll
-        for (int k = 0; k < ILP; ++k) {
-          const uint32_t x = *reinterpret_cast<const uint32_t*>(
-              staged_bytes + ((word[k] & input_mask) | row_byte));
-          pair[k] = RankedChildPair(pair[k], word[k], ob);
-          side[k] = RankedSide(word[k], x);
-        }
-#pragma unroll
-        for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + 2 * pair[k] + side[k]);
+      for (int k = 0; k < ILP; ++k) {
+        const uint32_t x = *reinterpret_cast<const uint32_t*>(
+            staged_bytes + ((word[k] & input_mask) | row_byte));
+        idx[k] = static_cast<Index>(RankedStep(static_cast<uint32_t>(idx[k]), word[k], x, ob));
       }
+#pragma unroll
+      for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
     }
 #pragma unroll
     for (int k = 0; k < ILP; ++k) {
-      const float leaf = __ldg(f.leaf_value + 2 * pair[k] + side[k]);
+      const float leaf = __ldg(f.leaf_value + idx[k]);
       if (t + k < f.num_trees) margin += leaf;  // tree order: float sums are order-sensitive
     }
   }
@@ -423,7 +403,7 @@ size_t RankedStagedBytes(const ForestView& f) {
   return (size_t{f.num_inputs} + 1) << f.offset_bits;
 }
 
-template <int ILP, bool kSpeculative>
+template <int ILP, typename Index = uint32_t>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
   const size_t bytes = f.ranked_words == nullptr ? 0 : RankedStagedBytes(f);
@@ -431,7 +411,7 @@ cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, flo
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
   const uint32_t blocks = (n + kRankedRowsBlock - 1) / kRankedRowsBlock;
-  return Launch(PredictRankedKernel<ILP, kSpeculative>, blocks, kRankedRowsBlock, bytes, stream, f, rows, n,
+  return Launch(PredictRankedKernel<ILP, Index>, blocks, kRankedRowsBlock, bytes, stream, f, rows, n,
                 margins);
 }
 
@@ -570,7 +550,7 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Ranked: return "rows4ranked";
     case PredictVariant::kRows8Ranked: return "rows8ranked";
     case PredictVariant::kRows16Ranked: return "rows16ranked";
-    case PredictVariant::kRows8RankedSerial: return "rows8rankedserial";
+    case PredictVariant::kRows8RankedInt: return "rows8rankedint";
   }
   return "?";
 }
@@ -601,12 +581,11 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kTrees256: return LaunchTrees<256>(f, rows, n, margins, stream);
     case PredictVariant::kRows4Plain: return LaunchRowsPlain(f, rows, n, margins, stream);
     case PredictVariant::kTrees1024: return LaunchTrees<1024, 1024>(f, rows, n, margins, stream);
-    case PredictVariant::kRows4Ranked: return LaunchRanked<4, true>(f, rows, n, margins, stream);
-    case PredictVariant::kRows8Ranked: return LaunchRanked<8, true>(f, rows, n, margins, stream);
-    case PredictVariant::kRows16Ranked:
-      return LaunchRanked<16, true>(f, rows, n, margins, stream);
-    case PredictVariant::kRows8RankedSerial:
-      return LaunchRanked<8, false>(f, rows, n, margins, stream);
+    case PredictVariant::kRows4Ranked: return LaunchRanked<4>(f, rows, n, margins, stream);
+    case PredictVariant::kRows8Ranked: return LaunchRanked<8>(f, rows, n, margins, stream);
+    case PredictVariant::kRows16Ranked: return LaunchRanked<16>(f, rows, n, margins, stream);
+    case PredictVariant::kRows8RankedInt:
+      return LaunchRanked<8, int>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

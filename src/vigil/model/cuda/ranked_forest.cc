@@ -26,32 +26,9 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     const uint32_t slot = NodeSlot(node.word);
     if (slot != leaf_slot) per_input[slot >> 1].push_back(node.value);
   }
-  // Node j of tree t is word j + t + 1 (j + t for the root): each earlier tree's root took a
-  // pair to itself. The trees' nodes are contiguous and in model order, their counts odd (a root
-  // and sibling pairs), so every root lands on an even word and every pair of siblings on a pair.
-  const size_t trees = layout.num_trees();
-  std::vector<uint32_t> position(layout.nodes.size());
-  for (size_t t = 0; t < trees; ++t) {
-    const uint32_t root = layout.tree_root[t];
-    const size_t end = t + 1 < trees ? layout.tree_root[t + 1] : layout.nodes.size();
-    if ((end - root) % 2 == 0) {
-      return absl::InternalError(absl::StrCat("tree ", t, " of the GPU layout has ", end - root,
-                                              " nodes: a root and sibling pairs make an odd "
-                                              "count"));
-    }
-    for (size_t j = root; j < end; ++j) {
-      position[j] = static_cast<uint32_t>(j + t + (j == root ? 0 : 1));
-    }
-  }
-  // Each node's children's pair, as an offset from its own.
-  std::vector<uint32_t> child_offset(layout.nodes.size(), 0);
   uint32_t max_offset = 0;
-  for (size_t j = 0; j < layout.nodes.size(); ++j) {
-    const ForestNode node = layout.nodes[j];
-    if (NodeSlot(node.word) == leaf_slot) continue;
-    const uint32_t left = position[j + (node.word & 0xFFFFu)];
-    child_offset[j] = left / 2 - position[j] / 2;
-    max_offset = std::max(max_offset, child_offset[j]);
+  for (const ForestNode& node : layout.nodes) {
+    if (NodeSlot(node.word) != leaf_slot) max_offset = std::max(max_offset, node.word & 0xFFFFu);
   }
   uint32_t max_rank = 1;
   r.threshold_begin.push_back(0);
@@ -95,22 +72,20 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
         "ranked nodes need ", r.offset_bits, " offset bits, ", r.slot_bits, " slot bits and ",
         rank_bits, " rank bits: more than 31"));
   }
-  const size_t words = layout.nodes.size() + trees;
-  if (words / 2 >= (size_t{1} << 24)) {
+  if (layout.nodes.size() >= (size_t{1} << 24)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "ranked trees' headers take root pairs below 2^24; this forest has ", words / 2,
-        " pairs"));
+        "ranked trees' headers take roots below 2^24; this forest has ", layout.nodes.size(),
+        " nodes"));
   }
   const uint32_t shift = r.offset_bits + r.slot_bits;
-  r.words.assign(words, 0);
-  r.leaf_value.assign(words, 0.0f);
-  for (size_t j = 0; j < layout.nodes.size(); ++j) {
-    const ForestNode node = layout.nodes[j];
-    const uint32_t slot = NodeSlot(node.word), at = position[j];
+  r.words.resize(layout.nodes.size());
+  r.leaf_value.resize(layout.nodes.size(), 0.0f);
+  for (size_t i = 0; i < layout.nodes.size(); ++i) {
+    const ForestNode node = layout.nodes[i];
+    const uint32_t slot = NodeSlot(node.word);
     if (slot == leaf_slot) {
-      // Rank 1 on side 0 goes left, rank 0 on side 1 right: back to itself.
-      r.words[at] = ((at & 1) ? 0u : 1u << shift) | (inputs << r.offset_bits);
-      r.leaf_value[at] = node.value;
+      r.words[i] = (1u << shift) | (inputs << r.offset_bits);
+      r.leaf_value[i] = node.value;
       continue;
     }
     const uint32_t f = slot >> 1;
@@ -118,15 +93,14 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
     const float* end = r.thresholds.data() + r.threshold_begin[f + 1];
     const auto k = static_cast<uint32_t>(std::lower_bound(begin, end, node.value) - begin);
     // Slot 2f sends a missing value left (it reads -inf), 2f + 1 right.
-    r.words[at] = ((slot & 1) ? 0u : kRankedMissingLeft) | ((k + 1) << shift) |
-                  (f << r.offset_bits) | child_offset[j];
+    r.words[i] = ((slot & 1) ? 0u : kRankedMissingLeft) | ((k + 1) << shift) |
+                 (f << r.offset_bits) | (node.word & 0xFFFFu);
   }
-  for (size_t t = 0; t < trees; ++t) {
-    const uint32_t root = position[layout.tree_root[t]];
-    r.tree_header.push_back(root / 2 << 8 | layout.tree_depth[t]);
-    r.root_word.push_back(r.words[root]);
+  for (size_t t = 0; t < layout.num_trees(); ++t) {
+    r.tree_header.push_back(layout.tree_root[t] << 8 | layout.tree_depth[t]);
+    r.root_word.push_back(r.words[layout.tree_root[t]]);
   }
-  r.tree_header.resize((trees + 15) / 16 * 16, 0);
+  r.tree_header.resize((r.tree_header.size() + 15) / 16 * 16, 0);
   r.root_word.resize(r.tree_header.size(), 0);
   return r;
 }
@@ -142,14 +116,14 @@ uint32_t RankedForest::Staged(const float* x, uint32_t num_inputs, uint32_t inpu
 float RankedForest::Margin(const ForestLayout& layout, const float* x) const {
   float margin = layout.base_margin;
   for (size_t t = 0; t < layout.num_trees(); ++t) {
-    uint32_t pair = tree_header[t] >> 8, side = 0, word = root_word[t];
+    uint32_t i = tree_header[t] >> 8, word = root_word[t];
     for (uint32_t d = tree_header[t] & 0xFF; d > 0; --d) {
-      pair = RankedChildPair(pair, word, offset_bits);
-      side = RankedSide(word, Staged(x, layout.num_inputs, RankedInput(word, offset_bits,
-                                                                       slot_bits)));
-      word = words[2 * pair + side];
+      i = RankedStep(i, word, Staged(x, layout.num_inputs, RankedInput(word, offset_bits,
+                                                                       slot_bits)),
+                     offset_bits);
+      word = words[i];
     }
-    margin += leaf_value[2 * pair + side];
+    margin += leaf_value[i];
   }
   return margin;
 }

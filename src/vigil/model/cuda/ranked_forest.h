@@ -9,14 +9,10 @@
 // number of thresholds at or below x, once per row, and x < t_k exactly when bin(x) < k + 1, so
 // the walk decides as the float comparison does, bit for bit.
 //
-// Nodes go in pairs of words: the two children of a node (siblings, as in the layout), and each
-// tree's root with an unused word after it. A tree's pairs are the layout's nodes in its order,
-// so pair p is words 2p and 2p + 1, and a walk is at (pair, side): the node at word 2 pair +
-// side. A word packs, from the low bits, its children's pair as an offset from its own pair
-// (offset_bits), the input it splits (slot_bits; the slot num_inputs for leaves), the rank k + 1
-// (bits up to 30) and in bit 31 whether a missing value goes left. Pairs let the kernel load both
-// children (8 bytes) while it reads the row's value, instead of after the decision: one memory
-// latency a step where there were two.
+// Node i of ForestLayout::nodes is word i; the walk, its depths and roots are the layout's. A
+// word packs, from the low bits, the offset of the left child from the node (offset_bits; the
+// right child follows it), the input it splits (slot_bits; the slot num_inputs for leaves), the
+// rank k + 1 (bits up to 30) and in bit 31 whether a missing value goes left.
 //
 // The kernel stages one 32-bit value a row and input, with shift = offset_bits + slot_bits: bin
 // << shift with the low shift bits all ones, or kMissingStaged for a missing value. The node's
@@ -26,9 +22,8 @@
 // For a present value both sides carry the word's bit 31, and (bin << shift | ones) < (rank <<
 // shift | low bits) exactly when bin < rank, whatever the low bits. A missing value is
 // 0x7FFFFFFF < (1 << 31 | ...) (left) when bit 31 is set, and 0xFFFFFFFF < word (never: right)
-// when it is not. The leaves' slot is staged as bin 0, and a leaf's offset is 0 with rank 1 on
-// side 0 (always left) and rank 0 on side 1 (always right): it steps to itself, so that a walk
-// may run more steps than its tree is deep.
+// when it is not. The leaves' slot is staged as bin 0, and a leaf's word has rank 1 and offset 0:
+// it steps to itself, so that a walk may run more steps than its tree is deep.
 //
 // The staged values of one input take 2^offset_bits bytes (the kernel's kRankedRowsBlock rows of
 // 4 bytes, then unused space), so that the word's input field masked in place, input <<
@@ -102,14 +97,16 @@ VIGIL_HOST_DEVICE uint32_t RankedStagedBin(uint32_t bin, uint32_t offset_bits,
   return bin << shift | ((1u << shift) - 1u);
 }
 
-// Whether a walk at a node with this word goes right (side 1), for its input's staged value.
+// Whether a walk at a node with this word goes right (1) or left (0), for its input's staged
+// value.
 VIGIL_HOST_DEVICE uint32_t RankedSide(uint32_t word, uint32_t staged) {
   return (staged ^ (word & kRankedMissingLeft)) < word ? 0u : 1u;
 }
 
-// The pair of the children of the node with this word, in pair "pair".
-VIGIL_HOST_DEVICE uint32_t RankedChildPair(uint32_t pair, uint32_t word, uint32_t offset_bits) {
-  return pair + (word & ((1u << offset_bits) - 1u));
+// The node after the one at index i with this word, for its input's staged value.
+VIGIL_HOST_DEVICE uint32_t RankedStep(uint32_t i, uint32_t word, uint32_t staged,
+                                      uint32_t offset_bits) {
+  return i + (word & ((1u << offset_bits) - 1u)) + RankedSide(word, staged);
 }
 
 struct RankedForest {
@@ -123,19 +120,20 @@ struct RankedForest {
   // search of the sorted array would touch a line per row from the fifth step on.
   std::vector<float> search;
   std::vector<uint32_t> search_begin, search_height;  // num_inputs each
-  std::vector<uint32_t> words;      // in pairs (above): nodes + trees words
-  std::vector<float> leaf_value;    // per word: a leaf's value, 0 for the others
-  // Per tree, its root's pair << 8 | depth, padded with 0 to a multiple of 16 entries: the kernel
-  // reads four trees' headers in one 16-byte load, 4, 8 or 16 trees at a time.
+  std::vector<uint32_t> words;      // per node of the layout
+  std::vector<float> leaf_value;    // per node: a leaf's value, 0 for internal nodes
+  // Per tree, root << 8 | depth, padded with 0 to a multiple of 16 entries: the kernel reads four
+  // trees' headers in one 16-byte load, 4, 8 or 16 trees at a time.
   std::vector<uint32_t> tree_header;
   // Per tree, its root's word, padded as tree_header: every thread of a block starts a tree at
-  // its root, so the kernel loads four roots' words in one 16-byte load, not each on its own.
+  // its root, so the kernel loads four roots' words in one 16-byte load beside their headers,
+  // not each on its own after them.
   std::vector<uint32_t> root_word;
   uint32_t offset_bits = 0, slot_bits = 0;
 
   // Fails (kInvalidArgument, naming what does not fit) when offset (at least
-  // kRankedMinOffsetBits), slot and rank take more than 31 bits together, or the forest's pairs
-  // reach 2^24.
+  // kRankedMinOffsetBits), slot and rank take more than 31 bits together, or the forest has 2^24
+  // nodes or more.
   static absl::StatusOr<RankedForest> Build(const ForestLayout& layout);
 
   // The value the kernel stages for input "input" (num_inputs: the leaves' slot) of the row x

@@ -34,36 +34,26 @@ TEST(RankedForest, HandModelRanksAndBins) {
   EXPECT_EQ(ranked->threshold_begin, (std::vector<uint32_t>{0, 1, 2}));
   EXPECT_EQ(ranked->offset_bits, 9u);
   EXPECT_EQ(ranked->slot_bits, 2u);
-  // Pairs: (root a, unused), (leaf, b), (leaf, leaf), then tree 1's (leaf, unused).
-  ASSERT_EQ(ranked->words.size(), 8u);
-  const uint32_t a = ranked->words[0], left_leaf = ranked->words[2], b = ranked->words[3];
+  const uint32_t a = ranked->words[0], leaf = ranked->words[1], b = ranked->words[2];
   EXPECT_EQ(RankedInput(a, 9, 2), 0u);
   EXPECT_EQ(a & kRankedMissingLeft, kRankedMissingLeft);  // a missing: left
-  EXPECT_EQ(RankedChildPair(0, a, 9), 1u);
   EXPECT_EQ(RankedInput(b, 9, 2), 1u);
   EXPECT_EQ(RankedStagedOffset(b, 9, 2), 512u);  // input 1's staged values
   EXPECT_EQ(b & kRankedMissingLeft, 0u);  // b missing: right
-  EXPECT_EQ(RankedChildPair(1, b, 9), 2u);
-  EXPECT_EQ(RankedInput(left_leaf, 9, 2), 2u);  // the leaves' slot, always staged as bin 0
-  EXPECT_EQ(RankedStagedOffset(left_leaf, 9, 2), 1024u);
+  EXPECT_EQ(RankedInput(leaf, 9, 2), 2u);  // the leaves' slot, always staged as bin 0
+  EXPECT_EQ(RankedStagedOffset(leaf, 9, 2), 1024u);
   const uint32_t ones = (1u << 11) - 1;
   EXPECT_EQ(RankedStagedBin(0, 9, 2), ones);
-  // A leaf steps to itself, on either side of its pair.
-  for (uint32_t at : {2u, 4u, 5u, 6u}) {
-    const uint32_t leaf = ranked->words[at];
-    EXPECT_EQ(RankedChildPair(at / 2, leaf, 9), at / 2) << "word " << at;
-    EXPECT_EQ(RankedSide(leaf, ones), at % 2) << "word " << at;
-  }
-  EXPECT_EQ(ranked->leaf_value[2], 0.25f);
+  EXPECT_EQ(RankedStep(1, leaf, ones, 9), 1u);  // a leaf steps to itself
+  EXPECT_EQ(ranked->leaf_value[1], 0.25f);
   EXPECT_EQ(ranked->leaf_value[0], 0.0f);
-  EXPECT_EQ(ranked->leaf_value[1], 0.0f);
-  // Tree 0 at pair 0, 2 deep; tree 1 (one leaf) at pair 3; padded to sixteen, as the roots'
+  // Tree 0 at node 0, 2 deep; tree 1 (one leaf) at node 5; padded to sixteen, as the roots'
   // words.
   std::vector<uint32_t> header(16, 0), roots(16, 0);
   header[0] = 2;
-  header[1] = 3u << 8;
+  header[1] = 5u << 8;
   roots[0] = a;
-  roots[1] = ranked->words[6];
+  roots[1] = ranked->words[5];
   EXPECT_EQ(ranked->tree_header, header);
   EXPECT_EQ(ranked->root_word, roots);
   // Staged: the count of thresholds at or below the value, shifted over ones; a missing value
@@ -71,16 +61,16 @@ TEST(RankedForest, HandModelRanksAndBins) {
   const float nan = std::nanf("");
   const float x[] = {1.5f, nan};
   EXPECT_EQ(ranked->Staged(x, 2, 0), 1u << 11 | ones);
-  EXPECT_EQ(RankedSide(a, 1u << 11 | ones), 1u);  // 1.5 is not below 1.5: right
+  EXPECT_EQ(RankedStep(0, a, 1u << 11 | ones, 9), 2u);  // 1.5 is not below 1.5: right
   const float below[] = {std::nextafter(1.5f, 0.0f), nan};
   EXPECT_EQ(ranked->Staged(below, 2, 0), ones);
-  EXPECT_EQ(RankedSide(a, ones), 0u);
+  EXPECT_EQ(RankedStep(0, a, ones, 9), 1u);
   EXPECT_EQ(ranked->Staged(x, 2, 1), kMissingStaged);
-  EXPECT_EQ(RankedSide(b, kMissingStaged), 1u);  // b's default: right
-  EXPECT_EQ(RankedSide(a, kMissingStaged), 0u);  // a's default: left
+  EXPECT_EQ(RankedStep(2, b, kMissingStaged, 9), 4u);  // b's default: right
+  EXPECT_EQ(RankedStep(0, a, kMissingStaged, 9), 1u);  // a's default: left
   const float at[] = {0.0f, -0.5f}, under[] = {0.0f, -1.0f};
-  EXPECT_EQ(RankedSide(b, ranked->Staged(at, 2, 1)), 1u);  // -0.5 is not below -0.5
-  EXPECT_EQ(RankedSide(b, ranked->Staged(under, 2, 1)), 0u);
+  EXPECT_EQ(RankedStep(2, b, ranked->Staged(at, 2, 1), 9), 4u);  // -0.5 is not below -0.5
+  EXPECT_EQ(RankedStep(2, b, ranked->Staged(under, 2, 1), 9), 3u);
   EXPECT_EQ(ranked->Staged(x, 2, 2), ones);
   // The walk: x (a = 1.5: right to b; b missing: right) ends on tree 0's last leaf.
   EXPECT_EQ(ranked->Margin(*layout, x), layout->Margin(x));
@@ -96,12 +86,13 @@ TEST(RankedForest, TheStepComparesBinWithRank) {
       for (uint32_t missing_left : {0u, kRankedMissingLeft}) {
         const uint32_t word = missing_left | rank << shift | low;
         const uint32_t offset = low & ((1u << ob) - 1);
-        ASSERT_EQ(RankedChildPair(100, word, ob), 100 + offset);
         for (uint32_t bin = 0; bin < 41; ++bin) {
-          ASSERT_EQ(RankedSide(word, RankedStagedBin(bin, ob, sb)), bin < rank ? 0u : 1u)
+          ASSERT_EQ(RankedStep(100, word, RankedStagedBin(bin, ob, sb), ob),
+                    100 + offset + (bin < rank ? 0 : 1))
               << "rank " << rank << " bin " << bin << " low " << low;
         }
-        ASSERT_EQ(RankedSide(word, kMissingStaged), missing_left != 0 ? 0u : 1u);
+        ASSERT_EQ(RankedStep(100, word, kMissingStaged, ob),
+                  100 + offset + (missing_left != 0 ? 0 : 1));
       }
     }
   }
