@@ -70,7 +70,7 @@ struct CudaScorerOptions {
   // (docs/benchmarks.md, "CUDA backend").
   bool zero_copy_small = true;
   // Also upload the model as RankedForest (ranked_forest.h), for the kernel large batches run
-  // (rows8ranked). Off, or where the model's nodes do not fit 4 bytes, they run rows4.
+  // (rows16ranked). Off, or where the model's nodes do not fit 4 bytes, they run rows4.
   bool ranked_nodes = true;
   // Host threads that gather and convert bulk batches (0: half the host's cores, at most 8).
   int host_threads = 0;

@@ -133,7 +133,7 @@ TEST(CudaScorer, TwoThousandTreesScoreAsTheCpuDoes) {
   ExpectScoresMatchCpu(model, vigil::testing::RandomRows(*model, n, 32, 0.1, 0.05, 8), n);
 }
 
-// Large batches run the ranked kernel (rows8ranked) by default, rows4 without ranked nodes or
+// Large batches run the ranked kernel (rows16ranked) by default, rows4 without ranked nodes or
 // where a model's do not fit 4 bytes (the complete depth-12 trees: about 38,000 thresholds an
 // input, 16 rank bits, beside 12 offset bits, 6 slot bits and the missing bit); each gives the
 // CPU's bits, missing values included.

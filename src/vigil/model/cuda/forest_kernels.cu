@@ -333,15 +333,16 @@ __device__ __forceinline__ void StageRanked(const ForestView& f, const float* __
 // the 1000-tree model: docs/gpu.md); threads past the batch's last row walk row 0 to reach the
 // barriers and write nothing. Measured and not kept: 256 and 512 rows a block, with and without
 // the barrier (at 512 with it, an L1 hit rate of 85% and no faster).
-// ILP trees a thread at once: 8 (twice the independent load chains a warp of 4, at the same
-// registers) ran the 1000-tree model at 179M rows/s against 173M, the demo model at 594M
-// against 545M (docs/gpu.md); 16 (more chains, more registers) is not yet measured. The barrier
-// comes every kRankedSyncTrees trees, or every ILP trees where that is more.
+// ILP trees a thread at once: 16 (four times the independent load chains a warp of 4, at 56
+// registers against 40) ran the 1000-tree model at 213M rows/s against 185M at 8 and 206M at 4,
+// and was the fastest of the three on both models at 65,536 and 1M rows (docs/gpu.md). The
+// barrier comes every kRankedSyncTrees trees, or every ILP trees where that is more.
+// Measured and not kept: loading both children of a node as one 8-byte pair while reading the
+// row, so that a step waits on one memory latency, not two: the 8-byte loads doubled the L1
+// wavefronts (1.45G against 0.97G, L1 94% busy), 175M against 188M rows/s at 8 trees.
 constexpr uint32_t kRankedSyncTrees = 8;
 
-// Index: the type of a node's index in the walk (uint32_t, or int: how the compiler forms the
-// load's 64-bit address differs, and so the instructions a step; measured side by side).
-template <int ILP, typename Index>
+template <int ILP>
 __global__ void __launch_bounds__(kRankedRowsBlock)
     PredictRankedKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                         float* __restrict__ margins) {
@@ -363,16 +364,16 @@ __global__ void __launch_bounds__(kRankedRowsBlock)
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
     if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
     // Four trees' roots and depths a load, and their roots' words (padding: 0, 0, 0).
-    Index idx[ILP];
+    uint32_t idx[ILP];
     uint32_t word[ILP], depth = 0;
 #pragma unroll
     for (int q = 0; q < ILP / 4; ++q) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t) + q);
       const uint4 w = __ldg(reinterpret_cast<const uint4*>(f.ranked_roots + t) + q);
-      idx[4 * q] = static_cast<Index>(h.x >> 8);
-      idx[4 * q + 1] = static_cast<Index>(h.y >> 8);
-      idx[4 * q + 2] = static_cast<Index>(h.z >> 8);
-      idx[4 * q + 3] = static_cast<Index>(h.w >> 8);
+      idx[4 * q] = h.x >> 8;
+      idx[4 * q + 1] = h.y >> 8;
+      idx[4 * q + 2] = h.z >> 8;
+      idx[4 * q + 3] = h.w >> 8;
       word[4 * q] = w.x;
       word[4 * q + 1] = w.y;
       word[4 * q + 2] = w.z;
@@ -384,7 +385,7 @@ __global__ void __launch_bounds__(kRankedRowsBlock)
       for (int k = 0; k < ILP; ++k) {
         const uint32_t x = *reinterpret_cast<const uint32_t*>(
             staged_bytes + ((word[k] & input_mask) | row_byte));
-        idx[k] = static_cast<Index>(RankedStep(static_cast<uint32_t>(idx[k]), word[k], x, ob));
+        idx[k] = RankedStep(idx[k], word[k], x, ob);
       }
 #pragma unroll
       for (int k = 0; k < ILP; ++k) word[k] = __ldg(f.ranked_words + idx[k]);
@@ -403,7 +404,7 @@ size_t RankedStagedBytes(const ForestView& f) {
   return (size_t{f.num_inputs} + 1) << f.offset_bits;
 }
 
-template <int ILP, typename Index = uint32_t>
+template <int ILP>
 cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, float* margins,
                          cudaStream_t stream) {
   const size_t bytes = f.ranked_words == nullptr ? 0 : RankedStagedBytes(f);
@@ -411,7 +412,7 @@ cudaError_t LaunchRanked(const ForestView& f, const float* rows, uint32_t n, flo
     return LaunchRows<4>(f, rows, n, margins, stream);
   }
   const uint32_t blocks = (n + kRankedRowsBlock - 1) / kRankedRowsBlock;
-  return Launch(PredictRankedKernel<ILP, Index>, blocks, kRankedRowsBlock, bytes, stream, f, rows, n,
+  return Launch(PredictRankedKernel<ILP>, blocks, kRankedRowsBlock, bytes, stream, f, rows, n,
                 margins);
 }
 
@@ -550,16 +551,15 @@ const char* PredictVariantName(PredictVariant v) {
     case PredictVariant::kRows4Ranked: return "rows4ranked";
     case PredictVariant::kRows8Ranked: return "rows8ranked";
     case PredictVariant::kRows16Ranked: return "rows16ranked";
-    case PredictVariant::kRows8RankedInt: return "rows8rankedint";
   }
   return "?";
 }
 
 PredictVariant ChoosePredictVariant(uint32_t n, uint32_t num_trees, int multiprocessors) {
   // Enough rows for the one-thread-per-row kernel to fill every SM with 8 warps: it wins, over
-  // the ranked nodes eight trees at a time where the forest has them (it runs kRows4 where not).
+  // the ranked nodes sixteen trees at a time where the forest has them (it runs kRows4 where not).
   const uint64_t full = static_cast<uint64_t>(multiprocessors) * 8 * 32;
-  if (n >= full) return PredictVariant::kRows8Ranked;
+  if (n >= full) return PredictVariant::kRows16Ranked;
   // Fewer rows: spread each row's trees over threads until the device has that many threads.
   const uint64_t per_row = (full + n - 1) / std::max<uint32_t>(n, 1);
   if (per_row <= 4 || num_trees < 64) return PredictVariant::kTrees4;
@@ -584,8 +584,6 @@ cudaError_t LaunchPredict(const ForestView& f, const float* rows, uint32_t n, fl
     case PredictVariant::kRows4Ranked: return LaunchRanked<4>(f, rows, n, margins, stream);
     case PredictVariant::kRows8Ranked: return LaunchRanked<8>(f, rows, n, margins, stream);
     case PredictVariant::kRows16Ranked: return LaunchRanked<16>(f, rows, n, margins, stream);
-    case PredictVariant::kRows8RankedInt:
-      return LaunchRanked<8, int>(f, rows, n, margins, stream);
   }
   return cudaErrorInvalidValue;
 }

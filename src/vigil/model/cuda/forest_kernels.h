@@ -53,19 +53,18 @@ struct ForestView {
 // in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
 // more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
 // kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and per-row bins (kRows4 when the
-// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes); kRows8Ranked:
-// the same, eight trees a thread at once (the large batches' kernel); kRows16Ranked: sixteen;
-// kRows8RankedInt: kRows8Ranked with signed node indices (the compiler's addressing differs).
+// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes); kRows8Ranked and
+// kRows16Ranked: the same, eight and sixteen trees a thread at once (sixteen: the large batches'
+// kernel).
 enum class PredictVariant : int {
   kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Ranked, kRows8Ranked, kRows16Ranked, kRows8RankedInt,
+  kRows4Ranked, kRows8Ranked, kRows16Ranked,
 };
 inline constexpr PredictVariant kAllPredictVariants[] = {
     PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
     PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
     PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Ranked, PredictVariant::kRows8Ranked, PredictVariant::kRows16Ranked,
-    PredictVariant::kRows8RankedInt};
+    PredictVariant::kRows4Ranked, PredictVariant::kRows8Ranked, PredictVariant::kRows16Ranked};
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).

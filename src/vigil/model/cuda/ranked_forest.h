@@ -1,5 +1,5 @@
 // RankedForest: the GPU forest's nodes again at 4 bytes each, comparing threshold ranks instead
-// of thresholds, for the `rows4ranked` and `rows8ranked` kernels.
+// of thresholds, for the `rows4ranked`, `rows8ranked` and `rows16ranked` kernels.
 //
 // Why: the row kernel is bound by L1 wavefronts (docs/benchmarks.md, "CUDA backend"), and a
 // warp's load of the nodes on one level of a tree costs one wavefront per 128-byte line the
