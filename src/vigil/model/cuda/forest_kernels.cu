@@ -424,11 +424,32 @@ struct QuadratureArgs {
   double t[32], w[32];
 };
 
+// Whether a row whose split input is v follows every edge of element k (edges [begin, end)).
+__device__ __forceinline__ bool FollowsElement(const ForestView& f, float v, uint32_t k) {
+  bool follows = true;
+  const uint32_t edge_end = __ldg(f.element_edge_begin + k + 1);
+  for (uint32_t e = __ldg(f.element_edge_begin + k); e < edge_end; ++e) {
+    const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.edges) + e);
+    ShapEdge edge;
+    edge.threshold = __uint_as_float(raw.x);
+    edge.goes_left = static_cast<uint8_t>(raw.y & 0xFF);
+    edge.default_left = static_cast<uint8_t>((raw.y >> 8) & 0xFF);
+    follows = follows && Follows(v, edge);
+  }
+  return follows;
+}
+
+// Paths of width W have at most 2W elements (forest_layout.h); up to kShapUnrolledElements the
+// kernel holds a path's elements in registers and forms each element's integrand, the product of
+// the other elements' factors, from prefix and suffix products: no division, and the elements'
+// loads issued together. Wider paths divide the product of all factors by the element's own.
+constexpr int kShapUnrolledElements = 8;
+
 // One thread per row, one block per (rows, slice of a width group's paths). Per path the thread
-// reads its row's one-fractions, forms the products of all elements' factors at each quadrature
-// node, then each element's integral (the product without its own factor) and adds
-// v (o - z) times it to its contribution in shared memory. The block's contributions go to
-// "out" with one atomic add per (row, feature).
+// reads its row's one-fractions, forms at each quadrature node the product of the other
+// elements' factors for each element, integrates, and adds v (o - z) times that integral to the
+// element's contribution in shared memory. The block's contributions go to "out" with one atomic
+// add per (row, feature).
 template <int W>
 __global__ void ShapKernel(ForestView f, const float* __restrict__ rows, uint32_t n,
                            uint32_t rows_per_block, uint32_t path_begin, uint32_t path_end,
@@ -450,37 +471,72 @@ __global__ void ShapKernel(ForestView f, const float* __restrict__ rows, uint32_
     for (uint32_t p = p_begin; p < p_end; ++p) {
       const uint32_t e_begin = __ldg(f.path_element_begin + p);
       const uint32_t e_end = __ldg(f.path_element_begin + p + 1);
-      double product[W];
-#pragma unroll
-      for (int q = 0; q < W; ++q) product[q] = 1;
-      uint64_t one = 0;
-      for (uint32_t k = e_begin; k < e_end; ++k) {
-        const uint32_t input = __ldg(f.element_input + k);
-        const float v = x[input * rows_per_block + r];
-        bool follows = true;
-        const uint32_t edge_end = __ldg(f.element_edge_begin + k + 1);
-        for (uint32_t e = __ldg(f.element_edge_begin + k); e < edge_end; ++e) {
-          const uint2 raw = __ldg(reinterpret_cast<const uint2*>(f.edges) + e);
-          ShapEdge edge;
-          edge.threshold = __uint_as_float(raw.x);
-          edge.goes_left = static_cast<uint8_t>(raw.y & 0xFF);
-          edge.default_left = static_cast<uint8_t>((raw.y >> 8) & 0xFF);
-          follows = follows && Follows(v, edge);
-        }
-        if (follows) one |= uint64_t{1} << (k - e_begin);
-        const double z = __ldg(f.element_zero + k), o = follows ? 1.0 : 0.0;
-#pragma unroll
-        for (int q = 0; q < W; ++q) product[q] *= fma(o - z, quadrature.t[q], z);
-      }
       const double value = __ldg(f.path_value + p);
-      for (uint32_t k = e_begin; k < e_end; ++k) {
-        const double z = __ldg(f.element_zero + k);
-        const double o = (one >> (k - e_begin)) & 1 ? 1.0 : 0.0;
-        if (o == z) continue;  // no contribution (and a zero factor when both are 0)
-        double sum = 0;
+      if constexpr (2 * W <= kShapUnrolledElements) {
+        constexpr int kE = 2 * W;
+        // Elements past the path's end are padding with z = o = 1: a factor of 1 and no
+        // contribution.
+        uint32_t input[kE];
+        double z[kE], o[kE], integral[kE];
 #pragma unroll
-        for (int q = 0; q < W; ++q) sum += quadrature.w[q] * product[q] / fma(o - z, quadrature.t[q], z);
-        phi[__ldg(f.element_input + k) * rows_per_block + r] += value * (o - z) * sum;
+        for (int k = 0; k < kE; ++k) {
+          const bool real = e_begin + k < e_end;
+          const uint32_t e = real ? e_begin + k : e_begin;
+          input[k] = real ? __ldg(f.element_input + e) : 0;
+          z[k] = real ? __ldg(f.element_zero + e) : 1.0;
+          o[k] = !real || FollowsElement(f, x[input[k] * rows_per_block + r], e) ? 1.0 : 0.0;
+          integral[k] = 0;
+        }
+#pragma unroll
+        for (int q = 0; q < W; ++q) {
+          double factor[kE], others[kE];
+#pragma unroll
+          for (int k = 0; k < kE; ++k) factor[k] = fma(o[k] - z[k], quadrature.t[q], z[k]);
+          double prefix = 1;
+#pragma unroll
+          for (int k = 0; k < kE; ++k) {
+            others[k] = prefix;
+            prefix *= factor[k];
+          }
+          double suffix = 1;
+#pragma unroll
+          for (int k = kE - 1; k >= 0; --k) {
+            others[k] *= suffix;
+            suffix *= factor[k];
+          }
+#pragma unroll
+          for (int k = 0; k < kE; ++k) integral[k] = fma(quadrature.w[q], others[k], integral[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < kE; ++k) {
+          if (e_begin + k < e_end && o[k] != z[k]) {
+            phi[input[k] * rows_per_block + r] += value * (o[k] - z[k]) * integral[k];
+          }
+        }
+      } else {
+        double product[W];
+#pragma unroll
+        for (int q = 0; q < W; ++q) product[q] = 1;
+        uint64_t one = 0;
+        for (uint32_t k = e_begin; k < e_end; ++k) {
+          const uint32_t input = __ldg(f.element_input + k);
+          const bool follows = FollowsElement(f, x[input * rows_per_block + r], k);
+          if (follows) one |= uint64_t{1} << (k - e_begin);
+          const double z = __ldg(f.element_zero + k), o = follows ? 1.0 : 0.0;
+#pragma unroll
+          for (int q = 0; q < W; ++q) product[q] *= fma(o - z, quadrature.t[q], z);
+        }
+        for (uint32_t k = e_begin; k < e_end; ++k) {
+          const double z = __ldg(f.element_zero + k);
+          const double o = (one >> (k - e_begin)) & 1 ? 1.0 : 0.0;
+          if (o == z) continue;  // no contribution (and a zero factor when both are 0)
+          double sum = 0;
+#pragma unroll
+          for (int q = 0; q < W; ++q) {
+            sum += quadrature.w[q] * product[q] / fma(o - z, quadrature.t[q], z);
+          }
+          phi[__ldg(f.element_input + k) * rows_per_block + r] += value * (o - z) * sum;
+        }
       }
     }
   }
