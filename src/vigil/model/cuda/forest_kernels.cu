@@ -364,8 +364,7 @@ __global__ void __launch_bounds__(kRankedRowsBlock)
   for (uint32_t t = 0; t < f.num_trees; t += ILP) {
     if (t % kRankedSyncTrees == 0) __syncthreads();  // t is the same in every thread
     // Four trees' roots and depths a load, and their roots' words (padding: 0, 0, 0).
-    uint32_t idx[ILP];
-    uint32_t word[ILP], depth = 0;
+    uint32_t idx[ILP], word[ILP], depth = 0;
 #pragma unroll
     for (int q = 0; q < ILP / 4; ++q) {
       const uint4 h = __ldg(reinterpret_cast<const uint4*>(f.ranked_trees + t) + q);
