@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<BackendRouter>> RouteToGpu(std::shared_ptr<const 
   options.chunk_rows = 65536;
   // Serve's batches (at most 4,096 rows) and replay's (256) stay far below the ~33,000 rows from
   // which the ranked kernels are picked (ChoosePredictVariant): building their nodes would only
-  // add to every model load (49 ms for 1000 trees of depth 8: cuda_scorer_benchmark's
+  // add to every model load (40 ms for 1000 trees of depth 8: cuda_scorer_benchmark's
   // ranked_build/d8x1000 on a 2-core host).
   options.ranked_nodes = false;
   VIGIL_ASSIGN_OR_RETURN(

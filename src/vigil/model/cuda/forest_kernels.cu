@@ -423,7 +423,7 @@ struct QuadratureArgs {
   double t[32], w[32];
 };
 
-// Whether a row whose split input is v follows every edge of element k (edges [begin, end)).
+// Whether a row whose value of element k's input is v follows all of element k's edges.
 __device__ __forceinline__ bool FollowsElement(const ForestView& f, float v, uint32_t k) {
   bool follows = true;
   const uint32_t edge_end = __ldg(f.element_edge_begin + k + 1);

@@ -22,13 +22,12 @@ absl::StatusOr<RankedForest> RankedForest::Build(const ForestLayout& layout) {
   RankedForest r;
   // Each input's distinct thresholds.
   std::vector<std::vector<float>> per_input(inputs);
-  for (const ForestNode& node : layout.nodes) {
-    const uint32_t slot = NodeSlot(node.word);
-    if (slot != leaf_slot) per_input[slot >> 1].push_back(node.value);
-  }
   uint32_t max_offset = 0;
   for (const ForestNode& node : layout.nodes) {
-    if (NodeSlot(node.word) != leaf_slot) max_offset = std::max(max_offset, node.word & 0xFFFFu);
+    const uint32_t slot = NodeSlot(node.word);
+    if (slot == leaf_slot) continue;
+    per_input[slot >> 1].push_back(node.value);
+    max_offset = std::max(max_offset, node.word & 0xFFFFu);
   }
   uint32_t max_rank = 1;
   r.threshold_begin.push_back(0);
