@@ -41,6 +41,7 @@ enum : uint32_t {
   kFeatures = 10,
   kDecision = 11,
   kDataKeyId = 12,
+  kPaymentFingerprint = 13,
 };
 }  // namespace record_field
 
@@ -919,6 +920,9 @@ absl::StatusOr<std::string> EncodeBody(const RecordBodyFields& f,
                                             : data_key_id);
     if (f.sealer != nullptr) f.sealer->CountRecord();
   }
+  if (f.payment_fingerprint != nullptr && *f.payment_fingerprint != Hash{}) {
+    w.Hash32(kPaymentFingerprint, *f.payment_fingerprint);
+  }
   return out;
 }
 
@@ -933,7 +937,8 @@ RecordBodyFields RecordBodyFields::Of(const AuditRecord& record) {
                           .input_sha256 = &record.input_sha256,
                           .transaction = &record.transaction,
                           .features = record.features,
-                          .decision = &record.decision};
+                          .decision = &record.decision,
+                          .payment_fingerprint = &record.payment_fingerprint};
 }
 
 absl::StatusOr<std::string> EncodeRecordBody(const RecordBodyFields& fields) {
@@ -1009,6 +1014,12 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
         }
         break;
       }
+      case kPaymentFingerprint:
+        record.payment_fingerprint = r.Hash32("payment_fingerprint");
+        if (r.ok() && record.payment_fingerprint == Hash{}) {
+          r.Fail("payment_fingerprint", "all zero (an absent fingerprint is left out)");
+        }
+        break;
       default: r.Unknown();
     }
   }

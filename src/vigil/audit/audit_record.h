@@ -88,6 +88,12 @@ struct AuditRecord {
   // stays). EncodeRecord writes them back as they were, so a decoded record re-encodes to its
   // stored bytes.
   std::vector<SealedField> sealed;
+
+  // What makes this decision's payment itself (engine::PaymentFingerprinter: a keyed hash of
+  // core's CanonicalPaymentBytes), so that a later arrival of the same transaction id can be
+  // told to be the same payment or another; all zero when not recorded (records written
+  // before the field existed, and tools that record none).
+  Hash payment_fingerprint{};
 };
 
 // Fields 3 and up (everything but the sequence and the previous hash), which the threads that
@@ -109,6 +115,8 @@ struct RecordBodyFields {
   // Seals the transaction's personal fields (AuditLog::sealer()); null: written in the clear.
   // "*sealer" must remain live during the call.
   const RecordSealer* sealer = nullptr;
+  // Written when not null and not all zero (AuditRecord::payment_fingerprint).
+  const Hash* payment_fingerprint = nullptr;
 
   // The fields of "record" (its "sealed" list aside), by reference.
   static RecordBodyFields Of(const AuditRecord& record);

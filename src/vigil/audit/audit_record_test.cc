@@ -73,6 +73,7 @@ AuditRecord FullRecord() {
 void ExpectSame(const AuditRecord& a, const AuditRecord& b) {
   EXPECT_EQ(a.sequence, b.sequence);
   EXPECT_EQ(a.previous_leaf_hash, b.previous_leaf_hash);
+  EXPECT_EQ(a.payment_fingerprint, b.payment_fingerprint);
   EXPECT_EQ(a.received, b.received);
   EXPECT_EQ(a.decided, b.decided);
   EXPECT_EQ(a.actor, b.actor);
@@ -137,6 +138,25 @@ TEST(AuditRecord, EveryFieldRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectSame(*back, r);
   EXPECT_EQ(EncodeRecord(*back), bytes);
+}
+
+// Field 13: present when recorded, absent (all zero) otherwise; never all zero when present.
+TEST(AuditRecord, ThePaymentFingerprintRoundTripsAndIsAbsentWhenNotRecorded) {
+  AuditRecord r = FullRecord();
+  const std::string without = EncodeRecord(r);
+  for (size_t i = 0; i < r.payment_fingerprint.size(); ++i) {
+    r.payment_fingerprint[i] = static_cast<uint8_t>(0xa0 + i);
+  }
+  const std::string with = EncodeRecord(r);
+  ASSERT_EQ(with.size(), without.size() + 2 + 32);  // key 13 << 3 | 2, length 32, the hash
+  EXPECT_EQ(with.substr(with.size() - 34, 2), std::string("\x6a\x20"));
+  ASSERT_OK_AND_ASSIGN(AuditRecord back, DecodeRecord(with));
+  ExpectSame(back, r);
+  ASSERT_OK_AND_ASSIGN(AuditRecord old, DecodeRecord(without));
+  EXPECT_EQ(old.payment_fingerprint, Hash{});
+  std::string zero = without + std::string("\x6a\x20") + std::string(32, '\0');
+  EXPECT_THAT(DecodeRecord(zero), StatusIs(absl::StatusCode::kDataLoss,
+                                           ::testing::HasSubstr("payment_fingerprint")));
 }
 
 // The members payment messages bring (SWIFT MT, ISO 20022): agents in order, address lines

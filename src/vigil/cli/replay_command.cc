@@ -33,6 +33,7 @@ struct ReplayFlags {
   std::string priority = "P2";
   double threshold = 10000;
   int64_t lateness_seconds = 600;
+  int64_t max_event_lead_hours = 24 * 30;
   int64_t order_memory_mib = 256;
   bool quiet = false;
   bool fail_on_reject = false;
@@ -67,6 +68,7 @@ int RunReplayCommand(ReplayFlags& flags) {
   o.default_priority = *priority;
   o.features.reporting_threshold_micros = static_cast<int64_t>(flags.threshold * 1e6);
   o.features.allowed_lateness = std::chrono::seconds(flags.lateness_seconds);
+  o.max_event_lead = std::chrono::hours(flags.max_event_lead_hours);
   o.order_memory_bytes = static_cast<size_t>(flags.order_memory_mib) << 20;
   // A data dir's state knows accounts by keyed hashes, as `vigil serve`'s does.
   if (!o.data_dir.empty()) {
@@ -279,6 +281,11 @@ Command AddReplayCommand(CLI::App& vigil) {
                   "Reporting threshold in the reporting currency, for near-threshold counts")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app->add_option("--max-event-lead-hours", flags->max_event_lead_hours,
+                  "Reject (event_time_outlier) a record dated more than this many hours ahead "
+                  "of the records around it in the file, instead of applying it (default 720; "
+                  "0: off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{24 * 365 * 100}));
   app->add_option("--allowed-lateness", flags->lateness_seconds,
                   "Seconds an event may lag the latest event time and still be applied")
       ->capture_default_str()

@@ -27,7 +27,7 @@ struct ServeFlags {
   std::string config;
   std::string listen, data_dir, policy, lists, model, model_ref, fx_rates, batcher, log;
   std::optional<int> io_threads, workers;
-  std::optional<int64_t> score_budget_ms;
+  std::optional<int64_t> score_budget_ms, max_future_skew_seconds;
   std::optional<double> log_sample_rate;
   // drift.*
   std::string drift_profile, drift_measured_null, drift_calibration, drift_short_window,
@@ -152,6 +152,9 @@ int RunServe(const ServeFlags& flags) {
   if (flags.io_threads) config.io_threads = *flags.io_threads;
   if (flags.workers) config.worker_threads = *flags.workers;
   if (flags.score_budget_ms) config.score_budget = std::chrono::milliseconds(*flags.score_budget_ms);
+  if (flags.max_future_skew_seconds) {
+    config.max_future_skew = std::chrono::seconds(*flags.max_future_skew_seconds);
+  }
   if (flags.log_sample_rate) config.log_sample_rate = *flags.log_sample_rate;
   if (absl::Status s = ApplyDriftFlags(flags, &config.drift); !s.ok()) return Fail(s.message());
   if (!flags.audit_key.empty()) config.audit.signing_key = flags.audit_key;
@@ -233,6 +236,10 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--workers", flags->workers, "Worker threads for scoring (default 64)");
   app->add_option("--score-budget-ms", flags->score_budget_ms,
                   "SLA budget for a model score, then rules only (default 200)");
+  app->add_option("--max-future-skew-seconds", flags->max_future_skew_seconds,
+                  "max_future_skew_seconds: refuse payments dated further ahead of this "
+                  "server's clock (422 event_in_future; default 300, at most 86400)")
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400}));
   app->add_option("--log", flags->log, "JSON-lines log file (default: standard error)");
   app->add_option("--log-sample-rate", flags->log_sample_rate,
                   "Share of successful requests logged (default 0.01; errors and degraded "

@@ -40,7 +40,8 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
         .transaction = d.transaction,
         .features = d.features,
         .decision = d.decision,
-        .sealer = sealer.get()});
+        .sealer = sealer.get(),
+        .payment_fingerprint = d.payment_fingerprint});
     if (!body.ok()) return body.status();
     pending.push_back({d.transaction->id, *std::move(body)});
   }
@@ -92,6 +93,9 @@ std::string AuditRecordViewJson(const audit::AuditRecord& r, const audit::Hash& 
   j["source"] = r.source;
   j["input_format"] = r.input_format;
   j["input_sha256"] = audit::HashHex(r.input_sha256);
+  if (r.payment_fingerprint != audit::Hash{}) {
+    j["payment_fingerprint"] = audit::HashHex(r.payment_fingerprint);
+  }
   j["transaction"] = parse(TransactionToJson(r.transaction));
   j["features"] = std::move(features);
   j["decision"] = parse(DecisionToJson(r.decision));

@@ -37,6 +37,9 @@ struct DecisionToRecord {
   const Decision* decision = nullptr;
   UtcTime received{};
   UtcTime decided{};
+  // The payment's fingerprint (PaymentFingerprinter), recorded so that a later arrival of the
+  // same id is told apart from another payment under it; null: none recorded.
+  const audit::Hash* payment_fingerprint = nullptr;
 };
 
 struct AuditTrailOptions {

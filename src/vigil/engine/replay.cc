@@ -24,6 +24,7 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/event_time_orderer.h"
+#include "vigil/engine/event_time_outliers.h"
 #include "vigil/engine/feature_row_writer.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
@@ -209,6 +210,8 @@ class Replayer {
                                absl::Span<const size_t> decision_of);
   void Reject(int64_t line, std::string_view field, std::string_view reason,
               std::string_view message, std::string_view record);
+  void RejectOutlier(const EventTimeOutliers::Record& record,
+                     const EventTimeOutliers::Verdict& verdict);
 
   const ReplayOptions& options_;
   const FxRates& fx_;
@@ -413,6 +416,22 @@ absl::Status Replayer::ReadAndOrder(TransactionReader& reader, EventTimeOrderer&
   Transaction tx;
   RecordError error;
   int64_t n = 0;
+  // Records far ahead of their neighbours in the file are reported, not applied (their event
+  // time would become the state's watermark: see EventTimeOutliers).
+  EventTimeOutliers outliers({.max_lead = options_.max_event_lead});
+  EventTimeOutliers::Record held;
+  EventTimeOutliers::Verdict verdict;
+  auto release = [&]() -> absl::Status {
+    while (outliers.Pop(&held, &verdict)) {
+      if (verdict.outlier) {
+        RejectOutlier(held, verdict);
+        continue;
+      }
+      fingerprint_.Add(held.raw);
+      VIGIL_RETURN_IF_ERROR(orderer.Add(held.event_time_us, held.line, held.raw));
+    }
+    return absl::OkStatus();
+  };
   for (;;) {
     const auto t0 = Steady::now();
     VIGIL_ASSIGN_OR_RETURN(ReadResult r, reader.Next(&tx, &error));
@@ -421,13 +440,30 @@ absl::Status Replayer::ReadAndOrder(TransactionReader& reader, EventTimeOrderer&
       Reject(error.line, error.field, error.reason, error.message, reader.raw_record());
       continue;
     }
-    fingerprint_.Add(reader.raw_record());
-    VIGIL_RETURN_IF_ERROR(
-        orderer.Add(ToUnixMicros(tx.event_time), reader.line(), reader.raw_record()));
+    outliers.Add(ToUnixMicros(tx.event_time), reader.line(), reader.raw_record());
+    VIGIL_RETURN_IF_ERROR(release());
     read_latency_.Record(Steady::now() - t0);
     progress_.Maybe("reading", ++n, 0);
   }
+  outliers.Finish();
+  VIGIL_RETURN_IF_ERROR(release());
   return orderer.Finish();
+}
+
+void Replayer::RejectOutlier(const EventTimeOutliers::Record& record,
+                             const EventTimeOutliers::Verdict& verdict) {
+  std::string message = absl::StrCat("event time ", FormatUtc(FromUnixMicros(record.event_time_us)),
+                                     " is more than ", options_.max_event_lead.count() / 3'600'000'000,
+                                     " h ahead of the records around it (median");
+  if (verdict.has_before) {
+    absl::StrAppend(&message, " ", FormatUtc(FromUnixMicros(verdict.before_median_us)), " before");
+  }
+  if (verdict.has_after) {
+    absl::StrAppend(&message, verdict.has_before ? "," : "", " ",
+                    FormatUtc(FromUnixMicros(verdict.after_median_us)), " after");
+  }
+  absl::StrAppend(&message, "); not applied, so that it cannot make later payments too late");
+  Reject(record.line, "$.timestamp", "event_time_outlier", message, record.raw);
 }
 
 absl::Status Replayer::OpenFeaturesOut(int64_t resume_offset) {

@@ -51,6 +51,11 @@ struct ReplayOptions {
   FeatureConfig features;
   // Priority of records that carry none (files are bulk traffic).
   Priority default_priority = Priority::kP2;
+  // A record whose event time is more than this ahead of the records around it in the file
+  // (the median of eight on each side) is rejected, reason "event_time_outlier", instead of
+  // applied: a mistyped year would otherwise become the state's watermark and make every later
+  // payment into this data dir too late (EventTimeOutliers). 0: off.
+  std::chrono::microseconds max_event_lead = std::chrono::hours(24 * 30);
   // Memory for ordering records by event time before spilling sorted runs to temp_dir.
   size_t order_memory_bytes = size_t{256} << 20;
   std::string temp_dir;  // empty: the system temp directory

@@ -182,6 +182,44 @@ TEST_F(ReplayTest, StateInTheDataDirContinuesAcrossRuns) {
   EXPECT_EQ(std::vector<std::string>(whole_rows.begin() + 300, whole_rows.end()), second_rows);
 }
 
+// One record with a mistyped year must not become the state's watermark: it is reported, and
+// the next file replayed into the same data dir is not "too late".
+TEST_F(ReplayTest, ARecordFarAheadOfItsNeighboursIsRejectedNotApplied) {
+  std::vector<std::string> lines = Lines(ReadFile(TestDataPath("amlworld/HI-Small_Trans.sample.csv")));
+  std::stable_sort(lines.begin() + 1, lines.end(), [](const std::string& x, const std::string& y) {
+    return x.substr(0, 16) < y.substr(0, 16);
+  });
+  std::string first = lines[0] + "\n", second = lines[0] + "\n";
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    if (i == 150) line.replace(0, 4, "2099");  // "2022/09/01 ..." -> "2099/09/01 ..."
+    (i <= 300 ? first : second) += line + "\n";
+  }
+  Write(dir_ + "/first.csv", first);
+  Write(dir_ + "/second.csv", second);
+  ReplayOptions a = Options(dir_ + "/first.csv");
+  a.data_dir = dir_ + "/state";
+  a.rejects_out = dir_ + "/rejects.tsv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s1, RunReplay(a, fx_, RealClock()));
+  EXPECT_EQ(s1.rejected, 1);
+  EXPECT_EQ(s1.rejects_by_reason["event_time_outlier"], 1);
+  EXPECT_EQ(s1.last_event_time.substr(0, 4), "2022");
+  const std::vector<std::string> rejects = Lines(ReadFile(a.rejects_out));
+  ASSERT_EQ(rejects.size(), 2u);
+  EXPECT_THAT(rejects[1], ::testing::HasSubstr("151\t$.timestamp\tevent_time_outlier\tevent time 2099-09-01"));
+  ReplayOptions b = Options(dir_ + "/second.csv");
+  b.data_dir = dir_ + "/state";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s2, RunReplay(b, fx_, RealClock()));
+  EXPECT_EQ(s2.rejected, 0);
+  EXPECT_EQ(s2.records, 367);
+  // Off: the record is applied, and it is the file's last event.
+  ReplayOptions off = Options(dir_ + "/first.csv");
+  off.max_event_lead = std::chrono::microseconds(0);
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s3, RunReplay(off, fx_, RealClock()));
+  EXPECT_EQ(s3.rejected, 0);
+  EXPECT_EQ(s3.last_event_time.substr(0, 4), "2099");
+}
+
 TEST_F(ReplayTest, ReplayingTheSameInputAgainIsANoOp) {
   ReplayOptions o = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
   o.data_dir = dir_ + "/state";

@@ -68,6 +68,7 @@ int ScoreBand(const Policy& policy, double score) {
 struct ScoreService::Entry {
   absl::Notification done;
   Reply reply;
+  audit::Hash fingerprint{};  // the payment the id stands for (set before it is shared)
 };
 
 // One transaction on its way through a call.
@@ -85,6 +86,7 @@ struct ScoreService::Item {
   Steady::duration parse{0}, features{0};
   MessageFormat format = MessageFormat::kJson;
   bool parsed = false;  // tx was read from a payment message (not JSON to parse)
+  audit::Hash fingerprint{};  // PaymentFingerprinter::Of(tx), once admitted
 };
 
 struct ScoreService::Metrics {
@@ -94,6 +96,8 @@ struct ScoreService::Metrics {
   std::array<ValueHistogram*, kNumRoles> scores{};
   Counter* agree = nullptr;
   Counter* disagree = nullptr;
+  Counter* conflicts = nullptr;       // idempotency conflicts refused
+  Counter* future_refused = nullptr;  // events dated past the clock's bound, refused
   // With drift attached (else null):
   std::array<Counter*, 3> frozen{};  // [class]
   Counter* drift_dropped = nullptr;
@@ -101,7 +105,10 @@ struct ScoreService::Metrics {
 
 ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
                            std::shared_ptr<const DecisionMaker> decider, const Clock& clock)
-    : options_(options), clock_(clock), ids_(clock, 0x5c0e) {
+    : options_(options),
+      clock_(clock),
+      ids_(clock, 0x5c0e),
+      fingerprints_(PaymentFingerprinter::Ephemeral()) {
   auto snapshot = std::make_shared<ModelDeployment::Snapshot>();
   snapshot->rules = std::move(decider);
   fixed_ = std::move(snapshot);
@@ -111,9 +118,17 @@ ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
 
 ScoreService::ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOptions options,
                            std::shared_ptr<const ModelDeployment> deployment, const Clock& clock)
-    : options_(options), clock_(clock), deployment_(std::move(deployment)), ids_(clock, 0x5c0e) {
+    : options_(options),
+      clock_(clock),
+      deployment_(std::move(deployment)),
+      ids_(clock, 0x5c0e),
+      fingerprints_(PaymentFingerprinter::Ephemeral()) {
   store_ = std::move(store);
   extractor_ = &store_->extractor();
+  // No admitted event is dated past now + max_future_skew; a stored state may be (see the
+  // file comment). The repaired accounts are stored with the next checkpoint or group.
+  event_time_repair_ = extractor_->BoundEventTimes(ToUnixMicros(clock_.Now()) +
+                                                   options_.max_future_skew.count());
 }
 
 ScoreService::~ScoreService() = default;
@@ -181,6 +196,18 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                                                        kAgreementHelp, {{"agree", "true"}}));
   VIGIL_ASSIGN_OR_RETURN(m->disagree, registry.AddCounter("vigil_shadow_agreement_total",
                                                           kAgreementHelp, {{"agree", "false"}}));
+  VIGIL_ASSIGN_OR_RETURN(
+      m->conflicts,
+      registry.AddCounter("vigil_idempotency_conflicts_total",
+                          "Transactions refused with 409 idempotency_conflict: a transaction id "
+                          "already used for another payment (nothing decided or changed).",
+                          {}));
+  VIGIL_ASSIGN_OR_RETURN(
+      m->future_refused,
+      registry.AddCounter("vigil_event_in_future_total",
+                          "Transactions refused with 422 event_in_future: dated more than "
+                          "max_future_skew ahead of the server's clock (nothing changed).",
+                          {}));
   if (drift_monitor_ != nullptr) {
     for (int c = 0; c < 3; ++c) {
       VIGIL_ASSIGN_OR_RETURN(
@@ -427,6 +454,7 @@ void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& req
     item.reply.transaction_id = item.tx.id;
     item.parse = Steady::now() - t0;
   }
+  Admit(items);
   if (audit_ != nullptr) AnswerRecorded(items);
   Claim(items);
   Features(items);
@@ -442,17 +470,33 @@ void ScoreService::Claim(std::vector<Item>& items) {
     Item& item = items[i];
     if (item.done) continue;
     if (auto it = in_batch.find(item.tx.id); it != in_batch.end()) {
+      if (items[static_cast<size_t>(it->second)].fingerprint != item.fingerprint) {
+        Conflict(item, absl::StrCat("item ", it->second, " of this batch"));
+        continue;
+      }
       item.same_as = it->second;
+      continue;
+    }
+    if (auto s = seen_.find(item.tx.id); s != seen_.end() &&
+                                          s->second->fingerprint != item.fingerprint) {
+      Conflict(item, "a payment already decided or being decided");
+      continue;
+    }
+    auto u = unscored_.find(item.tx.id);
+    if (u != unscored_.end() && u->second.fingerprint != audit::Hash{} &&
+        u->second.fingerprint != item.fingerprint) {
+      Conflict(item, "a payment the features already counted (answered 503 before)");
       continue;
     }
     in_batch.emplace(item.tx.id, static_cast<int>(i));
     auto [it, inserted] = seen_.try_emplace(item.tx.id);
     if (inserted) {
       it->second = std::make_shared<Entry>();
+      it->second->fingerprint = item.fingerprint;
       item.first = true;
       // A retry after a 503: the features already counted this payment.
-      if (auto u = unscored_.find(item.tx.id); u != unscored_.end()) {
-        item.row = std::move(u->second);
+      if (u != unscored_.end()) {
+        item.row = std::move(u->second.row);
         unscored_.erase(u);
       }
     }
@@ -476,7 +520,9 @@ void ScoreService::Features(std::vector<Item>& items) {
     item.row.resize(width);
     const absl::Status s = extractor_->Process(item.tx, absl::MakeSpan(item.row));
     item.features = Steady::now() - t0;
-    if (s.ok() && audit_ != nullptr) pending_rows_.emplace_back(item.tx.id, item.row);
+    if (s.ok() && audit_ != nullptr) {
+      pending_rows_.emplace_back(item.tx.id, KeptRow{item.row, item.fingerprint});
+    }
     if (!s.ok()) {
       item.row.clear();
       item.reply.status = 422;
@@ -670,18 +716,26 @@ absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, boo
   }
   // Rows applied before a restart whose decisions were never recorded: their retries are
   // decided on them, not counted again.
+  // The records outlive the process: their payments are fingerprinted under the data dir's key.
+  VIGIL_ASSIGN_OR_RETURN(fingerprints_, PaymentFingerprinter::ForStore(store_->kv()));
+  // A pending row is the row's doubles, then (since payments are fingerprinted) the
+  // fingerprint of the payment it counts.
   const size_t row_bytes = FeatureExtractor::Schema()->size() * sizeof(double);
   VIGIL_RETURN_IF_ERROR(store_->kv().ForEach(
       kPendingRowsFamily, "", [&](absl::string_view id, absl::string_view bytes) {
-        if (bytes.size() != row_bytes) {
+        KeptRow kept;
+        if (bytes.size() == row_bytes + kept.fingerprint.size()) {
+          std::memcpy(kept.fingerprint.data(), bytes.data() + row_bytes, kept.fingerprint.size());
+        } else if (bytes.size() != row_bytes) {
           return absl::DataLossError(absl::StrCat("feature store: the pending row of \"", id,
                                                   "\" has ", bytes.size(), " bytes, not ",
-                                                  row_bytes));
+                                                  row_bytes, " (or ", row_bytes + 32,
+                                                  " with its payment's fingerprint)"));
         }
-        std::vector<double> row(bytes.size() / sizeof(double));
-        std::memcpy(row.data(), bytes.data(), bytes.size());
+        kept.row.resize(row_bytes / sizeof(double));
+        std::memcpy(kept.row.data(), bytes.data(), row_bytes);
         std::string key(id);
-        if (unscored_.emplace(key, std::move(row)).second) unscored_order_.push_back(key);
+        if (unscored_.emplace(key, std::move(kept)).second) unscored_order_.push_back(key);
         pending_durable_.insert(std::move(key));
         return absl::OkStatus();
       }));
@@ -707,11 +761,12 @@ void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBat
   // in this very group; rows now recorded or forgotten are deleted.
   absl::flat_hash_set<std::string_view> settled(recorded.begin(), recorded.end());
   settled.insert(forgotten.begin(), forgotten.end());
-  for (const auto& [id, row] : pending_rows_) {
+  std::string bytes;
+  for (const auto& [id, kept] : pending_rows_) {
     if (settled.contains(id)) continue;
-    batch.Put(
-        kPendingRowsFamily, id,
-        absl::string_view(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double)));
+    bytes.assign(reinterpret_cast<const char*>(kept.row.data()), kept.row.size() * sizeof(double));
+    bytes.append(reinterpret_cast<const char*>(kept.fingerprint.data()), kept.fingerprint.size());
+    batch.Put(kPendingRowsFamily, id, bytes);
     pending_durable_.insert(id);
   }
   pending_rows_.clear();
@@ -745,6 +800,11 @@ void ScoreService::AnswerRecorded(std::vector<Item>& items) {
       continue;
     }
     if (!recorded->has_value()) continue;
+    if (!SamePayment(item, **recorded)) {
+      Conflict(item, absl::StrCat("the payment recorded in the audit log at sequence ",
+                                  (*recorded)->sequence));
+      continue;
+    }
     const Decision& d = (*recorded)->decision;
     item.reply.status = 200;
     item.reply.body = DecisionToJson(d);
@@ -770,7 +830,8 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
                   .features = item.row,
                   .decision = &decisions[k],
                   .received = item.received,
-                  .decided = decided};
+                  .decided = decided,
+                  .payment_fingerprint = &item.fingerprint};
   }
   const absl::Status recorded = audit_->Record(records, request.actor);
   if (metrics_ != nullptr) {
@@ -799,13 +860,68 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
 }
 
 void ScoreService::KeepUnscored(Item& item) {
-  if (!unscored_.emplace(item.tx.id, std::move(item.row)).second) return;
+  if (!unscored_.emplace(item.tx.id, KeptRow{std::move(item.row), item.fingerprint}).second) {
+    return;
+  }
   unscored_order_.push_back(item.tx.id);
   if (unscored_order_.size() > options_.idempotency_capacity) {
     if (audit_ != nullptr) pending_forgotten_.push_back(unscored_order_.front());
     unscored_.erase(unscored_order_.front());
     unscored_order_.pop_front();
   }
+}
+
+void ScoreService::Admit(std::vector<Item>& items) {
+  const int64_t now_us = ToUnixMicros(clock_.Now());
+  const int64_t limit_us = now_us + options_.max_future_skew.count();
+  for (Item& item : items) {
+    if (item.done) continue;
+    // A payment message is timed by its arrival (ScoreRequest::format): never ahead.
+    const EventTimeSource time = item.parsed ? EventTimeSource::kArrival : EventTimeSource::kSender;
+    if (time == EventTimeSource::kSender && ToUnixMicros(item.tx.event_time) > limit_us) {
+      item.reply.status = 422;
+      item.reply.error_code = "event_in_future";
+      item.reply.body = JsonErrorBody(
+          "event_in_future", "$.timestamp",
+          absl::StrCat("event time ", FormatUtc(item.tx.event_time), " is more than ",
+                       options_.max_future_skew.count() / 1'000'000,
+                       " s (max_future_skew) ahead of the server's clock, ",
+                       FormatUtc(FromUnixMicros(now_us)),
+                       "; check the sender's clock (nothing was recorded)"));
+      item.done = true;
+      if (metrics_ != nullptr) metrics_->future_refused->Increment();
+      continue;
+    }
+    item.fingerprint = fingerprints_.Of(item.tx, time);
+  }
+}
+
+void ScoreService::Conflict(Item& item, std::string_view what) {
+  item.reply.status = 409;
+  item.reply.error_code = "idempotency_conflict";
+  item.reply.body = JsonErrorBody(
+      "idempotency_conflict", item.parsed ? "$" : "$.id",
+      absl::StrCat("transaction id \"", item.tx.id, "\" is already used by ",
+                   absl::string_view(what.data(), what.size()),
+                   ", and this is another payment (its amount, parties or details differ); it "
+                   "was not decided: give a new payment its own id"));
+  item.done = true;
+  item.entry = nullptr;
+  if (metrics_ != nullptr) metrics_->conflicts->Increment();
+}
+
+bool ScoreService::SamePayment(const Item& item, const audit::AuditRecord& record) const {
+  if (record.payment_fingerprint != audit::Hash{}) {
+    return record.payment_fingerprint == item.fingerprint;
+  }
+  // A record from before payments were fingerprinted: the same input bytes are the same
+  // payment; otherwise its transaction, when it is in the clear, tells.
+  if (record.input_sha256 == audit::Digest(audit::HashAlgorithm::kSha256, item.raw)) return true;
+  if (!record.sealed.empty()) return false;  // cannot be told: refused rather than guessed
+  const EventTimeSource time =
+      record.input_format == "json" ? EventTimeSource::kSender : EventTimeSource::kArrival;
+  return fingerprints_.Of(record.transaction, time) == item.fingerprint &&
+         time == (item.parsed ? EventTimeSource::kArrival : EventTimeSource::kSender);
 }
 
 // Publishes the replies this call decided and collects those others decided.

@@ -3,10 +3,20 @@
 // the deployed models (champion, a canary challenger, a shadow), and answer with the Decision
 // JSON. The HTTP server of `vigil serve` is a thin face over it.
 //
-// Idempotency: a repeated transaction id is answered with the first decision's exact reply, and
-// the features are not updated twice; a duplicate that arrives while the first is still being
-// decided waits for it (within one batch too). The last `idempotency_capacity` transaction ids
-// are remembered (oldest forgotten first).
+// Idempotency: a repeated transaction id that is the same payment (core/payment_identity.h:
+// the normalized transaction, not its bytes) is answered with the first decision's exact
+// reply, and the features are not updated twice; a duplicate that arrives while the first is
+// still being decided waits for it (within one batch too). The same id with another payment is
+// refused, 409 "idempotency_conflict", and changes nothing: it is never answered with the first
+// payment's decision. The last `idempotency_capacity` transaction ids are remembered (oldest
+// forgotten first); with an audit log, ids from before that (and before a restart) are matched
+// against the payment fingerprint their record holds.
+//
+// Event time: a transaction dated more than max_future_skew ahead of the service's clock is
+// refused, 422 "event_in_future" on $.timestamp, and changes nothing, so one sender's clock (or
+// one hostile payment) cannot move the features' lateness watermark ahead of real time and
+// make every later payment "too late". A feature state that holds such events already (written
+// before this bound) is repaired when the service starts (event_time_repair()).
 //
 // Replies: 200 with the Decision; 400 when the body is not a valid transaction (the error names
 // the field and the reason); 422 when the features refuse it (say, a currency without an FX
@@ -64,6 +74,7 @@
 #include "vigil/decision/decision_maker.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/engine/model_deployment.h"
+#include "vigil/engine/payment_fingerprint.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
@@ -78,6 +89,7 @@ class DriftTap;
 }  // namespace drift
 namespace audit {
 class AuditLog;
+struct AuditRecord;
 }  // namespace audit
 class AuditTrail;
 
@@ -91,6 +103,12 @@ struct ScoreServiceOptions {
   // (degraded): the SLA budget of the decision path, unless the request brings its own.
   std::chrono::microseconds score_budget{200'000};
   size_t max_batch = 1000;  // transactions per ScoreBatch
+  // How far ahead of the service's clock a transaction's own event time may be (a sender's
+  // clock running fast). Larger tolerates worse clocks; every admitted payment may move the
+  // lateness watermark up to this far ahead of real time, so payments up to this much less
+  // than allowed_lateness behind real time are still heard. Default 5 minutes (half the
+  // default lateness of 10).
+  std::chrono::microseconds max_future_skew = std::chrono::minutes(5);
 };
 
 // What the caller adds to a request body.
@@ -168,6 +186,10 @@ class ScoreService {
   // With an audit log, through the log (whose groups carry the state), after what it holds.
   absl::Status Checkpoint();
 
+  // What the start repaired in a feature state that held events dated past the clock's bound
+  // (FeatureExtractor::BoundEventTimes); nothing repaired() for a healthy state.
+  const EventTimeRepair& event_time_repair() const { return event_time_repair_; }
+
  private:
   struct Entry;
   struct Item;
@@ -199,6 +221,13 @@ class ScoreService {
                   absl::Span<const double> rows, absl::Span<const Decision> decisions,
                   bool champion, const ModelDeployment::Model* frozen_model);
   std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
+  // Refuses the items dated too far ahead of the clock, and fingerprints the rest.
+  void Admit(std::vector<Item>& items);
+  // Refuses "item" as another payment under a transaction id already used ("what": where the
+  // first one is).
+  void Conflict(Item& item, std::string_view what);
+  // Whether the recorded decision is of the same payment as "item" (see the file comment).
+  bool SamePayment(const Item& item, const audit::AuditRecord& record) const;
 
   ScoreServiceOptions options_;
   const Clock& clock_;
@@ -216,17 +245,24 @@ class ScoreService {
   absl::Mutex seen_mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Entry>> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> seen_order_ ABSL_GUARDED_BY(seen_mu_);
-  // Feature rows of transactions answered 503, kept for their retry (bounded like seen_).
-  absl::flat_hash_map<std::string, std::vector<double>> unscored_ ABSL_GUARDED_BY(seen_mu_);
+  // Feature rows of transactions answered 503, kept for their retry (bounded like seen_), with
+  // the fingerprint of the payment they count (all zero: unknown, a row stored before).
+  struct KeptRow {
+    std::vector<double> row;
+    audit::Hash fingerprint{};
+  };
+  absl::flat_hash_map<std::string, KeptRow> unscored_ ABSL_GUARDED_BY(seen_mu_);
   std::deque<std::string> unscored_order_ ABSL_GUARDED_BY(seen_mu_);
   // Rows applied to the features but not yet recorded, staged into the next audit group
   // (with an audit log), and the ids whose row is durable in kPendingRowsFamily.
-  std::vector<std::pair<std::string, std::vector<double>>> pending_rows_
-      ABSL_GUARDED_BY(features_mu_);
+  std::vector<std::pair<std::string, KeptRow>> pending_rows_ ABSL_GUARDED_BY(features_mu_);
   absl::flat_hash_set<std::string> pending_durable_ ABSL_GUARDED_BY(features_mu_);
   // Kept rows forgotten (unscored_ full): their durable copies are deleted with the next group.
   std::vector<std::string> pending_forgotten_ ABSL_GUARDED_BY(seen_mu_);
   std::unique_ptr<Metrics> metrics_;
+  // Ephemeral until AttachAudit, then the data dir's (its records outlive the process).
+  PaymentFingerprinter fingerprints_;
+  EventTimeRepair event_time_repair_;
   // Set by AttachDrift before serving, then constant; null: no drift monitoring.
   drift::DriftMonitor* drift_monitor_ = nullptr;
   drift::DriftTap* drift_tap_ = nullptr;

@@ -2,6 +2,7 @@
 // record and the feature state, and what cannot be recorded is not answered.
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -216,6 +217,88 @@ TEST_F(ScoreServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsR
   const ScoreService::Reply again = service_->Score(Tx("r2"));
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, r2.body);
+}
+
+// The idempotency key is bound to the payment across restarts: the record's fingerprint tells
+// a resend from another payment under the same id.
+TEST_F(ScoreServiceAuditTest, AfterARestartAnotherPaymentUnderARecordedIdIsAConflict) {
+  Start();
+  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  ASSERT_EQ(first.status, 200);
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, AuditTrail(&Log(), {})
+                                                                      .Recorded("t1"));
+  ASSERT_TRUE(record.has_value());
+  EXPECT_NE(record->payment_fingerprint, audit::Hash{});
+  Start();
+  std::string bigger = Tx("t1");
+  bigger.replace(bigger.find("9000.00"), 7, "900000.00");
+  const ScoreService::Reply other = service_->Score(bigger);
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_THAT(other.body, HasSubstr("idempotency_conflict"));
+  EXPECT_FALSE(other.repeated);
+  // The same payment, written otherwise, is still the first decision.
+  std::string respaced = Tx("t1");
+  respaced.replace(respaced.find("9000.00"), 7, "9000.0");
+  const ScoreService::Reply again = service_->Score(respaced);
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_TRUE(again.repeated);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(Log().size(), 1u);
+  // The fingerprint key is the data dir's: it survived the restart.
+  Start();
+  EXPECT_EQ(service_->Score(respaced).body, first.body);
+}
+
+// A payment counted by the features but answered 503 binds its id too.
+TEST_F(ScoreServiceAuditTest, AnotherPaymentUnderAnIdAnswered503IsAConflict) {
+  audit::AuditLogOptions tight;
+  tight.max_queued_records = 1;
+  Start(tight);
+  ASSERT_THAT(service_->ScoreBatch(Batch({Tx("r1"), Tx("r2")})).body,
+              HasSubstr("audit_unavailable"));
+  EXPECT_EQ(service_->Score(Tx("r1", "A7")).status, 409);  // another originator
+  ASSERT_EQ(service_->Score(Tx("t3")).status, 200);  // its group makes the kept rows durable
+  Start(tight);
+  EXPECT_EQ(service_->Score(Tx("r1", "A7")).status, 409);
+  const ScoreService::Reply r1 = service_->Score(Tx("r1"));
+  ASSERT_EQ(r1.status, 200) << r1.body;
+  EXPECT_EQ(Count(r1), "1 sent in 24 h");
+}
+
+// A data dir whose watermark a payment dated 2099 poisoned (written before event times were
+// bounded at admission) is repaired at start: real payments are heard again.
+TEST_F(ScoreServiceAuditTest, AStatePoisonedByAFutureEventIsRepairedAtStart) {
+  {
+    FeatureConfig config;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<FeatureStore> store,
+                         FeatureStore::Open(dir_, fx_, config, {}, faults_));
+    Transaction real, poison;
+    for (auto [tx, id, time] : {std::tuple{&real, "old", 1'661'990'400'000'000},
+                                std::tuple{&poison, "p", 4'070'908'800'000'000}}) {
+      tx->id = id;
+      tx->event_time = FromUnixMicros(time);
+      tx->originator = {.account_id = "A1", .bank_id = "B1"};
+      tx->beneficiary = {.account_id = "Z9", .bank_id = "B2"};
+      tx->amount = Money(100, 0, *Currency::FromCode("USD"));
+    }
+    std::vector<double> row(FeatureExtractor::Schema()->size());
+    ASSERT_OK(store->extractor().Process(real, absl::MakeSpan(row)));
+    ASSERT_OK(store->extractor().Process(poison, absl::MakeSpan(row)));
+    ASSERT_OK(store->Checkpoint({}).status());
+  }
+  Start();
+  const EventTimeRepair& repair = service_->event_time_repair();
+  EXPECT_TRUE(repair.repaired());
+  EXPECT_EQ(repair.watermark_before_us, 4'070'908'800'000'000);
+  EXPECT_EQ(repair.accounts, 2u);
+  // Heard, not event_too_late (A1's earlier payment left its state with the 2099 one).
+  const ScoreService::Reply reply = service_->Score(Tx("t1"));
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(Count(reply), "1 sent in 24 h");
+  // The repair is stored with the decision's group: the next start finds nothing to repair.
+  Start();
+  EXPECT_FALSE(service_->event_time_repair().repaired());
+  EXPECT_EQ(Count(service_->Score(Tx("t2"))), "2 sent in 24 h");
 }
 
 }  // namespace

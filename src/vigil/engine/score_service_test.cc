@@ -40,6 +40,8 @@ std::string Tx(const std::string& id, const std::string& currency = "USD",
 class ScoreServiceTest : public ::testing::Test {
  protected:
   ScoreServiceTest() {
+    // The payments below are dated 2022-09-01 08:00; the server's clock is a little later.
+    clock_.Set(FromUnixMicros(1'662'022'800'000'000));  // 2022-09-01T09:00:00Z
     auto fx =
         FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\nEUR,0.5\n", "test");
     EXPECT_TRUE(fx.ok()) << fx.status();
@@ -67,9 +69,87 @@ TEST_F(ScoreServiceTest, DecidesAndARepeatedIdGetsTheFirstDecision) {
   EXPECT_EQ(j["policy_version"].get<std::string>().substr(0, 4), "svc@");
   // The same id again: the same reply byte for byte (same trace id), features untouched.
   EXPECT_EQ(service_->Score(Tx("t1")).body, first.body);
-  EXPECT_EQ(service_->Score(Tx("t1", "USD", "10.00")).body, first.body);
+  // The same payment written otherwise (members reordered, white space, 9000.0 for 9000.00).
+  const std::string rewritten = absl::StrCat(
+      R"({ "amount": {"currency":"USD","value":"9000.0"}, "id":"t1",)",
+      R"( "beneficiary":{"bank_id":"B2","account_id":"A2"},)",
+      R"( "originator":{"account_id":"A1","bank_id":"B1"}, "timestamp":"2022-09-01T08:00:00Z" })");
+  EXPECT_EQ(service_->Score(rewritten).body, first.body);
   const nlohmann::json next = nlohmann::json::parse(service_->Score(Tx("t2")).body);
   EXPECT_EQ(next["reasons"][0]["text"], "2 sent in 24 h");  // not 4: t1 counted once
+}
+
+// The same id with another payment (900,000 instead of 9,000) is refused, never answered with
+// the first payment's decision, and changes nothing.
+TEST_F(ScoreServiceTest, ARepeatedIdWithAnotherPaymentIsAConflict) {
+  MetricsRegistry metrics;
+  ASSERT_OK(service_->RegisterMetrics(metrics));
+  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  const ScoreService::Reply other = service_->Score(Tx("t1", "USD", "900000.00"));
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_EQ(other.error_code, "idempotency_conflict");
+  const nlohmann::json e = nlohmann::json::parse(other.body);
+  EXPECT_EQ(e["error"]["code"], "idempotency_conflict");
+  EXPECT_EQ(e["error"]["field"], "$.id");
+  EXPECT_THAT(e["error"]["message"].get<std::string>(), HasSubstr("\"t1\""));
+  // Another beneficiary is another payment too.
+  std::string mule = Tx("t1");
+  mule.replace(mule.find("\"A2\""), 4, "\"MULE\"");
+  EXPECT_EQ(service_->Score(mule).status, 409);
+  EXPECT_THAT(metrics.RenderPrometheusText(), HasSubstr("vigil_idempotency_conflicts_total 2"));
+  // Nothing was counted for the refused ones, and the first stays the id's answer.
+  EXPECT_EQ(service_->Score(Tx("t1")).body, first.body);
+  const nlohmann::json next = nlohmann::json::parse(service_->Score(Tx("t2")).body);
+  EXPECT_EQ(next["reasons"][0]["text"], "2 sent in 24 h");
+}
+
+TEST_F(ScoreServiceTest, ABatchWithOneIdForTwoPaymentsRefusesTheSecond) {
+  const std::string body = absl::StrCat("[", Tx("b1"), ",", Tx("b1", "USD", "1.00"), ",",
+                                        Tx("b1"), "]");
+  const nlohmann::json j = nlohmann::json::parse(service_->ScoreBatch(body).body);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["action"], "REVIEW");
+  EXPECT_EQ(j["results"][1]["status"], 409);
+  EXPECT_EQ(j["results"][1]["error"]["code"], "idempotency_conflict");
+  EXPECT_EQ(j["results"][2], j["results"][0]);  // the same payment again: the same answer
+}
+
+// One payment dated far ahead must not move the lateness watermark: it is refused, and every
+// real payment after it is still heard.
+TEST_F(ScoreServiceTest, AnEventDatedPastTheClockBoundIsRefusedAndChangesNothing) {
+  MetricsRegistry metrics;
+  ASSERT_OK(service_->RegisterMetrics(metrics));
+  std::string poison = Tx("p2099");
+  poison.replace(poison.find("2022-09-01T08:00:00Z"), 20, "2099-01-01T00:00:00Z");
+  const ScoreService::Reply refused = service_->Score(poison);
+  EXPECT_EQ(refused.status, 422) << refused.body;
+  EXPECT_EQ(refused.error_code, "event_in_future");
+  const nlohmann::json e = nlohmann::json::parse(refused.body);
+  EXPECT_EQ(e["error"]["field"], "$.timestamp");
+  const std::string message = e["error"]["message"];
+  EXPECT_THAT(message, HasSubstr("2099-01-01T00:00:00"));  // the event time
+  EXPECT_THAT(message, HasSubstr("2022-09-01T09:00:00"));  // the server's
+  EXPECT_THAT(message, HasSubstr("300 s"));                // the bound
+  EXPECT_THAT(metrics.RenderPrometheusText(), HasSubstr("vigil_event_in_future_total 1"));
+  // Just inside the bound (a sender's clock 4 minutes fast) is accepted.
+  std::string fast = Tx("fast");
+  fast.replace(fast.find("2022-09-01T08:00:00Z"), 20, "2022-09-01T09:04:00Z");
+  EXPECT_EQ(service_->Score(fast).status, 200);
+  // That moved the watermark to 09:04 at most: a payment 5 minutes behind the clock is
+  // within the 10 minutes' lateness of it, and heard.
+  std::string real = Tx("real");
+  real.replace(real.find("2022-09-01T08:00:00Z"), 20, "2022-09-01T08:55:00Z");
+  EXPECT_EQ(service_->Score(real).status, 200);
+  // The refused id was not remembered: the corrected payment is decided.
+  std::string corrected = Tx("p2099");
+  corrected.replace(corrected.find("2022-09-01T08:00:00Z"), 20, "2022-09-01T08:58:00Z");
+  EXPECT_EQ(service_->Score(corrected).status, 200);
+  // In a batch the item alone is refused.
+  const nlohmann::json j = nlohmann::json::parse(
+      service_->ScoreBatch(absl::StrCat("[", poison, ",", Tx("b-ok"), "]")).body);
+  EXPECT_EQ(j["results"][0]["status"], 422);
+  EXPECT_EQ(j["results"][0]["error"]["code"], "event_in_future");
 }
 
 TEST_F(ScoreServiceTest, BadBodiesAre400AndRefusedTransactions422) {

@@ -419,6 +419,26 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   return s;
 }
 
+size_t AccountState::DropEventsAfter(int64_t limit_us) {
+  if (frontier_ <= limit_us) return 0;
+  auto keep_end = std::upper_bound(events_.begin(), events_.end(), limit_us,
+                                   [](int64_t t, const PackedEvent& e) { return t < e.time_us(); });
+  const auto dropped = static_cast<size_t>(events_.end() - keep_end);
+  events_.erase(keep_end, events_.end());
+  if (last_dropped_ > limit_us) last_dropped_ = INT64_MIN;
+  frontier_ = events_.empty() ? last_dropped_ : std::max(events_.back().time_us(), last_dropped_);
+  const int cap = index_ != nullptr ? index_->cap : ApplyOptions{}.recent_receivers;
+  if (frontier_ == INT64_MIN) {  // nothing left: a new account's state, its amounts kept
+    totals_ = {};
+    cursor_ = {};
+    index_.reset();
+    return dropped;
+  }
+  RebuildDerived();
+  UpdateIndexMode(cap);
+  return dropped;
+}
+
 void AccountState::RebuildDerived() {
   totals_ = {};
   index_.reset();

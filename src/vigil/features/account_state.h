@@ -130,6 +130,12 @@ class AccountState {
   void PrefetchForApply() const;
   void PrefetchRecentReceivers() const;
 
+  // Forgets the events after "limit_us" (an event time no event may have: the clock's bound,
+  // see FeatureExtractor::BoundEventTimes) and moves the frontier back to the newest event
+  // kept, rebuilding the windows' totals and the counterparty index. Returns how many events
+  // were forgotten (0: nothing changed). The amount statistics keep what they learnt.
+  size_t DropEventsAfter(int64_t limit_us);
+
   size_t num_events() const { return events_.size(); }
   bool indexed() const { return index_ != nullptr; }
 

@@ -371,6 +371,29 @@ void FeatureExtractor::ClearDirty() {
   dirty_.clear();
 }
 
+EventTimeRepair FeatureExtractor::BoundEventTimes(int64_t limit_us) {
+  EventTimeRepair repair;
+  repair.watermark_before_us = repair.watermark_after_us = watermark_;
+  if (watermark_ == INT64_MIN || watermark_ <= limit_us) return repair;
+  int64_t newest = INT64_MIN;
+  for (size_t i = 0; i < states_.size(); ++i) {
+    AccountState& state = states_[i];
+    if (state.frontier() > limit_us) {
+      repair.events_dropped += state.DropEventsAfter(limit_us);
+      ++repair.accounts;
+      const auto account = static_cast<uint32_t>(i);
+      if (!is_dirty_[account]) {
+        is_dirty_[account] = 1;
+        dirty_.push_back(account);
+      }
+    }
+    newest = std::max(newest, state.frontier());
+  }
+  watermark_ = newest;
+  repair.watermark_after_us = watermark_;
+  return repair;
+}
+
 absl::Status FeatureExtractor::RestoreAccount(std::string_view key, AccountState state) {
   if (index_.FindOrAdd(key) != states_.size()) {
     return absl::DataLossError(

@@ -29,6 +29,15 @@
 
 namespace vigil {
 
+// What FeatureExtractor::BoundEventTimes changed.
+struct EventTimeRepair {
+  int64_t watermark_before_us = INT64_MIN;
+  int64_t watermark_after_us = INT64_MIN;
+  size_t accounts = 0;        // accounts whose state held events past the bound
+  size_t events_dropped = 0;  // those events, forgotten
+  bool repaired() const { return accounts > 0 || watermark_before_us != watermark_after_us; }
+};
+
 // Memory held by the feature state, for capacity planning and the bytes-per-account figure.
 struct FeatureMemoryStats {
   size_t accounts = 0;
@@ -73,6 +82,14 @@ class FeatureExtractor {
   // REQUIRES: accounts are restored in their original number order (0, 1, 2, ...).
   absl::Status RestoreAccount(std::string_view key, AccountState state);
   void RestoreWatermark(int64_t watermark_us) { watermark_ = watermark_us; }
+
+  // Recovery from a poisoned state: a state written before admission bounded event times (or
+  // restored on a host whose clock jumped back) may hold events dated after "limit_us" (the
+  // server's clock plus the skew it admits), and its watermark then makes every real payment
+  // "event_too_late". Forgets those events (AccountState::DropEventsAfter), marks their
+  // accounts dirty so that the next checkpoint stores the repair, and sets the watermark to the
+  // newest event kept. O(accounts) when the watermark is past the bound; otherwise nothing.
+  EventTimeRepair BoundEventTimes(int64_t limit_us);
 
  private:
   // One transaction's account keys and what was learnt about them ahead of its turn.

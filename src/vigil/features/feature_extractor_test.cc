@@ -151,6 +151,42 @@ TEST(FeatureExtractor, RejectsLateAndUnconvertibleWithoutSideEffects) {
   EXPECT_TRUE(std::isnan(r["orig_seconds_since_last_activity"]));
 }
 
+// A state poisoned by one payment dated far ahead (written before admission bounded event
+// times): every real payment is too late until BoundEventTimes forgets the future events.
+TEST(FeatureExtractor, BoundEventTimesRecoversAPoisonedWatermark) {
+  FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  std::vector<double> row(FeatureExtractor::Schema()->size());
+  ASSERT_OK(fe.Process(MakeTx(kBase, "A", "B", 100), absl::MakeSpan(row)));
+  ASSERT_OK(fe.Process(MakeTx(kBase + kMinute, "A", "C", 200), absl::MakeSpan(row)));
+  constexpr int64_t k2099 = 4'070'908'800'000'000;  // 2099-01-01
+  ASSERT_OK(fe.Process(MakeTx(k2099, "A", "M", 300), absl::MakeSpan(row)));
+  EXPECT_THAT(fe.Process(MakeTx(kBase + 2 * kMinute, "D", "E", 100), absl::MakeSpan(row)),
+              StatusIs(absl::StatusCode::kOutOfRange, ::testing::HasSubstr("event_too_late")));
+  fe.ClearDirty();
+
+  // Nothing past the bound: nothing changes.
+  EXPECT_FALSE(fe.BoundEventTimes(k2099).repaired());
+  const EventTimeRepair repair = fe.BoundEventTimes(kBase + 5 * kMinute);
+  EXPECT_TRUE(repair.repaired());
+  EXPECT_EQ(repair.watermark_before_us, k2099);
+  EXPECT_EQ(repair.watermark_after_us, kBase + kMinute);  // the newest event kept
+  EXPECT_EQ(repair.accounts, 2u);                          // A and M held the 2099 payment
+  EXPECT_EQ(repair.events_dropped, 2u);                    // its two sides
+  EXPECT_EQ(fe.dirty_accounts().size(), 2u);               // stored with the next checkpoint
+  EXPECT_EQ(fe.watermark_us(), kBase + kMinute);
+
+  // Real payments are heard again. A's own earlier events left its state when the 2099 event
+  // slid its windows (what a poisoned account loses cannot come back); C's did not.
+  Row r = Process(fe, MakeTx(kBase + 2 * kMinute, "A", "D", 100));
+  EXPECT_EQ(r["orig_out_count_1h"], 1);
+  Row c = Process(fe, MakeTx(kBase + 2 * kMinute, "C", "D", 100));
+  EXPECT_EQ(c["orig_in_count_24h"], 1);  // A's payment to C at kBase + 1 minute
+  Row m = Process(fe, MakeTx(kBase + 3 * kMinute, "M", "A", 100));
+  EXPECT_EQ(m["orig_out_count_1h"], 1);  // M's only event was the forgotten one
+  EXPECT_EQ(m["orig_in_count_24h"], 0);
+}
+
 // ProcessBatch must give exactly what Process gives one transaction at a time: same rows (NaN
 // where NaN), same errors, same accounts in the same order, same dirty list.
 TEST(FeatureExtractor, ProcessBatchMatchesProcessOneByOne) {

@@ -475,7 +475,8 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   r.Keys(root,
          {"listen", "data_dir", "policy", "model", "model_ref", "io_threads", "score_budget_ms",
           "idempotency_capacity", "limits", "batcher", "breaker", "gpu", "fx_rates", "lists",
-          "workers", "log", "drift", "audit", "screening", "tls", "plaintext", "auth", "state"},
+          "workers", "log", "drift", "audit", "screening", "tls", "plaintext", "auth", "state",
+          "max_future_skew_seconds"},
          "the configuration");
   if (const YAML::Node n = root["listen"]; n) {
     std::string listen;
@@ -496,6 +497,12 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   }
   if (const YAML::Node n = root["idempotency_capacity"]; n) {
     r.Integer(n, "idempotency_capacity", &c.idempotency_capacity, 0, 100'000'000);
+  }
+  if (const YAML::Node n = root["max_future_skew_seconds"]; n) {
+    // At most a day: a larger bound would let one payment hold the watermark that far ahead.
+    int64_t seconds = 0;
+    r.Integer(n, "max_future_skew_seconds", &seconds, 0, 86'400);
+    c.max_future_skew = std::chrono::seconds(seconds);
   }
   if (const YAML::Node l = root["limits"]; l) {
     r.Keys(l,

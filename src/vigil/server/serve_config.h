@@ -214,6 +214,9 @@ struct ServeConfig {
   int io_threads = 2;
   std::chrono::milliseconds score_budget{200};
   size_t idempotency_capacity = 100'000;
+  // max_future_skew_seconds: a transaction dated further ahead of the server's clock is
+  // refused, 422 event_in_future (ScoreServiceOptions::max_future_skew; docs/serve.md).
+  std::chrono::seconds max_future_skew{300};
   ServeLimits limits;
   std::string batcher_preset = "fast";
   BatchPolicyConfig batcher = BatchPolicyConfig::Fast();

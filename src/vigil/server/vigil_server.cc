@@ -437,11 +437,25 @@ absl::Status VigilServer::Load() {
   options.idempotency_capacity = c.idempotency_capacity;
   options.score_budget = c.score_budget;
   options.max_batch = c.limits.batch_size;
+  options.max_future_skew = c.max_future_skew;
   // The deployment is owned here; the service holds it without owning it.
   std::shared_ptr<const ModelDeployment> deployment(deployment_.get(),
                                                     [](const ModelDeployment*) {});
   service_ = std::make_unique<ScoreService>(std::move(features), options, std::move(deployment),
                                             RealClock());
+  if (const EventTimeRepair& r = service_->event_time_repair(); r.repaired()) {
+    // A state from before event times were bounded at admission (or a clock set back).
+    log_->Event("warn",
+                "feature state held events dated past the server's clock; they are forgotten "
+                "so that real payments are not refused as too late",
+                {{"watermark_before", FormatUtc(FromUnixMicros(r.watermark_before_us))},
+                 {"watermark_after", r.watermark_after_us == INT64_MIN
+                                         ? std::string("none")
+                                         : FormatUtc(FromUnixMicros(r.watermark_after_us))},
+                 {"accounts", absl::StrCat(r.accounts)},
+                 {"events_forgotten", absl::StrCat(r.events_dropped)},
+                 {"max_future_skew_seconds", absl::StrCat(c.max_future_skew.count())}});
+  }
   VIGIL_RETURN_IF_ERROR(StartAudit(kv));
   VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));

@@ -238,7 +238,13 @@ TEST_F(VigilServerTest, ScoresATransaction) {
 
   // The same id again: the first decision, byte for byte.
   EXPECT_EQ(Score(Tx("e2e-1")).body, r.body);
-  EXPECT_EQ(Score(Tx("e2e-1", "1.00")).body, r.body);
+  // The same id with another payment: refused, never the first payment's decision.
+  const TestHttpResponse conflict = Score(Tx("e2e-1", "900000.00"));
+  EXPECT_EQ(conflict.status, 409) << conflict.body;
+  EXPECT_EQ(conflict.Json()["error"]["code"], "idempotency_conflict");
+  EXPECT_EQ(conflict.Json()["error"]["field"], "$.id");
+  EXPECT_THAT(conflict.Json()["error"]["message"].get<std::string>(), HasSubstr("e2e-1"));
+  EXPECT_EQ(Score(Tx("e2e-1")).body, r.body);
 
   // A caller's trace context: the trace id is kept, with a span of our own.
   const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
