@@ -111,8 +111,21 @@ int FuzzSwiftMt(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const absl::StatusOr<SwiftMtMessage> m = SwiftMtMessage::Parse(text);
   if (!m.ok()) {
-    FUZZ_CHECK(m.status().code() == absl::StatusCode::kInvalidArgument);
+    // kUnimplemented only for an acknowledgement (service 21) with no message after it.
+    const size_t start = text.find_first_not_of(" \t\n\v\f\r");
+    const bool acknowledgement = start != std::string_view::npos && text.size() >= start + 6 &&
+                                 text.compare(start, 3, "{1:") == 0 &&
+                                 text.compare(start + 4, 2, "21") == 0;
+    FUZZ_CHECK(m.status().code() == absl::StatusCode::kInvalidArgument ||
+               (acknowledgement && m.status().code() == absl::StatusCode::kUnimplemented));
     return 0;
+  }
+  if (m->acknowledgement.has_value()) {
+    FUZZ_CHECK(m->acknowledgement->basic.service_id == "21");
+    CheckTagValues(m->acknowledgement->text, text);
+    CheckTagValues(m->acknowledgement->trailer, text);
+    const std::string reference = m->acknowledgement->Reference();
+    FUZZ_CHECK(reference.empty() || reference.size() == 28);
   }
   FUZZ_CHECK(size <= kMaxMessageBytes);
   // The headers: swift_mt.h's fixed widths.

@@ -1,6 +1,7 @@
 // `vigil parse` end to end over testdata's message corpora: every message vigil reads prints one
 // JSON line per transaction (exit 0), messages of other types exit 1, invalid ones exit 2, and
 // the refusals name the file, the line and the reason.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,6 +138,40 @@ TEST_F(ParseCommandTest, NamesWhereAMessageIsWrong) {
       absl::StrContains(errors[0], "field :71A: details of charges must be OUR, BEN or SHA"))
       << errors[0];
   EXPECT_EQ(Parse({dir_ + "/missing.fin"}, &json, &errors), 2);  // CLI11: no such file
+}
+
+// An RJE file as SWIFT Alliance exports it, each message with its ACK in front and "$" between
+// them (the ACK is the corpus's fragments/mt103_0046.fin's, the messages the corpus's): the
+// acknowledged messages print with the ACK's reference and time; the NAKed one is refused,
+// naming its line and the NAK's error code, and the others still print.
+TEST_F(ParseCommandTest, ReadsAnRjeFileWithAcknowledgementsAndRefusesTheNakedMessage) {
+  const std::string acked = ReadFile(TestDataPath("swift_mt/fragments/mt103_0046.fin"));
+  const std::string ack = acked.substr(0, acked.find("{1:", 1));
+  std::string nak = ack;
+  nak.replace(nak.find("{451:0}"), 7, "{451:1}{405:H25}");
+  const std::string a = ReadFile(TestDataPath("swift_mt/messages/mt103_0071.fin"));
+  const std::string b = ReadFile(TestDataPath("swift_mt/messages/mt103_0072.fin"));
+  const std::string c = ReadFile(TestDataPath("swift_mt/messages/mt103_0075.fin"));
+  const std::string file = dir_ + "/bulk.rje";
+  std::ofstream(file) << ack << a << "$" << nak << b << "$" << ack << c << "\n";
+  std::vector<nlohmann::json> json;
+  std::vector<std::string> errors;
+  EXPECT_EQ(Parse({file}, &json, &errors), 2);
+  ASSERT_EQ(json.size(), 2u);
+  for (const nlohmann::json& tx : json) {
+    EXPECT_EQ(tx["ack_reference"], "190325AAAALT2XAXXX0000000000") << tx.dump();
+    EXPECT_EQ(tx["ack_time"], "2019-03-25T06:12:00.000000Z") << tx.dump();
+    EXPECT_EQ(tx["message_type"], "MT103") << tx.dump();
+  }
+  EXPECT_EQ(json[0]["reference"], "22342343");
+  EXPECT_EQ(json[1]["reference"], "OMF000000724103");
+  ASSERT_EQ(errors.size(), 1u);
+  const int nak_line = 1 + static_cast<int>(std::count(a.begin(), a.end(), '\n'));
+  EXPECT_EQ(errors[0],
+            "bulk.rje:" + std::to_string(nak_line) +
+                ": SWIFT MT block 4 (ACK), line 1: the network refused this MT103 \"INGDESMM\" "
+                "(NAK {451:1}, error code \"H25\" in {405:}); a refused message is not read as "
+                "a payment [invalid_message]");
 }
 
 }  // namespace

@@ -109,6 +109,10 @@ struct Transaction {
   std::vector<Agent> agents;  // the banks of the chain, in message order
   std::optional<Party> ultimate_originator;   // UltmtDbtr
   std::optional<Party> ultimate_beneficiary;  // UltmtCdtr
+  // A SWIFT MT message read with the network's acknowledgement (ACK) in front: the message input
+  // reference the ACK gives it (28 characters) and the ACK's date and time ({177:}, RFC 3339).
+  std::string ack_reference;
+  std::string ack_time;
 
   friend bool operator==(const Transaction&, const Transaction&) = default;
 };

@@ -69,6 +69,8 @@ enum TopField : int {
   kAgents,
   kUltimateOriginator,
   kUltimateBeneficiary,
+  kAckTime,
+  kAckReference,
   kNumTopFields,
 };
 constexpr std::string_view kTopNames[kNumTopFields] = {
@@ -76,13 +78,15 @@ constexpr std::string_view kTopNames[kNumTopFields] = {
     "amount",       "settled_amount",      "payment_format",      "channel",
     "remittance",   "priority",            "label",               "message_type",
     "reference",    "uetr",                "value_date",          "charges",
-    "purpose",      "agents",              "ultimate_originator", "ultimate_beneficiary"};
+    "purpose",      "agents",              "ultimate_originator", "ultimate_beneficiary",
+    "ack_time",     "ack_reference"};
 constexpr std::string_view kTopPaths[kNumTopFields] = {
     "$.id",           "$.timestamp",           "$.originator",          "$.beneficiary",
     "$.amount",       "$.settled_amount",      "$.payment_format",      "$.channel",
     "$.remittance",   "$.priority",            "$.label",               "$.message_type",
     "$.reference",    "$.uetr",                "$.value_date",          "$.charges",
-    "$.purpose",      "$.agents",              "$.ultimate_originator", "$.ultimate_beneficiary"};
+    "$.purpose",      "$.agents",              "$.ultimate_originator", "$.ultimate_beneficiary",
+    "$.ack_time",     "$.ack_reference"};
 
 // Member names are matched by length first, then one fixed-size compare (inlined): key lookup
 // is a large share of the per-document cost after simdjson itself.
@@ -107,7 +111,7 @@ int TopFieldOf(std::string_view key) {
              : Is(key, "purpose") ? kPurpose
                                   : -1;
     case 8:
-      return Is(key, "priority") ? kPriority : -1;
+      return Is(key, "priority") ? kPriority : Is(key, "ack_time") ? kAckTime : -1;
     case 9:
       return Is(key, "timestamp") ? kTimestamp : Is(key, "reference") ? kReference : -1;
     case 10:
@@ -119,6 +123,8 @@ int TopFieldOf(std::string_view key) {
       return Is(key, "beneficiary") ? kBeneficiary : -1;
     case 12:
       return Is(key, "message_type") ? kMessageType : -1;
+    case 13:
+      return Is(key, "ack_reference") ? kAckReference : -1;
     case 14:
       return Is(key, "settled_amount")   ? kSettledAmount
              : Is(key, "payment_format") ? kPaymentFormat
@@ -380,14 +386,18 @@ class JsonTransactionParser::Impl {
         case kUetr:
         case kValueDate:
         case kCharges:
-        case kPurpose: {
+        case kPurpose:
+        case kAckReference:
+        case kAckTime: {
           if (!GetString(v, path, &s)) return false;
-          std::string* target = field == kMessageType ? &tx->message_type
-                                : field == kReference ? &tx->reference
-                                : field == kUetr      ? &tx->uetr
-                                : field == kValueDate ? &tx->value_date
-                                : field == kCharges   ? &tx->charges
-                                                      : &tx->purpose;
+          std::string* target = field == kMessageType    ? &tx->message_type
+                                : field == kReference    ? &tx->reference
+                                : field == kUetr         ? &tx->uetr
+                                : field == kValueDate    ? &tx->value_date
+                                : field == kCharges      ? &tx->charges
+                                : field == kAckReference ? &tx->ack_reference
+                                : field == kAckTime      ? &tx->ack_time
+                                                         : &tx->purpose;
           target->assign(s);
           break;
         }
@@ -425,6 +435,8 @@ class JsonTransactionParser::Impl {
     if (!(present & (1u << kAgents))) tx->agents.clear();
     if (!(present & (1u << kUltimateOriginator))) tx->ultimate_originator.reset();
     if (!(present & (1u << kUltimateBeneficiary))) tx->ultimate_beneficiary.reset();
+    if (!(present & (1u << kAckReference))) tx->ack_reference.clear();
+    if (!(present & (1u << kAckTime))) tx->ack_time.clear();
     // The Transaction carries a settled amount only when it differs from the instructed one.
     if (has_settled && !(settled == tx->amount)) {
       tx->settled_amount = settled;

@@ -115,6 +115,8 @@ void AppendTransactionJson(const Transaction& tx, std::string* out) {
   AppendOptionalString("value_date", tx.value_date, out);
   AppendOptionalString("charges", tx.charges, out);
   AppendOptionalString("purpose", tx.purpose, out);
+  AppendOptionalString("ack_reference", tx.ack_reference, out);
+  AppendOptionalString("ack_time", tx.ack_time, out);
   if (!tx.agents.empty()) {
     out->append(",\"agents\":[");
     for (size_t i = 0; i < tx.agents.size(); ++i) {

@@ -93,7 +93,11 @@ TEST(TransactionToJson, PaymentMessageMembersRoundTrip) {
   tx.agents = {{.role = AgentRole::kOrderingInstitution, .bic = "NWBKGB2LXXX", .country = "GB"},
                {.role = AgentRole::kIntermediary, .account_id = "/123", .name = "Bank \"X\""}};
   tx.ultimate_originator = Party{.name = "Parent plc", .country = "GB"};
+  tx.ack_reference = "190325AAAALT2XAXXX0000000000";
+  tx.ack_time = "2019-03-25T06:12:00.000000Z";
   const std::string json = TransactionToJson(tx);
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("ack_reference":"190325AAAALT2XAXXX0000000000",)"
+                                         R"("ack_time":"2019-03-25T06:12:00.000000Z")"));
   EXPECT_THAT(json, ::testing::HasSubstr(
                         R"("agents":[{"role":"ordering_institution","bic":"NWBKGB2LXXX","country":"GB"},)"));
   EXPECT_THAT(json, ::testing::HasSubstr(R"("address":["Musterstrasse 1","","10115 Berlin"])"));

@@ -284,6 +284,106 @@ absl::Status ParseText(Reader& r, std::vector<MtField>* fields) {
   }
 }
 
+// Whether a service message 21 (ACK or NAK) starts at "pos": "{1:" and an application id, then
+// the service id "21".
+bool IsAcknowledgementAt(std::string_view text, size_t pos) {
+  return pos + 6 <= text.size() && text.compare(pos, 3, "{1:") == 0 &&
+         text.compare(pos + 4, 2, "21") == 0;
+}
+
+const MtTagValue* FindTag(const std::vector<MtTagValue>& tvs, std::string_view tag) {
+  for (const MtTagValue& tv : tvs) {
+    if (tv.tag == tag) return &tv;
+  }
+  return nullptr;
+}
+
+// The sub-blocks of an acknowledgement's block 4: {451:} required (0 or 1), {177:} 10 digits
+// and {106:} 28 letters or digits when present.
+absl::Status ReadAcknowledgementText(MtAcknowledgement* ack) {
+  const auto error = [&](std::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SWIFT MT block 4 (ACK), line ", ack->line, ": ", ToAbsl(what)));
+  };
+  const MtTagValue* accepted = FindTag(ack->text, "451");
+  if (accepted == nullptr) {
+    return error("the acknowledgement has no {451:} (0: accepted, 1: refused)");
+  }
+  if (accepted->value != "0" && accepted->value != "1") {
+    return error(absl::StrCat("{451:", ToAbsl(accepted->value),
+                              "} is neither 0 (accepted) nor 1 (refused)"));
+  }
+  ack->accepted = accepted->value == "0";
+  if (const MtTagValue* t = FindTag(ack->text, "177"); t != nullptr) {
+    if (t->value.size() != 10 || !std::all_of(t->value.begin(), t->value.end(), IsDigit)) {
+      return error(absl::StrCat("{177:", ToAbsl(t->value), "} is not a date and time YYMMDDHHMM"));
+    }
+    ack->date_time = t->value;
+  }
+  if (const MtTagValue* t = FindTag(ack->text, "405"); t != nullptr) ack->error_code = t->value;
+  if (const MtTagValue* t = FindTag(ack->text, "106"); t != nullptr) {
+    if (t->value.size() != 28 || !std::all_of(t->value.begin(), t->value.end(), IsAlnumUpper)) {
+      return error(absl::StrCat("{106:", ToAbsl(t->value),
+                                "} is not a message input reference (28 letters or digits)"));
+    }
+    ack->input_reference = t->value;
+  }
+  return absl::OkStatus();
+}
+
+// A service message 21 at the reader's position: {1:F21...}, {4:{tag:value}...}, and at most a
+// trailer {5:...}, up to the message's "{1:" or the end.
+absl::Status ParseAcknowledgement(Reader& r, MtAcknowledgement* ack) {
+  for (int i = 0; i < 3; ++i) r.Advance();  // "{1:"
+  std::string_view value;
+  if (!r.Until('}', &value)) return r.Error("1 (ACK)", "the block is not closed with '}'");
+  r.Advance();
+  if (absl::Status s = ParseBasicHeader(value, r, &ack->basic); !s.ok()) return s;
+  bool text = false, trailer = false;
+  for (;;) {
+    r.SkipLineEnds();
+    if (r.done() || r.peek() != '{' || r.text().compare(r.pos(), 3, "{1:") == 0) break;
+    r.Advance();
+    std::string_view id;
+    if (!r.Until(':', &id)) return r.Error("? (ACK)", "a block has no ':' after its number");
+    r.Advance();
+    const std::string block = absl::StrCat(ToAbsl(id), " (ACK)");
+    if (id == "4" && !text) {
+      ack->line = r.line();
+      if (absl::Status s = ParseTagValues(r, block, &ack->text); !s.ok()) return s;
+      text = true;
+    } else if (id == "5" && text && !trailer) {
+      if (absl::Status s = ParseTagValues(r, block, &ack->trailer); !s.ok()) return s;
+      trailer = true;
+    } else {
+      return r.Error(block,
+                     "an acknowledgement holds its basic header {1:}, its text "
+                     "{4:{177:...}{451:...}} and at most a trailer {5:}, in this order");
+    }
+  }
+  if (!text) {
+    return r.Error("1 (ACK)",
+                   "the acknowledgement (service 21) has no block 4 "
+                   "{4:{177:...}{451:...}}");
+  }
+  return ReadAcknowledgementText(ack);
+}
+
+// An acknowledgement with no message after it.
+absl::Status AcknowledgementAlone(const MtAcknowledgement& ack) {
+  const std::string which =
+      absl::StrCat("session ", ToAbsl(ack.basic.session), ", sequence ", ToAbsl(ack.basic.sequence),
+                   " of ", ToAbsl(ack.basic.logical_terminal));
+  if (!ack.accepted) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SWIFT MT block 4 (ACK), line ", ack.line, ": the network refused the message (",
+        ack.NakReason(), ") of ", which, "; the message itself is not in the text"));
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "unsupported message type: an acknowledgement (service message 21, ACK) of ", which,
+      " without the message it acknowledges; vigil reads MT103, MT202 and MT202COV"));
+}
+
 std::string BicOf(std::string_view logical_terminal) {
   // BIC8, terminal code, branch: the BIC is the BIC8 and the branch.
   if (logical_terminal.size() != 12) return std::string(logical_terminal);
@@ -292,33 +392,10 @@ std::string BicOf(std::string_view logical_terminal) {
   return bic;
 }
 
-}  // namespace
-
-absl::StatusOr<SwiftMtMessage> SwiftMtMessage::Parse(std::string_view text) {
-  SwiftMtMessage m;
-  if (absl::Status s = ParseInto(text, &m); !s.ok()) return s;
-  return m;
-}
-
-absl::Status SwiftMtMessage::ParseInto(std::string_view text, SwiftMtMessage* out) {
-  SwiftMtMessage& m = *out;
-  m.basic = MtBasicHeader{};
-  m.application = MtApplicationHeader{};
-  m.user_header.clear();
-  m.fields.clear();
-  m.trailer.clear();
-  m.system_trailer.clear();
-  if (text.size() > kMaxMessageBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("SWIFT MT message of ", text.size(),
-                                                   " bytes: the limit is ", kMaxMessageBytes));
-  }
-  // Surrounding whitespace is not part of the message.
-  const std::string_view trimmed = ToStd(absl::StripTrailingAsciiWhitespace(ToAbsl(text)));
-  Reader r(trimmed);
-  m.fields.reserve(32);
+// The message's blocks, from the reader's position to the end.
+absl::Status ParseBlocks(Reader& r, SwiftMtMessage& m) {
   unsigned seen = 0;  // bit b: block b (S is 6) was read
   bool seen_text = false;
-  while (!r.done() && absl::ascii_isspace(static_cast<unsigned char>(r.peek()))) r.Advance();
   while (!r.done()) {
     if (r.peek() != '{') return r.Error("?", "expected '{' of a block");
     r.Advance();
@@ -395,6 +472,58 @@ absl::Status SwiftMtMessage::ParseInto(std::string_view text, SwiftMtMessage* ou
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::StatusOr<SwiftMtMessage> SwiftMtMessage::Parse(std::string_view text) {
+  SwiftMtMessage m;
+  if (absl::Status s = ParseInto(text, &m); !s.ok()) return s;
+  return m;
+}
+
+absl::Status SwiftMtMessage::ParseInto(std::string_view text, SwiftMtMessage* out) {
+  SwiftMtMessage& m = *out;
+  m.acknowledgement.reset();
+  m.basic = MtBasicHeader{};
+  m.application = MtApplicationHeader{};
+  m.user_header.clear();
+  m.fields.clear();
+  m.trailer.clear();
+  m.system_trailer.clear();
+  if (text.size() > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("SWIFT MT message of ", text.size(),
+                                                   " bytes: the limit is ", kMaxMessageBytes));
+  }
+  // Surrounding whitespace is not part of the message.
+  const std::string_view trimmed = ToStd(absl::StripTrailingAsciiWhitespace(ToAbsl(text)));
+  Reader r(trimmed);
+  m.fields.reserve(32);
+  while (!r.done() && absl::ascii_isspace(static_cast<unsigned char>(r.peek()))) r.Advance();
+  if (!IsAcknowledgementAt(trimmed, r.pos())) return ParseBlocks(r, m);
+  MtAcknowledgement& ack = m.acknowledgement.emplace();
+  if (absl::Status s = ParseAcknowledgement(r, &ack); !s.ok()) return s;
+  r.SkipLineEnds();
+  while (!r.done() && absl::ascii_isspace(static_cast<unsigned char>(r.peek()))) r.Advance();
+  if (r.done()) return AcknowledgementAlone(ack);
+  absl::Status s = ParseBlocks(r, m);
+  if (s.ok() || ack.accepted) return s;
+  // The refusal is the first thing to know about a refused message, whatever else is wrong.
+  return absl::InvalidArgumentError(
+      absl::StrCat("SWIFT MT block 4 (ACK), line ", ack.line, ": the network refused the message (",
+                   ack.NakReason(), "), and the message does not split either: ", s.message()));
+}
+
+std::string MtAcknowledgement::Reference() const {
+  if (!input_reference.empty()) return std::string(input_reference);
+  if (date_time.size() < 6) return std::string();
+  return absl::StrCat(ToAbsl(date_time.substr(0, 6)), ToAbsl(basic.logical_terminal),
+                      ToAbsl(basic.session), ToAbsl(basic.sequence));
+}
+
+std::string MtAcknowledgement::NakReason() const {
+  if (error_code.empty()) return "NAK {451:1}, no error code {405:}";
+  return absl::StrCat("NAK {451:1}, error code \"", ToAbsl(error_code), "\" in {405:}");
+}
+
 std::string SwiftMtMessage::SenderBic() const {
   return BicOf(application.input ? basic.logical_terminal : application.counterparty_address);
 }
@@ -417,49 +546,102 @@ std::optional<std::string_view> SwiftMtMessage::UserHeader(std::string_view tag)
   return std::nullopt;
 }
 
-std::vector<std::string_view> SplitSwiftMtMessages(std::string_view text) {
-  std::vector<std::string_view> out;
-  const auto skip = [&](size_t p, std::string_view chars) {
-    while (p < text.size() && chars.find(text[p]) != std::string_view::npos) ++p;
-    return p;
-  };
-  // Pieces end at their last character that is not white space.
-  const auto trim = [](std::string_view piece) {
-    const size_t last = piece.find_last_not_of(" \t\r\n");
-    return piece.substr(0, last == std::string_view::npos ? 0 : last + 1);
-  };
-  size_t start = skip(0, " \t\r\n$");
-  size_t pos = start;
-  while (start < text.size()) {
-    const size_t text_end = text.find("\n-}", pos);
-    if (text_end == std::string_view::npos) break;
-    size_t p = text_end + 3;
-    // The trailers, and closing braces some exports add.
-    for (;;) {
-      p = skip(p, " \t\r\n}");
-      if (p + 2 >= text.size() || text[p] != '{' || (text[p + 1] != '5' && text[p + 1] != 'S') ||
-          text[p + 2] != ':') {
+namespace {
+
+size_t Skip(std::string_view text, size_t p, std::string_view chars) {
+  while (p < text.size() && chars.find(text[p]) != std::string_view::npos) ++p;
+  return p;
+}
+
+// Where the acknowledgement (service message 21) starting at "pos" ends: after its last block,
+// before the next "{1:" or text that is not a block; text.size() when a block is not closed.
+// npos when no acknowledgement starts at "pos".
+size_t AcknowledgementEnd(std::string_view text, size_t pos) {
+  if (!IsAcknowledgementAt(text, pos)) return std::string_view::npos;
+  size_t p = pos, end = pos;
+  while (p < text.size() && text[p] == '{' && (p == pos || text.compare(p, 3, "{1:") != 0)) {
+    int depth = 0;
+    for (; p < text.size(); ++p) {
+      if (text[p] == '{') ++depth;
+      if (text[p] == '}' && --depth == 0) break;
+    }
+    if (p == text.size()) return p;
+    end = ++p;
+    p = Skip(text, p, "\r\n");
+  }
+  return end;
+}
+
+// The end of the first text block's "\n-}" at or after "pos", with the trailers {5:} and {S:}
+// and the closing braces some exports add after it; npos when there is none.
+size_t TextBlockEnd(std::string_view text, size_t pos) {
+  const size_t text_end = text.find("\n-}", pos);
+  if (text_end == std::string_view::npos) return text_end;
+  size_t p = text_end + 3;
+  for (;;) {
+    p = Skip(text, p, " \t\r\n}");
+    if (p + 2 >= text.size() || text[p] != '{' || (text[p + 1] != '5' && text[p + 1] != 'S') ||
+        text[p + 2] != ':') {
+      return p;
+    }
+    int depth = 0;
+    for (; p < text.size(); ++p) {
+      if (text[p] == '{') ++depth;
+      if (text[p] == '}' && --depth == 0) {
+        ++p;
         break;
       }
-      int depth = 0;
-      for (; p < text.size(); ++p) {
-        if (text[p] == '{') ++depth;
-        if (text[p] == '}' && --depth == 0) {
-          ++p;
-          break;
-        }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string_view> SplitSwiftMtMessages(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r\n", kBetween = " \t\r\n$";
+  constexpr size_t kNone = std::string_view::npos;
+  std::vector<std::string_view> out;
+  // Pieces end at their last character that is not white space.
+  const auto trim = [](std::string_view piece) {
+    const size_t last = piece.find_last_not_of(kSpace);
+    return piece.substr(0, last == kNone ? 0 : last + 1);
+  };
+  size_t start = Skip(text, 0, kBetween);
+  while (start < text.size()) {
+    // An acknowledgement goes with the message right after it; alone, it is a piece.
+    size_t pos = start;
+    size_t end = AcknowledgementEnd(text, start);
+    if (end != kNone) {
+      const size_t next = Skip(text, end, kSpace);
+      if (next < text.size() && text[next] != '$' && !IsAcknowledgementAt(text, next)) {
+        pos = end;
+        end = kNone;
       }
     }
-    const size_t next = skip(p, " \t\r\n$");
-    if (text.substr(next, 3) == "{1:") {
-      out.push_back(trim(text.substr(start, p - start)));
-      start = pos = next;
-    } else {
-      pos = p;
+    // A message ends after a text block (and its trailers) that the next "{1:" follows.
+    while (end == kNone) {
+      const size_t p = TextBlockEnd(text, pos);
+      if (p == kNone) break;
+      if (text.compare(Skip(text, p, kBetween), 3, "{1:") == 0) {
+        end = p;
+      } else {
+        pos = p;
+      }
     }
+    if (end == kNone) break;
+    out.push_back(trim(text.substr(start, end - start)));
+    start = Skip(text, end, kBetween);
   }
   if (start < text.size()) out.push_back(trim(text.substr(start)));
   return out;
+}
+
+bool IsSwiftMtAcknowledgementOnly(std::string_view text) {
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return false;
+  const size_t end = AcknowledgementEnd(text, start);
+  return end != std::string_view::npos &&
+         text.find_first_not_of(" \t\r\n", end) == std::string_view::npos;
 }
 
 std::vector<std::string_view> MtLines(std::string_view value) {

@@ -2,7 +2,8 @@
 // with the structure checked: the basic header {1:}, the application header {2:} (input or
 // output), the user header {3:}, trailer {5:} and system trailer {S:} as tag/value sub-blocks,
 // and the text block
-// {4: CrLf :TAG:value ... CrLf -}. Business rules (mandatory fields per message type, field
+// {4: CrLf :TAG:value ... CrLf -}; and the network's acknowledgement (ACK or NAK) that exports
+// write in front of a message. Business rules (mandatory fields per message type, field
 // formats) belong to the message types built on it (swift_mt103.h); this layer only splits.
 //
 // Views, not copies: every string_view points into the text given to Parse, which must outlive
@@ -16,6 +17,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,7 +69,33 @@ struct MtTagValue {
   std::string_view value;
 };
 
+// The network's acknowledgement of a message, as SWIFT Alliance and RJE exports write it in front
+// of the message: service message 21, {1:F21<LT><session><sequence>}{4:{177:YYMMDDHHMM}{451:0}}.
+// {451:0} is an ACK (the network took the message), {451:1} a NAK (it refused it, the error code
+// in {405:}). Block 4 may also carry {108:} (the message user reference) and {106:} (the message
+// input reference); a trailer {5:} may follow.
+struct MtAcknowledgement {
+  // Service "21"; the logical terminal, session and sequence number of the message acknowledged.
+  MtBasicHeader basic;
+  std::vector<MtTagValue> text;      // block 4's sub-blocks, in order
+  std::vector<MtTagValue> trailer;   // block 5's, in order
+  bool accepted = true;              // {451:0}; false for a NAK ({451:1})
+  std::string_view date_time;        // {177:}, 10 digits YYMMDDHHMM; empty when absent
+  std::string_view error_code;       // {405:}, why a NAK refused the message; empty when absent
+  std::string_view input_reference;  // {106:} when the ACK carries one (28 characters)
+  int line = 1;                      // the line of the acknowledgement's block 4
+
+  // The message input reference the acknowledgement gives the message: {106:}, else the date of
+  // {177:} followed by block 1's logical terminal, session and sequence (28 characters, the MIR's
+  // layout); empty when it has neither {106:} nor {177:}.
+  std::string Reference() const;
+  // "NAK {451:1}, error code \"T27\" in {405:}" (or "..., no error code {405:}"), for errors.
+  std::string NakReason() const;
+};
+
 struct SwiftMtMessage {
+  // The acknowledgement exported in front of the message, when there is one.
+  std::optional<MtAcknowledgement> acknowledgement;
   MtBasicHeader basic;
   MtApplicationHeader application;
   std::vector<MtTagValue> user_header;  // block 3, in order
@@ -86,7 +114,13 @@ struct SwiftMtMessage {
   std::optional<std::string_view> UserHeader(std::string_view tag) const;
 
   // Splits "text" (one message; whitespace around it and line endings between blocks are
-  // tolerated). Limits: at most kMaxMessageBytes of text and kMaxFields fields.
+  // tolerated). Limits: at most kMaxMessageBytes of text and kMaxFields fields. An
+  // acknowledgement (service 21) in front of the message is read into "acknowledgement"; the
+  // message is the one after it. An acknowledgement with no message after it is an error:
+  // kUnimplemented for an ACK (nothing to read as a payment), kInvalidArgument for a NAK (naming
+  // its error code). A NAK in front of a message is kept for the mapping to refuse
+  // (swift_mt_transaction.h); when the message itself does not split, the error names the NAK
+  // too.
   static absl::StatusOr<SwiftMtMessage> Parse(std::string_view text);
   // The same into *out, reusing its vectors' storage (readers that split many messages). On
   // error *out is left partly filled.
@@ -99,9 +133,15 @@ inline constexpr size_t kMaxFields = 1000;
 // Splits text holding several messages one after the other ("-}{5:...}{1:F01...": exports
 // glue them on one line; RJE files put "$" between them) into one view per message. A message
 // ends after its text block's "-}" line and the trailer blocks {5:} and {S:} that follow; the
-// next starts at "{1:". Text that does not split this way stays with the message before it, for
-// Parse to report.
+// next starts at "{1:". An acknowledgement (service 21) stays with the message that follows it
+// directly (line breaks between them allowed); one followed by "$", by another acknowledgement or
+// by nothing is a view of its own (Parse reports it). Text that does not split this way stays
+// with the message before it, for Parse to report.
 std::vector<std::string_view> SplitSwiftMtMessages(std::string_view text);
+
+// Whether text, white space around it aside, is one acknowledgement (service message 21) and
+// nothing else: a reader that finds one on lines of its own keeps it with the next message.
+bool IsSwiftMtAcknowledgementOnly(std::string_view text);
 
 // The lines of a field value (without their line endings).
 std::vector<std::string_view> MtLines(std::string_view value);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
@@ -119,9 +120,111 @@ TEST(SwiftMtMessage, EveryCorpusMessageSplits) {
   EXPECT_THAT(SwiftMtMessage::Parse(Corpus("fragments/mt103_0044.fin")),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("block 4, line 3: the text block does not end with a line \"-}\"")));
-  // An acknowledgement (F21) in front of the message: its block 4 is not a text block.
+  // An acknowledgement (F21) in front of the message is read; the message after it is the
+  // fragment, cut off inside its text block.
   EXPECT_THAT(SwiftMtMessage::Parse(Corpus("fragments/mt103_0045.fin")),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("block 4, line 1")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("block 4, line 3: the text block does not end with a line")));
+}
+
+// The corpus's acknowledged messages (fragments/mt103_0045, 0046, 0052: prowide's test
+// messages, exported with their ACK in front): the ACK is read into "acknowledgement", the
+// message after it is the message.
+TEST(SwiftMtAcknowledgement, TheAckInFrontOfAMessageIsReadWithIt) {
+  const std::string text = Corpus("fragments/mt103_0046.fin");
+  ASSERT_OK_AND_ASSIGN(SwiftMtMessage m, SwiftMtMessage::Parse(text));
+  ASSERT_TRUE(m.acknowledgement.has_value());
+  const MtAcknowledgement& ack = *m.acknowledgement;
+  EXPECT_EQ(ack.basic.service_id, "21");
+  EXPECT_EQ(ack.basic.logical_terminal, "AAAALT2XAXXX");
+  EXPECT_TRUE(ack.accepted);
+  EXPECT_EQ(ack.date_time, "1903250612");
+  EXPECT_TRUE(ack.error_code.empty());
+  EXPECT_EQ(ack.line, 1);
+  // No {106:}: the date of {177:}, then block 1's logical terminal, session and sequence.
+  EXPECT_EQ(ack.Reference(), "190325AAAALT2XAXXX0000000000");
+  EXPECT_EQ(m.basic.service_id, "01");
+  EXPECT_EQ(m.basic.logical_terminal, "BBBBARZZAXXX");
+  EXPECT_FALSE(m.application.input);
+  EXPECT_EQ(m.application.input_reference, "190903AAAALT2XAXXX0000000000");
+  EXPECT_EQ(m.Find("20")->value, "TEST-OUT");
+  EXPECT_EQ(m.Find("32A")->line, 3);
+
+  ASSERT_OK_AND_ASSIGN(SwiftMtMessage again, SwiftMtMessage::Parse(kMt103));
+  EXPECT_FALSE(again.acknowledgement.has_value());
+  // Reused for a message without one: the acknowledgement does not carry over.
+  ASSERT_OK(SwiftMtMessage::ParseInto(text, &again));
+  ASSERT_OK(SwiftMtMessage::ParseInto(kMt103, &again));
+  EXPECT_FALSE(again.acknowledgement.has_value());
+
+  // mt103_0052: an ACK with a MAC trailer on the message, whose text block is empty.
+  EXPECT_THAT(SwiftMtMessage::Parse(Corpus("fragments/mt103_0052.fin")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has no fields")));
+  // Line breaks between the ACK and the message; a {106:} gives the reference.
+  const std::string ack_106 =
+      absl::StrReplaceAll(text, {{"{451:0}}", "{451:0}{106:190325AAAALT2XAXXX1234567890}}\r\n"}});
+  ASSERT_OK_AND_ASSIGN(SwiftMtMessage m106, SwiftMtMessage::Parse(ack_106));
+  EXPECT_EQ(m106.acknowledgement->Reference(), "190325AAAALT2XAXXX1234567890");
+  EXPECT_EQ(m106.Find("32A")->line, 4);
+}
+
+TEST(SwiftMtAcknowledgement, ANakIsKeptAndAnAcknowledgementAloneIsRefused) {
+  const std::string text = Corpus("fragments/mt103_0046.fin");
+  const std::string nak = absl::StrReplaceAll(text, {{"{451:0}", "{451:1}{405:T27}"}});
+  ASSERT_OK_AND_ASSIGN(SwiftMtMessage m, SwiftMtMessage::Parse(nak));
+  EXPECT_FALSE(m.acknowledgement->accepted);
+  EXPECT_EQ(m.acknowledgement->error_code, "T27");
+  EXPECT_EQ(m.acknowledgement->NakReason(), "NAK {451:1}, error code \"T27\" in {405:}");
+  // A NAK in front of a message that does not split: both are said, the NAK first.
+  const std::string broken =
+      absl::StrReplaceAll(Corpus("fragments/mt103_0045.fin"), {{"{451:0}", "{451:1}{405:H25}"}});
+  EXPECT_THAT(SwiftMtMessage::Parse(broken),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("block 4 (ACK), line 1: the network refused the message (NAK "
+                                 "{451:1}, error code \"H25\" in {405:}), and the message does "
+                                 "not split either: SWIFT MT block 4, line 3")));
+
+  const std::string ack = text.substr(0, text.find("{1:", 1));
+  EXPECT_EQ(ack, "{1:F21AAAALT2XAXXX0000000000}{4:{177:1903250612}{451:0}}");
+  EXPECT_THAT(SwiftMtMessage::Parse(ack + "\n"),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       HasSubstr("unsupported message type: an acknowledgement (service message "
+                                 "21, ACK) of session 0000, sequence 000000 of AAAALT2XAXXX "
+                                 "without the message")));
+  EXPECT_THAT(SwiftMtMessage::Parse(absl::StrReplaceAll(ack, {{"{451:0}", "{451:1}{405:H25}"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("the network refused the message (NAK {451:1}, error code "
+                                 "\"H25\" in {405:}) of session 0000, sequence 000000 of "
+                                 "AAAALT2XAXXX; the message itself is not in the text")));
+}
+
+TEST(SwiftMtAcknowledgement, AMalformedAcknowledgementIsNamed) {
+  const std::string message = Corpus("fragments/mt103_0046.fin").substr(56);
+  ASSERT_TRUE(absl::StartsWith(message, "{1:F01BBBB"));
+  const auto error = [&](const std::string& ack) {
+    return std::string(SwiftMtMessage::Parse(ack + message).status().message());
+  };
+  const std::string b1 = "{1:F21AAAALT2XAXXX0000000000}";
+  EXPECT_THAT(error(b1 + "{4:{177:1903250612}{451:0}}"), ::testing::IsEmpty());
+  EXPECT_THAT(error(b1 + "{4:{177:1903250612}{451:0}}{5:{CHK:ABC}}"), ::testing::IsEmpty());
+  EXPECT_THAT(error(b1 + "{4:{177:1903250612}}"),
+              HasSubstr("block 4 (ACK), line 1: the acknowledgement has no {451:}"));
+  EXPECT_THAT(error(b1 + "{4:{451:2}}"), HasSubstr("{451:2} is neither 0 (accepted) nor 1"));
+  EXPECT_THAT(error(b1 + "{4:{177:19032506}{451:0}}"),
+              HasSubstr("{177:19032506} is not a date and time YYMMDDHHMM"));
+  EXPECT_THAT(error(b1 + "{4:{451:0}{106:SHORT}}"),
+              HasSubstr("{106:SHORT} is not a message input reference"));
+  EXPECT_THAT(error(b1), HasSubstr("block 1 (ACK), line 1: the acknowledgement (service 21) has "
+                                   "no block 4"));
+  EXPECT_THAT(error(b1 + "{2:I103BBBBARZZXXXXN}{4:{451:0}}"),
+              HasSubstr("block 2 (ACK), line 1: an acknowledgement holds its basic header"));
+  EXPECT_THAT(error(b1 + "{4:{451:0}x}"),
+              HasSubstr("block 4 (ACK), line 1: expected a {tag:value}"));
+  EXPECT_THAT(error("{1:F21AAAALT2XAXXX00}{4:{451:0}}"),
+              HasSubstr("block 1, line 1: the basic header has 17 characters"));
+  EXPECT_THAT(SwiftMtMessage::Parse("{1:F21"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("block 1 (ACK), line 1: the block is not closed")));
 }
 
 TEST(SwiftMtMessage, StructuralErrorsNameBlockLineAndReason) {
@@ -184,6 +287,32 @@ TEST(SplitSwiftMtMessagesTest, SplitsGluedAndSeparatedMessagesAfterTheirTrailers
   EXPECT_THAT(SplitSwiftMtMessages(a + "junk" + b), ::testing::ElementsAre(a + "junk" + b));
   EXPECT_TRUE(SplitSwiftMtMessages("").empty());
   EXPECT_TRUE(SplitSwiftMtMessages(" \n$\n").empty());
+}
+
+// RJE files with the ACKs interleaved, as SWIFT Alliance exports them: each ACK stays with the
+// message that follows it; one followed by "$", by another ACK or by nothing is a piece alone.
+TEST(SplitSwiftMtMessagesTest, AnAcknowledgementStaysWithTheMessageAfterIt) {
+  const std::string acked = Corpus("fragments/mt103_0046.fin");  // ACK, then the message
+  const std::string ack = acked.substr(0, acked.find("{1:", 1));
+  const std::string a = Corpus("messages/mt103_0071.fin");
+  const std::string b = Corpus("messages/mt103_0072.fin");
+  const auto trim = [](const std::string& t) {
+    return t.substr(0, t.find_last_not_of("\r\n") + 1);
+  };
+  EXPECT_THAT(SplitSwiftMtMessages(acked), ElementsAre(acked));
+  // Glued with "$" (prowide's MT103-bulk-with-ack.rje layout), and on lines of their own.
+  const std::string bulk = ack + trim(a) + "$" + ack + trim(b) + "$" + acked;
+  EXPECT_THAT(SplitSwiftMtMessages(bulk), ElementsAre(ack + trim(a), ack + trim(b), acked));
+  const std::string lines = ack + "\n" + a + "$\n" + ack + "\n$\n" + ack + ack + "\n" + b;
+  EXPECT_THAT(SplitSwiftMtMessages(lines),
+              ElementsAre(ack + "\n" + trim(a), ack, ack, ack + "\n" + trim(b)));
+  EXPECT_THAT(SplitSwiftMtMessages(trim(a) + ack), ElementsAre(trim(a), ack));
+  EXPECT_THAT(SplitSwiftMtMessages(ack + "{1:F21"), ElementsAre(ack, "{1:F21"));
+
+  EXPECT_TRUE(IsSwiftMtAcknowledgementOnly(" " + ack + "\r\n"));
+  EXPECT_FALSE(IsSwiftMtAcknowledgementOnly(acked));
+  EXPECT_FALSE(IsSwiftMtAcknowledgementOnly(a));
+  EXPECT_FALSE(IsSwiftMtAcknowledgementOnly(""));
 }
 
 }  // namespace

@@ -419,9 +419,43 @@ int Digits(std::string_view s) {
   return v;
 }
 
+// The acknowledgement in front of the message: a NAK refuses it; an ACK's reference and time are
+// kept.
+absl::Status ReadAcknowledgement(const SwiftMtMessage& m, Transaction* out) {
+  out->ack_reference.clear();
+  out->ack_time.clear();
+  if (!m.acknowledgement.has_value()) return absl::OkStatus();
+  const MtAcknowledgement& ack = *m.acknowledgement;
+  if (!ack.accepted) {
+    const MtField* reference = m.Find("20");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SWIFT MT block 4 (ACK), line ", ack.line, ": the network refused this MT",
+        ToAbsl(m.application.message_type),
+        reference == nullptr ? "" : absl::StrCat(" \"", ToAbsl(reference->value), "\""), " (",
+        ack.NakReason(), "); a refused message is not read as a payment"));
+  }
+  if (!ack.date_time.empty()) {
+    const std::string_view t = ack.date_time;
+    absl::StatusOr<std::string> date = ParseMtDate(t.substr(0, 6));
+    const int hh = Digits(t.substr(6, 2));
+    const int mm = Digits(t.substr(8, 2));
+    if (!date.ok() || hh > 23 || mm > 59) {
+      return absl::InvalidArgumentError(absl::StrCat("SWIFT MT block 4 (ACK), line ", ack.line,
+                                                     ": {177:", ToAbsl(t),
+                                                     "} is not a valid date and time YYMMDDHHMM"));
+    }
+    out->ack_time = FormatUtc(DayStart(Digits(date->substr(0, 4)), Digits(date->substr(5, 2)),
+                                       Digits(date->substr(8, 2))) +
+                              std::chrono::hours(hh) + std::chrono::minutes(mm));
+  }
+  out->ack_reference = ack.Reference();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
+  if (absl::Status s = ReadAcknowledgement(m, out); !s.ok()) return s;
   absl::StatusOr<MtType> type = SupportedMtType(m);
   if (!type.ok()) return type.status();
   if (absl::Status fields = CheckMtFields(m, *type); !fields.ok()) return fields;

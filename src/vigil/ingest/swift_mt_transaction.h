@@ -22,6 +22,10 @@
 //   SWIFT MT block 4, line 6, field :32A: currency "XYZ" is not an ISO 4217 code
 // A message of another type is kUnimplemented ("unsupported message type MT205 ...").
 //
+// A message read with the network's acknowledgement in front (swift_mt.h, MtAcknowledgement):
+// an ACK's reference and time go to the transaction's ack_reference and ack_time; a NAK refuses
+// the message, whatever its type and content (kInvalidArgument naming the NAK's error code).
+//
 // Thread safety: pure functions.
 #ifndef VIGIL_INGEST_SWIFT_MT_TRANSACTION_H_
 #define VIGIL_INGEST_SWIFT_MT_TRANSACTION_H_

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -259,6 +260,58 @@ TEST(ParseSwiftMtTest, ReusesATransactionWithoutCarryingOldFields) {
   absl::StatusOr<Transaction> fresh = ParseSwiftMt(mt202);
   ASSERT_OK(fresh.status());
   EXPECT_EQ(reused, *fresh);
+}
+
+// The acknowledgement of fragments/mt103_0046.fin (prowide's test message, exported with its
+// ACK in front) put in front of a complete message of the corpus.
+std::string Acknowledgement() {
+  const std::string acked = Read("fragments/mt103_0046.fin");
+  return acked.substr(0, acked.find("{1:", 1));
+}
+
+TEST(ParseSwiftMtTest, AnAcknowledgedMessageKeepsTheAcksReferenceAndTime) {
+  const std::string ack = Acknowledgement();
+  ASSERT_EQ(ack, "{1:F21AAAALT2XAXXX0000000000}{4:{177:1903250612}{451:0}}");
+  const std::string message = Read("messages/mt103_0071.fin");
+  ASSERT_OK_AND_ASSIGN(Transaction plain, ParseSwiftMt(message));
+  EXPECT_TRUE(plain.ack_reference.empty());
+  EXPECT_TRUE(plain.ack_time.empty());
+  ASSERT_OK_AND_ASSIGN(Transaction tx, ParseSwiftMt(ack + message));
+  EXPECT_EQ(tx.ack_reference, "190325AAAALT2XAXXX0000000000");
+  EXPECT_EQ(tx.ack_time, "2019-03-25T06:12:00.000000Z");
+  // Otherwise the message's own transaction.
+  Transaction expected = plain;
+  expected.ack_reference = tx.ack_reference;
+  expected.ack_time = tx.ack_time;
+  EXPECT_EQ(tx, expected);
+  // Reused for the message alone: the ACK's members do not carry over.
+  ASSERT_OK_AND_ASSIGN(SwiftMtMessage m, SwiftMtMessage::Parse(message));
+  ASSERT_OK(SwiftMtToTransaction(m, &tx));
+  EXPECT_EQ(tx, plain);
+
+  EXPECT_THAT(ParseSwiftMt(absl::StrReplaceAll(ack, {{"1903250612", "1913250612"}}) + message),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SWIFT MT block 4 (ACK), line 1: {177:1913250612} is not a "
+                                 "valid date and time YYMMDDHHMM")));
+}
+
+TEST(ParseSwiftMtTest, ANakedMessageIsRefusedWithTheNaksErrorCode) {
+  const std::string message = Read("messages/mt103_0071.fin");
+  const std::string nak = absl::StrReplaceAll(Acknowledgement(), {{"{451:0}", "{451:1}{405:T27}"}});
+  EXPECT_THAT(ParseSwiftMt(nak + message),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SWIFT MT block 4 (ACK), line 1: the network refused this "
+                                 "MT103 \"22342343\" (NAK {451:1}, error code \"T27\" in "
+                                 "{405:}); a refused message is not read as a payment")));
+  // Refused for the NAK before its type: a NAKed MT205 is a refused message too.
+  EXPECT_THAT(
+      ParseSwiftMt(absl::StrReplaceAll(Acknowledgement(), {{"{451:0}", "{451:1}"}}) +
+                   Read("messages/mt205_0001.fin")),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the network refused this MT205 ")));
+  EXPECT_THAT(
+      ParseSwiftMt(absl::StrReplaceAll(Acknowledgement(), {{"{451:0}", "{451:1}"}}) + message),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("(NAK {451:1}, no error code {405:})")));
 }
 
 // Every complete MT103, MT103 STP, MT202 and MT202COV of the corpus maps to a transaction that

@@ -261,7 +261,8 @@ class JsonLinesReader final : public ReaderBase {
 };
 
 // SWIFT MT: a record is one message, from its "{1:" line up to the next message's (or an RJE
-// "$" line, or the end).
+// "$" line, or the end); an acknowledgement on a line of its own is kept with the message on the
+// next line.
 class SwiftMtReader final : public ReaderBase {
  public:
   SwiftMtReader(std::unique_ptr<LineBuffer> buffer, std::string source_name,
@@ -296,6 +297,13 @@ class SwiftMtReader final : public ReaderBase {
       }
       const std::string_view last = StripTerminator(buffer_->last_line());
       if (LooksLikeSwiftMt(last) || IsRjeSeparator(last)) {
+        // An acknowledgement on a line of its own goes with the message on the next line.
+        const std::string_view before = StripTerminator(
+            buffer_->record().substr(0, buffer_->record().size() - buffer_->last_line().size()));
+        const size_t lf = before.find_last_of('\n');
+        const std::string_view previous =
+            lf == std::string_view::npos ? before : before.substr(lf + 1);
+        if (!IsRjeSeparator(last) && IsSwiftMtAcknowledgementOnly(previous)) continue;
         buffer_->DropLastLine();
         break;
       }

@@ -75,7 +75,8 @@ std::string_view FileFormatName(FileFormat format);
 //
 // SWIFT MT files hold one or more messages, each starting on a line of its own with "{1:";
 // lines holding only "$" (RJE) and blank lines between them are skipped. A record is one
-// message; its line is the line of its "{1:". MT messages of normal priority get
+// message, with the acknowledgement in front of it if any (on its line or the line before:
+// swift_mt.h); its line is the line of its first "{1:". MT messages of normal priority get
 // default_priority (urgent ones, priority U, are kP0).
 //
 // An ISO 20022 file holds one message (at most kMaxIso20022Bytes), which may carry several

@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/ingest/swift_mt_transaction.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -419,6 +422,66 @@ TEST(SwiftMtFileTest, ReadsEveryMessageAndRejectsTheBadOnes) {
   EXPECT_EQ(again.id, out[1].id_or_reason);
   EXPECT_EQ(again.priority, Priority::kP2);
   EXPECT_EQ(FileFormatName(FileFormat::kSwiftMt), "swift_mt");
+}
+
+// An RJE file with the ACKs interleaved, as SWIFT Alliance exports it: each message with its
+// ACK in front (glued to it, or on the line before), "$" between them, glued or on lines of their
+// own. The NAKed message is one refused record naming its error code, an ACK without a message
+// another; the rest are read, with the ACK's reference. The ACK is fragments/mt103_0046.fin's,
+// the messages the corpus's.
+TEST(SwiftMtFileTest, ReadsAnRjeFileWithAcknowledgementsInterleaved) {
+  const std::string acked = Slurp(TestDataPath("swift_mt/fragments/mt103_0046.fin"));
+  const std::string ack = acked.substr(0, acked.find("{1:", 1));
+  const std::string nak = absl::StrReplaceAll(ack, {{"{451:0}", "{451:1}{405:T27}"}});
+  std::vector<std::string> m;
+  for (const char* name : {"mt103_0071", "mt103_0072", "mt103_0073", "mt103_0074"}) {
+    const std::string text = Slurp(TestDataPath(absl::StrCat("swift_mt/messages/", name, ".fin")));
+    m.push_back(text.substr(0, text.find_last_not_of("\r\n") + 1));
+  }
+  const auto lines = [](const std::string& t) { return std::count(t.begin(), t.end(), '\n'); };
+  const std::string file = "$\n" + ack + m[0] + "\n$\n" + nak + m[1] + "$" + ack + m[2] + "\n$\n" +
+                           ack + "\n" + ack + "\n" + m[3] + "\n";
+  TempFile f(file, "bulk.rje");
+  const std::string name = f.path().substr(f.path().find_last_of('/') + 1);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<TransactionReader> reader,
+                       OpenTransactionFile(f.path(), {}));
+  Transaction tx;
+  RecordError error;
+  std::vector<int64_t> at;
+  std::vector<std::string> refused;
+  for (const int i : {0, -1, 2, -1, 3}) {
+    ASSERT_OK_AND_ASSIGN(const ReadResult r, reader->Next(&tx, &error));
+    at.push_back(reader->line());
+    if (i < 0) {
+      ASSERT_EQ(r, ReadResult::kRejected);
+      refused.push_back(absl::StrCat(error.ToString(), " [", error.reason, "]"));
+      continue;
+    }
+    ASSERT_EQ(r, ReadResult::kRecord) << error.ToString();
+    ASSERT_OK_AND_ASSIGN(const Transaction alone, ParseSwiftMt(m[i]));
+    EXPECT_EQ(tx.id, alone.id);
+    EXPECT_EQ(tx.ack_reference, "190325AAAALT2XAXXX0000000000");
+    EXPECT_EQ(tx.ack_time, "2019-03-25T06:12:00.000000Z");
+    if (i == 3) {
+      EXPECT_EQ(reader->raw_record(), ack + "\n" + m[3]);
+    }
+  }
+  EXPECT_THAT(reader->Next(&tx, &error), ::vigil::testing::IsOkAndHolds(ReadResult::kEnd));
+  EXPECT_EQ(at[0], 2);
+  EXPECT_EQ(at[1], 2 + lines(m[0]) + 2);
+  EXPECT_EQ(at[2], at[1] + lines(m[1]));
+  EXPECT_EQ(at[3], at[2] + lines(m[2]) + 2);
+  EXPECT_EQ(at[4], at[3] + 1);
+  EXPECT_THAT(refused, ::testing::ElementsAre(
+                           absl::StrCat(name, ":", at[1],
+                                        ": SWIFT MT block 4 (ACK), line 1: the network refused "
+                                        "this MT103 \"INGDESMM\" (NAK {451:1}, error code "
+                                        "\"T27\" in {405:}); a refused message is not read as a "
+                                        "payment [invalid_message]"),
+                           ::testing::StartsWith(absl::StrCat(
+                               name, ":", at[3],
+                               ": unsupported message type: an acknowledgement (service message "
+                               "21, ACK) of session 0000, sequence 000000 of AAAALT2XAXXX"))));
 }
 
 // An ISO 20022 file: each transaction of the message is a record whose raw text is its JSON.
