@@ -13,6 +13,7 @@
 #include "vigil/audit/record_chunk.h"
 #include "vigil/common/check.h"
 #include "vigil/common/ids.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/transaction.h"
 #include "vigil/store/kv_store.h"
@@ -47,6 +48,11 @@ constexpr size_t kMaxStaged = 2;
 constexpr size_t kBuildAheadRecords = kChunkMaxRecords;
 
 using Json = nlohmann::ordered_json;
+
+// The header format of a log whose tree heads are chained (tree_head.h). A log of format 1
+// becomes format 2 with its first chained head, so that a build that predates chaining, which
+// would append unchained heads, refuses to open it.
+constexpr int kChainedFormat = 2;
 
 std::string Be64(uint64_t v) {
   std::string out(8, '\0');
@@ -102,9 +108,9 @@ absl::StatusOr<AuditLogHeader> HeaderFromJson(absl::string_view text, const std:
   AuditLogHeader h;
   try {
     h.format = j.at("format").get<int>();
-    if (h.format != 1) {
+    if (h.format != 1 && h.format != kChainedFormat) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "audit log in ", path, ": format ", h.format, " (this build reads format 1)"));
+          "audit log in ", path, ": format ", h.format, " (this build reads formats 1 and 2)"));
     }
     if (j.at("tile_height").get<int>() != kTileHeight) return bad("has another tile height");
     h.log_id = j.at("log_id").get<std::string>();
@@ -280,6 +286,8 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForReading(KvStore* stor
 
 absl::Status AuditLog::Load(bool create) {
   const std::string& path = store_->path();
+  KvWriteBatch opening;  // a new log's header and first head
+  bool write_opening = false;
   absl::StatusOr<std::optional<std::string>> header = store_->Get(kMeta, "header");
   if (!header.ok()) return header.status();
   if (!header->has_value()) {
@@ -297,10 +305,10 @@ absl::Status AuditLog::Load(bool create) {
     header_.signature_algorithm = options_.signer->algorithm();
     header_.key_id = options_.signer->key_id();
     header_.public_key_pem = options_.signer->PublicKeyPem();
-    if (absl::Status s = store_->Put(kMeta, "header", HeaderToJson(header_), {.sync = true});
-        !s.ok()) {
-      return s;
-    }
+    header_.format = kChainedFormat;
+    // Written with the first head (below), in one synced batch.
+    opening.Put(kMeta, "header", HeaderToJson(header_));
+    write_opening = true;
   } else {
     absl::StatusOr<AuditLogHeader> parsed = HeaderFromJson(**header, path);
     if (!parsed.ok()) return parsed.status();
@@ -334,14 +342,16 @@ absl::Status AuditLog::Load(bool create) {
   }
   absl::StatusOr<SignedTreeHead> latest = LatestTreeHead();
   if (latest.ok()) {
-    last_head_size_ = latest->size;
-    last_head_time_ = latest->time;
+    VIGIL_RETURN_IF_ERROR(ContinueChain(*latest));
   } else if (!absl::IsNotFound(latest.status())) {
     return latest.status();
   } else if (clock_ != nullptr) {
-    // No head yet: the interval runs from now, not from the epoch.
-    last_head_time_ = clock_->Now();
+    // No head yet: the first one, of size 0, signed now, so that a chained log always has
+    // one (a log without any is one whose heads were removed). The interval runs from now.
+    VIGIL_RETURN_IF_ERROR(SignAndStage(0, EmptyRootHash(header_.hash), clock_->Now(), opening));
+    write_opening = true;
   }
+  if (write_opening) VIGIL_RETURN_IF_ERROR(store_->Write(opening, {.sync = true}));
   if (clock_ != nullptr) {
     if (absl::Status s = tiles_->LoadPartial(head->size); !s.ok()) return s;
   }
@@ -548,8 +558,27 @@ AuditLogStats AuditLog::stats() const {
 
 bool AuditLog::TreeHeadDue(uint64_t size, UtcTime now) const {
   if (size <= last_head_size_) return false;
-  return size - last_head_size_ >= options_.tree_head_every_records ||
+  return size - last_head_size_ >= head_every_ ||
          now - last_head_time_ >= options_.tree_head_interval;
+}
+
+absl::Status AuditLog::ContinueChain(const SignedTreeHead& latest) {
+  last_head_size_ = latest.size;
+  last_head_time_ = latest.time;
+  last_head_hash_ = TreeHeadHash(latest);
+  head_every_ = options_.tree_head_every_records;
+  if (latest.chain.has_value()) {
+    next_head_index_ = latest.chain->index + 1;
+    // The newest head promised its successor within its "every": kept even when this process
+    // was configured with a larger one.
+    head_every_ = std::min(head_every_, latest.chain->every_records);
+    return absl::OkStatus();
+  }
+  // Format 1 heads: the chain goes on from their number.
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored = StoredTreeHeads();
+  if (!stored.ok()) return stored.status();
+  next_head_index_ = stored->size();
+  return absl::OkStatus();
 }
 
 absl::Status AuditLog::SignAndStage(uint64_t size, const Hash& root, UtcTime now,
@@ -560,10 +589,24 @@ absl::Status AuditLog::SignAndStage(uint64_t size, const Hash& root, UtcTime now
   head.size = size;
   head.root = root;
   head.time = now;
+  TreeHeadChain& chain = head.chain.emplace();
+  chain.index = next_head_index_;
+  if (next_head_index_ > 0) chain.previous = last_head_hash_;
+  chain.every_records = options_.tree_head_every_records;
+  chain.interval_ms = options_.tree_head_interval.count();
   if (absl::Status s = SignTreeHead(*options_.signer, head); !s.ok()) return s;
   batch.Put(kHeads, Be64(size), TreeHeadToJson(head));
+  if (header_.format < kChainedFormat && !header_upgraded_) {
+    AuditLogHeader upgraded = header_;  // header_ stays as read: other threads read it
+    upgraded.format = kChainedFormat;
+    batch.Put(kMeta, "header", HeaderToJson(upgraded));
+    header_upgraded_ = true;
+  }
   last_head_size_ = size;
   last_head_time_ = now;
+  last_head_hash_ = TreeHeadHash(head);
+  ++next_head_index_;
+  head_every_ = options_.tree_head_every_records;
   return absl::OkStatus();
 }
 
@@ -576,7 +619,7 @@ struct AuditLog::Staged {
   absl::Status status;   // a failure while building (signing): nothing of it is written
   uint64_t size = 0;     // the log's size once written
   uint64_t records = 0;
-  bool signed_head = false;
+  uint64_t signed_heads = 0;
   bool last = false;     // the committer stopped: the writer stops after this one
 };
 
@@ -690,7 +733,7 @@ void AuditLog::RunWriter() {
         ++groups;
         bytes += s.batch.ApproximateSize();
         records += s.records;
-        heads += s.signed_head ? 1 : 0;
+        heads += s.signed_heads;
         size = s.size;
       }
       const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -767,6 +810,12 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
       w->results.push_back({sequence, leaf});
       last_leaf_ = leaf;
       ++sequence;
+      // Exactly every head_every_ records (also inside a large group), so that the heads'
+      // spacing is a bound an examiner can check: one compare per record, a root per head.
+      if (sequence - last_head_size_ >= head_every_) {
+        VIGIL_RETURN_IF_ERROR(SignAndStage(sequence, frontier_->Root(), clock_->Now(), batch));
+        ++staged.signed_heads;
+      }
       ids.push_back(std::move(r.transaction_id));
       std::string().swap(r.body);
     }
@@ -781,9 +830,9 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
     absl::MutexLock lock(&mu_);
     closing = stopping_ && queue_.empty();
   }
-  staged.signed_head = TreeHeadDue(sequence, now) || (closing && sequence > last_head_size_);
-  if (staged.signed_head) {
+  if (TreeHeadDue(sequence, now) || (closing && sequence > last_head_size_)) {
     if (absl::Status s = SignAndStage(sequence, root, now, batch); !s.ok()) return s;
+    ++staged.signed_heads;
   }
   if (companion_ && (!ids.empty() || with_state)) companion_(ids, batch);
   if (absl::Status s = RotateIfDue(batch); !s.ok()) return s;
@@ -937,20 +986,41 @@ absl::StatusOr<std::string> AuditLog::LeafTile(uint64_t tile_index) const {
   return **std::move(tile);
 }
 
-absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> AuditLog::StoredTreeHeads() const {
+absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> AuditLog::StoredTreeHeads(
+    uint64_t from_size) const {
   std::vector<std::pair<uint64_t, std::string>> heads;
-  const absl::Status s =
-      store_->ForEach(kHeads, "", [&](absl::string_view key, absl::string_view value) {
-        const std::optional<uint64_t> size = ParseBe64(key);
-        if (!size.has_value()) {
-          return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
-                                                  ": a tree head key is not a tree size"));
-        }
-        heads.emplace_back(*size, std::string(value));
-        return absl::OkStatus();
-      });
-  if (!s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<KvIterator>> it = store_->NewIterator(kHeads);
+  if (!it.ok()) return it.status();
+  KvIterator& i = **it;
+  for (i.Seek(Be64(from_size)); i.Valid(); i.Next()) {
+    const std::optional<uint64_t> size = ParseBe64(i.key());
+    if (!size.has_value()) {
+      return absl::DataLossError(absl::StrCat("audit log in ", store_->path(),
+                                              ": a tree head key is not a tree size"));
+    }
+    heads.emplace_back(*size, std::string(i.value()));
+  }
+  if (absl::Status s = i.status(); !s.ok()) return s;
   return heads;
+}
+
+absl::StatusOr<std::optional<AuditLog::VerifiedHead>> AuditLog::ReadVerifiedHead() const {
+  absl::StatusOr<std::optional<std::string>> v = store_->Get(kMeta, "verified");
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return std::optional<VerifiedHead>();
+  const std::string& bytes = **v;
+  if (bytes.size() != 16 + kHashSize) return std::optional<VerifiedHead>();  // checked afresh
+  VerifiedHead head;
+  head.index = *ParseBe64(absl::string_view(bytes).substr(0, 8));
+  head.size = *ParseBe64(absl::string_view(bytes).substr(8, 8));
+  std::memcpy(head.hash.data(), bytes.data() + 16, kHashSize);
+  return std::optional<VerifiedHead>(head);
+}
+
+absl::Status AuditLog::WriteVerifiedHead(const VerifiedHead& head) {
+  return store_->Put(kMeta, "verified",
+                     Be64(head.index) + Be64(head.size) + std::string(AsView(head.hash)),
+                     {.sync = true});
 }
 
 absl::StatusOr<AuditLog::DurableHead> AuditLog::ReadDurableHead() const {

@@ -7,8 +7,10 @@
 //    (record_chunk.h), LZ4-compressed, one or more per group;
 //  - a Merkle tree over the records (RFC 9162 hashing), its nodes stored in tiles of 256 hashes,
 //    so inclusion and consistency proofs take O(log n) reads and hashes;
-//  - signed tree heads every `tree_head_every_records` records or `tree_head_interval`, so a
-//    rewritten or truncated log is detectable, not only an edited record;
+//  - signed tree heads, chained (each names the one before it), the first of size 0 when the
+//    log is created, then exactly every `tree_head_every_records` records or after
+//    `tree_head_interval`, so a rewritten or truncated log is detectable, not only an edited
+//    record, and so is a head removed from the store;
 //  - an index from transaction id to sequence (idempotency, `vigil audit prove TXID`);
 //  - a header naming the hash algorithm, the log id and the signing key;
 //  - with a key-encryption key (AuditLogOptions::record_kek), the wrapped data keys under which
@@ -84,8 +86,10 @@ struct AuditLogOptions {
   // Signs the tree heads. Required. A log created with one key refuses to open with another
   // (kFailedPrecondition): a key change must be a deliberate rotation, not a misconfiguration.
   std::shared_ptr<const LogSigner> signer;
-  // A tree head is signed when this many records were added since the last one, or when
-  // tree_head_interval passed and the log grew, and when the log is closed.
+  // A tree head is signed when this many records were added since the last one (exactly:
+  // also within a group), or when tree_head_interval passed and the log grew, and when the log
+  // is closed. Each head states both (tree_head.h); the next head honours the smaller of this
+  // and what the newest head stated, so a log's heads never lie further apart than promised.
   uint64_t tree_head_every_records = 10'000;
   std::chrono::milliseconds tree_head_interval{1'000};
   // Group commit limits. A group is written as soon as the previous write finished (and, with
@@ -131,7 +135,9 @@ struct AppendedRecord {
 };
 
 struct AuditLogHeader {
-  int format = 1;
+  // 2: tree heads chained (every log this build creates); 1: written before, its heads
+  // unchained until this build signs the first chained one, when the header becomes 2.
+  int format = 2;
   std::string log_id;  // UUIDv7 chosen at creation
   HashAlgorithm hash = HashAlgorithm::kSha256;
   UtcTime created{};
@@ -251,8 +257,23 @@ class AuditLog {
   // Tile t of the tree's leaf level: the stored leaf hashes of records [256 t, 256 t + 256),
   // concatenated (fewer in the last tile). For sequential walks.
   absl::StatusOr<std::string> LeafTile(uint64_t tile_index) const;
-  // Every stored tree head as stored: (key, JSON), in key order; the key should be its size.
-  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> StoredTreeHeads() const;
+  // The stored tree heads from key "from_size" on, as stored: (key, JSON), in key order; the
+  // key should be its size.
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> StoredTreeHeads(
+      uint64_t from_size = 0) const;
+  // The chained head up to which the last check at start (log_tail_check.h) found the chain
+  // of heads intact, so that the next one starts there: bounded work. Not evidence (the store
+  // is writable): a later check trusts it only to skip what an earlier one checked.
+  struct VerifiedHead {
+    uint64_t index = 0;
+    uint64_t size = 0;
+    Hash hash{};  // TreeHeadHash
+  };
+  // None when not recorded (or not readable: the check then starts from the first head).
+  absl::StatusOr<std::optional<VerifiedHead>> ReadVerifiedHead() const;
+  // Records it (synced). Allowed on a log opened for reading: it touches nothing the log's
+  // evidence is made of (audit_meta "verified").
+  absl::Status WriteVerifiedHead(const VerifiedHead& head);
   // The head the log recorded with its last group: size and root (the tail not yet covered by
   // a signed tree head is checked against it).
   struct DurableHead {
@@ -280,7 +301,10 @@ class AuditLog {
   absl::StatusOr<std::shared_ptr<const RecordSealer>> NewSealer();
   absl::Status StartSegment();
   absl::Status RotateIfDue(KvWriteBatch& batch);
+  // Signs the next head of the chain (tree_head.h) and stages it in "batch".
   absl::Status SignAndStage(uint64_t size, const Hash& root, UtcTime now, KvWriteBatch& batch);
+  // Takes up the chain after "latest", the newest stored head.
+  absl::Status ContinueChain(const SignedTreeHead& latest);
 
   KvStore* const store_;
   const AuditLogOptions options_;
@@ -308,6 +332,10 @@ class AuditLog {
   Hash last_leaf_{};
   uint64_t last_head_size_ = 0;
   UtcTime last_head_time_{};
+  Hash last_head_hash_{};        // TreeHeadHash of the newest head
+  uint64_t next_head_index_ = 0;
+  uint64_t head_every_ = 1;      // the next head is due this many records after the last
+  bool header_upgraded_ = false;  // a format 1 header was rewritten as format 2
   std::string scratch_;
   RecordChunkBuilder chunk_;  // reused across groups; empty between them
 

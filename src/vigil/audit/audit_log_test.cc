@@ -209,17 +209,30 @@ TEST_F(AuditLogTest, TreeHeadsAreSignedEveryNRecordsAndAtClose) {
   AuditLogOptions options = Options();
   options.tree_head_every_records = 10;
   OpenLog(options);
-  EXPECT_THAT(log_->LatestTreeHead(), StatusIs(absl::StatusCode::kNotFound));
+  // A new log starts with a head of size 0, signed when it is created.
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead first, log_->LatestTreeHead());
+  EXPECT_EQ(first.size, 0u);
+  ASSERT_TRUE(first.chain.has_value());
+  EXPECT_EQ(first.chain->index, 0u);
+  EXPECT_FALSE(first.chain->previous.has_value());
+  EXPECT_EQ(first.chain->every_records, 10u);
+  EXPECT_EQ(log_->header().format, 2);
   for (int i = 0; i < 25; ++i) AppendIds(i, 1);  // one group each
   ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
-  ASSERT_EQ(heads.size(), 2u);
-  EXPECT_EQ(heads[0].size, 10u);
-  EXPECT_EQ(heads[1].size, 20u);
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_EQ(heads[1].size, 10u);
+  EXPECT_EQ(heads[2].size, 20u);
   log_.reset();  // closing signs the tail
   OpenLog(options);
   ASSERT_OK_AND_ASSIGN(heads, log_->TreeHeads());
-  ASSERT_EQ(heads.size(), 3u);
-  EXPECT_EQ(heads[2].size, 25u);
+  ASSERT_EQ(heads.size(), 4u);
+  EXPECT_EQ(heads[3].size, 25u);
+  // Chained: each names the one before it.
+  for (size_t i = 1; i < heads.size(); ++i) {
+    ASSERT_TRUE(heads[i].chain.has_value());
+    EXPECT_EQ(heads[i].chain->index, i);
+    EXPECT_EQ(heads[i].chain->previous, TreeHeadHash(heads[i - 1]));
+  }
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LogVerifier> verifier,
                        LogVerifier::FromPem(log_->header().public_key_pem, "header"));
@@ -230,6 +243,91 @@ TEST_F(AuditLogTest, TreeHeadsAreSignedEveryNRecordsAndAtClose) {
   }
   ASSERT_OK_AND_ASSIGN(SignedTreeHead latest, log_->LatestTreeHead());
   EXPECT_EQ(latest, heads.back());
+}
+
+TEST_F(AuditLogTest, HeadsFallExactlyEveryNRecordsWithinAGroupAndKeepTheirPromise) {
+  AuditLogOptions options = Options();
+  options.tree_head_every_records = 100;
+  OpenLog(options);
+  AppendIds(0, 250);  // one group: heads at 100 and 200 inside it
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_EQ(heads[1].size, 100u);
+  EXPECT_EQ(heads[2].size, 200u);
+  EXPECT_EQ(log_->stats().tree_heads, 2u);
+  for (const SignedTreeHead& head : heads) {
+    EXPECT_THAT(log_->RootHash(head.size), ::vigil::testing::IsOkAndHolds(head.root));
+  }
+  // Closed (a head at 250) and reopened with a larger cadence: the newest head promised 100,
+  // so the next one still comes 100 records after it; later ones follow the new cadence.
+  options.tree_head_every_records = 1000;
+  Reopen(options);
+  AppendIds(250, 1100);
+  ASSERT_OK_AND_ASSIGN(heads, log_->TreeHeads());
+  ASSERT_EQ(heads.size(), 6u);
+  EXPECT_EQ(heads[3].size, 250u);  // at close
+  EXPECT_EQ(heads[4].size, 350u);
+  EXPECT_EQ(heads[4].chain->every_records, 1000u);
+  EXPECT_EQ(heads[5].size, 1350u);
+}
+
+TEST_F(AuditLogTest, ALegacyLogGoesOnChainedFromItsUnchainedHeads) {
+  // A log as the format before chaining wrote it: heads without index, header format 1.
+  AuditLogOptions options = Options();
+  options.tree_head_every_records = 10;
+  OpenLog(options);
+  AppendIds(0, 30);
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> written, log_->TreeHeads());
+  log_.reset();
+  for (const SignedTreeHead& head : written) {
+    ASSERT_OK(store_->Delete("audit_heads", SequenceKey(head.size)));
+    if (head.size == 0) continue;
+    SignedTreeHead legacy = head;
+    legacy.chain.reset();
+    ASSERT_OK(SignTreeHead(*signer_, legacy));
+    ASSERT_OK(store_->Put("audit_heads", SequenceKey(head.size), TreeHeadToJson(legacy)));
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> header, store_->Get("audit_meta", "header"));
+  const size_t at = header->find("\"format\":2");
+  ASSERT_NE(at, std::string::npos);
+  header->replace(at, 10, "\"format\":1");
+  ASSERT_OK(store_->Put("audit_meta", "header", *header));
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> legacy, AuditLog::OpenForReading(store_.get()));
+    EXPECT_EQ(legacy->header().format, 1);
+    ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*legacy, {}));
+    EXPECT_TRUE(report.intact()) << report.damage->detail;
+    EXPECT_FALSE(report.tree_heads_chained);
+    EXPECT_EQ(report.legacy_tree_heads, 3u);
+    // Unchained heads: one removed is not found (docs/audit.md says so).
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> kept,
+                         store_->Get("audit_heads", SequenceKey(20)));
+    ASSERT_OK(store_->Delete("audit_heads", SequenceKey(20)));
+    ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*legacy, {}));
+    EXPECT_TRUE(report.intact());
+    ASSERT_OK(store_->Put("audit_heads", SequenceKey(20), *kept));
+  }
+  // Continued by this version: chained from the legacy heads' number, the header upgraded.
+  OpenLog(options);
+  AppendIds(30, 15);
+  log_.reset();
+  OpenLog(options);
+  EXPECT_EQ(log_->header().format, 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
+  ASSERT_EQ(heads.size(), 5u);  // 10, 20, 30 (legacy), 40, 45
+  EXPECT_FALSE(heads[2].chain.has_value());
+  ASSERT_TRUE(heads[3].chain.has_value());
+  EXPECT_EQ(heads[3].chain->index, 3u);
+  EXPECT_EQ(heads[3].chain->previous, TreeHeadHash(heads[2]));
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*log_, {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+  EXPECT_TRUE(report.tree_heads_chained);
+  EXPECT_EQ(report.legacy_tree_heads, 3u);
+  // Now a legacy head removed is found: the chained heads count them.
+  ASSERT_OK(store_->Delete("audit_heads", SequenceKey(10)));
+  ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*log_, {}));
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_EQ(report.damage->kind, DamageKind::kMissingHead) << report.damage->detail;
 }
 
 TEST_F(AuditLogTest, ATreeHeadIsSignedWhenTheIntervalPassesAndTheLogGrew) {
@@ -273,7 +371,7 @@ TEST_F(AuditLogTest, ProofsVerifyAgainstTheSignedHeadsAcrossReopenAndTileBoundar
   ASSERT_GE(heads.size(), 100u);
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 200; ++trial) {
-    const SignedTreeHead& head = heads[rng() % heads.size()];
+    const SignedTreeHead& head = heads[1 + rng() % (heads.size() - 1)];  // not the empty one
     EXPECT_THAT(RootHash(log_->hash(), reference, head.size),
                 ::vigil::testing::IsOkAndHolds(head.root));
     const uint64_t sequence = rng() % head.size;
@@ -281,7 +379,7 @@ TEST_F(AuditLogTest, ProofsVerifyAgainstTheSignedHeadsAcrossReopenAndTileBoundar
     EXPECT_OK(VerifyInclusion(log_->hash(), sequence, head.size, leaves[sequence], proof,
                               head.root));
     const SignedTreeHead& older = heads[rng() % heads.size()];
-    if (older.size <= head.size) {
+    if (older.size > 0 && older.size <= head.size) {
       ASSERT_OK_AND_ASSIGN(std::vector<Hash> consistency,
                            log_->ConsistencyProof(older.size, head.size));
       EXPECT_OK(VerifyConsistency(log_->hash(), older.size, head.size, older.root, head.root,

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_record.h"
+#include "vigil/audit/internal/head_chain.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 
 namespace vigil::audit {
@@ -73,6 +75,71 @@ absl::StatusOr<std::optional<uint64_t>> FindLater(const AuditLog& log, uint64_t 
   return found;
 }
 
+// The chain of the heads read (internal/head_chain.h): its damage goes to "walk". Returns the
+// newest head that parses (none when none does).
+absl::StatusOr<std::optional<SignedTreeHead>> CheckChainOfHeads(
+    const AuditLog& log, const VerifyOptions& options,
+    const std::vector<internal::StoredHead>& chain, VerifyReport& report, Walk& walk) {
+  std::optional<SignedTreeHead> newest;
+  for (auto it = chain.rbegin(); it != chain.rend() && !newest.has_value(); ++it) newest = it->head;
+  // From heads_from on, the first head read stands where its index says (the chain before it
+  // was checked before).
+  uint64_t first_position = 0;
+  if (options.heads_from > 0 && !chain.empty() && chain.front().head.has_value() &&
+      chain.front().head->chain.has_value()) {
+    first_position = chain.front().head->chain->index;
+  }
+  const internal::ChainCheck check = internal::CheckHeadChain(chain, first_position);
+  report.legacy_tree_heads = check.legacy;
+  report.tree_heads_chained = check.chained;
+  if (check.damage.has_value()) {
+    walk.Found(check.damage->kind, check.damage->sequence, check.damage->detail);
+  }
+  if (chain.empty() && options.heads_from == 0 && options.up_to == 0) {
+    // No head at all: found before the walk, which then stops at once.
+    absl::StatusOr<AuditLog::DurableHead> durable = log.ReadDurableHead();
+    if (!durable.ok()) return durable.status();
+    if (std::optional<Damage> end =
+            internal::CheckEndCovered(std::nullopt, durable->size, log.header().format);
+        end.has_value()) {
+      walk.Found(end->kind, end->sequence, std::move(end->detail));
+    }
+  }
+  return newest;
+}
+
+// Adds the examiner's heads to "heads" (checked there by the walk like the stored ones).
+// Returns their sizes.
+absl::StatusOr<std::set<uint64_t>> AddHeldHeads(const AuditLog& log, const LogVerifier& key,
+                                                const VerifyOptions& options,
+                                                std::map<uint64_t, SignedTreeHead>& heads,
+                                                Walk& walk) {
+  std::set<uint64_t> sizes;
+  for (const SignedTreeHead& held : options.held_heads) {
+    const std::string name =
+        absl::StrCat("the held tree head of size ", held.size, " at ", FormatUtc(held.time));
+    if (held.log_id != log.header().log_id || held.hash != log.hash()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " is of audit log ", held.log_id,
+                                                     ", not of this one (", log.header().log_id,
+                                                     ")"));
+    }
+    if (absl::Status s = VerifyTreeHead(key, held); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " does not verify with key ", key.key_id().substr(0, 16), ": ",
+                       s.message()));
+    }
+    if (held.size == 0) continue;  // every log extends the empty one
+    sizes.insert(held.size);
+    auto [it, added] = heads.emplace(held.size, held);
+    if (!added && it->second.root != held.root) {
+      walk.Found(DamageKind::kModified, 0,
+                 absl::StrCat(name, " and the head stored for that size sign different roots: "
+                                    "the log was rewritten"));
+    }
+  }
+  return sizes;
+}
+
 }  // namespace
 
 std::string_view DamageKindName(DamageKind kind) {
@@ -83,6 +150,7 @@ std::string_view DamageKindName(DamageKind kind) {
     case DamageKind::kTruncated: return "truncated";
     case DamageKind::kBadSignature: return "bad_signature";
     case DamageKind::kMissingKey: return "missing_key";
+    case DamageKind::kMissingHead: return "missing_head";
   }
   return "modified";
 }
@@ -106,13 +174,16 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
   report.key_id = key->key_id();
   report.trusted_key = options.trusted_key != nullptr;
 
-  // Tree heads: signatures now (all of them), roots during the walk.
-  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored = log.StoredTreeHeads();
+  // Tree heads: signatures and chain now, roots during the walk.
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored =
+      log.StoredTreeHeads(options.heads_from);
   if (!stored.ok()) return stored.status();
   std::map<uint64_t, SignedTreeHead> heads;  // by size, signature verified
+  std::vector<internal::StoredHead> chain;   // as stored, for the chain's checks
   for (const auto& [key_size, json] : *stored) {
     if (options.up_to > 0 && key_size > options.up_to) break;
     const uint64_t covers = key_size > 0 ? key_size - 1 : 0;
+    internal::StoredHead& entry = chain.emplace_back(internal::StoredHead{key_size, {}});
     absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(json);
     if (!head.ok()) {
       walk.Found(DamageKind::kBadSignature, covers,
@@ -126,14 +197,32 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
                               " names size ", head->size, " of log ", head->log_id));
       continue;
     }
+    entry.head = *head;
     ++report.tree_heads_checked;
-    if (absl::Status s = VerifyTreeHead(*key, *head); !s.ok()) {
+    if (TreeHeadToJson(*head) != json) {
+      // Members outside the signed bytes ("time", "key_id"), or another spelling of the
+      // signature: the log writes each head in one form.
+      walk.Found(DamageKind::kModified, covers,
+                 absl::StrCat("the tree head stored for size ", key_size,
+                              " is not as the log wrote it (a member outside the signed bytes "
+                              "was changed)"));
+    }
+    absl::Status s = VerifyTreeHead(*key, *head);
+    if (s.ok() && head->key_id != key->key_id()) {
+      s = absl::DataLossError(absl::StrCat("the tree head stored for size ", key_size,
+                                           " names signing key ", head->key_id.substr(0, 16),
+                                           ", it verifies with key ", key->key_id().substr(0, 16)));
+    }
+    if (!s.ok()) {
       walk.Found(DamageKind::kBadSignature, covers, std::string(s.message()));
       continue;
     }
     heads.emplace(key_size, *head);
     report.latest_tree_head = *head;
   }
+  VIGIL_ASSIGN_OR_RETURN(std::optional<SignedTreeHead> newest,
+                         CheckChainOfHeads(log, options, chain, report, walk));
+  VIGIL_ASSIGN_OR_RETURN(std::set<uint64_t> held, AddHeldHeads(log, *key, options, heads, walk));
 
   // The data keys: a record sealed under a key the log does not hold can never be opened.
   std::set<std::string, std::less<>> data_keys;
@@ -154,6 +243,15 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
                absl::StrCat("the stored tree cannot be read at ", options.from, ": ",
                             frontier.status().message()));
     frontier = MerkleFrontier(hash);
+  }
+  if (options.from > 0) {
+    // The walk starts from the stored tree: a head at that size pins it.
+    if (auto at = heads.find(options.from); at != heads.end() && frontier->Root() != at->second.root) {
+      walk.Found(DamageKind::kModified, 0,
+                 absl::StrCat("the stored tree's root at size ", options.from,
+                              " is not the one signed at that size (", FormatUtc(at->second.time),
+                              ")"));
+    }
   }
   StoredLeaves stored_leaves(log);
   Hash previous{};
@@ -318,10 +416,10 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
     if (next_head != heads.end() && !(options.up_to > 0 && expected >= options.up_to)) {
       const uint64_t largest = heads.rbegin()->first;
       walk.Found(DamageKind::kTruncated, expected,
-                 absl::StrCat("the log ends at record ", expected,
-                              " but a tree head signed at ",
-                              FormatUtc(heads.rbegin()->second.time), " covers ", largest,
-                              " records"));
+                 absl::StrCat("the log ends at record ", expected, " but a tree head ",
+                              held.contains(largest) ? "the examiner holds, " : "",
+                              "signed at ", FormatUtc(heads.rbegin()->second.time), ", covers ",
+                              largest, " records"));
     } else if (options.up_to == 0) {
       absl::StatusOr<AuditLog::DurableHead> durable = log.ReadDurableHead();
       if (!durable.ok()) return durable.status();
@@ -341,6 +439,16 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
       }
     }
   }
+  if (options.up_to == 0 && (options.heads_from == 0 || newest.has_value())) {
+    if (std::optional<Damage> end =
+            internal::CheckEndCovered(newest, expected, log.header().format);
+        end.has_value()) {
+      walk.Found(end->kind, end->sequence, std::move(end->detail));
+    }
+  }
+  for (uint64_t size : held) {
+    if (size <= expected) ++report.held_heads_checked;
+  }
   report.damage = std::move(walk.damage);
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -353,6 +461,9 @@ std::string VerifyReportToJson(const VerifyReport& report) {
   j["records"] = report.records;
   j["records_checked"] = report.records_checked;
   j["tree_heads_checked"] = report.tree_heads_checked;
+  j["tree_heads_chained"] = report.tree_heads_chained;
+  if (report.legacy_tree_heads > 0) j["legacy_tree_heads"] = report.legacy_tree_heads;
+  if (report.held_heads_checked > 0) j["held_heads_checked"] = report.held_heads_checked;
   if (report.data_keys > 0 || report.sealed_records > 0) {
     j["sealed_records"] = report.sealed_records;
     j["data_keys"] = report.data_keys;

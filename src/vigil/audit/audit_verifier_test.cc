@@ -128,7 +128,9 @@ TEST_F(AuditVerifierTest, AnIntactLogVerifiesWithTheTrustedKeyAndWithItsOwn) {
   EXPECT_TRUE(report.intact()) << report.damage->detail;
   EXPECT_EQ(report.records, 300u);
   EXPECT_EQ(report.records_checked, 300u);
-  EXPECT_EQ(report.tree_heads_checked, 3u);  // 100, 200, 300
+  EXPECT_EQ(report.tree_heads_checked, 4u);  // 0 (when created), 100, 200, 300
+  EXPECT_TRUE(report.tree_heads_chained);
+  EXPECT_EQ(report.legacy_tree_heads, 0u);
   ASSERT_TRUE(report.latest_tree_head.has_value());
   EXPECT_EQ(report.latest_tree_head->size, 300u);
   EXPECT_TRUE(report.trusted_key);
@@ -228,8 +230,8 @@ TEST_F(AuditVerifierTest, HeadsResignedWithAnotherKeyAreBadSignatures) {
   VerifyReport report = Verify();
   ASSERT_TRUE(report.damage.has_value());
   EXPECT_EQ(report.damage->kind, DamageKind::kBadSignature) << report.damage->detail;
-  EXPECT_EQ(report.damage->sequence, kHeadEvery - 1);  // the first head's last record
-  EXPECT_THAT(report.damage->detail, HasSubstr("tree head of size 100"));
+  EXPECT_EQ(report.damage->sequence, 0u);  // the first head, of size 0
+  EXPECT_THAT(report.damage->detail, HasSubstr("tree head of size 0"));
 }
 
 TEST_F(AuditVerifierTest, ARewrittenAndResignedLogFailsTheExaminersKey) {
@@ -379,6 +381,147 @@ TEST(AuditVerifierSealed, AnEncryptedLogVerifiesWithoutAnyKeyAndAMissingDataKeyI
   store.reset();
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(dir + "-keys");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The heads themselves, tampered with by someone with write access to the store and without
+// the key (docs/audit.md, "What an attacker can hide"). The fixture's heads: sizes 0, 100,
+// 200 and 300 (indexes 0-3), each promising the next within 100 records.
+
+class HeadTamperingTest : public AuditVerifierTest {
+ protected:
+  // The durable head rewritten to say "size" records (the root from the stored tree), as a
+  // forger who cut the log there would.
+  void RewriteDurableHead(uint64_t size) {
+    ASSERT_OK_AND_ASSIGN(Hash root, log_->RootHash(size));
+    ASSERT_OK(store_->Put("audit_meta", "head",
+                          SequenceKey(size) +
+                              std::string(reinterpret_cast<const char*>(root.data()), root.size())));
+  }
+  void ExpectDamage(const VerifyReport& report, DamageKind kind, uint64_t sequence,
+                    const std::string& detail) {
+    ASSERT_TRUE(report.damage.has_value()) << "verified as intact";
+    EXPECT_EQ(DamageKindName(report.damage->kind), DamageKindName(kind)) << report.damage->detail;
+    EXPECT_EQ(report.damage->sequence, sequence) << report.damage->detail;
+    EXPECT_THAT(report.damage->detail, HasSubstr(detail));
+  }
+  VerifyReport VerifyHolding(const SignedTreeHead& held) {
+    VerifyOptions options;
+    options.trusted_key = trusted_.get();
+    options.held_heads = {held};
+    absl::StatusOr<VerifyReport> report = VerifyAuditLog(*log_, options);
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : VerifyReport{};
+  }
+};
+
+TEST_F(HeadTamperingTest, EveryHeadDeletedIsMissingHead) {
+  for (uint64_t size : {0, 100, 200, 300}) ASSERT_OK(store_->Delete(kHeads, SequenceKey(size)));
+  const VerifyReport report = Verify();
+  ExpectDamage(report, DamageKind::kMissingHead, 0, "300 records and no signed tree head");
+  EXPECT_EQ(DamageKindName(DamageKind::kMissingHead), "missing_head");
+  EXPECT_EQ(report.tree_heads_checked, 0u);
+}
+
+TEST_F(HeadTamperingTest, AnyOneHeadDeletedIsMissingHead) {
+  // The first (of size 0), one in the middle, and the newest (the 100 records after the one
+  // before it are as many as it promised: a head must have followed).
+  const std::vector<std::pair<uint64_t, uint64_t>> cases = {{0, 0}, {200, 100}, {300, 200}};
+  for (const auto& [deleted, where] : cases) {
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> kept,
+                         store_->Get(kHeads, SequenceKey(deleted)));
+    ASSERT_OK(store_->Delete(kHeads, SequenceKey(deleted)));
+    ExpectDamage(Verify(), DamageKind::kMissingHead, where, "from the store");
+    ASSERT_OK(store_->Put(kHeads, SequenceKey(deleted), *kept));
+    EXPECT_TRUE(Verify().intact()) << "head " << deleted << " put back";
+  }
+}
+
+TEST_F(HeadTamperingTest, TheNewestHeadAndTheRecordsAfterItDeletedIsMissingHead) {
+  // A crash leaves 19 acknowledged records after the newest head (300); the forger removes
+  // them and that head and rewrites the durable size: the 100 records after head 200 are
+  // more than it promised.
+  {
+    AuditLogOptions options;
+    options.signer = signer_;
+    options.tree_head_every_records = kHeadEvery;
+    options.tree_head_interval = std::chrono::hours(1);
+    log_.reset();
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<AuditLog> writer,
+                         AuditLog::Open(store_.get(), options, clock_));
+    std::vector<PendingRecord> group;
+    for (int k = kRecordsWritten; k < kRecordsWritten + 19; ++k) group.push_back(Record(k));
+    ASSERT_OK(writer->Append(std::move(group)).status());
+  }
+  ASSERT_OK(store_->Delete(kHeads, SequenceKey(319)));  // the crash: no head at close
+  ASSERT_OK_AND_ASSIGN(log_, AuditLog::OpenForReading(store_.get()));
+  EXPECT_TRUE(Verify().intact()) << "19 records after the newest head are within its promise";
+  ASSERT_OK(StoredRecords(store_.get()).TruncateFrom(300));
+  ASSERT_OK(store_->Delete(kHeads, SequenceKey(300)));
+  RewriteDurableHead(300);
+  ExpectDamage(Verify(), DamageKind::kMissingHead, 200,
+               "the newest head stored, the head of size 200 (index 2)");
+}
+
+TEST_F(HeadTamperingTest, ARollbackWithinTheCadenceIsFoundOnlyAgainstAHeldHead) {
+  // What the store alone cannot show: the log cut back to 250 records and head 300 removed
+  // looks like a log that stopped (crashed) 50 records after head 200. An examiner who holds
+  // head 300 (from a proof bundle, an earlier report) finds it.
+  ASSERT_OK_AND_ASSIGN(std::vector<SignedTreeHead> heads, log_->TreeHeads());
+  const SignedTreeHead held = heads.back();
+  ASSERT_EQ(held.size, 300u);
+  EXPECT_TRUE(VerifyHolding(held).intact());
+  EXPECT_EQ(VerifyHolding(held).held_heads_checked, 1u);
+  ASSERT_OK(StoredRecords(store_.get()).TruncateFrom(250));
+  ASSERT_OK(store_->Delete(kHeads, SequenceKey(300)));
+  RewriteDurableHead(250);
+  EXPECT_TRUE(Verify().intact());
+  ExpectDamage(VerifyHolding(held), DamageKind::kTruncated, 250,
+               "a tree head the examiner holds, signed at");
+  // A held head that is not the log's, or not signed by the key, is refused outright.
+  SignedTreeHead forged = held;
+  forged.root[0] ^= 1;
+  VerifyOptions options;
+  options.trusted_key = trusted_.get();
+  options.held_heads = {forged};
+  EXPECT_THAT(VerifyAuditLog(*log_, options),
+              ::vigil::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                         HasSubstr("does not verify")));
+}
+
+TEST_F(HeadTamperingTest, FlippedBitsInAnyHeadAreFound) {
+  // Every byte of every stored head, one bit at a time in turn (seeded: which bit): the head
+  // no longer parses, no longer verifies, names another place, or is no longer the log's.
+  std::mt19937_64 rng(28);
+  int cases = 0;
+  for (uint64_t size : {0, 100, 200, 300}) {
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> value, store_->Get(kHeads, SequenceKey(size)));
+    ASSERT_TRUE(value.has_value());
+    for (size_t at = 0; at < value->size(); at += 7) {
+      std::string flipped = *value;
+      flipped[at] = static_cast<char>(flipped[at] ^ (1 << (rng() % 8)));
+      ASSERT_OK(store_->Put(kHeads, SequenceKey(size), flipped));
+      const VerifyReport report = Verify();
+      ASSERT_TRUE(report.damage.has_value())
+          << "head " << size << " byte " << at << ": " << flipped;
+      EXPECT_NE(report.damage->kind, DamageKind::kDeleted);
+      ++cases;
+    }
+    ASSERT_OK(store_->Put(kHeads, SequenceKey(size), *value));
+    Fresh();
+  }
+  EXPECT_TRUE(Verify().intact());
+  EXPECT_GT(cases, 100);
+}
+
+TEST_F(HeadTamperingTest, AHeadMovedToAnotherKeyOrAForeignHeadIsFound) {
+  // Head 200 stored under 250: its key names another size.
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> value, store_->Get(kHeads, SequenceKey(200)));
+  ASSERT_OK(store_->Delete(kHeads, SequenceKey(200)));
+  ASSERT_OK(store_->Put(kHeads, SequenceKey(250), *value));
+  const VerifyReport report = Verify();
+  ASSERT_TRUE(report.damage.has_value());
+  EXPECT_LE(report.damage->sequence, 249u) << report.damage->detail;
 }
 
 }  // namespace

@@ -30,6 +30,50 @@ TEST(TreeHead, SignedBytesAreTheDocumentedText) {
             "time 1764496800000001\n");
 }
 
+TEST(TreeHead, AChainedHeadSignsItsPlaceItsPredecessorAndItsCadence) {
+  SignedTreeHead head = Head();
+  head.chain = TreeHeadChain{.index = 7,
+                             .previous = Digest(HashAlgorithm::kSha256, "head 6"),
+                             .every_records = 10'000,
+                             .interval_ms = 1'000};
+  EXPECT_EQ(TreeHeadSignedBytes(head),
+            "vigil-audit-tree-head/v2\n"
+            "log 01937a4c-0000-7000-8000-000000000001\n"
+            "hash sha256\n"
+            "size 1000\n"
+            "root " + HashHex(Digest(HashAlgorithm::kSha256, "root")) + "\n"
+            "time 1764496800000001\n"
+            "index 7\n"
+            "previous " + HashHex(Digest(HashAlgorithm::kSha256, "head 6")) + "\n"
+            "every 10000\n"
+            "interval_ms 1000\n");
+  EXPECT_EQ(TreeHeadHash(head), Digest(HashAlgorithm::kSha256, TreeHeadSignedBytes(head)));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LogSigner> signer,
+                       LogSigner::FromPem(*GeneratePrivateKeyPem(SignatureAlgorithm::kEd25519),
+                                          "key"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LogVerifier> verifier,
+                       LogVerifier::FromPem(signer->PublicKeyPem(), "pub"));
+  ASSERT_OK(SignTreeHead(*signer, head));
+  ASSERT_OK_AND_ASSIGN(SignedTreeHead back, TreeHeadFromJson(TreeHeadToJson(head)));
+  EXPECT_EQ(back, head);
+  // Each chain member is signed.
+  for (int field = 0; field < 4; ++field) {
+    SignedTreeHead changed = head;
+    if (field == 0) ++changed.chain->index;
+    if (field == 1) (*changed.chain->previous)[0] ^= 1;
+    if (field == 2) ++changed.chain->every_records;
+    if (field == 3) ++changed.chain->interval_ms;
+    EXPECT_THAT(VerifyTreeHead(*verifier, changed), StatusIs(absl::StatusCode::kDataLoss));
+  }
+  // The first head has no predecessor; any other has one.
+  head.chain->index = 0;
+  EXPECT_THAT(TreeHeadFromJson(TreeHeadToJson(head)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("previous must be null")));
+  head.chain->previous.reset();
+  EXPECT_THAT(TreeHeadSignedBytes(head), HasSubstr("\nprevious none\n"));
+  EXPECT_OK(TreeHeadFromJson(TreeHeadToJson(head)).status());
+}
+
 TEST(TreeHead, SignsVerifiesAndRoundTripsThroughJson) {
   for (SignatureAlgorithm algorithm : {SignatureAlgorithm::kEd25519, SignatureAlgorithm::kSm2}) {
     ASSERT_OK_AND_ASSIGN(std::string pem, GeneratePrivateKeyPem(algorithm));
