@@ -55,6 +55,21 @@ absl::Status DriftConfig::Validate() const {
   if (sample_rows_per_pane < 1 || sample_rows_per_pane > 100'000) {
     return absl::InvalidArgumentError("drift.sample_rows_per_pane must be in [1, 100000]");
   }
+  if (account_cap_rows < 1) {
+    return absl::InvalidArgumentError("drift.account_cap_rows must be at least 1");
+  }
+  if (!(account_cap_share >= 0 && account_cap_share <= 1)) {
+    return absl::InvalidArgumentError("drift.account_cap_share must be in [0, 1]");
+  }
+  if (!(client_cap_share > 0 && client_cap_share <= 1)) {
+    return absl::InvalidArgumentError("drift.client_cap_share must be in (0, 1]");
+  }
+  if (min_accounts < 1) return absl::InvalidArgumentError("drift.min_accounts must be at least 1");
+  if (min_clients < 1) return absl::InvalidArgumentError("drift.min_clients must be at least 1");
+  if (min_dwell.count() < 0) {
+    return absl::InvalidArgumentError("drift.min_dwell must not be negative");
+  }
+  if (warmup.count() < 0) return absl::InvalidArgumentError("drift.warmup must not be negative");
   return absl::OkStatus();
 }
 

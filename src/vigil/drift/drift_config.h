@@ -5,12 +5,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "vigil/common/clock.h"
 #include "vigil/drift/drift_level.h"
 #include "vigil/drift/escalation.h"
 #include "vigil/drift/null_calibration.h"
@@ -68,6 +70,30 @@ struct DriftConfig {
   std::shared_ptr<const MeasuredNull> measured_null;
   // Keep every evaluation's score, to write a measured null (DriftMonitor::RecordedNull).
   bool record_null = false;
+
+  // Who may make up a window (source_ledger.h, docs/drift.md "Who can move a window"): an
+  // account's rows count at most max(account_cap_rows, account_cap_share × the window's rows),
+  // a client's at most max(account_cap_rows, client_cap_share × rows) (1: clients not capped,
+  // as where one payments gateway submits everything), and a window is evaluated only when its
+  // rows involve at least min_accounts distinct accounts and min_clients distinct clients.
+  uint64_t account_cap_rows = 1;
+  double account_cap_share = 0;
+  double client_cap_share = 1.0;
+  uint64_t min_accounts = 20;
+  uint64_t min_clients = 1;
+  // Levels rise one step at a time, each step after the first at least this long (event time)
+  // after the previous one (drift_level.h): L3, the freeze, needs evidence that holds for twice
+  // this, longer than any one burst's event times can span under the server's admission bounds
+  // (allowed lateness behind the watermark plus the future skew allowed ahead of the clock).
+  // 0: levels may jump at once.
+  std::chrono::seconds min_dwell{15 * 60};
+  // Warm-up: a fresh feature state describes every account as new (its 1 h, 24 h and 7 d
+  // windows still filling) while the reference was taken over a warmed-up stream, so no window
+  // ending within this long (event time) of the state's first payment is evaluated. The
+  // feature state's first payment: warm_since when set (a state restored from a data dir),
+  // else the monitor's first row. 0: no warm-up.
+  std::chrono::seconds warmup{7 * 24 * 3600};
+  std::optional<UtcTime> warm_since;
 
   // Errors name the member.
   absl::Status Validate() const;

@@ -43,14 +43,14 @@ absl::Status LevelCutoffs::Validate() const {
   return absl::OkStatus();
 }
 
-std::optional<LevelChange> LevelTracker::Observe(double severity) {
+std::optional<LevelChange> LevelTracker::Observe(double severity, UtcTime t) {
   DriftLevel reached = DriftLevel::kNone;
   for (DriftLevel l : {DriftLevel::kL1, DriftLevel::kL2, DriftLevel::kL3}) {
     if (severity >= cutoffs_->EnterAt(l)) reached = l;
   }
   if (reached > level_) {
     below_ = 0;
-    return Raise(reached);
+    return Raise(reached, t);
   }
   if (level_ == DriftLevel::kNone) return std::nullopt;
   if (severity < cutoffs_->EnterAt(level_) - cutoffs_->release_margin) {
@@ -66,8 +66,22 @@ std::optional<LevelChange> LevelTracker::Observe(double severity) {
   return std::nullopt;
 }
 
-std::optional<LevelChange> LevelTracker::Raise(DriftLevel level) {
+std::optional<LevelChange> LevelTracker::Raise(DriftLevel level, UtcTime t) {
   if (level <= level_) return std::nullopt;
+  below_ = 0;
+  if (min_dwell_.count() > 0) {
+    // One step at a time; after the first, only a dwell after the previous rise.
+    if (level_ != DriftLevel::kNone && t - last_rise_ < min_dwell_) return std::nullopt;
+    level = static_cast<DriftLevel>(static_cast<int>(level_) + 1);
+  }
+  const LevelChange change{level_, level};
+  level_ = level;
+  last_rise_ = t;
+  return change;
+}
+
+std::optional<LevelChange> LevelTracker::Lower(DriftLevel level) {
+  if (level >= level_) return std::nullopt;
   const LevelChange change{level_, level};
   level_ = level;
   below_ = 0;

@@ -10,15 +10,23 @@
 // evaluations below (cut-off − release_margin). So a severity hovering around a cut-off does
 // not flap.
 //
+// Dwell (`min_dwell` > 0, on event time): a level then rises one step at a time, and each step
+// after the first (none → L1) only once `min_dwell` has passed since the previous rise, the
+// evidence holding meanwhile. A burst, however strong, that lasts less than the dwell reaches
+// L1 at most; L3 (the freeze) needs the evidence to hold for twice the dwell. With 0, a
+// level is entered as soon as severity reaches its cut-off, several levels at once if need be.
+//
 // Thread safety: LevelTracker is not synchronized (one per subject and window, owned by the
 // monitor).
 #ifndef VIGIL_DRIFT_DRIFT_LEVEL_H_
 #define VIGIL_DRIFT_DRIFT_LEVEL_H_
 
+#include <chrono>
 #include <optional>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "vigil/common/clock.h"
 
 namespace vigil::drift {
 
@@ -45,20 +53,29 @@ struct LevelChange {
 
 class LevelTracker {
  public:
-  explicit LevelTracker(const LevelCutoffs* cutoffs) : cutoffs_(cutoffs) {}
+  // "*cutoffs" must outlive the tracker.
+  explicit LevelTracker(const LevelCutoffs* cutoffs,
+                        std::chrono::microseconds min_dwell = std::chrono::microseconds(0))
+      : cutoffs_(cutoffs), min_dwell_(min_dwell) {}
 
-  // One evaluation's severity; returns the change when the level moved.
-  std::optional<LevelChange> Observe(double severity);
-  // Raises the level to at least "level" at once (an escalation); the usual hysteresis then
-  // brings it down. Returns the change when the level moved.
-  std::optional<LevelChange> Raise(DriftLevel level);
+  // One evaluation's severity at event time "t" (non-decreasing); returns the change when the
+  // level moved.
+  std::optional<LevelChange> Observe(double severity, UtcTime t = UtcTime{});
+  // Raises the level towards "level" (an escalation): at once without a dwell, else one step
+  // when the dwell allows; the usual hysteresis then brings it down. Returns the change when
+  // the level moved.
+  std::optional<LevelChange> Raise(DriftLevel level, UtcTime t = UtcTime{});
+  // Lowers the level to "level" at once (an operator's release); no-op when not above it.
+  std::optional<LevelChange> Lower(DriftLevel level);
 
   DriftLevel level() const { return level_; }
 
  private:
   const LevelCutoffs* cutoffs_;
+  const std::chrono::microseconds min_dwell_;
   DriftLevel level_ = DriftLevel::kNone;
   int below_ = 0;  // consecutive evaluations below the current level's release point
+  UtcTime last_rise_{};  // event time of the latest rise
 };
 
 }  // namespace vigil::drift

@@ -305,5 +305,26 @@ TEST(LevelTracker, RaiseRestartsTheCountDown) {
   EXPECT_THAT(t.Observe(0.0), IsChange(kL3, kL2));
 }
 
+// With a dwell, a level rises one step at a time, each step after the first only once the
+// dwell has passed since the previous rise: a second of severity 1 reaches L1 and no further.
+TEST(LevelTracker, ADwellRateLimitsTheRises) {
+  LevelCutoffs c;
+  const auto minutes = [](int m) { return FromUnixMicros(int64_t{m} * 60'000'000); };
+  LevelTracker t(&c, std::chrono::minutes(15));
+  EXPECT_THAT(t.Observe(1.0, minutes(0)), IsChange(kNone, kL1));
+  for (int m = 1; m < 15; ++m) EXPECT_THAT(t.Observe(1.0, minutes(m)), NoChange()) << m;
+  EXPECT_EQ(t.level(), kL1);
+  EXPECT_THAT(t.Raise(kL3, minutes(14)), NoChange());  // an escalation waits for the dwell too
+  EXPECT_THAT(t.Observe(1.0, minutes(15)), IsChange(kL1, kL2));
+  EXPECT_THAT(t.Raise(kL3, minutes(29)), NoChange());
+  EXPECT_THAT(t.Raise(kL3, minutes(30)), IsChange(kL2, kL3));
+  // Down again with the usual hysteresis; a new rise from none is immediate.
+  for (int i = 0; i < 3 * 3; ++i) t.Observe(0.0, minutes(31 + i));
+  EXPECT_EQ(t.level(), kNone);
+  EXPECT_THAT(t.Observe(0.95, minutes(41)), IsChange(kNone, kL1));
+  EXPECT_THAT(t.Lower(kNone), IsChange(kL1, kNone));
+  EXPECT_THAT(t.Lower(kL2), NoChange());
+}
+
 }  // namespace
 }  // namespace vigil::drift

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/transaction.h"
 #include "vigil/drift/two_sample.h"
@@ -103,7 +104,7 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
                                    {}, {}, {}, {}, EscalationMatcher(&c.escalation), {}, {}, {}, {}, {}});
     Subject& s = m->subjects_.back();
     for (const DriftWindowSpec& w : c.windows) {
-      s.trackers.emplace_back(&c.levels);
+      s.trackers.emplace_back(&c.levels, c.min_dwell);
       s.dispersion.push_back(ref.DispersionAt(static_cast<double>(w.size.count())));
       s.recorded.emplace_back();
       s.measured.emplace_back();
@@ -161,44 +162,53 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
                                                  c.false_alarm_period)
                                                  .count()) /
                          static_cast<double>(c.windows.size());
-    m->windows_.push_back(Window{w, *std::move(live), alpha});
+    const SourceCaps caps{c.account_cap_rows, c.account_cap_share, c.client_cap_share};
+    m->windows_.push_back(Window{w, *std::move(live), alpha,
+                                 SourceLedger(static_cast<size_t>(w.size / w.slide), caps)});
   }
+  m->warm_since_ = c.warm_since;
   m->row_cells_.resize(m->subjects_.size());
   m->row_values_.resize(m->subjects_.size());
   return m;
 }
 
-absl::Status DriftMonitor::Observe(UtcTime t, absl::Span<const double> features, double score) {
+absl::Status DriftMonitor::Observe(UtcTime t, absl::Span<const double> features, double score,
+                                   const RowSource& source) {
   absl::ReleasableMutexLock lock(&mu_);
-  absl::Status status = ObserveLocked(t, features, score);
+  absl::Status status = ObserveLocked(t, features, score, source);
   status.Update(StoreEvents(lock));
   return status;
 }
 
 absl::Status DriftMonitor::ObserveBatch(absl::Span<const UtcTime> times,
                                         absl::Span<const double> features,
-                                        absl::Span<const double> scores) {
-  if (features.size() != times.size() * width_ || scores.size() != times.size()) {
+                                        absl::Span<const double> scores,
+                                        absl::Span<const RowSource> sources) {
+  if (features.size() != times.size() * width_ || scores.size() != times.size() ||
+      (!sources.empty() && sources.size() != times.size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("drift batch: ", times.size(), " rows need ", times.size() * width_,
                      " feature values and ", times.size(), " scores, got ", features.size(),
-                     " and ", scores.size()));
+                     " and ", scores.size(), " (and as many sources, or none), got ",
+                     sources.size(), " sources"));
   }
   absl::ReleasableMutexLock lock(&mu_);
   absl::Status status;
   for (size_t r = 0; r < times.size(); ++r) {
-    status.Update(ObserveLocked(times[r], features.subspan(r * width_, width_), scores[r]));
+    status.Update(ObserveLocked(times[r], features.subspan(r * width_, width_), scores[r],
+                                sources.empty() ? RowSource{} : sources[r]));
   }
   status.Update(StoreEvents(lock));
   return status;
 }
 
 absl::Status DriftMonitor::ObserveLocked(UtcTime t, absl::Span<const double> features,
-                                         double score) {
+                                         double score, const RowSource& source) {
   if (features.size() != width_) {
     return absl::InvalidArgumentError(absl::StrCat("drift: a row of ", features.size(),
                                                    " features, the schema has ", width_));
   }
+  if (!warm_since_.has_value()) warm_since_ = t;
   for (size_t s = 0; s < subjects_.size(); ++s) {
     const Subject& subject = subjects_[s];
     const double v = subject.column < width_ ? features[subject.column] : score;
@@ -213,8 +223,14 @@ absl::Status DriftMonitor::ObserveLocked(UtcTime t, absl::Span<const double> fea
       // Panes newest .. pane - 1 are complete: evaluate the window as of each boundary, as a
       // live monitor would have, while it still holds rows.
       const int64_t last = std::min(pane - 1, newest + static_cast<int64_t>(live.panes()) - 1);
-      for (int64_t b = newest; b <= last; ++b) EvaluateLocked(w, b);
+      for (int64_t b = newest; b <= last; ++b) {
+        windows_[w].ledger.AdvanceTo(b);
+        EvaluateLocked(w, b);
+      }
     }
+    // A row over its account's or client's cap is left out of this window (the ledger counts
+    // it); a late one goes to the live window, which counts it late.
+    if (windows_[w].ledger.Admit(pane, source) == SourceLedger::Admission::kCapped) continue;
     live.Add(t, row_cells_, row_values_);
   }
   ++rows_;
@@ -230,25 +246,69 @@ absl::Status DriftMonitor::Flush() {
   return StoreEvents(lock);
 }
 
+absl::StatusOr<DriftEvent> DriftMonitor::Release(std::string_view actor, std::string_view reason) {
+  absl::ReleasableMutexLock lock(&mu_);
+  if (!frozen_.load()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the model is not frozen (drift level ", ToAbsl(DriftLevelName(monitor_level_)),
+        "): nothing to release"));
+  }
+  frozen_.store(false, std::memory_order_release);
+  frozen_seconds_ += std::chrono::duration<double>(last_end_ - frozen_since_).count();
+  released_by_operator_ = true;
+  DriftEvent e;
+  e.time = std::max(last_end_, frozen_since_);
+  e.kind = std::string(kFreezeReleased);
+  e.subject = std::string(kMonitorSubject);
+  e.from = monitor_level_;
+  e.to = monitor_level_;
+  e.detail = absl::StrCat("released by an operator (", ToAbsl(actor.empty() ? "unknown" : actor),
+                          ")", reason.empty() ? "" : ": ", ToAbsl(reason),
+                          "; the model decides again until the monitor leaves L3 and reaches it "
+                          "anew");
+  Emit(e);
+  VIGIL_RETURN_IF_ERROR(StoreEvents(lock));
+  return e;
+}
+
 double DriftMonitor::Severity(double score, double p, const Window& w) const {
   if (config_.calibration == DriftCalibration::kRawPreset) return RawPresetSeverity(score, config_);
   const double severity = config_.levels.l2 * std::log(p) / std::log(w.alpha);
   return std::clamp(severity, 0.0, 1.0);
 }
 
+bool DriftMonitor::Evaluable(size_t w, int64_t as_of, UtcTime end) {
+  Window& window = windows_[w];
+  if (window.live.RowsAsOf(as_of) < config_.min_rows) return false;
+  // A fresh feature state describes every account as new: nothing to compare with a
+  // reference taken over a warmed-up stream until its longest window has filled.
+  if (warm_since_.has_value() && end < *warm_since_ + config_.warmup) {
+    ++skipped_warmup_;
+    return false;
+  }
+  if (window.ledger.distinct_accounts() < config_.min_accounts ||
+      window.ledger.distinct_clients() < config_.min_clients) {
+    ++skipped_sources_;
+    return false;
+  }
+  return true;
+}
+
 void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
   Window& window = windows_[w];
-  if (window.live.RowsAsOf(as_of) < config_.min_rows) return;
-  ++evaluations_;
-  window.live.Sum(as_of, totals_);
   const UtcTime end = FromUnixMicros(
       (as_of + 1) * std::chrono::duration_cast<std::chrono::microseconds>(window.spec.slide).count());
+  if (!Evaluable(w, as_of, end)) return;
+  ++evaluations_;
+  window.live.Sum(as_of, totals_);
   for (size_t i = 0; i < subjects_.size(); ++i) {
     Subject& s = subjects_[i];
     DriftWindowState& state = s.last[w];
     state.evaluated = true;
     state.end = end;
     state.rows = totals_.rows;
+    state.accounts = window.ledger.distinct_accounts();
+    state.clients = window.ledger.distinct_clients();
     absl::Span<const double> cells =
         absl::MakeConstSpan(totals_.cells).subspan(window.live.offset(i), s.cells.size());
     double effective_rows = totals_.effective_rows;
@@ -291,8 +351,10 @@ void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
       e.detail = std::move(detail);
       Emit(std::move(e));
     };
-    if (const auto change = s.trackers[w].Observe(state.severity)) {
-      level_event(*change, absl::StrCat(totals_.rows, " rows, p(no drift) ", state.p_no_drift));
+    if (const auto change = s.trackers[w].Observe(state.severity, end)) {
+      level_event(*change, absl::StrCat(totals_.rows, " rows from ", state.accounts,
+                                        " accounts and ", state.clients, " clients, severity ",
+                                        state.severity, ", p(no drift) ", state.p_no_drift));
     }
     if (s.escalation.Observe(end, state.severity)) {
       DriftEvent e;
@@ -306,7 +368,7 @@ void DriftMonitor::EvaluateLocked(size_t w, int64_t as_of) {
       e.score = state.score;
       e.detail = "severity rose through the escalation pattern";
       Emit(std::move(e));
-      if (const auto change = s.trackers[w].Raise(DriftLevel::kL3)) {
+      if (const auto change = s.trackers[w].Raise(DriftLevel::kL3, end)) {
         level_event(*change, "raised by a critical escalation");
       }
     }
@@ -352,7 +414,7 @@ void DriftMonitor::Remember(Subject& s, size_t w, const DriftPoint& point) {
 void DriftMonitor::Emit(DriftEvent event) {
   ++events_emitted_;
   ++events_by_kind_[event.kind];
-  if (events_ != nullptr) unstored_.push_back(std::move(event));
+  if (events_ != nullptr || listener_) unstored_.push_back(std::move(event));
 }
 
 absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock) {
@@ -365,8 +427,15 @@ absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock) {
   lock.Release();
   absl::Status status;
   for (DriftEvent& e : events) {
-    absl::StatusOr<DriftEvent> stored = events_->Append(std::move(e));
-    if (!stored.ok()) status.Update(stored.status());
+    if (events_ != nullptr) {
+      absl::StatusOr<DriftEvent> stored = events_->Append(e);
+      if (!stored.ok()) {
+        status.Update(stored.status());
+      } else {
+        e = *std::move(stored);
+      }
+    }
+    if (listener_) listener_(e);
   }
   return status;
 }
@@ -413,11 +482,13 @@ void DriftMonitor::UpdateMonitorLevel(UtcTime t) {
   Emit(event(kLevelChange));
   if (previous < DriftLevel::kL2 && level >= DriftLevel::kL2) Emit(event(kRetrainRequested));
   if (config_.freeze_on_l3 && level == DriftLevel::kL3 && previous < DriftLevel::kL3) {
+    released_by_operator_ = false;
     frozen_since_ = t;
     frozen_.store(true, std::memory_order_release);
     Emit(event(kFreeze));
     Emit(event(kTicketOpened));
   }
+  if (previous == DriftLevel::kL3 && level < DriftLevel::kL3) released_by_operator_ = false;
   if (previous == DriftLevel::kL3 && level < DriftLevel::kL3 && frozen_.load()) {
     frozen_.store(false, std::memory_order_release);
     frozen_seconds_ += std::chrono::duration<double>(t - frozen_since_).count();
@@ -445,6 +516,10 @@ DriftState DriftMonitor::State(bool exact) const {
       (state.frozen ? std::chrono::duration<double>(last_end_ - frozen_since_).count() : 0.0);
   state.events_by_kind = events_by_kind_;
   state.rows = rows_;
+  state.skipped_warmup = skipped_warmup_;
+  state.skipped_sources = skipped_sources_;
+  state.released_by_operator = released_by_operator_;
+  if (warm_since_.has_value()) state.warm_from = *warm_since_ + config_.warmup;
   state.evaluations = evaluations_;
   state.events = events_emitted_;
   state.calibration = config_.calibration == DriftCalibration::kRawPreset ? "raw-preset"
@@ -452,7 +527,10 @@ DriftState DriftMonitor::State(bool exact) const {
                                                                    : "null";
   state.unmonitored = unmonitored_;
   size_t drifted = 0;
-  for (const Window& w : windows_) state.late += w.live.late();
+  for (const Window& w : windows_) {
+    state.late += w.live.late();
+    state.capped += w.ledger.capped();
+  }
   for (size_t i = 0; i < subjects_.size(); ++i) {
     const Subject& s = subjects_[i];
     DriftSubjectState subject;
@@ -539,6 +617,11 @@ std::string DriftStateToJson(const DriftState& state) {
   root["evaluations"] = state.evaluations;
   root["events"] = state.events;
   root["calibration"] = state.calibration;
+  root["capped_rows"] = state.capped;
+  root["skipped_warmup"] = state.skipped_warmup;
+  root["skipped_sources"] = state.skipped_sources;
+  root["warm_from"] = time(state.warm_from);
+  root["released_by_operator"] = state.released_by_operator;
   nlohmann::json subjects = nlohmann::json::array();
   for (const DriftSubjectState& s : state.subjects) {
     nlohmann::json windows = nlohmann::json::array();
@@ -561,7 +644,9 @@ std::string DriftStateToJson(const DriftState& state) {
                          {"ks_pvalue", optional(w.ks_pvalue)},
                          {"wasserstein", optional(w.wasserstein)},
                          {"wasserstein_norm", optional(w.wasserstein_norm)},
-                         {"sample_size", w.sample_size}});
+                         {"sample_size", w.sample_size},
+                         {"accounts", w.accounts},
+                         {"clients", w.clients}});
     }
     subjects.push_back({{"name", s.name},
                         {"level", std::string(DriftLevelName(s.level))},

@@ -18,7 +18,14 @@
 // Monitor level: the highest subject level. Reaching L2 requests a retrain; reaching L3 (a
 // subject at L3, or a critical escalation) freezes the model — frozen() turns true, and the
 // engine decides rules-only and degraded — and opens a review ticket; leaving L3 releases the
-// freeze. Every level change and these monitor events are appended to the event log.
+// freeze, and so does an operator (Release). Every level change and these monitor events are
+// appended to the event log and handed to the listener (SetListener).
+//
+// Burst resistance (docs/drift.md, "Who can move a window"): each row names its sources
+// (RowSource); per window a SourceLedger caps what one account or client contributes and a
+// window is evaluated only when its rows involve enough distinct accounts and clients; levels
+// rise one step per DriftConfig::min_dwell of event time; no window is evaluated during the
+// feature state's warm-up (DriftConfig::warmup).
 //
 // Thread safety: internally synchronized; Observe* are meant for one feeding thread (rows in
 // roughly event-time order), State/History/frozen may be called from any thread. Events are
@@ -29,6 +36,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +59,7 @@
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/null_calibration.h"
 #include "vigil/drift/reference_profile.h"
+#include "vigil/drift/source_ledger.h"
 
 namespace vigil::drift {
 
@@ -71,6 +80,8 @@ struct DriftWindowState {
   // with exact = true and a subject with present values in both).
   std::optional<double> ks, ks_pvalue, wasserstein, wasserstein_norm;
   uint64_t sample_size = 0;
+  // Of the last evaluation: distinct accounts and clients among the window's rows.
+  uint64_t accounts = 0, clients = 0;
 };
 
 struct DriftSubjectState {
@@ -90,6 +101,11 @@ struct DriftState {
   std::map<std::string, uint64_t> events_by_kind;
   double drifted_share = 0;   // features (not the score) at L2 or above / features monitored
   uint64_t rows = 0, late = 0, evaluations = 0, events = 0;
+  // Rows left out of a window by the per-account and per-client caps (summed over windows);
+  // evaluations skipped in the warm-up, and for too few distinct accounts or clients.
+  uint64_t capped = 0, skipped_warmup = 0, skipped_sources = 0;
+  UtcTime warm_from{};  // no window ending before this is evaluated (0: not yet known)
+  bool released_by_operator = false;  // the current L3 episode's freeze was released by hand
   std::string calibration;    // "null", "null+measured" or "raw-preset"
   std::vector<DriftSubjectState> subjects;
   std::vector<std::string> unmonitored;  // schema features left out, with why
@@ -114,12 +130,26 @@ class DriftMonitor {
   // the rows that have one). Windows whose panes "t" completes are evaluated first.
   // Errors: a wrong row width, or an event the log could not store (the monitor's state has
   // moved on regardless).
-  absl::Status Observe(UtcTime t, absl::Span<const double> features, double score);
-  // Rows r = 0..n-1: features[r * width, (r + 1) * width), scores[r].
+  // "source": who the row comes from (all 0: unknown, source_ledger.h).
+  absl::Status Observe(UtcTime t, absl::Span<const double> features, double score,
+                       const RowSource& source = {});
+  // Rows r = 0..n-1: features[r * width, (r + 1) * width), scores[r], sources[r] ("sources"
+  // empty: every row's sources unknown).
   absl::Status ObserveBatch(absl::Span<const UtcTime> times, absl::Span<const double> features,
-                            absl::Span<const double> scores);
+                            absl::Span<const double> scores,
+                            absl::Span<const RowSource> sources = {});
   // Evaluates every window as of its newest pane (the end of a replay).
   absl::Status Flush();
+
+  // An operator's release of the freeze: the model decides again until the monitor leaves L3
+  // and reaches it anew (the levels stay what the evidence says). Emits freeze_released naming
+  // "actor" and "reason". kFailedPrecondition when the model is not frozen.
+  absl::StatusOr<DriftEvent> Release(std::string_view actor, std::string_view reason);
+
+  // Called with every event the monitor raises, after it is stored, on the thread that fed the
+  // row (or called Release), never under the monitor's lock. Set before the first row.
+  using Listener = std::function<void(const DriftEvent&)>;
+  void SetListener(Listener listener) { listener_ = std::move(listener); }
 
   bool frozen() const { return frozen_.load(std::memory_order_acquire); }
   DriftLevel level() const { return level_.load(std::memory_order_acquire); }
@@ -157,11 +187,15 @@ class DriftMonitor {
     DriftWindowSpec spec;
     LiveWindow live;
     double alpha;  // per-evaluation false-alarm budget
+    SourceLedger ledger;
   };
 
   DriftMonitor(DriftConfig config, DriftEventLog* events) : config_(std::move(config)), events_(events) {}
-  absl::Status ObserveLocked(UtcTime t, absl::Span<const double> features, double score)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ObserveLocked(UtcTime t, absl::Span<const double> features, double score,
+                             const RowSource& source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether window "w" as of pane "as_of" (ending at "end") may be evaluated: past the warm-up,
+  // with enough rows, accounts and clients. Counts the skips.
+  bool Evaluable(size_t w, int64_t as_of, UtcTime end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvaluateLocked(size_t window, int64_t as_of) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   double Severity(double score, double p, const Window& w) const;
   void Remember(Subject& s, size_t window, const DriftPoint& point) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -196,6 +230,11 @@ class DriftMonitor {
   uint64_t evaluations_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t events_emitted_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<DriftEvent> unstored_ ABSL_GUARDED_BY(mu_);
+  std::optional<UtcTime> warm_since_ ABSL_GUARDED_BY(mu_);  // the feature state's first payment
+  uint64_t skipped_warmup_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t skipped_sources_ ABSL_GUARDED_BY(mu_) = 0;
+  bool released_by_operator_ ABSL_GUARDED_BY(mu_) = false;
+  Listener listener_;  // set before the first row, then constant
   std::atomic<bool> frozen_{false};
   std::atomic<DriftLevel> level_{DriftLevel::kNone};
 };

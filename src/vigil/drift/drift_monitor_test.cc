@@ -10,7 +10,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/string_view.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -135,7 +137,15 @@ class DriftMonitorTest : public ::testing::Test {
   static void SetUpTestSuite() { profile_ = new ReferenceProfile(MakeProfile()); }
   static void TearDownTestSuite() { delete profile_; }
 
-  std::unique_ptr<DriftMonitor> Monitor(DriftConfig config = {}, DriftEventLog* log = nullptr) {
+  // The tests of statistics and levels feed rows of unknown sources from t = 0 and expect levels
+  // to follow severity at once: without "guards" the warm-up and the dwell are off (the
+  // burst-resistance tests below turn them on).
+  std::unique_ptr<DriftMonitor> Monitor(DriftConfig config = {}, DriftEventLog* log = nullptr,
+                                        bool guards = false) {
+    if (!guards) {
+      config.warmup = std::chrono::seconds(0);
+      config.min_dwell = std::chrono::seconds(0);
+    }
     absl::StatusOr<std::unique_ptr<DriftMonitor>> m =
         DriftMonitor::Create(*profile_, kSchema, kFeatures, std::move(config), log);
     EXPECT_TRUE(m.ok()) << m.status();
@@ -459,6 +469,202 @@ TEST_F(DriftMonitorTest, LateRowsAreCountedNotObserved) {
   const Row r = w.Draw();
   ASSERT_OK(m->Observe(At(100), r.features, r.score));  // 900 s late: outside both windows
   EXPECT_EQ(m->State(false).late, 2u);                    // one per window
+}
+
+// Rows from many accounts: each payment between two of "accounts" accounts drawn at random,
+// submitted by one client.
+struct Population {
+  std::mt19937_64 rng{99};
+  uint64_t accounts = 5000;
+  RowSource Next() {
+    std::uniform_int_distribution<uint64_t> pick(1, accounts);
+    return RowSource{SourceHash(absl::StrCat("acct-", pick(rng))),
+                     SourceHash(absl::StrCat("acct-", pick(rng))), SourceHash("token:gateway")};
+  }
+};
+
+// Normal traffic at "rate" rows/s over [from, to); with "cents" every "cents"-th second also
+// carries a one-cent payment from a population account (a shift spread over many accounts).
+void FeedMany(DriftMonitor& m, World& w, Population& p, double from, double to, double rate,
+              int cents_every = 0) {
+  double next_cent = from;
+  for (double t = from; t < to; t += 1.0 / rate) {
+    const Row r = w.Draw();
+    ASSERT_OK(m.Observe(At(t), r.features, r.score, p.Next()));
+    if (cents_every > 0 && t >= next_cent) {
+      Row cent = w.Draw();
+      cent.features[0] = 0.01;
+      ASSERT_OK(m.Observe(At(t), cent.features, cent.score, p.Next()));
+      next_cent += cents_every;
+    }
+  }
+}
+
+// 3,000 one-cent payments of one account to one counterparty within one second of event time.
+void Burst(DriftMonitor& m, World& w, double at) {
+  const RowSource one{SourceHash("B1\x1f" "A1"), SourceHash("B2\x1f" "A2"), SourceHash("token:x")};
+  for (int i = 0; i < 3000; ++i) {
+    Row r = w.Draw();
+    r.features[0] = 0.01;
+    ASSERT_OK(m.Observe(At(at + i / 3000.0), r.features, r.score, one));
+  }
+}
+
+std::vector<DriftEvent> Rising(const DriftEventLog& log) {
+  std::vector<DriftEvent> out;
+  for (const DriftEvent& e : log.Recent(10'000)) {
+    if (e.kind == kLevelChange && e.to > e.from) out.push_back(e);
+  }
+  return out;
+}
+
+// The attack seen on a live server: one account's 3,000 one-cent payments in a second, amid
+// ordinary traffic. Its rows beyond the account's cap are left out of every window, so the
+// levels move exactly as they do on the same traffic without the burst; without the guards
+// the same burst froze the model.
+TEST_F(DriftMonitorTest, OneAccountsBurstRaisesNoLevel) {
+  const auto run = [&](bool burst, bool guards, DriftState* state) {
+    testing::FakeClock clock;
+    absl::StatusOr<std::unique_ptr<DriftEventLog>> log = DriftEventLog::Open(nullptr, clock);
+    EXPECT_TRUE(log.ok());
+    DriftConfig config;
+    config.warmup = std::chrono::seconds(0);  // a warm feature state
+    if (!guards) {
+      config.account_cap_rows = 1'000'000'000;
+      config.min_accounts = 1;
+    }
+    auto m = Monitor(config, log->get(), guards);
+    World w, attacker;  // the burst's own draws leave the ordinary traffic as it is
+    attacker.rng.seed(5);
+    Population p;
+    FeedMany(*m, w, p, 0, 1200, 2);
+    if (burst) Burst(*m, attacker, 1200.5);
+    FeedMany(*m, w, p, 1201, 3600, 2);
+    *state = m->State(false);
+    std::vector<std::string> rises;
+    for (const DriftEvent& e : Rising(**log)) {
+      rises.push_back(absl::StrCat(e.subject, " ", e.window, " ", ToUnixMicros(e.time), " ",
+                                   ToAbsl(DriftLevelName(e.to))));
+    }
+    return rises;
+  };
+  DriftState quiet, attacked, unguarded;
+  const std::vector<std::string> without = run(false, true, &quiet);
+  EXPECT_EQ(run(true, true, &attacked), without);
+  EXPECT_EQ(attacked.worst_level, quiet.worst_level);
+  EXPECT_LT(attacked.worst_level, DriftLevel::kL2);
+  EXPECT_GE(attacked.capped, 2 * 2990u);  // both windows left all but one of them out
+  run(true, false, &unguarded);
+  EXPECT_EQ(unguarded.worst_level, DriftLevel::kL3);
+  EXPECT_EQ(unguarded.capped, 0u);
+}
+
+// The same shift (one-cent payments) spread over many accounts is drift: it raises the levels,
+// one step per dwell, and freezes the model once the evidence has held for two dwells.
+TEST_F(DriftMonitorTest, TheSameShiftFromManyAccountsRaisesLevelsOneStepPerDwell) {
+  testing::FakeClock clock;
+  ASSERT_OK_AND_ASSIGN(auto log, DriftEventLog::Open(nullptr, clock));
+  DriftConfig config;
+  config.warmup = std::chrono::seconds(0);
+  auto m = Monitor(config, log.get(), /*guards=*/true);
+  World w;
+  Population p;
+  FeedMany(*m, w, p, 0, 1200, 2);
+  ASSERT_TRUE(Rising(*log).empty());
+  // From 1200 s on, one extra one-cent payment a second from the population's accounts.
+  FeedMany(*m, w, p, 1200, 1200 + 3600, 2, /*cents_every=*/1);
+  const DriftState s = m->State(false);
+  EXPECT_EQ(Subject(s, "amount").worst, DriftLevel::kL3);
+  EXPECT_TRUE(m->frozen());
+  UtcTime first_rise = At(1e9), freeze{};
+  for (const DriftEvent& e : log->Recent(10'000)) {
+    if (e.kind == kLevelChange && e.to > e.from && e.subject == "amount") {
+      first_rise = std::min(first_rise, e.time);
+    }
+    if (e.kind == kFreeze) freeze = e.time;
+  }
+  EXPECT_GE(first_rise, At(1200));
+  EXPECT_GE(freeze - first_rise, 2 * config.min_dwell);
+  // Per subject and window, no two rises are closer than the dwell, and each is one step.
+  std::map<std::string, UtcTime> last;
+  for (const DriftEvent& e : Rising(*log)) {
+    if (e.subject == kMonitorSubject) continue;
+    EXPECT_EQ(static_cast<int>(e.to), static_cast<int>(e.from) + 1) << e.subject;
+    const std::string key = e.subject + "/" + e.window;
+    if (last.count(key) > 0 && e.from != DriftLevel::kNone) {
+      EXPECT_GE(e.time - last[key], config.min_dwell) << key;
+    }
+    last[key] = e.time;
+  }
+}
+
+// A window with rows of too few distinct accounts is not evaluated at all.
+TEST_F(DriftMonitorTest, AWindowOfTooFewAccountsIsNotEvaluated) {
+  DriftConfig config;
+  config.warmup = std::chrono::seconds(0);
+  config.account_cap_rows = 1'000'000;  // no cap: only the distinct-account bound acts
+  config.account_cap_share = 1;
+  auto m = Monitor(config, nullptr, /*guards=*/true);
+  World w;
+  Population few;
+  few.accounts = 5;  // at most 5 accounts: fewer than min_accounts (20)
+  for (double t = 0; t < 900; t += 0.05) {
+    Row r = w.Draw("mean");
+    ASSERT_OK(m->Observe(At(t), r.features, r.score, few.Next()));
+  }
+  const DriftState s = m->State(false);
+  EXPECT_EQ(s.evaluations, 0u);
+  EXPECT_GT(s.skipped_sources, 0u);
+  EXPECT_EQ(s.worst_level, DriftLevel::kNone);
+}
+
+// A fresh feature state describes every account as new: no window is evaluated in the warm-up
+// after the state's first payment; a state restored warm (warm_since) is watched at once.
+TEST_F(DriftMonitorTest, NoWindowIsEvaluatedDuringTheWarmUp) {
+  DriftConfig config;
+  config.warmup = std::chrono::seconds(3600);
+  auto fresh = Monitor(config, nullptr, /*guards=*/true);
+  config.warm_since = At(-7200);
+  auto warm = Monitor(config, nullptr, /*guards=*/true);
+  World w1, w2;
+  Population p1, p2;
+  FeedMany(*fresh, w1, p1, 0, 1800, 2);
+  FeedMany(*warm, w2, p2, 0, 1800, 2);
+  EXPECT_EQ(fresh->State(false).evaluations, 0u);
+  EXPECT_GT(fresh->State(false).skipped_warmup, 0u);
+  EXPECT_EQ(fresh->State(false).warm_from, At(3600));
+  EXPECT_GT(warm->State(false).evaluations, 0u);
+  FeedMany(*fresh, w1, p1, 1800, 4000, 2);
+  EXPECT_GT(fresh->State(false).evaluations, 0u);
+}
+
+// An operator's release: the model decides again, the event names who and why, and the levels
+// stay; a release when nothing is frozen is refused.
+TEST_F(DriftMonitorTest, AnOperatorReleasesTheFreeze) {
+  testing::FakeClock clock;
+  ASSERT_OK_AND_ASSIGN(auto log, DriftEventLog::Open(nullptr, clock));
+  auto m = Monitor({}, log.get());
+  std::vector<DriftEvent> heard;
+  m->SetListener([&](const DriftEvent& e) { heard.push_back(e); });
+  EXPECT_THAT(m->Release("token:ops", "checked"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not frozen")));
+  World w;
+  Feed(*m, w, 0, 600, 20);
+  Feed(*m, w, 600, 900, 20, "mean");
+  ASSERT_TRUE(m->frozen());
+  ASSERT_OK_AND_ASSIGN(DriftEvent e, m->Release("token:ops", "reviewed: a new merchant"));
+  EXPECT_FALSE(m->frozen());
+  EXPECT_EQ(e.kind, kFreezeReleased);
+  EXPECT_THAT(e.detail, HasSubstr("token:ops"));
+  EXPECT_THAT(e.detail, HasSubstr("reviewed: a new merchant"));
+  EXPECT_EQ(m->level(), DriftLevel::kL3);
+  EXPECT_TRUE(m->State(false).released_by_operator);
+  ASSERT_FALSE(heard.empty());
+  EXPECT_EQ(heard.back().kind, kFreezeReleased);
+  EXPECT_EQ(heard.back().id, log->last_id());  // heard as stored
+  // Still at L3 in this episode: more drift does not freeze it again.
+  Feed(*m, w, 900, 1000, 20, "mean");
+  EXPECT_FALSE(m->frozen());
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ DriftTap::~DriftTap() {
 }
 
 bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> features,
-                     absl::Span<const double> scores) {
+                     absl::Span<const double> scores, absl::Span<const RowSource> sources) {
   const size_t width = monitor_->width();
   const size_t n = times.size();
   if (n == 0) return true;
@@ -39,7 +39,8 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
     for (size_t begin = 0; begin < n; begin += capacity_) {
       const size_t len = std::min(capacity_, n - begin);
       all &= Offer(times.subspan(begin, len), features.subspan(begin * width, len * width),
-                   scores.subspan(begin, len));
+                   scores.subspan(begin, len),
+                   sources.empty() ? sources : sources.subspan(begin, len));
     }
     return all;
   }
@@ -47,6 +48,7 @@ bool DriftTap::Offer(absl::Span<const UtcTime> times, absl::Span<const double> f
   rows.times.assign(times.begin(), times.end());
   rows.features.assign(features.begin(), features.end());
   rows.scores.assign(scores.begin(), scores.end());
+  rows.sources.assign(sources.begin(), sources.end());
   return Enqueue(std::move(rows));
 }
 
@@ -115,7 +117,7 @@ void DriftTap::Run() {
     absl::Status status;
     const double cpu_start = ThreadCpuSeconds();
     for (const Rows& c : chunks) {
-      status.Update(monitor_->ObserveBatch(c.times, c.features, c.scores));
+      status.Update(monitor_->ObserveBatch(c.times, c.features, c.scores, c.sources));
     }
     const double cpu = ThreadCpuSeconds() - cpu_start;
     absl::MutexLock lock(&mu_);
@@ -130,6 +132,7 @@ void DriftTap::Run() {
       c.times.clear();
       c.features.clear();
       c.scores.clear();
+      c.sources.clear();
       spare_.push_back(std::move(c));
     }
   }

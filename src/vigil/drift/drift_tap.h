@@ -45,16 +45,17 @@ class DriftTap {
   DriftTap& operator=(const DriftTap&) = delete;
 
   // Queues n = times.size() rows (features: n × monitor width, scores: n, NaN when not
-  // scored). Returns false when the rows were dropped (kDrop and no room). A batch larger than
-  // the capacity is split.
+  // scored; sources: n, or empty when unknown). Returns false when the rows were dropped (kDrop
+  // and no room). A batch larger than the capacity is split.
   bool Offer(absl::Span<const UtcTime> times, absl::Span<const double> features,
-             absl::Span<const double> scores);
+             absl::Span<const double> scores, absl::Span<const RowSource> sources = {});
 
   // Rows in the caller's buffers, taken instead of copied.
   struct Rows {
     std::vector<UtcTime> times;
     std::vector<double> features;  // times.size() × monitor width
     std::vector<double> scores;    // times.size()
+    std::vector<RowSource> sources;  // times.size(), or empty: unknown (source_ledger.h)
   };
   // Empty buffers, with the capacity of rows already observed when there are such: the tap
   // keeps observed buffers up to a wake batch's worth of rows, so a feeder that fills these

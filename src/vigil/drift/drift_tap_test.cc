@@ -11,10 +11,12 @@
 namespace vigil::drift {
 namespace {
 
-// A one-feature profile: values 0..99 uniformly.
+// A one-feature profile: values 0..99 uniformly. Rows from t = 0: no warm-up.
 std::unique_ptr<DriftMonitor> MakeMonitor(const ReferenceProfile& profile) {
+  DriftConfig config;
+  config.warmup = std::chrono::seconds(0);
   absl::StatusOr<std::unique_ptr<DriftMonitor>> m =
-      DriftMonitor::Create(profile, "v1", {"x"}, DriftConfig{}, nullptr);
+      DriftMonitor::Create(profile, "v1", {"x"}, config, nullptr);
   EXPECT_TRUE(m.ok()) << m.status();
   return *std::move(m);
 }
