@@ -3,13 +3,16 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "vigil/common/status_macros.h"
 
 namespace vigil {
 
 ModelDeployment::ModelDeployment(ModelRegistry registry, ModelLoader load,
-                                 std::shared_ptr<const DecisionMaker> rules)
-    : registry_(std::move(registry)), load_(std::move(load)) {
+                                 std::shared_ptr<const DecisionMaker> rules,
+                                 std::string record_path)
+    : registry_(std::move(registry)), load_(std::move(load)), record_path_(std::move(record_path)) {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->rules = std::move(rules);
   current_ = std::move(snapshot);
@@ -27,11 +30,48 @@ absl::StatusOr<std::shared_ptr<const ModelDeployment::Model>> ModelDeployment::L
 }
 
 absl::Status ModelDeployment::SetChampion(std::string_view ref) {
-  return Activate(ref, 1.0, false).status();
+  return Apply(ref, 1.0, false, /*durable=*/false).status();
 }
 
 absl::StatusOr<std::shared_ptr<const ModelDeployment::Snapshot>> ModelDeployment::Activate(
     std::string_view ref, double traffic_weight, bool shadow) {
+  return Apply(ref, traffic_weight, shadow, /*durable=*/true);
+}
+
+absl::Status ModelDeployment::Restore(const DeploymentRecord& record) {
+  absl::MutexLock activation(&activate_mu_);
+  auto next = std::make_shared<Snapshot>(*Current());
+  std::shared_ptr<const Model> loaded[3];
+  const std::string* refs[3] = {&record.champion, &record.challenger, &record.shadow};
+  constexpr const char* kSlots[3] = {"champion", "challenger", "shadow"};
+  for (int i = 0; i < 3; ++i) {
+    if (refs[i]->empty()) continue;
+    // The same model in two slots (champion and shadow) is loaded once.
+    for (int j = 0; j < i; ++j) {
+      if (*refs[j] == *refs[i]) loaded[i] = loaded[j];
+    }
+    if (loaded[i] != nullptr) continue;
+    absl::StatusOr<std::shared_ptr<const Model>> model = Load(*refs[i]);
+    if (!model.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the stored model activation (", record_path_, ") makes ", refs[i]->substr(0, 12),
+          " the ", kSlots[i], ", which cannot be loaded: ", model.status().message(),
+          "; add the model back (vigil model add), or remove ", record_path_,
+          " to start from --model / --model-ref"));
+    }
+    loaded[i] = *std::move(model);
+  }
+  next->champion = loaded[0];
+  next->challenger = loaded[1];
+  next->traffic_weight = loaded[1] != nullptr ? record.traffic_weight : 0;
+  next->shadow = loaded[2];
+  absl::MutexLock lock(&mu_);
+  current_ = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const ModelDeployment::Snapshot>> ModelDeployment::Apply(
+    std::string_view ref, double traffic_weight, bool shadow, bool durable) {
   if (!(traffic_weight >= 0 && traffic_weight <= 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("traffic_weight must be within [0, 1], not ", traffic_weight));
@@ -84,6 +124,19 @@ absl::StatusOr<std::shared_ptr<const ModelDeployment::Snapshot>> ModelDeployment
       next->challenger = model;
       next->traffic_weight = traffic_weight;
     }
+  }
+  if (durable && !record_path_.empty()) {
+    // Durable before it takes effect: a restart never brings back less than was answered.
+    const auto ref_of = [](const std::shared_ptr<const Model>& m) {
+      return m != nullptr ? m->ref : std::string();
+    };
+    DeploymentRecord record;
+    record.champion = ref_of(next->champion);
+    record.challenger = ref_of(next->challenger);
+    record.traffic_weight = next->challenger != nullptr ? next->traffic_weight : 0;
+    record.shadow = ref_of(next->shadow);
+    record.activated_at = absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone());
+    VIGIL_RETURN_IF_ERROR(WriteDeploymentRecord(record_path_, record));
   }
   std::shared_ptr<const Snapshot> result = next;
   absl::MutexLock lock(&mu_);

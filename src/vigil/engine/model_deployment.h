@@ -12,6 +12,11 @@
 //                                   naming another model is an error.
 // A new snapshot replaces the old one atomically: a request holds the snapshot it started with.
 //
+// Durability: with a record path, every Activate is stored there (DeploymentRecord) before it
+// takes effect, and Restore brings the stored deployment back at the next start; an activation
+// that cannot be stored is refused. SetChampion (the command line's initial model) stores
+// nothing, so it never outlives an activation made later, and never masks one made before.
+//
 // Thread safety: all methods may be called concurrently.
 #ifndef VIGIL_ENGINE_MODEL_DEPLOYMENT_H_
 #define VIGIL_ENGINE_MODEL_DEPLOYMENT_H_
@@ -28,6 +33,7 @@
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/engine/deployment_record.h"
 #include "vigil/engine/model_registry.h"
 #include "vigil/model/scorer.h"
 
@@ -59,17 +65,22 @@ class ModelDeployment {
   using ModelLoader = std::function<absl::StatusOr<std::shared_ptr<const Model>>(
       const ModelRegistry::Entry& entry)>;
 
-  // "rules" decides while no champion is set; "load" readies a registry model.
+  // "rules" decides while no champion is set; "load" readies a registry model. "record_path":
+  // where activations are stored (see Durability above); empty: they are not.
   ModelDeployment(ModelRegistry registry, ModelLoader load,
-                  std::shared_ptr<const DecisionMaker> rules);
+                  std::shared_ptr<const DecisionMaker> rules, std::string record_path = "");
 
-  // Makes "ref" (resolved in the registry) the champion.
+  // Makes "ref" (resolved in the registry) the champion, for this process only.
   absl::Status SetChampion(std::string_view ref);
   // See the table above. Errors: kNotFound (no such model), kInvalidArgument (weight outside
   // [0, 1], shadow with a weight, weight 0 naming a model that is not the champion, or no
-  // champion to be a challenger of), or the loader's error (the model does not bind).
+  // champion to be a challenger of), the loader's error (the model does not bind), or
+  // kUnavailable (the activation could not be stored; nothing changed).
   absl::StatusOr<std::shared_ptr<const Snapshot>> Activate(std::string_view ref,
                                                            double traffic_weight, bool shadow);
+  // Deploys what "record" names, as stored (nothing is written). Errors: a model it names is
+  // not in the registry or does not load (kFailedPrecondition, naming the slot and the ref).
+  absl::Status Restore(const DeploymentRecord& record);
 
   std::shared_ptr<const Snapshot> Current() const;
 
@@ -82,9 +93,14 @@ class ModelDeployment {
 
  private:
   absl::StatusOr<std::shared_ptr<const Model>> Load(std::string_view ref);
+  // Activate's work; stores the result first when "durable" and there is a record path.
+  absl::StatusOr<std::shared_ptr<const Snapshot>> Apply(std::string_view ref,
+                                                        double traffic_weight, bool shadow,
+                                                        bool durable);
 
   ModelRegistry registry_;
   ModelLoader load_;
+  const std::string record_path_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const Snapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Mutex activate_mu_;  // one activation at a time (loading may take a while)

@@ -39,7 +39,14 @@ class ModelDeploymentTest : public ::testing::Test {
       refs_[i] = entry->ref;
     }
     ASSERT_NE(refs_[0], refs_[1]);
-    deployment_ = std::make_unique<ModelDeployment>(
+    deployment_ = Make("");
+  }
+  // A deployment over the registry of dir_ that stores its activations at "record_path" (none
+  // when empty).
+  std::unique_ptr<ModelDeployment> Make(const std::string& record_path) {
+    auto registry = ModelRegistry::Open(dir_ + "/models");
+    EXPECT_OK(registry);
+    return std::make_unique<ModelDeployment>(
         *std::move(registry),
         [this](const ModelRegistry::Entry& entry)
             -> absl::StatusOr<std::shared_ptr<const ModelDeployment::Model>> {
@@ -50,7 +57,7 @@ class ModelDeploymentTest : public ::testing::Test {
           m->version = "model@" + entry.ref.substr(0, 12);
           return std::shared_ptr<const ModelDeployment::Model>(std::move(m));
         },
-        nullptr);
+        nullptr, record_path);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -176,6 +183,75 @@ TEST_F(ModelDeploymentTest, ARequestKeepsTheSnapshotItStartedWith) {
   ASSERT_OK(deployment_->Activate(refs_[1], 1, false));
   EXPECT_EQ(Ref(held->champion), refs_[0]);
   EXPECT_EQ(Ref(deployment_->Current()->champion), refs_[1]);
+}
+
+// An activation is stored before it takes effect and a deployment opened later restores it,
+// challenger weight and shadow included; the command line's champion (SetChampion) is not
+// stored, so it never outlives an activation.
+TEST_F(ModelDeploymentTest, RestoresTheStoredActivationAndNotTheInitialChampion) {
+  const std::string record = dir_ + "/models/" + kDeploymentRecordFile;
+  auto first = Make(record);
+  ASSERT_OK(first->SetChampion(refs_[0]));
+  EXPECT_FALSE(std::filesystem::exists(record));
+  ASSERT_OK(first->Activate(refs_[1], 1, false));
+  ASSERT_OK(first->Activate(refs_[2], 0.25, false));
+  ASSERT_OK(first->Activate(refs_[0], 0, true));
+  auto stored = ReadDeploymentRecord(record);
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->has_value());
+  EXPECT_EQ((*stored)->champion, refs_[1]);
+  EXPECT_EQ((*stored)->challenger, refs_[2]);
+  EXPECT_EQ((*stored)->traffic_weight, 0.25);
+  EXPECT_EQ((*stored)->shadow, refs_[0]);
+
+  auto second = Make(record);
+  ASSERT_OK(second->Restore(**stored));
+  const auto now = second->Current();
+  EXPECT_EQ(Ref(now->champion), refs_[1]);
+  EXPECT_EQ(Ref(now->challenger), refs_[2]);
+  EXPECT_EQ(now->traffic_weight, 0.25);
+  EXPECT_EQ(Ref(now->shadow), refs_[0]);
+}
+
+TEST_F(ModelDeploymentTest, RefusesAnActivationItCannotStore) {
+  auto deployment = Make(dir_ + "/no such dir/" + kDeploymentRecordFile);
+  ASSERT_OK(deployment->SetChampion(refs_[0]));
+  const auto before = deployment->Current();
+  EXPECT_THAT(deployment->Activate(refs_[1], 1, false).status(),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot store")));
+  EXPECT_EQ(deployment->Current(), before);
+}
+
+TEST_F(ModelDeploymentTest, RestoreNamesAStoredModelThatIsGone) {
+  const std::string record = dir_ + "/models/" + kDeploymentRecordFile;
+  ASSERT_OK(Make(record)->Activate(refs_[1], 1, false));
+  auto stored = ReadDeploymentRecord(record);
+  ASSERT_OK(stored);
+  std::filesystem::remove(dir_ + "/models/" + refs_[1] + ".model");
+  EXPECT_THAT(Make(record)->Restore(**stored),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr(absl::StrCat(refs_[1].substr(0, 12), " the champion"))));
+}
+
+TEST(DeploymentRecord, AbsentIsNoneAndDamagedIsAnError) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/deployment_record_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/deployment.json";
+  std::filesystem::remove(path);
+  auto none = ReadDeploymentRecord(path);
+  ASSERT_OK(none);
+  EXPECT_FALSE(none->has_value());
+  const std::string ref(64, 'a');
+  for (const std::string& text :
+       {std::string("not json"), std::string(R"({"champion":"abc"})"),
+        absl::StrCat(R"({"champion":")", ref, R"(","challenger":")", ref,
+                     R"(","traffic_weight":1})"),
+        absl::StrCat(R"({"challenger":")", ref, R"(","traffic_weight":0.5})")}) {
+    std::ofstream(path, std::ios::trunc) << text;
+    EXPECT_THAT(ReadDeploymentRecord(path).status(), StatusIs(absl::StatusCode::kDataLoss))
+        << text;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ModelDeploymentRouting, IsDeterministicAndSplitsByWeight) {
