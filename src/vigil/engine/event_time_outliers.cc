@@ -8,6 +8,7 @@ namespace vigil {
 namespace {
 EventTimeOutliers::Options AtLeastOneNeighbour(EventTimeOutliers::Options o) {
   o.neighbours = std::max<size_t>(o.neighbours, 1);
+  o.min_neighbours = std::clamp<size_t>(o.min_neighbours, 1, o.neighbours);
   return o;
 }
 }  // namespace
@@ -38,6 +39,13 @@ int64_t EventTimeOutliers::Median(size_t from, size_t to) const {
   return lower + (upper - lower) / 2;
 }
 
+bool EventTimeOutliers::Coherent(size_t from, size_t to, int64_t median) const {
+  if (to - from < options_.min_neighbours) return false;
+  const int64_t earliest = *std::min_element(times_.begin() + static_cast<std::ptrdiff_t>(from),
+                                             times_.begin() + static_cast<std::ptrdiff_t>(to));
+  return median - earliest <= options_.max_lead.count();
+}
+
 bool EventTimeOutliers::Pop(Record* out, Verdict* verdict) {
   if (held_.empty()) return false;
   const size_t k = options_.neighbours;
@@ -50,9 +58,17 @@ bool EventTimeOutliers::Pop(Record* out, Verdict* verdict) {
   verdict->has_after = after > 0;
   const int64_t t = times_[at];
   const int64_t lead = options_.max_lead.count();
-  if (verdict->has_before) verdict->before_median_us = Median(0, at);
-  if (verdict->has_after) verdict->after_median_us = Median(at + 1, at + 1 + std::min(after, k));
-  if (lead > 0 && (verdict->has_before || verdict->has_after)) {
+  const size_t after_end = at + 1 + std::min(after, k);
+  bool coherent = true;
+  if (verdict->has_before) {
+    verdict->before_median_us = Median(0, at);
+    coherent = coherent && Coherent(0, at, verdict->before_median_us);
+  }
+  if (verdict->has_after) {
+    verdict->after_median_us = Median(at + 1, after_end);
+    coherent = coherent && Coherent(at + 1, after_end, verdict->after_median_us);
+  }
+  if (lead > 0 && coherent && (verdict->has_before || verdict->has_after)) {
     const bool ahead_of_before = !verdict->has_before || t - verdict->before_median_us > lead;
     const bool ahead_of_after = !verdict->has_after || t - verdict->after_median_us > lead;
     verdict->outlier = ahead_of_before && ahead_of_after;

@@ -7,7 +7,10 @@
 // later replay into the same data dir and every payment `vigil serve` then receives is "too
 // late". A record is an outlier when its event time is more than max_lead ahead of the median
 // event time of the `neighbours` records before it AND of the `neighbours` after it in file
-// order (only one side at the file's start or end; a file of one record has none). Both sides:
+// order (only one side at the file's start or end), when that side holds at least
+// min_neighbours records and they are close together themselves (their median at most max_lead
+// after their earliest): a short file, or a collection of messages from several years, gives no
+// verdict, since no side of it says what time "around it" is. Both sides:
 // where a file's records jump ahead for good (two periods concatenated, a gap of weeks), the
 // first records after the jump are close to those that follow them and are not outliers; a
 // single record (or a few, fewer than half the neighbours) dated far ahead of both sides is.
@@ -41,6 +44,8 @@ class EventTimeOutliers {
     std::chrono::microseconds max_lead = std::chrono::hours(24 * 30);
     // Records on each side whose median is compared (at least 1).
     size_t neighbours = 8;
+    // Fewest records a side needs to be compared (at most `neighbours`).
+    size_t min_neighbours = 4;
   };
   struct Record {
     int64_t event_time_us = 0;
@@ -66,7 +71,9 @@ class EventTimeOutliers {
   bool Pop(Record* out, Verdict* verdict);
 
  private:
-  int64_t Median(size_t from, size_t to) const;  // of times_[from, to)
+  // Of times_[from, to): the median, and whether the side is close enough together to judge by.
+  int64_t Median(size_t from, size_t to) const;
+  bool Coherent(size_t from, size_t to, int64_t median) const;
 
   const Options options_;
   bool finished_ = false;
