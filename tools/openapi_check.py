@@ -1350,8 +1350,16 @@ class Live:
 
         label = "POST /v1/score (ISO 20022 pacs.008)"
         _, body = self.score(label, None,
-                             raw=read_testdata("iso20022/messages/mx_pacs.008.001.08_0008.xml"),
+                             raw=read_testdata("iso20022/messages/mx_pacs.008.001.12_0006.xml"),
                              headers={"Content-Type": "application/xml"}, expect=200)
+
+        # The samples' MT103 0004 and this pacs.008 share a UETR, the transaction id, but are
+        # not the same normalized payment: the id is already taken.
+        label = "POST /v1/score (ISO 20022 pacs.008 under the MT103's UETR: conflict)"
+        _, body = self.score(label, None,
+                             raw=read_testdata("iso20022/messages/mx_pacs.008.001.08_0008.xml"),
+                             headers={"Content-Type": "application/xml"}, expect=409)
+        self.expect_code(label, body, "idempotency_conflict", "$")
 
         label = "POST /v1/score (SWIFT MT205: unsupported)"
         _, body = self.score(label, None, raw=read_testdata("swift_mt/messages/mt205_0001.fin"),
