@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 #include <filesystem>
@@ -178,6 +179,9 @@ struct Point {
   bool overload = false;
 };
 
+// The most keep-alive connections one point opens (file descriptors, client memory).
+constexpr int kMaxBenchConnections = 2048;
+
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const Payments& payments,
                                const std::string& preset, bool durable_ack, bool tls, double rate,
                                const std::array<int, 3>& mix, int run, bool overload) {
@@ -195,6 +199,17 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   config.audit.durable_ack = durable_ack;
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
+  // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
+  // one connection carries one request at a time, so the client needs about rate x answer
+  // time of them (Little's law). 50 ms per answer is what the server lets a request wait
+  // (workers.max_queue_delay_ms) before it refuses the next; the 3x point gets at least 512.
+  const int connections = std::min(
+      std::max({flags.connections, static_cast<int>(std::ceil(rate * 0.05)), overload ? 512 : 0}),
+      kMaxBenchConnections);
+  // One client address holds them all: the server's connection limits must let it.
+  config.limits.max_connections =
+      std::max(config.limits.max_connections, static_cast<size_t>(connections) + 16);
+  config.limits.max_connections_per_client = config.limits.max_connections;
   config.log_path = absl::StrCat(dir, ".log");
   BenchCredentials credentials;
   if (flags.target.empty()) {
@@ -243,9 +258,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   } else if (absl::Status s = ParseListen(flags.target, &load.host, &load.port); !s.ok()) {
     return s;
   }
-  // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
-  // enough connections to carry it.
-  load.connections = overload ? std::max(flags.connections, 512) : flags.connections;
+  load.connections = connections;
   load.threads = flags.client_threads;
   load.mode = flags.mode == "closed" ? LoadOptions::Mode::kClosed : LoadOptions::Mode::kOpen;
   load.offered_rps = rate;
@@ -481,7 +494,8 @@ int RunBenchHttp(const BenchFlags& flags) {
   }
   }
   std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
-            << flags.mode << " loop, " << flags.connections << " connections, mix P0/P1/P2 "
+            << flags.mode << " loop, at least " << flags.connections
+            << " connections (rate x 50 ms), mix P0/P1/P2 "
             << flags.mix << ", " << flags.duration_ms << " ms per point";
   if (!flags.screening_lists.empty()) {
     std::cout << ", screening against " << absl::StrJoin(flags.screening_lists, ", ") << " ("
@@ -669,7 +683,9 @@ Command AddBenchCommand(CLI::App& vigil) {
       ->capture_default_str();
   http->add_option("--warmup-ms", flags->warmup_ms, "Unmeasured time per point")
       ->capture_default_str();
-  http->add_option("--connections", flags->connections, "Keep-alive connections")
+  http->add_option("--connections", flags->connections,
+                   "Keep-alive connections, at least (a point opens rate x 50 ms of them, the 3x "
+                   "point 512 or more, up to 2048)")
       ->capture_default_str();
   http->add_option("--client-threads", flags->client_threads, "Load generator threads")
       ->capture_default_str();
