@@ -58,6 +58,8 @@ struct BenchFlags {
   int connections = 32;
   int io_threads = 2;
   int workers = 64;
+  // The in-process server's idempotency_capacity (transaction ids remembered in memory).
+  size_t idempotency_capacity = ServeConfig{}.idempotency_capacity;
   bool overload = true;
   bool stages = false;
   bool drift_freeze = true;
@@ -199,6 +201,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   config.audit.durable_ack = durable_ack;
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
+  config.idempotency_capacity = flags.idempotency_capacity;
   // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
   // one connection carries one request at a time, so the client needs about rate x answer
   // time of them (Little's law). 50 ms per answer is what the server lets a request wait
@@ -691,6 +694,10 @@ Command AddBenchCommand(CLI::App& vigil) {
       ->capture_default_str();
   http->add_option("--io-threads", flags->io_threads, "Server I/O threads")->capture_default_str();
   http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
+  http->add_option("--idempotency-capacity", flags->idempotency_capacity,
+                   "Transaction ids the server remembers in memory (its memory per decision "
+                   "shows in rss_MiB)")
+      ->capture_default_str();
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
   http->add_option("--durable-ack", flags->durable_ack,
