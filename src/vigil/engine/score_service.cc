@@ -6,10 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "simdjson.h"
 #include "vigil/audit/audit_log.h"
+#include "vigil/batching/batching_scorer.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/decision/decision_json.h"
@@ -90,7 +92,7 @@ struct ScoreService::Item {
 struct ScoreService::Metrics {
   std::array<std::array<LatencyHistogram*, 3>, kNumStages> stage{};  // [stage][class]
   std::array<std::array<Counter*, 3>, 3> decisions{};                // [action][class]
-  std::array<Counter*, 3> degraded{};                                // [class]
+  std::array<Counter*, 3> degraded{}, overload_degraded{};          // [class]
   std::array<Counter*, 3> shed_batcher{}, shed_audit{};              // [class]
   std::array<ValueHistogram*, kNumRoles> scores{};
   Counter* agree = nullptr;
@@ -158,6 +160,13 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
         registry.AddCounter("vigil_degraded_decisions_total",
                             "Decisions made on rules alone because the model path was late, "
                             "failing or its breaker open, or the drift monitor froze the model.",
+                            {{"class", cls}}));
+    VIGIL_ASSIGN_OR_RETURN(
+        m->overload_degraded[c],
+        registry.AddCounter("vigil_overload_degraded_decisions_total",
+                            "Decisions made on rules alone because the request's deadline "
+                            "passed while it waited in the model's queue (overload; degraded, "
+                            "reason overload).",
                             {{"class", cls}}));
     VIGIL_ASSIGN_OR_RETURN(m->shed_batcher[c],
                            registry.AddCounter(kShedMetric, kShedMetricHelp,
@@ -576,6 +585,10 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         d.degraded = true;
         d.degraded_reason = std::string(kDriftFreezeReason);
       }
+      // Not the model's failure: the request never reached it (see kOverloadReason).
+      const bool overload =
+          d.degraded && absl::StrContains(d.degraded_reason, kExpiredInQueueMessage);
+      if (overload) d.degraded_reason = std::string(kOverloadReason);
       if (deployment->shadow != nullptr) {
         // Scored directly, never queued: the shadow must not slow or shed the decision.
         double shadow_score = std::nan("");
@@ -620,6 +633,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         record(kTotal, end - item.start);
         metrics_->decisions[static_cast<int>(d.action)][c]->Increment();
         if (d.degraded) metrics_->degraded[c]->Increment();
+        if (overload) metrics_->overload_degraded[c]->Increment();
         if (frozen && metrics_->frozen[c] != nullptr) metrics_->frozen[c]->Increment();
       }
     }

@@ -84,6 +84,12 @@ class AuditTrail;
 // The degraded_reason of a decision made rules-only because the drift monitor froze the model.
 inline constexpr std::string_view kDriftFreezeReason = "drift_freeze";
 
+// The degraded_reason of a decision made rules-only because the request's deadline passed
+// while it waited in the model's queue (overload, not a late model); counted in
+// vigil_overload_degraded_decisions_total{class} besides vigil_degraded_decisions_total.
+inline constexpr std::string_view kOverloadReason =
+    "overload: the deadline passed while the request waited for the model; rules only";
+
 // vigil_shed_total{class,reason}: every request refused 503 for overload, counted where it was
 // refused. "class" is the payment's priority class, "unknown" when it was refused before its
 // body was read. ScoreService counts reasons "batcher" (the model's class queue was full) and
