@@ -10,7 +10,8 @@
 //   score_budget_ms: 200          # SLA budget of the model path; then rules-only
 //   idempotency_capacity: 100000
 //   limits: {body_bytes: 65536, header_bytes: 8192, request_timeout_ms: 5000,
-//            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
+//            idle_timeout_ms: 60000, header_timeout_ms: 5000, max_connections: 1024,
+//            max_connections_per_client: 256, max_unauthenticated_share: 0.5, batch_size: 1000}
 //   batcher: {preset: fast}       # fast | immediate | compliance
 //   breaker: {failure_threshold: 5, budget_ms: 2, open_ms: 1000}
 //   gpu:                          # the CUDA backend behind the batcher (docs/serve.md, The GPU)
@@ -20,7 +21,7 @@
 //     timeout_ms: 5               # the longest a batch spends on the GPU before the CPU scores it
 //   fx_rates: data/fx_rates.csv   # default: data/fx_rates.csv here, else beside the binary
 //   lists: policies/lists         # default: lists/ beside the policy file
-//   workers: {threads: 64, queue: 4096}  # requests that may wait (scoring, admin)
+//   workers: {threads: 64, queue: 4096, max_queue_delay_ms: 50}  # requests that may wait
 //   log: {path: "", sample_rate: 0.01}   # JSON lines; "" = stderr
 //   drift:                        # the drift monitor of live decisions (docs/serve.md, Drift)
 //     profile: model/reference_profile.json  # default: reference_profile.json beside `model`
@@ -41,6 +42,7 @@
 //     group_max_records: 16384    # records per group commit (one fsync)
 //     group_max_delay_us: 0       # wait this long for more records before a commit
 //     queue: 262144               # records waiting to be written; beyond it: 503
+//     max_waiting: 16384          # decisions waiting for their durable record; beyond: 503
 //   screening:                    # watchlist screening of every decision (docs/screening.md)
 //     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
 //     reload_seconds: 30          # check the lists for changes this often; 0: never
