@@ -161,8 +161,7 @@ void BatchingScorer::Run() {
     for (const BatchRequest& r : policy_.TakeExpired(now)) {
       auto it = pending_.find(r.id);
       ++stats_.expired;
-      Complete(*it->second, absl::DeadlineExceededError(
-                                "no model score before the deadline (expired in the queue)"));
+      Complete(*it->second, absl::DeadlineExceededError(kExpiredInQueueMessage));
       pending_.erase(it);
     }
     const std::vector<BatchRequest> batch = policy_.NextBatch(now);

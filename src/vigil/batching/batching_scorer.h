@@ -32,6 +32,11 @@
 
 namespace vigil {
 
+// The kDeadlineExceeded message of a call whose deadline passed while it waited in the queue,
+// before any model saw it: the batcher was overloaded (the model was not late).
+inline constexpr char kExpiredInQueueMessage[] =
+    "no model score before the deadline (expired in the queue)";
+
 class BatchingScorer final : public Scorer {
  public:
   // Starts the batcher thread. Fails if the config does not validate.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 #include <filesystem>
@@ -57,6 +58,8 @@ struct BenchFlags {
   int connections = 32;
   int io_threads = 2;
   int workers = 64;
+  // The in-process server's idempotency_capacity (transaction ids remembered in memory).
+  size_t idempotency_capacity = ServeConfig{}.idempotency_capacity;
   bool overload = true;
   bool stages = false;
   bool drift_freeze = true;
@@ -178,6 +181,9 @@ struct Point {
   bool overload = false;
 };
 
+// The most keep-alive connections one point opens (file descriptors, client memory).
+constexpr int kMaxBenchConnections = 2048;
+
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const Payments& payments,
                                const std::string& preset, bool durable_ack, bool tls, double rate,
                                const std::array<int, 3>& mix, int run, bool overload) {
@@ -195,6 +201,18 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   config.audit.durable_ack = durable_ack;
   config.io_threads = flags.io_threads;
   config.worker_threads = flags.workers;
+  config.idempotency_capacity = flags.idempotency_capacity;
+  // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
+  // one connection carries one request at a time, so the client needs about rate x answer
+  // time of them (Little's law). 50 ms per answer is what the server lets a request wait
+  // (workers.max_queue_delay_ms) before it refuses the next; the 3x point gets at least 512.
+  const int connections = std::min(
+      std::max({flags.connections, static_cast<int>(std::ceil(rate * 0.05)), overload ? 512 : 0}),
+      kMaxBenchConnections);
+  // One client address holds them all: the server's connection limits must let it.
+  config.limits.max_connections =
+      std::max(config.limits.max_connections, static_cast<size_t>(connections) + 16);
+  config.limits.max_connections_per_client = config.limits.max_connections;
   config.log_path = absl::StrCat(dir, ".log");
   BenchCredentials credentials;
   if (flags.target.empty()) {
@@ -243,9 +261,7 @@ absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const
   } else if (absl::Status s = ParseListen(flags.target, &load.host, &load.port); !s.ok()) {
     return s;
   }
-  // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
-  // enough connections to carry it.
-  load.connections = overload ? std::max(flags.connections, 512) : flags.connections;
+  load.connections = connections;
   load.threads = flags.client_threads;
   load.mode = flags.mode == "closed" ? LoadOptions::Mode::kClosed : LoadOptions::Mode::kOpen;
   load.offered_rps = rate;
@@ -481,7 +497,8 @@ int RunBenchHttp(const BenchFlags& flags) {
   }
   }
   std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
-            << flags.mode << " loop, " << flags.connections << " connections, mix P0/P1/P2 "
+            << flags.mode << " loop, at least " << flags.connections
+            << " connections (rate x 50 ms), mix P0/P1/P2 "
             << flags.mix << ", " << flags.duration_ms << " ms per point";
   if (!flags.screening_lists.empty()) {
     std::cout << ", screening against " << absl::StrJoin(flags.screening_lists, ", ") << " ("
@@ -669,12 +686,18 @@ Command AddBenchCommand(CLI::App& vigil) {
       ->capture_default_str();
   http->add_option("--warmup-ms", flags->warmup_ms, "Unmeasured time per point")
       ->capture_default_str();
-  http->add_option("--connections", flags->connections, "Keep-alive connections")
+  http->add_option("--connections", flags->connections,
+                   "Keep-alive connections, at least (a point opens rate x 50 ms of them, the 3x "
+                   "point 512 or more, up to 2048)")
       ->capture_default_str();
   http->add_option("--client-threads", flags->client_threads, "Load generator threads")
       ->capture_default_str();
   http->add_option("--io-threads", flags->io_threads, "Server I/O threads")->capture_default_str();
   http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
+  http->add_option("--idempotency-capacity", flags->idempotency_capacity,
+                   "Transaction ids the server remembers in memory (its memory per decision "
+                   "shows in rss_MiB)")
+      ->capture_default_str();
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
   http->add_option("--durable-ack", flags->durable_ack,

@@ -23,6 +23,21 @@ AuditTrail::AuditTrail(audit::AuditLog* log, AuditTrailOptions options)
 absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
                                 std::string_view actor) {
   if (decisions.empty()) return absl::OkStatus();
+  const size_t n = decisions.size();
+  const size_t before = waiting_.fetch_add(n, std::memory_order_relaxed);
+  if (options_.max_waiting > 0 && before > 0 && before + n > options_.max_waiting) {
+    waiting_.fetch_sub(n, std::memory_order_relaxed);
+    return absl::ResourceExhaustedError(
+        absl::StrCat(before, " records are waiting for the audit log already (at most ",
+                     options_.max_waiting, ")"));
+  }
+  const absl::Status recorded = Append(decisions, actor);
+  waiting_.fetch_sub(n, std::memory_order_relaxed);
+  return recorded;
+}
+
+absl::Status AuditTrail::Append(absl::Span<const DecisionToRecord> decisions,
+                                std::string_view actor) {
   std::vector<audit::PendingRecord> pending;
   pending.reserve(decisions.size());
   // Null when the log writes in the clear; else the data key of the moment (docs/audit.md).

@@ -13,6 +13,8 @@
 #ifndef VIGIL_ENGINE_AUDIT_TRAIL_H_
 #define VIGIL_ENGINE_AUDIT_TRAIL_H_
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +50,12 @@ struct AuditTrailOptions {
   // Wait until the records are durable before Record returns (default). false: Record returns
   // once they are queued, and a crash may lose the last moments' records.
   bool durable_ack = true;
+  // The admission bound of the durable path: at most this many records may be inside Record
+  // calls at once (appended and waiting to become durable, with durable_ack); a call that would
+  // go beyond it is refused at once (kResourceExhausted), unless nothing waits (a batch larger
+  // than the bound still goes through alone). Each waiting record holds its caller and its
+  // encoded record. 0: unbounded.
+  size_t max_waiting = 0;
 };
 
 class AuditTrail {
@@ -56,9 +64,10 @@ class AuditTrail {
   AuditTrail(audit::AuditLog* log, AuditTrailOptions options);
 
   // Records the decisions in order, contiguously in the log. "actor": who asked ("token:<id>",
-  // "tls:<subject>" or both; empty without authentication). Errors: the log's (kUnavailable when
-  // it stopped after a failed write, kResourceExhausted when its queue is full): nothing was
-  // recorded and nothing may be acknowledged.
+  // "tls:<subject>" or both; empty without authentication). Errors: kResourceExhausted when
+  // max_waiting records wait already, or the log's queue is full (overload: retry); the log's
+  // own (kUnavailable when it stopped after a failed write): nothing was recorded and nothing
+  // may be acknowledged.
   absl::Status Record(absl::Span<const DecisionToRecord> decisions, std::string_view actor = {});
 
   // The record of "transaction_id" when the log holds one (idempotency: a repeated id is
@@ -67,10 +76,16 @@ class AuditTrail {
 
   audit::AuditLog& log() const { return *log_; }
   bool durable_ack() const { return options_.durable_ack; }
+  // Records inside Record calls now (see max_waiting).
+  size_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
 
  private:
   audit::AuditLog* const log_;
+  // Record, past the admission bound.
+  absl::Status Append(absl::Span<const DecisionToRecord> decisions, std::string_view actor);
+
   const AuditTrailOptions options_;
+  std::atomic<size_t> waiting_{0};
 };
 
 // The examiner's view of a record (audit::RecordViewFn): one JSON object, the line `vigil audit

@@ -6,10 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "simdjson.h"
 #include "vigil/audit/audit_log.h"
+#include "vigil/batching/batching_scorer.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/decision/decision_json.h"
@@ -92,7 +94,8 @@ struct ScoreService::Item {
 struct ScoreService::Metrics {
   std::array<std::array<LatencyHistogram*, 3>, kNumStages> stage{};  // [stage][class]
   std::array<std::array<Counter*, 3>, 3> decisions{};                // [action][class]
-  std::array<Counter*, 3> degraded{}, shed{};                        // [class]
+  std::array<Counter*, 3> degraded{}, overload_degraded{};          // [class]
+  std::array<Counter*, 3> shed_batcher{}, shed_audit{};              // [class]
   std::array<ValueHistogram*, kNumRoles> scores{};
   Counter* agree = nullptr;
   Counter* disagree = nullptr;
@@ -173,11 +176,19 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                             "Decisions made on rules alone because the model path was late, "
                             "failing or its breaker open, or the drift monitor froze the model.",
                             {{"class", cls}}));
-    VIGIL_ASSIGN_OR_RETURN(m->shed[c],
-                           registry.AddCounter("vigil_shed_total",
-                                               "Transactions refused with 503 because the model "
-                                               "path's queue was full (nothing decided).",
-                                               {{"class", cls}}));
+    VIGIL_ASSIGN_OR_RETURN(
+        m->overload_degraded[c],
+        registry.AddCounter("vigil_overload_degraded_decisions_total",
+                            "Decisions made on rules alone because the request's deadline "
+                            "passed while it waited in the model's queue (overload; degraded, "
+                            "reason overload).",
+                            {{"class", cls}}));
+    VIGIL_ASSIGN_OR_RETURN(m->shed_batcher[c],
+                           registry.AddCounter(kShedMetric, kShedMetricHelp,
+                                               {{"class", cls}, {"reason", "batcher"}}));
+    VIGIL_ASSIGN_OR_RETURN(m->shed_audit[c],
+                           registry.AddCounter(kShedMetric, kShedMetricHelp,
+                                               {{"class", cls}, {"reason", "audit"}}));
   }
   std::vector<double> bounds;
   for (int i = 1; i <= 20; ++i) bounds.push_back(i * 0.05);
@@ -602,6 +613,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         Item& item = items[group.members[k]];
         item.reply.status = 503;
         item.reply.error_code = "overloaded";
+        item.reply.shed_reason = "batcher";
         item.reply.body = JsonErrorBody("overloaded", "", View(decided.message()));
         item.done = true;
         KeepUnscored(item);
@@ -619,6 +631,10 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         d.degraded = true;
         d.degraded_reason = std::string(kDriftFreezeReason);
       }
+      // Not the model's failure: the request never reached it (see kOverloadReason).
+      const bool overload =
+          d.degraded && absl::StrContains(d.degraded_reason, kExpiredInQueueMessage);
+      if (overload) d.degraded_reason = std::string(kOverloadReason);
       if (deployment->shadow != nullptr) {
         // Scored directly, never queued: the shadow must not slow or shed the decision.
         double shadow_score = std::nan("");
@@ -663,6 +679,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         record(kTotal, end - item.start);
         metrics_->decisions[static_cast<int>(d.action)][c]->Increment();
         if (d.degraded) metrics_->degraded[c]->Increment();
+        if (overload) metrics_->overload_degraded[c]->Increment();
         if (frozen && metrics_->frozen[c] != nullptr) metrics_->frozen[c]->Increment();
       }
     }
@@ -708,7 +725,8 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
   }
 }
 
-absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack) {
+absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
+                                       size_t max_waiting) {
   absl::MutexLock seen(&seen_mu_);
   absl::MutexLock features(&features_mu_);
   if (store_ == nullptr) {
@@ -742,7 +760,10 @@ absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, boo
   audit_log_ = std::move(log);
   audit_ = std::make_unique<AuditTrail>(
       audit_log_.get(),
-      AuditTrailOptions{.source = "serve", .input_format = "json", .durable_ack = durable_ack});
+      AuditTrailOptions{.source = "serve",
+                        .input_format = "json",
+                        .durable_ack = durable_ack,
+                        .max_waiting = max_waiting});
   audit_log_->SetCompanion([this](absl::Span<const std::string> recorded, KvWriteBatch& batch) {
     StageState(recorded, batch);
   });
@@ -844,17 +865,29 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
     }
   }
   if (recorded.ok()) return;
+  // Full (kResourceExhausted: too many records waiting to become durable, or the log's queue)
+  // is overload, to retry shortly; anything else is the log failing.
+  const bool overloaded = absl::IsResourceExhausted(recorded);
   absl::MutexLock lock(&seen_mu_);
   for (size_t member : members) {
     Item& item = items[member];
     item.reply = Reply{};
     item.reply.status = 503;
     item.reply.transaction_id = item.tx.id;
-    item.reply.error_code = "audit_unavailable";
-    item.reply.body = JsonErrorBody(
-        "audit_unavailable", "",
-        absl::StrCat("the decision could not be recorded in the audit log, so it is not given: ",
-                     recorded.message()));
+    if (overloaded) {
+      item.reply.error_code = "overloaded";
+      item.reply.shed_reason = "audit";
+      item.reply.body = JsonErrorBody(
+          "overloaded", "",
+          absl::StrCat("the audit log cannot take the decision now, so it is not given; retry: ",
+                       recorded.message()));
+    } else {
+      item.reply.error_code = "audit_unavailable";
+      item.reply.body = JsonErrorBody(
+          "audit_unavailable", "",
+          absl::StrCat("the decision could not be recorded in the audit log, so it is not given: ",
+                       recorded.message()));
+    }
     KeepUnscored(item);
   }
 }
@@ -948,7 +981,9 @@ void ScoreService::Release(std::vector<Item>& items) {
       }
     }
     if (item.reply.status == 503 && metrics_ != nullptr) {
-      metrics_->shed[static_cast<int>(item.tx.priority)]->Increment();
+      const int c = static_cast<int>(item.tx.priority);
+      if (item.reply.shed_reason == "batcher") metrics_->shed_batcher[c]->Increment();
+      if (item.reply.shed_reason == "audit") metrics_->shed_audit[c]->Increment();
     }
   }
   for (Item& item : items) {

@@ -96,6 +96,22 @@ class AuditTrail;
 // The degraded_reason of a decision made rules-only because the drift monitor froze the model.
 inline constexpr std::string_view kDriftFreezeReason = "drift_freeze";
 
+// The degraded_reason of a decision made rules-only because the request's deadline passed
+// while it waited in the model's queue (overload, not a late model); counted in
+// vigil_overload_degraded_decisions_total{class} besides vigil_degraded_decisions_total.
+inline constexpr std::string_view kOverloadReason =
+    "overload: the deadline passed while the request waited for the model; rules only";
+
+// vigil_shed_total{class,reason}: every request refused 503 for overload, counted where it was
+// refused. "class" is the payment's priority class, "unknown" when it was refused before its
+// body was read. ScoreService counts reasons "batcher" (the model's class queue was full) and
+// "audit" (the audit log's admission bound, audit.max_waiting, or its queue was full); the HTTP
+// face counts "connections", "workers" and "budget".
+inline constexpr char kShedMetric[] = "vigil_shed_total";
+inline constexpr char kShedMetricHelp[] =
+    "Requests refused with 503 because the server was overloaded (nothing decided), by the "
+    "payment's class (unknown: refused before the body was read) and where they were refused.";
+
 struct ScoreServiceOptions {
   FeatureConfig features;
   size_t idempotency_capacity = 100'000;
@@ -147,6 +163,8 @@ class ScoreService {
     bool degraded = false;
     std::string degraded_reason;
     bool repeated = false;  // answered from the idempotency memory
+    // Status 503 for overload: where it was shed ("batcher", "audit"); "" otherwise.
+    std::string shed_reason;
   };
   Reply Score(std::string_view body, const ScoreRequest& request = {});
   Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});
@@ -165,7 +183,10 @@ class ScoreService {
   // transactions applied but never acknowledged before a restart. Call once, before
   // RegisterMetrics and before serving. Errors: reading those rows, or a service without a
   // feature store (kFailedPrecondition).
-  absl::Status AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack);
+  // "max_waiting": AuditTrailOptions::max_waiting (0: unbounded); a decision refused by it is
+  // answered 503 overloaded (shed "audit"), its row kept for the retry.
+  absl::Status AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
+                           size_t max_waiting = 0);
   // The attached audit log (null before AttachAudit).
   audit::AuditLog* audit_log() const { return audit_log_.get(); }
   // The feature store's column family of rows applied but not yet recorded.

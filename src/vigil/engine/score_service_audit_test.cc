@@ -196,7 +196,8 @@ TEST_F(ScoreServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsR
   Start(tight);
   const ScoreService::Reply refused = service_->ScoreBatch(Batch({Tx("r1"), Tx("r2")}));
   ASSERT_EQ(refused.status, 200);
-  EXPECT_THAT(refused.body, HasSubstr("audit_unavailable"));
+  // A full queue is overload: 503 overloaded, to retry.
+  EXPECT_THAT(refused.body, HasSubstr("\"code\":\"overloaded\""));
   EXPECT_THAT(refused.body, HasSubstr("queue full"));
   EXPECT_EQ(Count(service_->Score(Tx("t3"))), "3 sent in 24 h");  // r1 and r2 were counted
   EXPECT_EQ(Log().size(), 1u);

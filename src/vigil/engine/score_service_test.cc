@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/batching/batching_scorer.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/reference_profile.h"
@@ -216,6 +217,49 @@ TEST_F(ScoreServiceTest, AnOverloadedModelPathAnswers503AndTheIdCanBeRetried) {
   EXPECT_EQ(scorer->last_priority, Priority::kP0);  // the request's class reached the batcher
   EXPECT_TRUE(scorer->had_deadline);                // with the SLA budget as its deadline
   EXPECT_EQ(service.Score(body).status, 503);       // not cached: a retry is tried again
+}
+
+// A model path whose queue expires every call before the model sees it (overload).
+class ExpiringScorer final : public Scorer {
+ public:
+  const std::string& model_version() const override { return version_; }
+  size_t row_width() const override { return FeatureExtractor::Schema()->size(); }
+  using Scorer::Score;
+  absl::Status Score(absl::Span<const double>, size_t, absl::Span<double>,
+                     const ScoreContext&) const override {
+    return absl::DeadlineExceededError(kExpiredInQueueMessage);
+  }
+  absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double>, int) const override {
+    return std::vector<Reason>{};
+  }
+
+ private:
+  std::string version_ = "late";
+};
+
+// A decision degraded because its deadline passed in the model's queue says overload, and is
+// counted as such.
+TEST_F(ScoreServiceTest, ADecisionDegradedByOverloadSaysSoAndIsCounted) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy);
+  ScoreService service(
+      fx_, ScoreServiceOptions{},
+      std::make_shared<DecisionMaker>(*policy, std::make_shared<ExpiringScorer>(), layout),
+      clock_);
+  MetricsRegistry metrics;
+  ASSERT_OK(service.RegisterMetrics(metrics));
+  const ScoreService::Reply reply = service.Score(Tx("late-1"));
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_TRUE(reply.degraded);
+  EXPECT_EQ(reply.degraded_reason, kOverloadReason);
+  const nlohmann::json d = nlohmann::json::parse(reply.body);
+  EXPECT_EQ(d["degraded"], true);
+  EXPECT_EQ(d["degraded_reason"], std::string(kOverloadReason));
+  const std::string text = metrics.RenderPrometheusText();
+  EXPECT_THAT(text, HasSubstr("vigil_overload_degraded_decisions_total{class=\"P1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("vigil_degraded_decisions_total{class=\"P1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("vigil_shed_total{class=\"P1\",reason=\"batcher\"} 0\n"));
 }
 
 // A retry after a 503 is decided on the row computed the first time: the payment is counted once.

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <future>
+#include <map>
 #include <optional>
 #include <thread>
 #include <type_traits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -75,11 +77,19 @@ struct HttpServer::State {
   // Set when options.tls.enabled; constant after Start. (Each SSL also holds a reference.)
   std::unique_ptr<net::ssl::context> tls_context;
   std::atomic<uint64_t> accepted{0}, refused{0}, open{0}, requests{0}, timeouts{0},
-      tls_handshake_failures{0};
+      tls_handshake_failures{0}, evicted{0};
+  // Connections not yet answered a request with a valid credential (open ones only).
+  std::atomic<uint64_t> unauthenticated{0};
   std::atomic<bool> stopping{false};
   uint16_t port = 0;
   absl::Mutex mu;
   absl::flat_hash_set<SessionBase*> sessions ABSL_GUARDED_BY(mu);
+  // Open connections per source address.
+  absl::flat_hash_map<std::string, size_t> per_client ABSL_GUARDED_BY(mu);
+  // Unauthenticated connections waiting for a request (from their accept or last answer to
+  // their next request head), by when they began to wait: the first is evicted first.
+  std::map<uint64_t, SessionBase*> waiting ABSL_GUARDED_BY(mu);
+  uint64_t next_wait ABSL_GUARDED_BY(mu) = 0;
   net::io_context ioc;
   // Keeps the I/O threads running while nothing is pending (acceptor closed, no connections),
   // until Stop().
@@ -98,6 +108,14 @@ struct HttpServer::State {
     tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
     if (options.on_tls_failure) options.on_tls_failure(reason);
   }
+
+  // Whether a new connection, the "from_client"-th open one of its address, is served; "" if
+  // so, else the message of its 503. Over max_connections or the unauthenticated share it
+  // evicts the connection that has waited the longest, and is refused only if none waits.
+  std::string Admit(size_t from_client);
+  // Closes the unauthenticated connection that has waited for a request the longest; false
+  // when none waits.
+  bool EvictOne();
 };
 
 namespace {
@@ -108,11 +126,13 @@ constexpr std::chrono::milliseconds kTlsShutdownTimeout{1000};
 // The default TLS 1.2 cipher list (HttpTlsOptions::ciphers): forward secret and AEAD only.
 constexpr char kDefaultCiphers[] = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!PSK";
 
-std::string Remote(const tcp::socket& socket) {
+// "address:port" of the peer; *address gets the address alone. "" when unknown.
+std::string Remote(const tcp::socket& socket, std::string* address) {
   boost::system::error_code ec;
   const tcp::endpoint ep = socket.remote_endpoint(ec);
   if (ec) return "";
-  return absl::StrCat(ep.address().to_string(), ":", ep.port());
+  *address = ep.address().to_string();
+  return absl::StrCat(*address, ":", ep.port());
 }
 
 // The reason of the first error in this thread's OpenSSL error queue, the root cause ("no start
@@ -162,7 +182,37 @@ class SessionBase {
   // Closes the connection if it is waiting for a request (shutdown); a request being handled
   // is answered first.
   virtual void CloseIfIdle() = 0;
+  // Closes the connection if it still waits for a request (then counted as evicted). Called
+  // with State::mu held, after taking the connection out of State::waiting.
+  virtual void Evict() = 0;
 };
+
+std::string HttpServer::State::Admit(size_t from_client) {
+  const ServeLimits& l = options.limits;
+  if (from_client > l.max_connections_per_client) {
+    return absl::StrCat("this client address holds its maximum of ", l.max_connections_per_client,
+                        " connections; retry later");
+  }
+  const auto share_cap = static_cast<uint64_t>(static_cast<double>(l.max_connections) *
+                                               l.max_unauthenticated_share);
+  const uint64_t unauthenticated_cap = std::max<uint64_t>(1, share_cap);
+  if (open.load(std::memory_order_relaxed) <= l.max_connections &&
+      unauthenticated.load(std::memory_order_relaxed) <= unauthenticated_cap) {
+    return "";
+  }
+  if (EvictOne()) return "";
+  return absl::StrCat("the server holds its maximum of ", l.max_connections,
+                      " connections; retry later");
+}
+
+bool HttpServer::State::EvictOne() {
+  absl::MutexLock lock(&mu);
+  if (waiting.empty()) return false;
+  SessionBase* oldest = waiting.begin()->second;
+  waiting.erase(waiting.begin());
+  oldest->Evict();
+  return true;
+}
 
 // One connection over Stream: beast::tcp_stream (HTTP) or beast::ssl_stream<beast::tcp_stream>
 // (HTTPS). Lives as long as an operation (or a pending responder) holds it. Every member
@@ -178,25 +228,36 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       : stream_(std::move(socket), stream_args...),
         request_timer_(stream_.get_executor()),
         state_(state) {
+    remote_ = Remote(Lowest().socket(), &address_);
     state_->open.fetch_add(1, std::memory_order_relaxed);
+    state_->unauthenticated.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     state_->sessions.insert(this);
+    from_client_ = ++state_->per_client[address_];
   }
   ~Session() override {
     state_->open.fetch_sub(1, std::memory_order_relaxed);
+    if (!authenticated_) state_->unauthenticated.fetch_sub(1, std::memory_order_relaxed);
     absl::MutexLock lock(&state_->mu);
     state_->sessions.erase(this);
+    if (wait_key_.has_value()) state_->waiting.erase(*wait_key_);
+    const auto it = state_->per_client.find(address_);
+    if (it != state_->per_client.end() && --it->second == 0) state_->per_client.erase(it);
   }
 
-  // Serves the connection; "over_limit": answers 503 too_many_connections (after the TLS
-  // handshake, if any) and closes.
-  void Start(bool over_limit) {
-    remote_ = Remote(Lowest().socket());
-    net::dispatch(stream_.get_executor(), [self = Self(), over_limit] {
+  // This connection's place among the open ones of its source address (1: the only one).
+  size_t from_client() const { return from_client_; }
+
+  // Serves the connection; "refusal" not empty: answers 503 too_many_connections with it
+  // (after the TLS handshake, if any) and closes.
+  void Start(std::string refusal) {
+    net::dispatch(stream_.get_executor(), [self = Self(), refusal = std::move(refusal)]() mutable {
+      self->head_deadline_ = Steady::now() + self->state_->options.limits.header_timeout;
+      if (refusal.empty()) self->ListWaiting();
       if constexpr (kTls) {
-        self->Handshake(over_limit);
-      } else if (over_limit) {
-        self->Refuse();
+        self->Handshake(std::move(refusal));
+      } else if (!refusal.empty()) {
+        self->Refuse(refusal);
       } else {
         self->AwaitRequest();
       }
@@ -211,24 +272,62 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     });
   }
 
+  void Evict() override ABSL_NO_THREAD_SAFETY_ANALYSIS {  // State::mu is held
+    wait_key_.reset();
+    std::shared_ptr<Session> self = this->weak_from_this().lock();
+    if (self == nullptr) return;  // being destroyed
+    net::post(stream_.get_executor(), [self = std::move(self)] {
+      // Not if its request came (and is being handled) in the meantime.
+      if (!self->waiting_) return;
+      self->waiting_ = false;
+      self->state_->evicted.fetch_add(1, std::memory_order_relaxed);
+      self->Close();
+    });
+  }
+
  private:
+  using Steady = std::chrono::steady_clock;
   std::shared_ptr<Session> Self() { return this->shared_from_this(); }
   beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
 
+  // An unauthenticated connection waiting for its next request head may be evicted from now
+  // on (until UnlistWaiting). Listed once per wait: the place is kept from its beginning.
+  void ListWaiting() {
+    if (authenticated_ || waiting_) return;
+    waiting_ = true;
+    absl::MutexLock lock(&state_->mu);
+    wait_key_ = state_->next_wait++;
+    state_->waiting.emplace(*wait_key_, this);
+  }
+  void UnlistWaiting() {
+    if (!waiting_) return;
+    waiting_ = false;
+    absl::MutexLock lock(&state_->mu);
+    if (wait_key_.has_value()) state_->waiting.erase(*wait_key_);
+    wait_key_.reset();
+  }
+  // When the wait for the next request head ends: for an unauthenticated connection the
+  // earlier of the head deadline and "bound" from now.
+  Steady::time_point WaitBound(std::chrono::milliseconds bound) const {
+    const Steady::time_point end = Steady::now() + bound;
+    return authenticated_ ? end : std::min(end, head_deadline_);
+  }
+
   // TLS: the server handshake, bounded by the request timeout. A failure closes the
   // connection without an answer: there is no channel to send one on.
-  void Handshake(bool over_limit) {
-    Lowest().expires_after(state_->options.limits.request_timeout);
-    stream_.async_handshake(net::ssl::stream_base::server,
-                            [self = Self(), over_limit](beast::error_code ec) {
-                              if (ec) return self->HandshakeFailed(ec);
-                              self->handshake_done_ = true;
-                              if (!self->state_->options.tls.client_ca_file.empty()) {
-                                self->principal_ = PeerPrincipal(self->stream_.native_handle());
-                              }
-                              if (over_limit) return self->Refuse();
-                              self->AwaitRequest();
-                            });
+  void Handshake(std::string refusal) {
+    Lowest().expires_at(WaitBound(state_->options.limits.request_timeout));
+    stream_.async_handshake(
+        net::ssl::stream_base::server,
+        [self = Self(), refusal = std::move(refusal)](beast::error_code ec) {
+          if (ec) return self->HandshakeFailed(ec);
+          self->handshake_done_ = true;
+          if (!self->state_->options.tls.client_ca_file.empty()) {
+            self->principal_ = PeerPrincipal(self->stream_.native_handle());
+          }
+          if (!refusal.empty()) return self->Refuse(refusal);
+          self->AwaitRequest();
+        });
   }
 
   void HandshakeFailed(const beast::error_code& ec) {
@@ -239,20 +338,19 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     Close();
   }
 
-  void Refuse() {
-    Write(HttpError(
-              503, "too_many_connections", "",
-              absl::StrCat("the server holds its maximum of ",
-                           state_->options.limits.max_connections, " connections; retry later")),
-          /*keep_alive=*/false, /*retry_after=*/true);
+  void Refuse(const std::string& message) {
+    Write(HttpError(503, "too_many_connections", "", message), /*keep_alive=*/false,
+          /*retry_after=*/true);
   }
 
-  // Waits (idle timeout) for the first byte of the next request.
+  // Waits (idle timeout; unauthenticated: at most to the head deadline) for the first byte of
+  // the next request.
   void AwaitRequest() {
     busy_ = false;
     if (state_->stopping.load()) return Finish();
+    ListWaiting();
     if (buffer_.size() > 0) return ReadRequest();
-    Lowest().expires_after(state_->options.limits.idle_timeout);
+    Lowest().expires_at(WaitBound(state_->options.limits.idle_timeout));
     stream_.async_read_some(buffer_.prepare(4096), [self = Self()](beast::error_code ec, size_t n) {
       if (ec) {
         if (ec == beast::error::timeout) {
@@ -273,17 +371,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // Not the stream's own timeout: on expiry that closes the socket, and the 408 could not be
     // written. This timer cancels the read instead; OnRead then answers 408. (Under TLS the
     // cancelled read leaves the session usable: only a socket read was pending.)
+    // An unauthenticated connection's head must also be complete by its head deadline.
     Lowest().expires_never();
     const uint64_t read = ++reads_;
     reading_ = true;
     timed_out_ = false;
-    request_timer_.expires_after(state_->options.limits.request_timeout);
-    request_timer_.async_wait([self = Self(), read](beast::error_code ec) {
-      if (ec || !self->reading_ || read != self->reads_) return;  // cancelled or stale
-      self->timed_out_ = true;
-      beast::error_code ignored;
-      self->Lowest().socket().cancel(ignored);
-    });
+    const Steady::time_point request_end = Steady::now() + state_->options.limits.request_timeout;
+    head_bound_ = !authenticated_ && head_deadline_ < request_end;
+    request_timer_.expires_at(head_bound_ ? head_deadline_ : request_end);
+    AwaitReadTimer(read, request_end);
     http::async_read(stream_, buffer_, *parser_, [self = Self()](beast::error_code ec, size_t) {
       self->reading_ = false;
       self->request_timer_.cancel();
@@ -291,12 +387,35 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     });
   }
 
+  // At the head deadline a request whose head is complete gets the rest of its own bound;
+  // otherwise (and at that bound) the read is cancelled, and OnRead answers 408.
+  void AwaitReadTimer(uint64_t read, Steady::time_point request_end) {
+    request_timer_.async_wait([self = Self(), read, request_end](beast::error_code ec) {
+      if (ec || !self->reading_ || read != self->reads_) return;  // cancelled or stale
+      if (self->head_bound_ && self->parser_->is_header_done()) {
+        self->head_bound_ = false;
+        self->request_timer_.expires_at(request_end);
+        return self->AwaitReadTimer(read, request_end);
+      }
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->Lowest().socket().cancel(ignored);
+    });
+  }
+
   void OnRead(beast::error_code ec) {
+    UnlistWaiting();
     if (ec) {
       if (ec == http::error::end_of_stream) return Close();
       const ServeLimits& limits = state_->options.limits;
       if (timed_out_ || ec == beast::error::timeout) {
         state_->timeouts.fetch_add(1, std::memory_order_relaxed);
+        if (head_bound_) {
+          return Fail(408, "request_timeout", "",
+                      absl::StrCat("the request head was not complete within ",
+                                   limits.header_timeout.count(),
+                                   " ms of the connection's start or last answer"));
+        }
         return Fail(408, "request_timeout", "",
                     absl::StrCat("the request was not complete within ",
                                  limits.request_timeout.count(), " ms"));
@@ -341,6 +460,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       Session* s = self.get();
       net::post(s->stream_.get_executor(),
                 [self = std::move(self), response = std::move(response)]() mutable {
+                  if (response.authenticated && !self->authenticated_) {
+                    self->authenticated_ = true;
+                    self->state_->unauthenticated.fetch_sub(1, std::memory_order_relaxed);
+                  }
                   const bool overloaded = response.status == 503;
                   self->Write(std::move(response), self->keep_alive_, overloaded);
                 });
@@ -375,6 +498,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                         self->response_.reset();
                         if (ec) return self->Close();
                         if (!keep_alive) return self->Finish();
+                        self->head_deadline_ =
+                            Steady::now() + self->state_->options.limits.header_timeout;
                         self->AwaitRequest();
                       });
   }
@@ -413,6 +538,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
   std::string remote_;
+  std::string address_;  // remote_'s address, without the port
+  size_t from_client_ = 0;  // constant after construction
+  std::optional<uint64_t> wait_key_;  // its place in State::waiting; guarded by State::mu
+  bool waiting_ = false;        // listed in State::waiting (or evicted and not yet closed)
+  bool authenticated_ = false;  // answered a request with a valid credential
+  Steady::time_point head_deadline_{};  // unauthenticated: the next head is due by then
+  bool head_bound_ = false;     // the read's timer is at head_deadline_
   std::string principal_;        // HttpRequest::client_principal, set after the handshake
   bool handshake_done_ = false;  // TLS only
   bool keep_alive_ = true;
@@ -432,15 +564,14 @@ void Accept(HttpServer::State* s) {
     if (ec == net::error::operation_aborted || !s->acceptor.is_open()) return;
     if (!ec) {
       s->accepted.fetch_add(1, std::memory_order_relaxed);
-      // Counted as open from construction: the check includes this connection.
+      // Counted as open from construction: the checks include this connection.
       const auto start = [s](auto& session) {
-        const bool over_limit =
-            s->open.load(std::memory_order_relaxed) > s->options.limits.max_connections;
-        if (over_limit) {
+        std::string refusal = s->Admit(session->from_client());
+        if (!refusal.empty()) {
           s->refused.fetch_add(1, std::memory_order_relaxed);
           s->Refused(503, "too_many_connections");
         }
-        session->Start(over_limit);
+        session->Start(std::move(refusal));
       };
       if (s->tls_context != nullptr) {
         auto session = std::make_shared<TlsSession>(s, std::move(socket), *s->tls_context);
@@ -669,6 +800,7 @@ HttpServer::Stats HttpServer::stats() const {
   st.requests = state_->requests.load();
   st.timeouts = state_->timeouts.load();
   st.tls_handshake_failures = state_->tls_handshake_failures.load();
+  st.evicted = state_->evicted.load();
   return st;
 }
 

@@ -1,11 +1,19 @@
 // HttpServer: HTTP/1.1 over TCP (Boost.Beast behind this header), keep-alive, a fixed number of
 // I/O threads, and the limits that keep one client from holding the server:
-//  - a connection waits for its next request at most idle_timeout, then is closed;
+//  - a connection waits for its next request at most idle_timeout, then is closed; one that
+//    has not yet been answered a request with a valid credential (HttpResponse::authenticated)
+//    must complete its next request head within header_timeout, counted from its accept or
+//    its last answer;
 //  - once a request's first byte arrives it must be complete within request_timeout (a slow
 //    sender gets 408 and is closed), and a response that the client does not read within the
 //    same time closes the connection;
 //  - headers above header_bytes get 431, bodies above body_bytes 413 (both then close);
-//  - connections above max_connections are answered 503 too_many_connections and closed.
+//  - connections above max_connections, or above max_connections_per_client from one source
+//    address, are answered 503 too_many_connections and closed. Connections without a valid
+//    credential hold at most max_unauthenticated_share of max_connections: a new connection
+//    beyond that share (or beyond max_connections) first closes the unauthenticated connection
+//    that has waited for a request the longest (evicted), so a flood of silent connections
+//    cannot lock authenticated clients out.
 // With options.tls it speaks HTTPS instead (TLS 1.2/1.3, OpenSSL), optionally mutual TLS; the
 // same limits hold, and the TLS handshake must complete within request_timeout. A failed
 // handshake closes the connection unanswered. When the server ends a TLS connection after an
@@ -66,6 +74,9 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<HttpHeader> headers;  // besides Content-Type, Content-Length, Server, Connection
+  // The request carried a valid credential: its connection counts as authenticated from now
+  // on (idle_timeout instead of header_timeout; never evicted). Not sent.
+  bool authenticated = false;
   // For the request log when status >= 400 (the body holds them too): not sent.
   std::string error_code;
   std::string error_message;
@@ -144,10 +155,11 @@ class HttpServer {
 
   struct Stats {
     uint64_t accepted = 0;  // connections
-    uint64_t refused = 0;   // connections over max_connections
+    uint64_t refused = 0;   // connections over max_connections or max_connections_per_client
+    uint64_t evicted = 0;   // unauthenticated connections closed to make room (see above)
     uint64_t open = 0;      // connections now
     uint64_t requests = 0;
-    uint64_t timeouts = 0;                // idle or request timeouts that closed a connection
+    uint64_t timeouts = 0;  // idle, header or request timeouts that closed a connection
     uint64_t tls_handshake_failures = 0;  // as told to on_tls_failure (timeouts too)
   };
   Stats stats() const;

@@ -52,6 +52,8 @@ class EchoHandler final : public HttpHandler {
     j["x_test"] = std::string(request.Header("x-test"));
     HttpResponse r;
     r.body = j.dump();
+    // The tests' credential: "Authorization: ok".
+    r.authenticated = request.Header("authorization") == "ok";
     std::move(respond)(std::move(r));
   }
 
@@ -240,9 +242,10 @@ TEST_F(HttpServerTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
 TEST_F(HttpServerTest, ConnectionsBeyondTheMaximumAre503) {
   options_.limits.max_connections = 2;
   ASSERT_NO_FATAL_FAILURE(Start());
+  // Authenticated: never evicted to make room.
   TestHttpClient a(server_->port()), b(server_->port());
-  ASSERT_OK(a.Request("GET", "/a"));
-  ASSERT_OK(b.Request("GET", "/b"));
+  ASSERT_OK(a.Request("GET", "/a", "", {{"Authorization", "ok"}}));
+  ASSERT_OK(b.Request("GET", "/b", "", {{"Authorization", "ok"}}));
   {
     TestHttpClient c(server_->port());
     absl::StatusOr<TestHttpResponse> r = c.ReadResponse();  // answered without asking
@@ -269,6 +272,111 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheMaximumAre503) {
   absl::StatusOr<TestHttpResponse> r = d.Request("GET", "/d");
   ASSERT_OK(r);
   EXPECT_EQ(r->status, 200);
+}
+
+// Waits (bounded) until the server counts at most "open" connections.
+void AwaitOpenAtMost(const HttpServer& server, uint64_t open) {
+  const Steady::time_point give_up = Steady::now() + Millis(5000);
+  while (server.stats().open > open && Steady::now() < give_up) {
+    std::this_thread::sleep_for(Millis(2));
+  }
+}
+
+// Many connections that send nothing, from one address: beyond max_connections_per_client they
+// are refused at once, a client from another address is served at once, and those held are
+// closed once header_timeout has passed without a request head.
+TEST_F(HttpServerTest, SilentConnectionsFromOneClientAreCappedAndClosedAfterTheHeaderTimeout) {
+  options_.limits.max_connections = 200;  // the unauthenticated share is not the subject
+  options_.limits.max_connections_per_client = 16;
+  options_.limits.header_timeout = Millis(1500);
+  options_.limits.idle_timeout = Millis(60000);
+  ASSERT_NO_FATAL_FAILURE(Start());
+  const Steady::time_point opened = Steady::now();
+  std::vector<std::unique_ptr<TestHttpClient>> silent;
+  for (int i = 0; i < 40; ++i) {
+    silent.push_back(std::make_unique<TestHttpClient>(server_->port()));
+    ASSERT_TRUE(silent.back()->connected()) << silent.back()->error();
+  }
+  // The 24 beyond the per-client limit are answered 503 without asking, and closed.
+  int refused_now = 0;
+  for (size_t i = 16; i < silent.size(); ++i) {
+    absl::StatusOr<TestHttpResponse> r = silent[i]->ReadResponse();
+    ASSERT_OK(r);
+    EXPECT_EQ(r->status, 503);
+    EXPECT_EQ(r->Json()["error"]["code"], "too_many_connections");
+    EXPECT_THAT(r->body, HasSubstr("client address"));
+    EXPECT_FALSE(r->Header("Retry-After").empty());
+    ++refused_now;
+  }
+  EXPECT_EQ(refused_now, 24);
+  EXPECT_EQ(server_->stats().refused, 24u);
+  // Another client (another loopback address) is served while the 16 are held.
+  TestHttpClient fresh(server_->port(), Millis(10000), "127.0.0.2");
+  ASSERT_TRUE(fresh.connected()) << fresh.error();
+  absl::StatusOr<TestHttpResponse> served = fresh.Request("GET", "/fresh");
+  ASSERT_OK(served);
+  EXPECT_EQ(served->status, 200);
+  EXPECT_THAT(served->Json()["remote"].get<std::string>(), HasSubstr("127.0.0.2:"));
+  EXPECT_LT(Steady::now() - opened, Millis(1500)) << "served only after the silent ones closed";
+  // The 16 held are closed for want of a request head, after header_timeout, not idle_timeout.
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_TRUE(silent[i]->WaitForClose(Millis(10000))) << i;
+  }
+  EXPECT_GE(Steady::now() - opened, Millis(1400));  // not before the bound (less timer slack)
+  EXPECT_LT(Steady::now() - opened, Millis(10000));
+  silent.clear();
+  fresh.Close();
+  AwaitOpenAtMost(*server_, 0);
+  EXPECT_EQ(server_->stats().open, 0u);
+  EXPECT_GE(server_->stats().timeouts, 16u);
+}
+
+// Connections without a credential hold at most their share of max_connections: a new
+// connection beyond it closes the unauthenticated one idle the longest, so silent connections
+// from many addresses cannot starve an authenticated client, nor keep a new one out.
+TEST_F(HttpServerTest, UnauthenticatedConnectionsAreEvictedOldestFirstToMakeRoom) {
+  options_.limits.max_connections = 8;
+  options_.limits.max_unauthenticated_share = 0.5;  // 4
+  options_.limits.max_connections_per_client = 100;
+  options_.limits.header_timeout = Millis(60000);  // eviction, not the timeout, is the subject
+  ASSERT_NO_FATAL_FAILURE(Start());
+  TestHttpClient trusted(server_->port());
+  ASSERT_OK(trusted.Request("GET", "/t", "", {{"Authorization", "ok"}}));
+  std::vector<std::unique_ptr<TestHttpClient>> silent;
+  for (int i = 0; i < 4; ++i) {
+    silent.push_back(std::make_unique<TestHttpClient>(server_->port()));
+    ASSERT_TRUE(silent.back()->connected());
+  }
+  // All four held; then each new one closes the oldest silent one.
+  const Steady::time_point give_up = Steady::now() + Millis(5000);
+  while (server_->stats().accepted < 5 && Steady::now() < give_up) {
+    std::this_thread::sleep_for(Millis(2));
+  }
+  for (int i = 0; i < 3; ++i) {
+    silent.push_back(std::make_unique<TestHttpClient>(server_->port()));
+    ASSERT_TRUE(silent.back()->connected());
+    EXPECT_TRUE(silent[static_cast<size_t>(i)]->WaitForClose(Millis(5000))) << i;
+  }
+  EXPECT_EQ(server_->stats().evicted, 3u);
+  EXPECT_EQ(server_->stats().refused, 0u);
+  // A new client (no credential yet) is served, evicting the oldest silent one in turn.
+  TestHttpClient fresh(server_->port());
+  absl::StatusOr<TestHttpResponse> r = fresh.Request("GET", "/fresh", "", {{"Authorization", "ok"}});
+  ASSERT_OK(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(silent[3]->WaitForClose(Millis(5000)));
+  EXPECT_EQ(server_->stats().evicted, 4u);
+  // The authenticated connections were never touched.
+  absl::StatusOr<TestHttpResponse> again = trusted.Request("GET", "/t2");
+  ASSERT_OK(again);
+  EXPECT_EQ(again->status, 200);
+  absl::StatusOr<TestHttpResponse> again2 = fresh.Request("GET", "/f2");
+  ASSERT_OK(again2);
+  EXPECT_EQ(again2->status, 200);
+  // The newest silent ones are still open: evicted oldest first.
+  for (size_t i = 4; i < silent.size(); ++i) {
+    EXPECT_FALSE(silent[i]->WaitForClose(Millis(50))) << i;
+  }
 }
 
 TEST_F(HttpServerTest, AMalformedRequestIs400) {

@@ -64,6 +64,8 @@ class EchoHandler final : public HttpHandler {
                               {"principal", request.client_principal}};
     HttpResponse r;
     r.body = j.dump();
+    // The tests' credential: "Authorization: ok".
+    r.authenticated = request.Header("authorization") == "ok";
     if (request.path == "/slow") {
       absl::MutexLock lock(&mu_);
       responders_.emplace_back([respond = std::move(respond), r = std::move(r)]() mutable {
@@ -629,7 +631,8 @@ TEST_F(HttpServerTlsTest, ConnectionsBeyondTheMaximumAre503OverTls) {
   ASSERT_NO_FATAL_FAILURE(Start());
   TestHttpClient held(server_->port(), Trusting());
   ASSERT_TRUE(held.connected()) << held.error();
-  ASSERT_OK(held.Request("GET", "/a"));
+  // Authenticated: never evicted to make room for a new connection.
+  ASSERT_OK(held.Request("GET", "/a", "", {{"Authorization", "ok"}}));
   TestHttpClient extra(server_->port(), Trusting());
   ASSERT_TRUE(extra.connected()) << extra.error();
   absl::StatusOr<TestHttpResponse> r = extra.ReadResponse();  // answered without asking

@@ -102,7 +102,8 @@ absl::StatusOr<std::unique_ptr<RequestLog>> RequestLog::Create(RequestLogOptions
 RequestLog::RequestLog(const RequestLogOptions& options, std::shared_ptr<spdlog::logger> logger)
     : sample_rate_(options.sample_rate),
       clock_(options.clock != nullptr ? *options.clock : RealClock()),
-      logger_(std::move(logger)) {}
+      logger_(std::move(logger)),
+      shed_interval_(options.shed_interval) {}
 
 RequestLog::~RequestLog() { Flush(); }
 
@@ -113,6 +114,7 @@ bool RequestLog::SampledByTraceId(std::string_view trace_id, double sample_rate)
 }
 
 void RequestLog::Log(const RequestLogEntry& e) {
+  if (!e.shed.empty()) return Shed(e.shed);
   std::string_view level;
   if (e.status >= 500) {
     level = "error";
@@ -173,6 +175,48 @@ void RequestLog::Event(std::string_view level, std::string_view message,
   }
   line.push_back('}');
   Write(level, line);
+}
+
+void RequestLog::Shed(std::string_view where) {
+  shed_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::pair<std::string, std::string>> fields;
+  {
+    absl::MutexLock lock(&shed_mu_);
+    ++shed_pending_total_;
+    bool counted = false;
+    for (auto& [name, n] : shed_pending_) {
+      if (name == where) {
+        ++n;
+        counted = true;
+        break;
+      }
+    }
+    if (!counted) shed_pending_.emplace_back(std::string(where), 1);
+    if (!TakeShedSummary(&fields)) return;
+  }
+  Event("warn", "requests shed", fields);
+}
+
+void RequestLog::ReportShed() {
+  std::vector<std::pair<std::string, std::string>> fields;
+  {
+    absl::MutexLock lock(&shed_mu_);
+    if (!TakeShedSummary(&fields)) return;
+  }
+  Event("warn", "requests shed", fields);
+}
+
+bool RequestLog::TakeShedSummary(std::vector<std::pair<std::string, std::string>>* fields) {
+  if (shed_pending_total_ == 0) return false;
+  const UtcTime now = clock_.Now();
+  if (shed_logged_at_.has_value() && now - *shed_logged_at_ < shed_interval_) return false;
+  fields->emplace_back("count", absl::StrCat(shed_pending_total_));
+  fields->emplace_back("interval_ms", absl::StrCat(shed_interval_.count()));
+  for (const auto& [name, n] : shed_pending_) fields->emplace_back(name, absl::StrCat(n));
+  shed_pending_.clear();
+  shed_pending_total_ = 0;
+  shed_logged_at_ = now;
+  return true;
 }
 
 void RequestLog::Flush() { logger_->flush(); }

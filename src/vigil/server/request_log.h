@@ -18,6 +18,11 @@
 //   log->Log({.method = "POST", .route = "/v1/score", .trace_id = trace_id, .status = 200,
 //             .latency = elapsed});
 //
+// Requests shed because the server is overloaded (503 overloaded, too_many_connections) are
+// not logged one by one: a flood of them would cost the server the time it lacks and bury the
+// log. Shed() counts them, and a "requests shed" line at "warn" says how many, by where they
+// were shed, at most once per shed_interval (the first of a burst at once).
+//
 // Sampling is decided by the trace id when there is one, so that every service that samples
 // the same trace with this function agrees on it at the same rate, and the logged requests of
 // one trace can be followed across them (SampledByTraceId below gives the exact function).
@@ -41,12 +46,15 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "vigil/common/clock.h"
 
 namespace spdlog {
@@ -65,6 +73,8 @@ struct RequestLogOptions {
   std::string path;
   // Source of the "ts" field. Must outlive the RequestLog. nullptr: RealClock().
   const Clock* clock = nullptr;
+  // At most one "requests shed" line per this interval (see Shed()).
+  std::chrono::milliseconds shed_interval{10'000};
 };
 
 // One request, as the server saw it. The views must stay valid only during the Log() call.
@@ -82,6 +92,9 @@ struct RequestLogEntry {
   std::string_view error_message;        // the error's message as sent to the client
   std::string_view actor;                // who asked: "tls:<subject>", "token:<id>"
   std::string_view token_id;             // a refused request's token id (never the secret)
+  // Not empty: the request was shed for overload there (RequestLog::Shed): counted, and told
+  // in the periodic "requests shed" line instead of a line of its own.
+  std::string_view shed;
   int status = 0;                        // the HTTP status sent
   bool degraded = false;                 // answered in a degraded mode (e.g. rules only)
   std::chrono::microseconds latency{0};  // from the request's first byte to the response
@@ -105,6 +118,7 @@ class RequestLog {
   // by a counter. Fields, in this order when not empty: method, route, target, remote, status,
   // latency_us, trace_id, transaction_id, action, degraded (true; left out when false),
   // degraded_reason, error_code, error_message. "status" and "latency_us" are always written.
+  // An entry with "shed" set goes to Shed(e.shed) instead.
   void Log(const RequestLogEntry& e);
 
   // Logs an event that is not a request, always: {"ts":...,"level":<level>,"msg":<message>,
@@ -114,6 +128,17 @@ class RequestLog {
   // "field_msg" so that it cannot shadow the line's own.
   void Event(std::string_view level, std::string_view message,
              const std::vector<std::pair<std::string, std::string>>& fields = {});
+
+  // Counts a request shed for overload ("where": "connections", "workers", "budget",
+  // "batcher", "audit"), instead of a line of its own. When no "requests shed" line was written
+  // in the last shed_interval, writes one now: {"level":"warn","msg":"requests shed",
+  // "count":"N","interval_ms":"...","<where>":"n",...} with the sheds counted since the last.
+  void Shed(std::string_view where);
+  // Writes the pending "requests shed" line if there are sheds not yet reported and the
+  // interval has passed (the server calls this periodically, so the end of a burst is told).
+  void ReportShed();
+  // Sheds counted by Shed(), all told.
+  uint64_t shed() const { return shed_.load(std::memory_order_relaxed); }
 
   // Lines handed to the sink, requests and events (a line the sink then failed to write counts
   // too: spdlog reports it, see the file comment).
@@ -146,6 +171,17 @@ class RequestLog {
   const double sample_rate_;
   const Clock& clock_;
   const std::shared_ptr<spdlog::logger> logger_;
+
+  // Takes the pending shed summary as the fields of its line, when one is due.
+  bool TakeShedSummary(std::vector<std::pair<std::string, std::string>>* fields)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shed_mu_);
+
+  const std::chrono::milliseconds shed_interval_;
+  absl::Mutex shed_mu_;
+  std::vector<std::pair<std::string, uint64_t>> shed_pending_ ABSL_GUARDED_BY(shed_mu_);
+  uint64_t shed_pending_total_ ABSL_GUARDED_BY(shed_mu_) = 0;
+  std::optional<UtcTime> shed_logged_at_ ABSL_GUARDED_BY(shed_mu_);
+  std::atomic<uint64_t> shed_{0};
 
   std::atomic<uint64_t> untraced_requests_{0};  // successful, non-degraded, without trace id
   std::atomic<uint64_t> written_{0};

@@ -335,6 +335,33 @@ TEST_F(RequestLogTest, EventsAreAlwaysWritten) {
   EXPECT_EQ(log->written(), 4u);
 }
 
+// Sheds are counted, not logged one by one: the first of a burst is told at once, the rest at
+// most once per shed_interval, with the count by where they were shed.
+TEST_F(RequestLogTest, ShedsAreSummarizedAtMostOncePerIntervalAtWarn) {
+  std::unique_ptr<RequestLog> log = Open(1);
+  ASSERT_NE(log, nullptr);
+  log->Shed("workers");  // the first: a line at once
+  for (int i = 0; i < 999; ++i) log->Shed(i % 3 == 0 ? "batcher" : "workers");
+  log->ReportShed();  // the interval (10 s) has not passed
+  clock_.Advance(std::chrono::seconds(9));
+  log->Shed("workers");
+  log->ReportShed();
+  clock_.Advance(std::chrono::seconds(1));
+  log->ReportShed();  // 10 s since the first line: the 1,000 since are told
+  log->ReportShed();  // nothing new
+  log->Flush();
+  const std::vector<nlohmann::json> lines = ReadLines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], nlohmann::json::parse(R"({"ts":"2026-11-30T12:34:56.123456Z",
+      "level":"warn","msg":"requests shed","count":"1","interval_ms":"10000",
+      "workers":"1"})"));
+  EXPECT_EQ(lines[1], nlohmann::json::parse(R"({"ts":"2026-11-30T12:35:06.123456Z",
+      "level":"warn","msg":"requests shed","count":"1000","interval_ms":"10000",
+      "workers":"667","batcher":"333"})"));
+  EXPECT_EQ(log->shed(), 1001u);
+  EXPECT_EQ(log->written(), 2u);
+}
+
 TEST_F(RequestLogTest, LinesReachTheFileWithoutFlushForWarningsAndOnDestruction) {
   std::unique_ptr<RequestLog> log = Open(1);
   ASSERT_NE(log, nullptr);

@@ -176,6 +176,10 @@ struct ServeApi::RouteMetrics {
   std::array<LatencyHistogram*, kNumRoutes> duration{};
   std::array<Counter*, kNumAccessDenials> auth_failures{};  // [AccessDenial], kNone unused
   Counter* tls_failures = nullptr;
+  // vigil_shed_total{class="unknown"} of the sheds before a body is read.
+  Counter* shed_connections = nullptr;
+  Counter* shed_workers = nullptr;
+  Counter* shed_budget = nullptr;
 };
 
 std::vector<std::string> ServeApi::Routes() {
@@ -227,6 +231,13 @@ absl::Status ServeApi::RegisterMetrics() {
                                               "protocol or cipher mismatch, plain HTTP to the "
                                               "TLS port.",
                                               {}));
+  const auto shed = [this](const char* reason) {
+    return metrics_->AddCounter(kShedMetric, kShedMetricHelp,
+                                {{"class", "unknown"}, {"reason", reason}});
+  };
+  VIGIL_ASSIGN_OR_RETURN(m->shed_connections, shed("connections"));
+  VIGIL_ASSIGN_OR_RETURN(m->shed_workers, shed("workers"));
+  VIGIL_ASSIGN_OR_RETURN(m->shed_budget, shed("budget"));
   route_metrics_ = std::move(m);
   return absl::OkStatus();
 }
@@ -253,11 +264,17 @@ void ServeApi::CountRefused(int status, std::string_view code) {
   entry.route = kUnmatchedLabel;
   entry.status = status;
   entry.error_code = code;
+  if (code == "too_many_connections") {
+    route_metrics_->shed_connections->Increment();
+    entry.shed = "connections";
+  }
   log_->Log(entry);
 }
 
 void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse response,
-                      Steady::time_point start, RequestLogEntry entry, HttpResponder respond) {
+                      Steady::time_point start, RequestLogEntry entry, HttpResponder respond,
+                      bool authenticated) {
+  response.authenticated = authenticated;
   const auto elapsed = Steady::now() - start;
   route_metrics_->requests[route][StatusIndex(response.status)]->Increment();
   route_metrics_->duration[route]->Record(elapsed);
@@ -322,14 +339,16 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   } else if (!request.client_principal.empty()) {
     actor = absl::StrCat("tls:", Absl(request.client_principal));
   }
+  // A valid credential was checked (or none is needed by the configuration).
+  const bool authenticated = options_.access == nullptr || kRoutes[route].need != Need::kPublic;
   switch (route) {
     case kHealthz:
       return Finish(route, request, Json(200, R"({"status":"ok"})"), start, {},
-                    std::move(respond));
+                    std::move(respond), authenticated);
     case kReadyz:
-      return Finish(route, request, Ready(), start, {}, std::move(respond));
+      return Finish(route, request, Ready(), start, {}, std::move(respond), authenticated);
     case kMetrics:
-      return Finish(route, request, Metrics(), start, {}, std::move(respond));
+      return Finish(route, request, Metrics(), start, {}, std::move(respond), authenticated);
     default:
       break;
   }
@@ -337,12 +356,13 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     return Finish(route, request,
                   HttpError(503, "not_ready", "",
                             "vigil is loading its model, policy and state; see GET /readyz"),
-                  start, {}, std::move(respond));
+                  start, {}, std::move(respond), authenticated);
   }
   // The rest may wait (the batcher, a duplicate in flight, a durable write): on the workers.
   auto shared = std::make_shared<std::pair<HttpRequest, HttpResponder>>(std::move(request),
                                                                         std::move(respond));
-  const bool queued = workers_->TrySubmit([this, route, start, shared,
+  const WorkerPool::Admission admission = workers_->Submit([this, route, start, shared,
+                                                            authenticated,
                                            actor = std::move(actor)]() mutable {
     const HttpRequest& req = shared->first;
     RequestLogEntry entry;
@@ -359,6 +379,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         entry.degraded = outcome.degraded;
         entry.degraded_reason = outcome.degraded_reason;
         entry.error_code = outcome.error_code;
+        entry.shed = outcome.shed;
         break;
       case kPolicyIngest:
         response = IngestPolicy(req, actor);
@@ -378,13 +399,21 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         response = AuditExport(req);
         break;
     }
-    Finish(route, req, std::move(response), start, entry, std::move(shared->second));
+    Finish(route, req, std::move(response), start, entry, std::move(shared->second),
+           authenticated);
   });
-  if (!queued) {
-    HttpResponse r = HttpError(503, "overloaded", "",
-                               "every worker is busy and the request queue is full; retry");
+  if (admission != WorkerPool::Admission::kQueued) {
+    HttpResponse r = HttpError(
+        503, "overloaded", "",
+        admission == WorkerPool::Admission::kQueueTooSlow
+            ? "every worker is busy and the requests waiting have waited too long; retry"
+            : "every worker is busy and the request queue is full; retry");
     r.headers.push_back({"Retry-After", "1"});
-    Finish(route, shared->first, std::move(r), start, {}, std::move(shared->second));
+    route_metrics_->shed_workers->Increment();
+    RequestLogEntry entry;
+    entry.shed = "workers";
+    Finish(route, shared->first, std::move(r), start, entry, std::move(shared->second),
+           authenticated);
   }
 }
 
@@ -419,6 +448,8 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
         absl::StrCat("the request waited ", waited.count() / 1000,
                      " ms for a worker, its whole SLA budget: not decided; retry"));
     shed.headers.push_back({"Retry-After", "1"});
+    route_metrics_->shed_budget->Increment();
+    outcome->shed = "budget";
     return shed;
   }
   score_request.budget = remaining;
@@ -439,6 +470,7 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   outcome->degraded = reply.degraded;
   outcome->degraded_reason = std::move(reply.degraded_reason);
   outcome->error_code = std::move(reply.error_code);
+  outcome->shed = std::move(reply.shed_reason);
   return response;
 }
 

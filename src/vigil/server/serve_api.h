@@ -116,6 +116,7 @@ class ServeApi final : public HttpHandler {
   // What a scoring request's log line says beyond the HTTP facts.
   struct ScoreOutcome {
     std::string trace_id, transaction_id, action, degraded_reason, error_code;
+    std::string shed;  // shed for overload: where (RequestLogEntry::shed)
     bool degraded = false;
   };
   HttpResponse Score(const HttpRequest& request, bool batch,
@@ -129,9 +130,11 @@ class ServeApi final : public HttpHandler {
   HttpResponse AuditVerify(const HttpRequest& request) const;
   // GET /v1/audit/export: a page of `vigil audit export` lines (docs/openapi.yaml).
   HttpResponse AuditExport(const HttpRequest& request) const;
+  // "authenticated": the request passed the access check (or auth is off), which the HTTP
+  // server's connection limits take into account (HttpResponse::authenticated).
   void Finish(int route, const HttpRequest& request, HttpResponse response,
               std::chrono::steady_clock::time_point start, RequestLogEntry entry,
-              HttpResponder respond);
+              HttpResponder respond, bool authenticated = false);
 
   ServeApiOptions options_;
   WorkerPool* workers_;

@@ -89,7 +89,7 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   r.Keys(a,
          {"durable_ack", "signing_key", "hash", "tree_head_every", "tree_head_interval_ms",
           "group_max_records", "group_max_delay_us", "queue", "compress_records", "record_kek",
-          "record_cipher", "records_per_data_key"},
+          "record_cipher", "records_per_data_key", "max_waiting"},
          "audit");
   for (const auto& [key, field] : {std::pair{"durable_ack", &out->durable_ack},
                                    std::pair{"compress_records", &out->compress_records}}) {
@@ -127,6 +127,9 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
     out->group_max_delay = std::chrono::microseconds(us);
   }
   if (const YAML::Node n = a["queue"]; n) r.Integer(n, "audit.queue", &out->queue, 1, 100'000'000);
+  if (const YAML::Node n = a["max_waiting"]; n) {
+    r.Integer(n, "audit.max_waiting", &out->max_waiting, 0, 100'000'000);
+  }
   if (const YAML::Node n = a["record_kek"]; n) r.String(n, "audit.record_kek", &out->record_kek);
   if (const YAML::Node n = a["record_cipher"]; n) {
     r.String(n, "audit.record_cipher", &out->record_cipher);
@@ -507,7 +510,8 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   if (const YAML::Node l = root["limits"]; l) {
     r.Keys(l,
            {"body_bytes", "header_bytes", "request_timeout_ms", "idle_timeout_ms",
-            "max_connections", "batch_size"},
+            "header_timeout_ms", "max_connections", "max_connections_per_client",
+            "max_unauthenticated_share", "batch_size"},
            "limits");
     if (const YAML::Node n = l["body_bytes"]; n) {
       r.Integer(n, "body_bytes", &c.limits.body_bytes, 256, 64 << 20);
@@ -523,6 +527,21 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
     }
     if (const YAML::Node n = l["max_connections"]; n) {
       r.Integer(n, "max_connections", &c.limits.max_connections, 1, 1'000'000);
+    }
+    if (const YAML::Node n = l["header_timeout_ms"]; n) {
+      r.Millis(n, "header_timeout_ms", &c.limits.header_timeout, 1, 600'000);
+    }
+    if (const YAML::Node n = l["max_connections_per_client"]; n) {
+      r.Integer(n, "max_connections_per_client", &c.limits.max_connections_per_client, 1,
+                1'000'000);
+    }
+    if (const YAML::Node n = l["max_unauthenticated_share"]; n) {
+      double v = -1;
+      if (!n.IsScalar() || !absl::SimpleAtod(n.Scalar(), &v) || !(v > 0 && v <= 1)) {
+        r.Error(n, "'max_unauthenticated_share' must be a number above 0, at most 1");
+      } else {
+        c.limits.max_unauthenticated_share = v;
+      }
     }
     if (const YAML::Node n = l["batch_size"]; n) {
       r.Integer(n, "batch_size", &c.limits.batch_size, 1, 100'000);
@@ -561,9 +580,12 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   if (const YAML::Node n = root["fx_rates"]; n) r.String(n, "fx_rates", &c.fx_rates);
   if (const YAML::Node n = root["lists"]; n) r.String(n, "lists", &c.lists);
   if (const YAML::Node w = root["workers"]; w) {
-    r.Keys(w, {"threads", "queue"}, "workers");
+    r.Keys(w, {"threads", "queue", "max_queue_delay_ms"}, "workers");
     if (const YAML::Node n = w["threads"]; n) r.Integer(n, "threads", &c.worker_threads, 1, 4096);
     if (const YAML::Node n = w["queue"]; n) r.Integer(n, "queue", &c.worker_queue, 1, 10'000'000);
+    if (const YAML::Node n = w["max_queue_delay_ms"]; n) {
+      r.Millis(n, "max_queue_delay_ms", &c.worker_max_queue_delay, 1, 60'000);
+    }
   }
   if (const YAML::Node l = root["log"]; l) {
     r.Keys(l, {"path", "sample_rate"}, "log");

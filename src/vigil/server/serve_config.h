@@ -10,7 +10,8 @@
 //   score_budget_ms: 200          # SLA budget of the model path; then rules-only
 //   idempotency_capacity: 100000
 //   limits: {body_bytes: 65536, header_bytes: 8192, request_timeout_ms: 5000,
-//            idle_timeout_ms: 60000, max_connections: 1024, batch_size: 1000}
+//            idle_timeout_ms: 60000, header_timeout_ms: 5000, max_connections: 1024,
+//            max_connections_per_client: 256, max_unauthenticated_share: 0.5, batch_size: 1000}
 //   batcher: {preset: fast}       # fast | immediate | compliance
 //   breaker: {failure_threshold: 5, budget_ms: 2, open_ms: 1000}
 //   gpu:                          # the CUDA backend behind the batcher (docs/serve.md, The GPU)
@@ -20,7 +21,7 @@
 //     timeout_ms: 5               # the longest a batch spends on the GPU before the CPU scores it
 //   fx_rates: data/fx_rates.csv   # default: data/fx_rates.csv here, else beside the binary
 //   lists: policies/lists         # default: lists/ beside the policy file
-//   workers: {threads: 64, queue: 4096}  # requests that may wait (scoring, admin)
+//   workers: {threads: 64, queue: 4096, max_queue_delay_ms: 50}  # requests that may wait
 //   log: {path: "", sample_rate: 0.01}   # JSON lines; "" = stderr
 //   drift:                        # the drift monitor of live decisions (docs/serve.md, Drift)
 //     profile: model/reference_profile.json  # default: reference_profile.json beside `model`
@@ -41,6 +42,7 @@
 //     group_max_records: 16384    # records per group commit (one fsync)
 //     group_max_delay_us: 0       # wait this long for more records before a commit
 //     queue: 262144               # records waiting to be written; beyond it: 503
+//     max_waiting: 16384          # decisions waiting for their durable record; beyond: 503
 //   screening:                    # watchlist screening of every decision (docs/screening.md)
 //     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
 //     reload_seconds: 30          # check the lists for changes this often; 0: never
@@ -92,7 +94,19 @@ struct ServeLimits {
   size_t header_bytes = 8 << 10;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds idle_timeout{60000};
+  // A connection that has presented no valid credential yet (see max_unauthenticated_share)
+  // must complete its next request head within this, from its accept (TLS handshake included)
+  // or its last answer; else it is closed (408 when part of a request came). Authenticated
+  // connections wait up to idle_timeout between requests.
+  std::chrono::milliseconds header_timeout{5000};
   size_t max_connections = 1024;
+  // Connections from one source address; beyond it, 503 too_many_connections and closed. A
+  // gateway behind one address needs this at least its connection pool's size.
+  size_t max_connections_per_client = 256;
+  // The share of max_connections that connections without a valid credential may hold: the
+  // rest is kept for authenticated clients. A new connection beyond it (or beyond
+  // max_connections) closes the unauthenticated connection idle the longest, if there is one.
+  double max_unauthenticated_share = 0.5;
   size_t batch_size = 1000;  // transactions per POST /v1/score/batch
 };
 
@@ -128,6 +142,10 @@ struct ServeAuditConfig {
   size_t group_max_records = 16'384;
   std::chrono::microseconds group_max_delay{0};
   size_t queue = 262'144;
+  // audit.max_waiting: decisions that may wait at once for their records to become durable
+  // (AuditTrailOptions::max_waiting); beyond it a decision is answered 503 overloaded, its row
+  // kept for the retry. 0: unbounded.
+  size_t max_waiting = 16'384;
   bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
   // audit.record_kek: the public key that wraps the data keys sealing the records' personal
   // fields; empty: records are not encrypted. audit.record_cipher: "aes-256-gcm" or
@@ -226,6 +244,9 @@ struct ServeConfig {
   std::string lists;
   int worker_threads = 64;
   size_t worker_queue = 4096;
+  // workers.max_queue_delay_ms: a request that finds the oldest waiting request queued for
+  // longer is answered 503 overloaded at once (WorkerPoolOptions::max_queue_delay).
+  std::chrono::milliseconds worker_max_queue_delay{50};
   std::string log_path;  // empty: stderr
   double log_sample_rate = 0.01;
   ServeDriftConfig drift;

@@ -106,6 +106,38 @@ batcher: {preset: immediate}
   EXPECT_EQ(c->batcher.classes[2].max_queue_delay, std::chrono::microseconds(0));
 }
 
+TEST(ServeConfig, ReadsTheConnectionAndOverloadLimits) {
+  auto c = ServeConfig::Parse(R"(plaintext: true
+data_dir: d
+limits: {header_timeout_ms: 750, max_connections_per_client: 12,
+         max_unauthenticated_share: 0.25}
+workers: {max_queue_delay_ms: 20}
+audit: {max_waiting: 99}
+)",
+                              "serve.yaml");
+  ASSERT_OK(c);
+  EXPECT_EQ(c->limits.header_timeout, std::chrono::milliseconds(750));
+  EXPECT_EQ(c->limits.max_connections_per_client, 12u);
+  EXPECT_EQ(c->limits.max_unauthenticated_share, 0.25);
+  EXPECT_EQ(c->worker_max_queue_delay, std::chrono::milliseconds(20));
+  EXPECT_EQ(c->audit.max_waiting, 99u);
+  // The defaults.
+  const ServeConfig d;
+  EXPECT_EQ(d.limits.header_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(d.limits.max_connections_per_client, 256u);
+  EXPECT_EQ(d.limits.max_unauthenticated_share, 0.5);
+  EXPECT_EQ(d.worker_max_queue_delay, std::chrono::milliseconds(50));
+  EXPECT_EQ(d.audit.max_waiting, 16'384u);
+
+  auto bad = ServeConfig::Parse(R"(data_dir: d
+limits: {max_unauthenticated_share: 0, header_timeout_ms: 0}
+)",
+                                "serve.yaml");
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument,
+                            HasSubstr("'max_unauthenticated_share' must be a number above 0")));
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'header_timeout_ms'")));
+}
+
 TEST(ServeConfig, BadServingValuesAreNamed) {
   auto c = ServeConfig::Parse(R"(data_dir: d
 workers: {threads: 0, qeue: 3}

@@ -97,7 +97,11 @@ class TestHttpClient {
 
   // Connects to 127.0.0.1:port; connected() says whether that worked (error() why not).
   // "timeout" bounds every later wait for the server (reading a response, writing a request).
-  explicit TestHttpClient(uint16_t port, Millis timeout = Millis(10000)) : timeout_(timeout) {
+  // "source": the local IPv4 address to connect from (another loopback address such as
+  // "127.0.0.2" is another client to the server); "" for the kernel's choice.
+  explicit TestHttpClient(uint16_t port, Millis timeout = Millis(10000),
+                          const std::string& source = "")
+      : timeout_(timeout) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) {
       error_ = absl::StrCat("socket: ", std::strerror(errno));
@@ -105,6 +109,17 @@ class TestHttpClient {
     }
     const int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (!source.empty()) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+          ::bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
+        error_ = absl::StrCat("bind to ", source, ": ", std::strerror(errno));
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);

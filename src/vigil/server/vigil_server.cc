@@ -1,6 +1,7 @@
 #include "vigil/server/vigil_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +93,8 @@ struct VigilServer::Gauges {
   std::array<std::array<Gauge*, 3>, 2> queue_depth{};  // [role][class]
   std::array<Gauge*, 2> breaker_state{};               // [role]: 0 closed, 1 open, 2 half-open
   Gauge* connections = nullptr;
+  Counter* connections_evicted = nullptr;
+  mutable std::atomic<uint64_t> evicted_counted{0};  // HttpServer::Stats::evicted added
   Gauge* workers_busy = nullptr;
   Gauge* workers_queued = nullptr;
   Counter* breaker_openings = nullptr;
@@ -162,7 +165,10 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   // Before anything binds or loads: a GPU that was asked for and is not there stops the start.
   VIGIL_RETURN_IF_ERROR(s->StartGpu());
   s->metrics_ = std::make_unique<MetricsRegistry>();
-  s->workers_ = std::make_unique<WorkerPool>(c.worker_threads, c.worker_queue);
+  s->workers_ = std::make_unique<WorkerPool>(
+      WorkerPoolOptions{.threads = c.worker_threads,
+                        .max_queue = c.worker_queue,
+                        .max_queue_delay = c.worker_max_queue_delay});
   if (c.auth.mode == "tokens") {
     std::vector<std::pair<std::string, Role>> certificate_roles;
     for (const auto& [subject, role] : c.auth.certificate_roles) {
@@ -229,6 +235,7 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
         srv->log_->Event("info", "feature checkpoints succeed again");
       }
       last_error = error;
+      srv->log_->ReportShed();  // the end of a burst of sheds is told too
       if (srv->access_ != nullptr) {
         absl::StatusOr<bool> reloaded = srv->access_->ReloadIfChanged();
         if (!reloaded.ok()) {
@@ -317,6 +324,11 @@ absl::Status VigilServer::Load() {
                                               "Times a model's circuit breaker opened."));
   VIGIL_ASSIGN_OR_RETURN(g.connections, metrics_->AddGauge("vigil_http_connections",
                                                            "Open HTTP connections."));
+  VIGIL_ASSIGN_OR_RETURN(
+      g.connections_evicted,
+      metrics_->AddCounter("vigil_http_connections_evicted_total",
+                           "Unauthenticated connections closed to make room for a new one "
+                           "(limits.max_unauthenticated_share)."));
   VIGIL_ASSIGN_OR_RETURN(g.workers_busy,
                          metrics_->AddGauge("vigil_workers_busy", "Requests being handled now."));
   VIGIL_ASSIGN_OR_RETURN(g.audit_records,
@@ -632,7 +644,7 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, std::move(options), RealClock()));
   const audit::AuditLog* raw = log.get();
-  VIGIL_RETURN_IF_ERROR(service_->AttachAudit(std::move(log), a.durable_ack));
+  VIGIL_RETURN_IF_ERROR(service_->AttachAudit(std::move(log), a.durable_ack, a.max_waiting));
   log_->Event("info", "audit log open",
               {{"records", absl::StrCat(raw->size())},
                {"log_id", raw->header().log_id},
@@ -863,7 +875,14 @@ void VigilServer::RefreshGauges() {
     }
   }
   RefreshGpuMetrics();
-  g.connections->Set(static_cast<double>(http_->stats().open));
+  const HttpServer::Stats http = http_->stats();
+  g.connections->Set(static_cast<double>(http.open));
+  // Concurrent scrapes add each eviction once (the counted value only moves forward).
+  uint64_t counted = g.evicted_counted.load();
+  while (http.evicted > counted &&
+         !g.evicted_counted.compare_exchange_weak(counted, http.evicted)) {
+  }
+  if (http.evicted > counted) g.connections_evicted->Increment(http.evicted - counted);
   g.workers_busy->Set(static_cast<double>(workers_->busy()));
   g.workers_queued->Set(static_cast<double>(workers_->queued()));
   if (const audit::AuditLog* log = service_ != nullptr ? service_->audit_log() : nullptr) {

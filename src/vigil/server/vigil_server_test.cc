@@ -134,6 +134,7 @@ class VigilServerTest : public ::testing::Test {
     // Generous: the budget runs from a request's arrival, and a loaded CI machine can stall a
     // thread for a few hundred ms; the tests about the budget set their own.
     config_.score_budget = Millis(2000);
+    config_.worker_max_queue_delay = Millis(2000);
     config_.limits.request_timeout = Millis(5000);
     config_.limits.idle_timeout = Millis(5000);
   }
@@ -782,6 +783,57 @@ TEST_F(VigilServerTest, AnUrgentPaymentIsDecidedWithinItsBudgetWhenTheModelIsSlo
   EXPECT_LT(took, Millis(800)) << "waited for the slow model, not the 60 ms budget";
 }
 
+// Every request refused for overload is counted in vigil_shed_total (by where it was shed) and
+// told in one "requests shed" line at warn, not in an error line per request.
+TEST_F(VigilServerTest, EveryShedIsCountedAndLoggedOnceAtWarnNotPerRequest) {
+  config_.worker_threads = 1;
+  config_.worker_queue = 1;
+  config_.breaker.failure_threshold = 1000;  // slowness is not the subject here
+  control_->delay_ms = 300;
+  ASSERT_NO_FATAL_FAILURE(StartSlowServer());
+  control_->slow = true;
+  constexpr int kClients = 8;
+  std::vector<TestHttpResponse> answers(kClients);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      TestHttpClient client(port());
+      ready.fetch_add(1);
+      while (ready.load() < kClients) std::this_thread::yield();
+      absl::StatusOr<TestHttpResponse> r =
+          client.Request("POST", "/v1/score", Tx(absl::StrCat("load-", i)));
+      if (r.ok()) answers[static_cast<size_t>(i)] = *std::move(r);
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  control_->slow = false;
+  int shed = 0;
+  for (const TestHttpResponse& r : answers) {
+    ASSERT_THAT(r.status, AnyOf(200, 503)) << r.body;
+    if (r.status != 503) continue;
+    ++shed;
+    ExpectError(r, 503, "overloaded");
+    EXPECT_EQ(r.Header("Retry-After"), "1");
+  }
+  // One running, one queued: the rest are refused at once.
+  EXPECT_GE(shed, kClients - 2);
+  EXPECT_EQ(Metric(R"(vigil_shed_total{class="unknown",reason="workers"})"), shed);
+  EXPECT_EQ(Metric(R"(vigil_shed_total{class="P1",reason="batcher"})"), 0);
+  // The log: no line per shed request; one summary at warn (the first of the burst at once).
+  int summaries = 0;
+  for (absl::string_view line : absl::StrSplit(ReadFile(config_.log_path), '\n')) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    EXPECT_NE(j.value("status", 0), 503) << line;
+    if (j.value("msg", "") != "requests shed") continue;
+    ++summaries;
+    EXPECT_EQ(j.value("level", ""), "warn") << line;
+    EXPECT_EQ(j.value("workers", ""), "1") << line;
+  }
+  EXPECT_EQ(summaries, 1);
+}
+
 // A full batcher queue sheds with 503 overloaded + Retry-After; the refused payments, retried,
 // are decided once each, on the features counted the first time.
 TEST_F(VigilServerTest, ShedsWhenTheBatcherQueueIsFullAndRetriesAreDecidedOnce) {
@@ -831,7 +883,7 @@ TEST_F(VigilServerTest, ShedsWhenTheBatcherQueueIsFullAndRetriesAreDecidedOnce) 
   }
   EXPECT_GT(shed, 0);
   EXPECT_LT(shed, kClients);
-  EXPECT_EQ(Metric(R"(vigil_shed_total{class="P1"})"), shed);
+  EXPECT_EQ(Metric(R"(vigil_shed_total{class="P1",reason="batcher"})"), shed);
   // Each payment counted once: the counts are exactly 1..16.
   std::multiset<std::string> counts;
   for (const nlohmann::json& d : decisions) {

@@ -6,19 +6,30 @@
 
 namespace vigil {
 
-WorkerPool::WorkerPool(int threads, size_t max_queue) : max_queue_(max_queue) {
-  VIGIL_CHECK(threads >= 1 && max_queue >= 1);
-  threads_.reserve(static_cast<size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+WorkerPool::WorkerPool(WorkerPoolOptions options)
+    : max_queue_(options.max_queue),
+      max_queue_delay_(options.max_queue_delay),
+      now_(std::move(options.now)) {
+  VIGIL_CHECK(options.threads >= 1 && options.max_queue >= 1);
+  threads_.reserve(static_cast<size_t>(options.threads));
+  for (int i = 0; i < options.threads; ++i) threads_.emplace_back([this] { Run(); });
 }
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
-bool WorkerPool::TrySubmit(absl::AnyInvocable<void() &&> task) {
+WorkerPool::Admission WorkerPool::Submit(absl::AnyInvocable<void() &&> task) {
+  const Steady::time_point now = Now();
   absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= max_queue_) return false;
-  queue_.push_back(std::move(task));
-  return true;
+  if (stopping_) return Admission::kStopping;
+  if (queue_.size() >= max_queue_) return Admission::kQueueFull;
+  // In microseconds: the default (microseconds::max()) would overflow in nanoseconds.
+  if (!queue_.empty() &&
+      std::chrono::duration_cast<std::chrono::microseconds>(now - queue_.front().first) >
+          max_queue_delay_) {
+    return Admission::kQueueTooSlow;
+  }
+  queue_.emplace_back(now, std::move(task));
+  return Admission::kQueued;
 }
 
 void WorkerPool::Shutdown() {
@@ -49,7 +60,7 @@ void WorkerPool::Run() {
   while (true) {
     mu_.Await(absl::Condition(&ready));
     if (queue_.empty()) return;  // stopping, and nothing left to run
-    absl::AnyInvocable<void() &&> task = std::move(queue_.front());
+    absl::AnyInvocable<void() &&> task = std::move(queue_.front().second);
     queue_.pop_front();
     ++busy_;
     mu_.Unlock();

@@ -91,5 +91,37 @@ TEST(WorkerPool, ShutdownRunsTheQueuedTasksThenRefusesMore) {
   EXPECT_EQ(ran.load(), 5);
 }
 
+// Overload is refused by the queue's age, not only its length: once the oldest waiting task
+// has waited longer than max_queue_delay, new tasks are refused at once, and accepted again as
+// soon as the workers catch up.
+TEST(WorkerPool, RefusesTasksWhileTheOldestHasWaitedLongerThanMaxQueueDelay) {
+  std::atomic<int64_t> now_ms{0};
+  WorkerPool pool(WorkerPoolOptions{
+      .threads = 1,
+      .max_queue = 1000,
+      .max_queue_delay = std::chrono::milliseconds(50),
+      .now = [&] { return Steady::time_point(std::chrono::milliseconds(now_ms.load())); }});
+  absl::Notification started, release;
+  std::atomic<int> ran{0};
+  ASSERT_EQ(pool.Submit([&] {
+              started.Notify();
+              release.WaitForNotification();
+            }),
+            WorkerPool::Admission::kQueued);
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(pool.Submit([&] { ran.fetch_add(1); }), WorkerPool::Admission::kQueued);  // at 0
+  now_ms = 50;  // the oldest has waited exactly the bound: still accepted
+  EXPECT_EQ(pool.Submit([&] { ran.fetch_add(1); }), WorkerPool::Admission::kQueued);
+  now_ms = 51;
+  EXPECT_EQ(pool.Submit([&] { ran.fetch_add(100); }), WorkerPool::Admission::kQueueTooSlow);
+  EXPECT_FALSE(pool.TrySubmit([&] { ran.fetch_add(100); }));
+  EXPECT_EQ(pool.queued(), 2u);
+  release.Notify();
+  EXPECT_TRUE(Eventually([&] { return pool.queued() == 0 && pool.busy() == 0; }));
+  EXPECT_EQ(pool.Submit([&] { ran.fetch_add(1); }), WorkerPool::Admission::kQueued);
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 3);
+}
+
 }  // namespace
 }  // namespace vigil
