@@ -678,9 +678,11 @@ def self_test_cases():
         (S + "ActivateRequest", {"model_ref": ref, "traffic_weight": 1.5}, False, "weight 1.5"),
         (S + "Health", {"status": "ok"}, True, "healthy"),
         (S + "Ready", {"status": "ready", "policy_version": "p@0123456789ab",
-                       "model_version": ""}, True, "ready without a model"),
+                       "model_version": "", "model": "none"}, True, "ready without a model"),
+        (S + "Ready", {"status": "ready", "policy_version": "p@0123456789ab",
+                       "model_version": ""}, False, "ready without saying the model"),
         (S + "Ready", {"status": "ok", "policy_version": "p@0123456789ab",
-                       "model_version": ""}, False, "ready status 'ok'"),
+                       "model_version": "", "model": "none"}, False, "ready status 'ok'"),
         # Transactions (docs/ingest.md)
         (S + "Transaction", tx, True, "required members only"),
         (S + "Transaction", t(amount={"value": 1234.56, "currency": "USD"}), True,

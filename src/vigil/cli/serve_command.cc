@@ -51,6 +51,7 @@ struct ServeFlags {
   // gpu.enabled, gpu.device
   bool gpu = false;
   std::optional<int> gpu_device;
+  bool model_required = false;
   bool routes = false;
 };
 
@@ -136,6 +137,7 @@ int RunServe(const ServeFlags& flags) {
     config.model_ref = flags.model_ref;
     if (flags.model.empty()) config.model.clear();
   }
+  if (flags.model_required) config.model_required = true;
   if (!flags.batcher.empty()) {
     absl::StatusOr<BatchPolicyConfig> preset = BatcherPreset(flags.batcher);
     if (!preset.ok()) return Fail(absl::StrCat("--batcher: ", preset.status().message()));
@@ -220,7 +222,12 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--policy", flags->policy,
                   "Policy file, stored and activated (default: the data dir's active version)");
   app->add_option("--lists", flags->lists, "Named lists (default: lists/ beside the policy)");
-  app->add_option("--model", flags->model, "Model file, added to the registry as champion");
+  app->add_option("--model", flags->model,
+                  "Model file, added to the registry; the champion until a model is activated "
+                  "through POST /v1/engine/activate (a stored activation wins at later starts)");
+  app->add_flag("--model-required", flags->model_required,
+                "model.required: without an active model the server is not ready and decides "
+                "nothing (default: rules only)");
   app->add_option("--model-ref", flags->model_ref,
                   "Champion from the data dir's registry (SHA-256 or unique prefix)");
   app->add_option("--fx-rates", flags->fx_rates,

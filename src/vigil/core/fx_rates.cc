@@ -125,7 +125,9 @@ absl::StatusOr<int64_t> FxRates::ToReportingMicros(const Money& m) const {
   if ((mag % den) * 2 >= den) ++q;  // half away from zero
   if (q > std::numeric_limits<int64_t>::max()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("amount ", m.ToString(), " overflows the reporting-currency range"));
+        absl::StrCat("amount ", m.ToString(), " overflows the reporting-currency range: "
+                     "converted into ", reporting_.code(), " an amount is at most ",
+                     Money(std::numeric_limits<int64_t>::max(), 6, reporting_).ToString()));
   }
   return static_cast<int64_t>(negative ? -q : q);
 }

@@ -18,7 +18,28 @@ absl::int128 Rescale(int64_t units, int scale, int target) {
   return absl::int128(units) * kPow10[target - scale];
 }
 
+// The decimals "text" writes after its mark (at most kMaxScale counted): the scale the amount
+// would have.
+int DecimalsWritten(absl::string_view text, char mark) {
+  const size_t at = text.find(mark);
+  if (at == absl::string_view::npos) return 0;
+  const size_t decimals = text.size() - at - 1;
+  return static_cast<int>(decimals < Money::kMaxScale ? decimals : Money::kMaxScale);
+}
+
+absl::Status Overflow(absl::string_view text, char mark) {
+  const int scale = DecimalsWritten(text, mark);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "amount '", text, "' overflows the representable range: with ", scale,
+      " decimals an amount is at most ", Money::MaxAmount(scale).ToDecimalString(),
+      " (2^63-1 units of its last decimal)"));
+}
+
 }  // namespace
+
+Money Money::MaxAmount(int scale) {
+  return Money(std::numeric_limits<int64_t>::max(), scale, Currency());
+}
 
 Money::Money(int64_t units, int scale, Currency currency)
     : units_(units), scale_(static_cast<int8_t>(scale)), currency_(currency) {
@@ -59,10 +80,7 @@ absl::StatusOr<Money> Money::Parse(absl::string_view text, Currency currency, De
       ++int_digits;
     }
     const int d = c - '0';
-    if (acc < (std::numeric_limits<int64_t>::min() + d) / 10) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("amount '", text, "' overflows the 64-bit fixed-point range"));
-    }
+    if (acc < (std::numeric_limits<int64_t>::min() + d) / 10) return Overflow(text, mark_char);
     acc = acc * 10 - d;
   }
   if (int_digits == 0) {
@@ -75,10 +93,7 @@ absl::StatusOr<Money> Money::Parse(absl::string_view text, Currency currency, De
   }
   if (scale < 0) scale = 0;
   if (!negative) {
-    if (acc == std::numeric_limits<int64_t>::min()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("amount '", text, "' overflows the 64-bit fixed-point range"));
-    }
+    if (acc == std::numeric_limits<int64_t>::min()) return Overflow(text, mark_char);
     acc = -acc;
   }
   return Money(acc, scale, currency);

@@ -36,6 +36,9 @@ class Money {
   static absl::StatusOr<Money> Parse(absl::string_view text, Currency currency,
                                      DecimalMark mark = DecimalMark::kPoint);
 
+  // The largest amount with "scale" decimals: (2^63 - 1) x 10^-scale, in no currency.
+  static Money MaxAmount(int scale);
+
   int64_t units() const { return units_; }
   int scale() const { return scale_; }
   Currency currency() const { return currency_; }

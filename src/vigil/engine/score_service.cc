@@ -543,8 +543,11 @@ void ScoreService::Features(std::vector<Item>& items) {
       const std::string_view message = View(s.message());
       const bool time = message.find("late") != std::string_view::npos ||
                         message.find("event time") != std::string_view::npos;
-      item.reply.body =
-          JsonErrorBody("features_refused", time ? "$.timestamp" : "$.amount.currency", message);
+      // Without a rate the currency is at fault; else the amount is beyond what is tracked.
+      const bool currency = message.find("no FX rate") != std::string_view::npos;
+      item.reply.body = JsonErrorBody(
+          "features_refused",
+          time ? "$.timestamp" : currency ? "$.amount.currency" : "$.amount.value", message);
       item.done = true;
     }
   }

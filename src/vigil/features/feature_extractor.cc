@@ -253,7 +253,7 @@ absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Look
   if (cents > kMaxEventAmountCents) {
     return absl::InvalidArgumentError(absl::StrCat(
         "amount ", tx.amount.ToString(), " exceeds the largest amount features track (",
-        kMaxEventAmountCents / 100, " in the reporting currency)"));
+        Money(kMaxEventAmountCents, 2, fx_.reporting_currency()).ToString(), ")"));
   }
   // All checks passed: from here on the transaction is applied.
   if (t > watermark_) watermark_ = t;

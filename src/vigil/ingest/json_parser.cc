@@ -268,6 +268,20 @@ class JsonTransactionParser::Impl {
       return false;
     }
     // Valid JSON that simdjson still refuses: a number out of its range, or nesting too deep.
+    // A number too large for the DOM (beyond 2^64, or a double) is an amount's overflow when an
+    // amount is written so: said on that amount, as any other amount vigil cannot hold.
+    if (ec == simdjson::NUMBER_ERROR) {
+      for (const std::string_view key :
+           {std::string_view("amount"), std::string_view("settled_amount")}) {
+        const std::optional<std::string_view> raw =
+            ingest_internal::FindRawScalar(json_, {key, "value"});
+        if (!raw.has_value() || raw->empty() || raw->front() == '"') continue;
+        absl::StatusOr<Money> money = Money::Parse(ToAbsl(*raw), Currency());
+        if (money.ok()) continue;
+        return Fail(Child(Child("$", key), "value"), "invalid_amount",
+                    std::string(money.status().message()));
+      }
+    }
     return Fail("$", "invalid_json",
                 absl::StrCat("JSON not accepted: ", simdjson::error_message(ec)));
   }

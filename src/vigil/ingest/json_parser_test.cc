@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/testing/status_matchers.h"
@@ -272,6 +273,44 @@ TEST(JsonTransactionParser, RejectsBadDocumentsWithPathAndReason) {
       EXPECT_EQ(error.byte_offset, -1);
     }
   }
+}
+
+// An amount beyond the fixed point is an error on the amount, naming the limit, whether it
+// fits a double or 64 bits (read from its digits) or not even that (simdjson refuses the
+// document: the amount is still named).
+TEST(JsonTransactionParser, AnAmountOverflowIsReportedOnTheAmountWithTheLimit) {
+  struct Case {
+    std::string value;
+    const char* path;
+    const char* limit;
+  };
+  const Case cases[] = {
+      {"99999999999999999999", "$.amount.value", "at most 9223372036854775807"},
+      {"\"99999999999999999999\"", "$.amount.value", "at most 9223372036854775807"},
+      {"18446744073709551615", "$.amount.value", "at most 9223372036854775807"},
+      {"\"92233720368547758.08\"", "$.amount.value", "at most 92233720368547758.07"},
+      {"1e400", "$.amount.value", "invalid character 'e'"},
+  };
+  JsonTransactionParser parser;
+  for (const Case& c : cases) {
+    const std::string json =
+        Doc("", absl::StrCat(R"({"value":)", c.value, R"(,"currency":"USD"})"));
+    SCOPED_TRACE(json);
+    Transaction tx;
+    RecordError error;
+    ASSERT_FALSE(parser.Parse(json, &tx, &error));
+    EXPECT_EQ(error.field, c.path) << error.ToString();
+    EXPECT_EQ(error.reason, "invalid_amount") << error.ToString();
+    EXPECT_THAT(error.message, HasSubstr(c.limit)) << error.ToString();
+  }
+  // Another number simdjson refuses is still the document's error.
+  const std::string other = absl::StrCat(
+      R"({"id":"t","timestamp":"2022-09-01T00:00:00Z","originator":{"account_id":"A"},)",
+      R"("beneficiary":{"account_id":"B"},"amount":{"value":"1","currency":"EUR"},"label":1e400})");
+  Transaction tx;
+  RecordError error;
+  ASSERT_FALSE(parser.Parse(other, &tx, &error));
+  EXPECT_EQ(error.field, "$") << error.ToString();
 }
 
 TEST(JsonTransactionParser, SyntaxErrorGivesByteOffset) {

@@ -249,7 +249,11 @@ void ServeApi::CountTlsFailure(std::string_view reason) {
 
 ServeApi::ServeApi(ServeApiOptions options, WorkerPool* workers, MetricsRegistry* metrics,
                    RequestLog* log)
-    : options_(std::move(options)), workers_(workers), metrics_(metrics), log_(log) {}
+    : options_(std::move(options)),
+      workers_(workers),
+      metrics_(metrics),
+      log_(log),
+      redactor_(options_.private_paths) {}
 
 ServeApi::~ServeApi() = default;
 
@@ -271,10 +275,57 @@ void ServeApi::CountRefused(int status, std::string_view code) {
   log_->Log(entry);
 }
 
+namespace {
+
+// Replaces the message of every audit_unavailable error in "body" (a decision refused because
+// its record could not be written: the store's own words name its files and errors) by what
+// the caller may do. The rest of the body is left byte for byte.
+void HideAuditFailures(std::string& body) {
+  static constexpr std::string_view kError =
+      R"("code":"audit_unavailable","field":"","message":")";
+  static constexpr std::string_view kMessage =
+      "the decision could not be recorded in the audit log, so it is not given; retry with "
+      "the same id on another instance (this one is unready until restarted)";
+  size_t at = 0;
+  while ((at = body.find(kError, at)) != std::string::npos) {
+    const size_t begin = at + kError.size();
+    size_t end = begin;
+    while (end < body.size() && body[end] != '"') end += body[end] == '\\' ? 2 : 1;
+    if (end >= body.size()) return;
+    body.replace(begin, end - begin, kMessage);
+    at = begin + kMessage.size();
+  }
+}
+
+}  // namespace
+
+void ServeApi::PublicBody(int route, HttpResponse& response) const {
+  // The metrics' text and the audit records are the server's own data, answered as they are;
+  // so is a decision (it echoes the caller's ids, which must come back unchanged).
+  if (route == kMetrics || route == kAuditExport) return;
+  const bool decisions = (route == kScore || route == kScoreBatch) && response.status < 400;
+  if (decisions && route == kScore) return;
+  if (response.status == 500 && response.error_code == "internal") {
+    // What went wrong inside is the operator's to read (the request log has it), not the
+    // caller's.
+    response.body = JsonErrorBody("internal", "",
+                                  "an internal error stopped this request; the server's log has "
+                                  "the details");
+    return;
+  }
+  if (route == kScore || route == kScoreBatch) HideAuditFailures(response.body);
+  // A batch's item errors may carry an engine's message: the server's own paths go, the
+  // decisions stay as decided.
+  response.body = redactor_.Redact(response.body, decisions
+                                                      ? PathRedactor::Mode::kConfiguredPaths
+                                                      : PathRedactor::Mode::kAnyPath);
+}
+
 void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse response,
                       Steady::time_point start, RequestLogEntry entry, HttpResponder respond,
                       bool authenticated) {
   response.authenticated = authenticated;
+  PublicBody(route, response);
   const auto elapsed = Steady::now() - start;
   route_metrics_->requests[route][StatusIndex(response.status)]->Increment();
   route_metrics_->duration[route]->Record(elapsed);
@@ -422,6 +473,9 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
   const std::string_view content_type = request.Header("Content-Type");
   const std::optional<MessageFormat> format = MessageFormatOfMediaType(MediaType(content_type));
   if (!format.has_value()) return UnsupportedMediaType(content_type, kPaymentMediaTypes);
+  if (options_.model_required && parts_.deployment->Current()->champion == nullptr) {
+    return ModelRequired();
+  }
   ScoreRequest score_request;
   score_request.format = *format;
   const std::string_view budget = request.Header("X-Vigil-Budget-Ms");
@@ -616,23 +670,40 @@ HttpResponse ServeApi::Activate(const HttpRequest& request) {
   return Json(200, out.dump());
 }
 
+HttpResponse ServeApi::ModelRequired() {
+  return HttpError(503, "model_required", "",
+                   "model.required is set and no model is active: nothing is decided until a "
+                   "model is activated (POST /v1/engine/activate)");
+}
+
 HttpResponse ServeApi::Ready() const {
   if (!ready()) {
     return HttpError(503, "not_ready", "",
                      "vigil is loading its model, policy and state");
   }
   if (parts_.audit_log != nullptr) {
-    // A log that cannot record would make every decision a 503: not ready for traffic.
+    // A log that cannot record would make every decision a 503: not ready for traffic. Why it
+    // stopped (the disk, the file) is in the server's log.
     if (absl::Status s = parts_.audit_log->health(); !s.ok()) {
-      return HttpError(503, "audit_unavailable", "", View(s.message()));
+      HttpResponse r = HttpError(503, "audit_unavailable", "",
+                                 "the audit log stopped after a failed write: no decision can "
+                                 "be recorded; the server's log says why");
+      r.error_message = std::string(View(s.message()));
+      return r;
     }
   }
   const auto deployment = parts_.deployment->Current();
+  if (options_.model_required && deployment->champion == nullptr) {
+    return ModelRequired();
+  }
   const std::shared_ptr<const Policy> policy = parts_.policies->Active();
-  nlohmann::json out = {
-      {"status", "ready"},
-      {"policy_version", policy != nullptr ? policy->tag() : ""},
-      {"model_version", deployment->champion != nullptr ? deployment->champion->version : ""}};
+  const std::string model =
+      deployment->champion != nullptr ? deployment->champion->version : std::string();
+  nlohmann::json out = {{"status", "ready"},
+                        {"policy_version", policy != nullptr ? policy->tag() : ""},
+                        {"model_version", model},
+                        // Without a champion every payment is decided on the rules alone.
+                        {"model", model.empty() ? "none" : model}};
   if (parts_.screener != nullptr) out["screening_lists"] = parts_.screener->Current()->versions();
   return Json(200, out.dump());
 }

@@ -5,7 +5,8 @@
 //   POST /v1/policy/ingest    a policy (YAML or JSON) → stored, activated unless ?activate=false
 //   POST /v1/engine/activate  {model_ref, traffic_weight, shadow} → the deployment
 //   GET  /healthz             alive
-//   GET  /readyz              200 once model, policy, lists and state are loaded; 503 before
+//   GET  /readyz              200 once policy, lists, state (and a model, when required) are
+//                             loaded, naming the model or `none`; 503 before
 //   GET  /metrics             Prometheus text
 //   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
 //   GET  /v1/audit/verify     checks the audit log (?from=SEQ): 200 intact, 500 damaged
@@ -16,7 +17,8 @@
 //
 // Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
 // answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
-// and logged (errors and degraded decisions always, the rest sampled).
+// and logged (errors and degraded decisions always, the rest sampled). No body names a file of
+// the server (PathRedactor), and a 500 says only that the log has the details.
 //
 // Thread safety: Handle from any I/O thread; SetReady once, from any thread.
 #ifndef VIGIL_SERVER_SERVE_API_H_
@@ -37,6 +39,7 @@
 #include "vigil/rules/policy_store.h"
 #include "vigil/server/api_access.h"
 #include "vigil/server/http_server.h"
+#include "vigil/server/path_redactor.h"
 #include "vigil/server/request_log.h"
 #include "vigil/server/worker_pool.h"
 
@@ -79,6 +82,13 @@ struct ServeApiOptions {
   std::function<void()> before_scrape;
   // Who may call what; null: no checks (`auth: none`). Must outlive the ServeApi.
   const ApiAccess* access = nullptr;
+  // model.required: without a champion /readyz answers 503 model_required and nothing is
+  // scored (503 model_required) instead of being decided on the rules alone.
+  bool model_required = false;
+  // The server's own paths (data dir, model, policy, keys, lists) with the label that replaces
+  // each in a response body (PathRedactor); other absolute paths are replaced too, except in
+  // decisions.
+  std::vector<std::pair<std::string, std::string>> private_paths;
 };
 
 class ServeApi final : public HttpHandler {
@@ -125,6 +135,10 @@ class ServeApi final : public HttpHandler {
   HttpResponse IngestPolicy(const HttpRequest& request, std::string_view actor);
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
+  // 503 model_required (options_.model_required without a champion).
+  static HttpResponse ModelRequired();
+  // What of "response" a caller may see: no path of the server, no internal detail.
+  void PublicBody(int route, HttpResponse& response) const;
   HttpResponse Metrics() const;
   HttpResponse Drift() const;
   HttpResponse AuditVerify(const HttpRequest& request) const;
@@ -141,6 +155,7 @@ class ServeApi final : public HttpHandler {
   MetricsRegistry* metrics_;
   RequestLog* log_;
   std::unique_ptr<RouteMetrics> route_metrics_;
+  PathRedactor redactor_;  // from options_.private_paths
   std::atomic<bool> ready_{false};
   ServeParts parts_;  // written once before ready_ is set
 };

@@ -270,6 +270,25 @@ void ParseGpu(const YAML::Node& g, ConfigReader& r, ServeGpuConfig* out) {
   }
 }
 
+// `model:` a model file, or a mapping {file, ref, required}.
+void ParseModel(const YAML::Node& m, ConfigReader& r, ServeConfig* out) {
+  if (!m.IsMap()) {
+    r.String(m, "model", &out->model);
+    return;
+  }
+  r.Keys(m, {"file", "ref", "required"}, "model");
+  if (const YAML::Node n = m["file"]; n) r.String(n, "model.file", &out->model);
+  if (const YAML::Node n = m["ref"]; n) r.String(n, "model.ref", &out->model_ref);
+  if (const YAML::Node n = m["required"]; n) {
+    bool required = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, required)) {
+      r.Error(n, "'model.required' must be true or false");
+    } else {
+      out->model_required = required;
+    }
+  }
+}
+
 // The same checks as the parser's, on the values as set (flags, tests).
 absl::Status ValidateGpu(const ServeGpuConfig& g) {
   if (g.device < 0) {
@@ -492,7 +511,7 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
   }
   if (const YAML::Node n = root["data_dir"]; n) r.String(n, "data_dir", &c.data_dir);
   if (const YAML::Node n = root["policy"]; n) r.String(n, "policy", &c.policy);
-  if (const YAML::Node n = root["model"]; n) r.String(n, "model", &c.model);
+  if (const YAML::Node n = root["model"]; n) ParseModel(n, r, &c);
   if (const YAML::Node n = root["model_ref"]; n) r.String(n, "model_ref", &c.model_ref);
   if (const YAML::Node n = root["io_threads"]; n) r.Integer(n, "io_threads", &c.io_threads, 1, 256);
   if (const YAML::Node n = root["score_budget_ms"]; n) {

@@ -5,7 +5,8 @@
 //   listen: 127.0.0.1:8080        # host:port; port 0 picks a free one
 //   data_dir: state/
 //   policy: policies/default.yaml # or the data dir's active version when absent
-//   model: model.json             # or model_ref: <sha256 prefix> from the data dir's registry
+//   model: model.json             # or model_ref: <sha256 prefix> from the data dir's registry;
+//                                 # or {file: model.json | ref: <prefix>, required: true}
 //   io_threads: 2
 //   score_budget_ms: 200          # SLA budget of the model path; then rules-only
 //   idempotency_capacity: 100000
@@ -229,6 +230,9 @@ struct ServeConfig {
   std::string policy;     // empty: the data dir's active version
   std::string model;      // a model file; or
   std::string model_ref;  // a model in the data dir's registry
+  // model.required: without an active champion the server is not ready (503 model_required)
+  // and decides nothing, instead of deciding on the rules alone. Default false.
+  bool model_required = false;
   int io_threads = 2;
   std::chrono::milliseconds score_budget{200};
   size_t idempotency_capacity = 100'000;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -68,6 +69,39 @@ std::string DriftProfilePath(const ServeConfig& c) {
   if (!c.drift.enabled) return "";
   if (!c.drift.profile.empty()) return c.drift.profile;
   return c.model.empty() ? "" : Beside(c.model, kProfileBesideModel);
+}
+
+// Whether "host" names only this machine: localhost, 127.0.0.0/8 or ::1. Anything else
+// (0.0.0.0, an interface's address, a name) may be reached from the network.
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  return absl::StartsWith(host, "127.") &&
+         std::all_of(host.begin(), host.end(),
+                     [](char ch) { return ch == '.' || absl::ascii_isdigit(ch); });
+}
+
+// Every path the configuration names, labelled by its key, for the responses to leave out.
+std::vector<std::pair<std::string, std::string>> PrivatePaths(const ServeConfig& c) {
+  std::vector<std::pair<std::string, std::string>> paths = {
+      {c.data_dir, "<data_dir>"},
+      {c.model, "<model>"},
+      {c.policy, "<policy>"},
+      {c.lists, "<lists>"},
+      {c.fx_rates, "<fx_rates>"},
+      {c.log_path, "<log>"},
+      {c.drift.profile, "<drift.profile>"},
+      {c.drift.measured_null, "<drift.measured_null>"},
+      {c.audit.signing_key, "<audit.signing_key>"},
+      {c.audit.record_kek, "<audit.record_kek>"},
+      {c.tls.cert, "<tls.cert>"},
+      {c.tls.key, "<tls.key>"},
+      {c.tls.client_ca, "<tls.client_ca>"},
+      {c.state.pseudonym_key, "<state.pseudonym_key>"}};
+  if (!c.model.empty()) {
+    paths.emplace_back(std::filesystem::path(c.model).parent_path().string(), "<model_dir>");
+  }
+  for (const std::string& list : c.screening.lists) paths.emplace_back(list, "<screening.list>");
+  return paths;
 }
 
 // gpu.min_rows as written in the configuration.
@@ -188,6 +222,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   api_options.access = s->access_.get();
   api_options.before_scrape = [srv = s.get()] { srv->RefreshGauges(); };
   api_options.score_budget = c.score_budget;
+  api_options.model_required = c.model_required;
+  api_options.private_paths = PrivatePaths(c);
   VIGIL_ASSIGN_OR_RETURN(s->api_, ServeApi::Create(std::move(api_options), s->workers_.get(),
                                                    s->metrics_.get(), s->log_.get()));
 
@@ -260,7 +296,9 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   s->log_->Event("info", "vigil serve ready",
                  {{"listen", absl::StrCat(c.host, ":", s->port())},
                   {"policy", s->policies_->Active()->tag()},
-                  {"model", champion != nullptr ? champion->version : ""},
+                  {"model", champion != nullptr ? champion->version : "none"},
+                  {"model_from", s->model_summary_},
+                  {"model_required", c.model_required ? "true" : "false"},
                   {"batcher", c.batcher_preset},
                   {"gpu", s->gpu_summary_},
                   {"drift", s->drift_summary_},
@@ -269,11 +307,37 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                                 : c.tls.client_ca.empty() ? "TLS"
                                                           : "mutual TLS"},
                   {"auth", c.auth.mode}});
-  if (c.auth.mode == "none") {
-    s->log_->Event("warn", "authentication is off (auth: none): anyone who reaches the port may "
-                           "score, change the policy and read the audit log");
-  }
+  s->WarnAboutExposure();
   return s;
+}
+
+void VigilServer::WarnAboutExposure() {
+  const ServeConfig& c = config_;
+  const std::string listen = absl::StrCat(c.host, ":", port());
+  const bool loopback = IsLoopbackHost(c.host);
+  if (!c.tls.enabled() && !loopback) {
+    log_->Event("warn",
+                "plain HTTP on a non-loopback address (plaintext: true): bearer tokens, payments "
+                "(names, accounts, amounts), decisions and audit records cross the network "
+                "unencrypted and unauthenticated; serve TLS (tls.cert, tls.key) or listen on "
+                "127.0.0.1 behind a TLS-terminating proxy",
+                {{"listen", listen}});
+  }
+  if (c.auth.mode == "none") {
+    log_->Event("warn",
+                loopback ? "authentication is off (auth: none): anyone who reaches the port may "
+                           "score, change the policy and read the audit log"
+                         : "authentication is off (auth: none) on a non-loopback address: anyone "
+                           "on the network who reaches the port may score payments, change the "
+                           "policy, activate models and read the audit log and drift state",
+                {{"listen", listen}});
+  }
+  if (c.model_required && deployment_->Current()->champion == nullptr) {
+    log_->Event("warn",
+                "model.required is true and no model is active: not ready (GET /readyz answers "
+                "503 model_required) and no payment is decided until a model is activated "
+                "(POST /v1/engine/activate)");
+  }
 }
 
 absl::Status VigilServer::Load() {
@@ -420,13 +484,15 @@ absl::Status VigilServer::Load() {
       DecisionMaker::Create(policy_source, nullptr, layout, decision_options, screener_));
   VIGIL_ASSIGN_OR_RETURN(ModelRegistry registry,
                          ModelRegistry::Open(absl::StrCat(c.data_dir, "/models")));
-  std::string champion = c.model_ref;
+  std::string initial = c.model_ref;
   if (!c.model.empty()) {
     VIGIL_ASSIGN_OR_RETURN(ModelRegistry::Entry added, registry.Add(c.model));
-    champion = added.ref;
+    initial = added.ref;
   }
-  deployment_ = std::make_unique<ModelDeployment>(std::move(registry), loader, std::move(rules));
-  if (!champion.empty()) VIGIL_RETURN_IF_ERROR(deployment_->SetChampion(champion));
+  const std::string record_path = absl::StrCat(registry.dir(), "/", kDeploymentRecordFile);
+  deployment_ = std::make_unique<ModelDeployment>(std::move(registry), loader, std::move(rules),
+                                                  record_path);
+  VIGIL_RETURN_IF_ERROR(DeployAtStart(initial, record_path));
 
   // The drift events share the feature store's RocksDB (one more column family), so a data dir
   // stays one store to back up and the events outlive restarts.
@@ -472,6 +538,47 @@ absl::Status VigilServer::Load() {
   VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
+}
+
+absl::Status VigilServer::DeployAtStart(const std::string& initial,
+                                        const std::string& record_path) {
+  const ServeConfig& c = config_;
+  const char* flag = !c.model.empty() ? "--model" : "--model-ref";
+  VIGIL_ASSIGN_OR_RETURN(std::optional<DeploymentRecord> record,
+                         ReadDeploymentRecord(record_path));
+  if (!record.has_value()) {
+    if (initial.empty()) {
+      model_summary_ = "none: rules only (no --model, --model-ref or stored activation)";
+      return absl::OkStatus();
+    }
+    VIGIL_RETURN_IF_ERROR(deployment_->SetChampion(initial));
+    model_summary_ = absl::StrCat(flag, " (no activation stored yet)");
+    return absl::OkStatus();
+  }
+  // An operator's activation outlives restarts: the command line's model is where a fresh
+  // data dir starts, not an override (docs/serve.md, "Which model decides").
+  VIGIL_RETURN_IF_ERROR(deployment_->Restore(*record));
+  model_summary_ = absl::StrCat("the activation stored in the data dir (", record->activated_at,
+                                ")");
+  const std::shared_ptr<const ModelDeployment::Snapshot> now = deployment_->Current();
+  const std::array<std::shared_ptr<const ModelDeployment::Model>, 3> slots = {
+      now->champion, now->challenger, now->shadow};
+  const bool deployed = std::any_of(slots.begin(), slots.end(), [&](const auto& m) {
+    return m != nullptr && m->ref == initial;
+  });
+  if (!initial.empty() && (now->champion == nullptr || now->champion->ref != initial)) {
+    log_->Event("warn",
+                "the model on the command line is not the champion: the stored activation wins",
+                {{"command_line_model", absl::StrCat("model@", initial.substr(0, 12))},
+                 {"flag", flag},
+                 {"deployed_as", deployed ? "challenger or shadow" : "not deployed"},
+                 {"champion", now->champion != nullptr ? now->champion->version : "none"},
+                 {"activated_at", record->activated_at},
+                 {"record", record_path},
+                 {"to_serve_it", "POST /v1/engine/activate {\"model_ref\": \"" +
+                                     initial.substr(0, 12) + "\", \"traffic_weight\": 1}"}});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status VigilServer::StartGpu() {

@@ -11,6 +11,10 @@
 //
 // and the feature state is checkpointed to the data dir every second and at shutdown.
 //
+// The champion at start: the activation stored in the data dir (DeploymentRecord) when one
+// was ever made through POST /v1/engine/activate, else --model / --model-ref, else none
+// (rules only; with model.required the server then stays unready).
+//
 // Drift: with a reference profile (drift.profile, or reference_profile.json beside the model
 // file) every decision is offered to a DriftMonitor through a dropping DriftTap; its events
 // are kept in the feature store's RocksDB (column family drift_events), its state is served
@@ -93,6 +97,13 @@ class VigilServer {
  private:
   VigilServer() = default;
   absl::Status Load();
+  // Deploys the stored activation (model registry's deployment.json) when there is one, else
+  // "initial" (the ref of --model or --model-ref; empty: none) as champion for this process.
+  // Sets model_summary_ and warns when the stored activation overrides the command line.
+  absl::Status DeployAtStart(const std::string& initial, const std::string& record_path);
+  // The start's WARN lines: plain HTTP beyond loopback, authentication off, a required model
+  // missing.
+  void WarnAboutExposure();
   // The drift monitor over "kv" (the feature store's, with the drift_events family open) when
   // a profile is found, attached to the service; else drift stays off. Sets drift_summary_.
   absl::Status StartDrift(const std::string& profile, KvStore* kv);
@@ -142,6 +153,7 @@ class VigilServer {
   std::unique_ptr<drift::DriftMonitor> drift_monitor_;
   std::unique_ptr<drift::DriftTap> drift_tap_;
   std::string drift_summary_;  // for the startup log
+  std::string model_summary_;  // where the deployed model came from, for the startup log
   std::unique_ptr<HttpServer> http_;
   ValueHistogram* batch_sizes_ = nullptr;
   struct Gauges;

@@ -1,0 +1,48 @@
+#include "vigil/server/path_redactor.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace vigil {
+namespace {
+
+using Mode = PathRedactor::Mode;
+
+TEST(PathRedactor, ReplacesConfiguredPathsInEverySpelling) {
+  const PathRedactor r({{"/srv/vigil/data/", "<data_dir>"}, {"models/m.json", "<model>"}});
+  // As given, without the slash, and inside a longer path.
+  EXPECT_EQ(r.Redact("cannot open /srv/vigil/data/000012.log: gone", Mode::kConfiguredPaths),
+            "cannot open <data_dir>/000012.log: gone");
+  EXPECT_EQ(r.Redact("in /srv/vigil/data", Mode::kConfiguredPaths), "in <data_dir>");
+  EXPECT_EQ(r.Redact("'models/m.json': bad", Mode::kConfiguredPaths), "'<model>': bad");
+  // Another name that starts alike is left.
+  EXPECT_EQ(r.Redact("/srv/vigil/data2/x", Mode::kConfiguredPaths), "/srv/vigil/data2/x");
+}
+
+TEST(PathRedactor, ABareWordIsAPathOnlyBeforeASlash) {
+  const PathRedactor r(std::vector<std::pair<std::string, std::string>>{{"state/", "<data_dir>"}});
+  EXPECT_EQ(r.Redact("loading its model, policy and state", Mode::kConfiguredPaths),
+            "loading its model, policy and state");
+  EXPECT_EQ(r.Redact("state/models/x.model: no", Mode::kConfiguredPaths),
+            "<data_dir>/models/x.model: no");
+}
+
+TEST(PathRedactor, AnyAbsolutePathGoesButRoutesAndMediaTypesStay) {
+  const PathRedactor r;
+  EXPECT_EQ(r.Redact("IO error: /var/lib/x/LOCK: busy", Mode::kAnyPath),
+            "IO error: <path>: busy");
+  EXPECT_EQ(r.Redact("POST it to /v1/score/batch", Mode::kAnyPath), "POST it to /v1/score/batch");
+  EXPECT_EQ(r.Redact("see GET /readyz", Mode::kAnyPath), "see GET /readyz");
+  EXPECT_EQ(r.Redact("Content-Type 'text/yaml'", Mode::kAnyPath), "Content-Type 'text/yaml'");
+  EXPECT_EQ(r.Redact("\"/tmp/a/b.json\"", Mode::kAnyPath), "\"<path>\"");
+  EXPECT_EQ(r.Redact("see docs/openapi.yaml", Mode::kAnyPath), "see docs/openapi.yaml");
+  // Configured mode leaves what it was not told.
+  EXPECT_EQ(r.Redact("/var/lib/x", Mode::kConfiguredPaths), "/var/lib/x");
+}
+
+}  // namespace
+}  // namespace vigil
