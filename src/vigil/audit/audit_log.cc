@@ -341,7 +341,10 @@ absl::Status AuditLog::Load(bool create) {
     last_leaf_ = *last;
   }
   absl::StatusOr<SignedTreeHead> latest = LatestTreeHead();
-  if (latest.ok()) {
+  if (latest.ok() && clock_ == nullptr) {
+    last_head_size_ = latest->size;  // read-only: no chain to continue
+    last_head_time_ = latest->time;
+  } else if (latest.ok()) {
     VIGIL_RETURN_IF_ERROR(ContinueChain(*latest));
   } else if (!absl::IsNotFound(latest.status())) {
     return latest.status();

@@ -439,7 +439,9 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
       }
     }
   }
-  if (options.up_to == 0 && (options.heads_from == 0 || newest.has_value())) {
+  // With up_to (a live log), its heads up to that size were durable with its records.
+  const bool at_end = options.up_to == 0 || expected >= options.up_to;
+  if (at_end && (options.heads_from == 0 || newest.has_value())) {
     if (std::optional<Damage> end =
             internal::CheckEndCovered(newest, expected, log.header().format);
         end.has_value()) {

@@ -463,6 +463,20 @@ TEST_F(HeadTamperingTest, TheNewestHeadAndTheRecordsAfterItDeletedIsMissingHead)
                "the newest head stored, the head of size 200 (index 2)");
 }
 
+TEST_F(HeadTamperingTest, ALiveCheckUpToTheDurableSizeFindsTheNewestHeadMissingToo) {
+  // GET /v1/audit/verify checks up to the size durable when asked: the heads up to it were
+  // written with its records.
+  ASSERT_OK(store_->Delete(kHeads, SequenceKey(300)));
+  VerifyOptions options;
+  options.trusted_key = trusted_.get();
+  options.up_to = 300;
+  ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyAuditLog(*log_, options));
+  ExpectDamage(report, DamageKind::kMissingHead, 200, "the newest heads were removed");
+  options.up_to = 250;  // a live log may legitimately be 50 records past its newest head
+  ASSERT_OK_AND_ASSIGN(report, VerifyAuditLog(*log_, options));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+}
+
 TEST_F(HeadTamperingTest, ARollbackWithinTheCadenceIsFoundOnlyAgainstAHeldHead) {
   // What the store alone cannot show: the log cut back to 250 records and head 300 removed
   // looks like a log that stopped (crashed) 50 records after head 200. An examiner who holds

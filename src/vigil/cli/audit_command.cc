@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 #include "vigil/audit/audit_export.h"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
@@ -52,6 +53,8 @@ struct AuditFlags {
   std::string out;
   uint64_t old_size = 0;
   uint64_t new_size = 0;  // 0: the latest tree head
+  std::string old_head;   // prove-consistency: the older head, from a file the examiner holds
+  std::vector<std::string> held_heads;  // verify: files of heads the examiner holds
   std::string file;
   std::string since, until, tx;
   std::string algorithm = "ed25519";
@@ -369,6 +372,38 @@ absl::StatusOr<FoundRecord> FindRecord(const audit::AuditLog& log, const std::st
   return found;
 }
 
+// The signed tree heads in the file at "path", which an examiner kept: one head (JSON, as the
+// log stores it), a proof bundle (its heads), or a `vigil audit verify --json` report (its
+// latest head). Errors carry the message for the user (exit 2).
+absl::StatusOr<std::vector<audit::SignedTreeHead>> ReadHeldHeads(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a JSON object"));
+  }
+  std::vector<const nlohmann::json*> found;
+  if (j.contains("signature") && j.contains("root")) found.push_back(&j);
+  for (const char* member : {"tree_head", "old_tree_head", "new_tree_head", "latest_tree_head"}) {
+    if (j.contains(member) && j[member].is_object()) found.push_back(&j[member]);
+  }
+  if (found.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' holds no signed tree head (a head, a proof bundle, or a "
+                                "`vigil audit verify --json` report)"));
+  }
+  std::vector<audit::SignedTreeHead> heads;
+  for (const nlohmann::json* member : found) {
+    absl::StatusOr<audit::SignedTreeHead> head = audit::TreeHeadFromJson(member->dump());
+    if (!head.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "': ", head.status().message()));
+    }
+    heads.push_back(*std::move(head));
+  }
+  return heads;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The subcommands.
 
@@ -392,6 +427,11 @@ int RunVerify(const AuditFlags& flags) {
   audit::VerifyOptions options;
   options.from = flags.from;
   options.trusted_key = trusted.get();
+  for (const std::string& path : flags.held_heads) {
+    absl::StatusOr<std::vector<audit::SignedTreeHead>> held = ReadHeldHeads(path);
+    if (!held.ok()) return Fail(kCommand, absl::StrCat("--held-head: ", held.status().message()), kExitUsage);
+    options.held_heads.insert(options.held_heads.end(), held->begin(), held->end());
+  }
   absl::StatusOr<audit::VerifyReport> report = audit::VerifyAuditLog(*opened->log, options);
   if (!report.ok()) return Fail(kCommand, report.status().message(), kExitUsage);
   if (flags.json) {
@@ -406,7 +446,16 @@ int RunVerify(const AuditFlags& flags) {
     } else {
       std::cout << "no signed tree head yet";
     }
-    std::cout << " (key " << KeyPrefix(report->key_id) << ")\n";
+    std::cout << " (key " << KeyPrefix(report->key_id) << ")";
+    if (report->legacy_tree_heads > 0) {
+      std::cout << "; " << report->legacy_tree_heads << " of the heads unchained (written before "
+                << "heads were chained: a removed one is found only where a chained head "
+                   "follows)";
+    }
+    if (!options.held_heads.empty()) {
+      std::cout << "; extends " << Count(options.held_heads.size(), "held tree head");
+    }
+    std::cout << "\n";
   } else {
     std::cout << "DAMAGED at sequence " << report->damage->sequence << ": "
               << audit::DamageKindName(report->damage->kind) << ": " << report->damage->detail
@@ -527,8 +576,75 @@ int RunProve(const AuditFlags& flags) {
   return kExitOk;
 }
 
+// prove-consistency from a head the examiner holds (--old-head) to the latest.
+int ProveFromHeldHead(const AuditFlags& flags, const audit::AuditLog& log,
+                      const std::vector<audit::SignedTreeHead>& heads) {
+  constexpr char kCommand[] = "vigil audit prove-consistency";
+  absl::StatusOr<std::vector<audit::SignedTreeHead>> held = ReadHeldHeads(flags.old_head);
+  if (!held.ok()) return Fail(kCommand, absl::StrCat("--old-head: ", held.status().message()), kExitUsage);
+  // A bundle's heads: the oldest is the one to extend.
+  audit::SignedTreeHead old_head = held->front();
+  for (const audit::SignedTreeHead& h : *held) {
+    if (h.size < old_head.size) old_head = h;
+  }
+  if (old_head.log_id != log.header().log_id) {
+    return Fail(kCommand, absl::StrCat("--old-head: ", HeadName(old_head), " is of audit log ",
+                                       old_head.log_id, ", not of this one (",
+                                       log.header().log_id, ")"),
+                kExitUsage);
+  }
+  absl::StatusOr<std::unique_ptr<audit::LogVerifier>> key =
+      audit::LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header");
+  if (!key.ok()) return Fail(kCommand, key.status().message(), kExitUsage);
+  if (absl::Status s = audit::VerifyTreeHead(**key, old_head); !s.ok()) {
+    return Fail(kCommand, absl::StrCat("--old-head: does not verify with the log's key: ",
+                                       s.message()),
+                kExitUsage);
+  }
+  if (old_head.size == 0) {
+    return Fail(kCommand, "--old-head: the head of size 0 is extended by every log", kExitUsage);
+  }
+  const audit::SignedTreeHead& latest = heads.back();
+  if (old_head.size > latest.size) {
+    return Fail(kCommand,
+                absl::StrCat("the log does not extend ", HeadName(old_head), ": ",
+                             log.size() < old_head.size
+                                 ? absl::StrCat("it holds ", Count(log.size(), "record"))
+                                 : absl::StrCat("its newest signed tree head is of size ",
+                                                latest.size),
+                             " (truncated, or its newer heads removed); run `vigil audit "
+                             "verify --held-head ",
+                             flags.old_head, "`"),
+                kExitInputRejected);
+  }
+  absl::StatusOr<audit::ProofBundle> bundle = audit::ConsistencyBundle(log, old_head, latest);
+  if (!bundle.ok()) {
+    return Fail(kCommand,
+                absl::StrCat("the log does not extend ", HeadName(old_head), ": ",
+                             bundle.status().message(), "; run `vigil audit verify --held-head ",
+                             flags.old_head, "`"),
+                absl::IsDataLoss(bundle.status()) || absl::IsNotFound(bundle.status())
+                    ? kExitInputRejected
+                    : kExitUsage);
+  }
+  if (absl::Status s = WriteOutput(flags.out, bundle->json); !s.ok()) {
+    return Fail(kCommand, s.message(), kExitUsage);
+  }
+  std::cerr << "consistency of the held " << HeadName(old_head) << " with " << HeadName(latest)
+            << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
+  return kExitOk;
+}
+
 int RunProveConsistency(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit prove-consistency";
+  if ((flags.old_size == 0) == flags.old_head.empty()) {
+    return Fail(kCommand, "give --old SIZE (a head the log holds) or --old-head FILE (one you hold)",
+                kExitUsage);
+  }
+  if (!flags.old_head.empty() && flags.new_size != 0) {
+    return Fail(kCommand, "--old-head proves consistency with the latest head: leave out --new",
+                kExitUsage);
+  }
   if (flags.new_size != 0 && flags.new_size < flags.old_size) {
     return Fail(kCommand, "--old must not be larger than --new", kExitUsage);
   }
@@ -540,6 +656,7 @@ int RunProveConsistency(const AuditFlags& flags) {
   if (heads->empty()) {
     return Fail(kCommand, "the audit log has no signed tree head yet", kExitInputRejected);
   }
+  if (!flags.old_head.empty()) return ProveFromHeldHead(flags, log, *heads);
   const auto find = [&](uint64_t size) -> const audit::SignedTreeHead* {
     for (const audit::SignedTreeHead& h : *heads) {
       if (h.size == size) return &h;
@@ -890,11 +1007,18 @@ Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
                      "The public key the tree heads must verify with (PEM). Without it, the key "
                      "in the log's own header: self-consistency only");
   verify->add_flag("--json", flags->json, "Print the report as JSON");
+  verify->add_option("--held-head", flags->held_heads,
+                     "A file with a signed tree head you hold from earlier (a head, a proof "
+                     "bundle, a `verify --json` report; repeatable): the log must extend it "
+                     "(else truncated or modified), whether or not it still stores it");
   verify->footer(
       "Examples:\n  vigil audit verify --data-dir state/ --pubkey audit_pub.pem\n"
       "  vigil audit verify --data-dir state/ --json\n"
+      "  vigil audit verify --data-dir state/ --pubkey audit_pub.pem --held-head "
+      "tx42.proof.json\n"
       "Prints 'intact: N records, ...' (exit 0) or 'DAMAGED at sequence N: KIND: DETAIL' (exit "
-      "1); KIND is modified, deleted, reordered, truncated or bad_signature.");
+      "1); KIND is modified, deleted, reordered, truncated, bad_signature, missing_key or "
+      "missing_head.");
   return {verify, RunVerify};
 }
 
@@ -919,14 +1043,18 @@ Subcommand AddProveConsistency(CLI::App* audit, AuditFlags* flags) {
       "a prefix of the log at a newer one: nothing recorded before was changed or removed",
       flags, /*data_dir=*/true);
   consistency->add_option("--old", flags->old_size, "Size of the older signed tree head")
-      ->required()
       ->check(CLI::PositiveNumber);
+  consistency->add_option("--old-head", flags->old_head,
+                          "Instead of --old: a file with the older head, as you hold it (a head, "
+                          "a proof bundle, a `verify --json` report); the log need not still "
+                          "store it. Exit 1 when the log does not extend it");
   consistency->add_option("--new", flags->new_size,
                           "Size of the newer signed tree head (default: the latest)");
   consistency->add_option("--out", flags->out, "Write the proof here (default: stdout)");
   consistency->footer(
       "Example:\n  vigil audit prove-consistency --data-dir state/ --old 10000 --out "
-      "since-10000.proof.json\n  vigil audit check-proof since-10000.proof.json --pubkey "
+      "since-10000.proof.json\n  vigil audit prove-consistency --data-dir state/ --old-head "
+      "tx42.proof.json --out since.proof.json\n  vigil audit check-proof since-10000.proof.json --pubkey "
       "audit_pub.pem");
   return {consistency, RunProveConsistency};
 }

@@ -192,7 +192,7 @@ class AuditCommandTest : public ::testing::Test {
 
 TEST_F(AuditCommandTest, VerifySaysIntactAndWhatWasChecked) {
   ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", data_}), 0) << Output();
-  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("intact: 10 records, 3 signed tree heads, latest "
+  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("intact: 10 records, 4 signed tree heads, latest "
                                                "tree head size 10 at ",
                                                Time(9).substr(0, 16))));
   EXPECT_THAT(Output(), HasSubstr(absl::StrCat("(key ", signer_->key_id().substr(0, 16), ")")));
@@ -212,7 +212,7 @@ TEST_F(AuditCommandTest, VerifySaysIntactAndWhatWasChecked) {
       Vigil({"audit", "verify", "--data-dir", data_, "--from", "6", "--pubkey", Path("pub.pem")}),
       0)
       << Output();
-  EXPECT_THAT(Output(), HasSubstr("intact: 10 records (checked from sequence 6), 3 signed"));
+  EXPECT_THAT(Output(), HasSubstr("intact: 10 records (checked from sequence 6), 4 signed"));
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--from", "11"}), 2);
   EXPECT_THAT(Output(), HasSubstr("--from 11 is past the end of the log (10 records)"));
 }
@@ -220,7 +220,7 @@ TEST_F(AuditCommandTest, VerifySaysIntactAndWhatWasChecked) {
 TEST_F(AuditCommandTest, VerifyNamesAFlippedByteAndAForeignKey) {
   // The log re-signed by nobody: the examiner's own key does not sign these heads.
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("other.pem")}), 1);
-  EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 3: bad_signature: "));
+  EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 0: bad_signature: tree head of size 0 "));
 
   {
     std::unique_ptr<KvStore> store = OpenStore();
@@ -412,9 +412,101 @@ TEST_F(AuditCommandTest, ConsistencyProofsCheckAndEditsDoNot) {
       << Output();
   // The examiner's old head is not one the log signed: the log is found wanting.
   EXPECT_EQ(Vigil({"audit", "prove-consistency", "--data-dir", data_, "--old", "5"}), 1);
-  EXPECT_THAT(Output(), HasSubstr("no signed tree head of size 5 (3 heads, of sizes 4, 8, 10)"));
+  EXPECT_THAT(Output(), HasSubstr("no signed tree head of size 5 (4 heads, of sizes 0, 4, 8, 10)"));
   EXPECT_EQ(Vigil({"audit", "prove-consistency", "--data-dir", data_, "--old", "8", "--new", "4"}),
             2);
+}
+
+// The heads as someone with write access to the store and without the key could tamper with
+// them (docs/audit.md, "What an attacker can hide"). The log's heads: sizes 0, 4, 8, 10.
+TEST_F(AuditCommandTest, VerifyFindsARemovedHeadAsMissingHead) {
+  {
+    std::unique_ptr<KvStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Delete("audit_heads", audit::SequenceKey(4)).ok());
+  }
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem")}), 1);
+  EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 0: missing_head: the head of size 8 "
+                                  "(index 2)"));
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--json"}), 1);
+  EXPECT_EQ(FirstJsonLine(Output())["damage"]["kind"], "missing_head");
+  {
+    std::unique_ptr<KvStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    for (uint64_t size : {0, 8, 10}) {
+      ASSERT_TRUE(store->Delete("audit_heads", audit::SequenceKey(size)).ok());
+    }
+  }
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem")}), 1);
+  EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 0: missing_head: the log holds 10 records "
+                                  "and no signed tree head"));
+}
+
+TEST_F(AuditCommandTest, AHeldHeadCatchesARollbackTheStoreAloneCannotShow) {
+  // The examiner keeps what it was given: a proof bundle (head 10) and a report.
+  ASSERT_EQ(Vigil({"audit", "prove", "--data-dir", data_, TxId(3), "--out", Path("p.json")}), 0)
+      << Output();
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--json"}), 0);
+  Write("report.json", FirstJsonLine(Output()).dump());
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem"),
+                   "--held-head", Path("p.json"), "--held-head", Path("report.json")}),
+            0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("; extends 2 held tree heads"));
+  {
+    // Head 8's own JSON, as an examiner may keep it: the log extends it.
+    std::unique_ptr<KvStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    absl::StatusOr<std::optional<std::string>> head8 =
+        store->Get("audit_heads", audit::SequenceKey(8));
+    ASSERT_TRUE(head8.ok() && head8->has_value());
+    Write("head8.json", **head8);
+  }
+  ASSERT_EQ(Vigil({"audit", "prove-consistency", "--data-dir", data_, "--old-head",
+                   Path("head8.json"), "--out", Path("c.json")}),
+            0)
+      << Output();
+  ASSERT_EQ(Vigil({"audit", "check-proof", Path("c.json"), "--pubkey", Path("pub.pem")}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("valid: the tree head of size 8 at "));
+
+  {
+    // The forger cuts the log back to 9 records, removes head 10 and rewrites the durable
+    // head: 1 record after head 8, within its promise of 4, as a crash could leave it.
+    std::unique_ptr<KvStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(audit::StoredRecords(store.get()).TruncateFrom(9).ok());
+    ASSERT_TRUE(store->Delete("audit_heads", audit::SequenceKey(10)).ok());
+    absl::StatusOr<std::unique_ptr<audit::AuditLog>> log =
+        audit::AuditLog::OpenForReading(store.get());
+    ASSERT_TRUE(log.ok()) << log.status();
+    absl::StatusOr<audit::Hash> root = (*log)->RootHash(9);
+    ASSERT_TRUE(root.ok());
+    ASSERT_TRUE(store
+                    ->Put("audit_meta", "head",
+                          audit::SequenceKey(9) +
+                              std::string(reinterpret_cast<const char*>(root->data()), 32))
+                    .ok());
+  }
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem")}), 0)
+      << "the store alone cannot show it: " << Output();
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem"),
+                   "--held-head", Path("p.json")}),
+            1);
+  EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 9: truncated: the log ends at record 9 but "
+                                  "a tree head the examiner holds"));
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--held-head", Path("report.json")}),
+            1);
+  EXPECT_EQ(Vigil({"audit", "prove-consistency", "--data-dir", data_, "--old-head",
+                   Path("p.json")}),
+            1);
+  EXPECT_THAT(Output(), HasSubstr("the log does not extend the tree head of size 10"));
+  // Usage: one of --old and --old-head; a file without a head.
+  EXPECT_EQ(Vigil({"audit", "prove-consistency", "--data-dir", data_}), 2);
+  Write("empty.json", "{}");
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--held-head", Path("empty.json")}),
+            2);
+  EXPECT_THAT(Output(), HasSubstr("holds no signed tree head"));
 }
 
 TEST_F(AuditCommandTest, ShowNamesTheDecisionAndItsReasons) {
@@ -568,7 +660,7 @@ TEST_F(AuditCommandTest, ASealedLogVerifiesAndProvesWithoutAKeyAndShowsSealedFie
   BuildLog(sealed, kek.public_key);
   ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--pubkey", Path("pub.pem")}), 0)
       << Output();
-  EXPECT_THAT(Output(), HasSubstr("intact: 10 records, 3 signed tree heads"));
+  EXPECT_THAT(Output(), HasSubstr("intact: 10 records, 4 signed tree heads"));
   ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", sealed, "--json"}), 0) << Output();
   const Json report = FirstJsonLine(Output());
   EXPECT_EQ(report["sealed_records"], 10);

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_log.h"
+#include "vigil/audit/log_tail_check.h"
 #include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
@@ -748,6 +749,8 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
     options.records_per_data_key = a.records_per_data_key;
   }
   const std::string kek_id = options.record_kek != nullptr ? options.record_kek->key_id() : "";
+  // Never continue (and sign over) a log whose newest part was tampered with.
+  VIGIL_RETURN_IF_ERROR(audit::CheckAuditLogAtStart(kv, *options.signer, config_.data_dir));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, std::move(options), RealClock()));
   const audit::AuditLog* raw = log.get();
