@@ -43,6 +43,7 @@ struct ReplayFlags {
   std::string drift_calibration = "null";
   int64_t drift_false_alarm_days = 30;
   int64_t drift_half_life = 0;
+  int64_t drift_warmup = 7 * 24 * 3600;
   std::string drift_short = "60/10", drift_long = "300/60";
   std::string drift_null;
   std::optional<std::string> drift_exclude;
@@ -200,6 +201,11 @@ int RunReplayCommand(ReplayFlags& flags) {
       std::cerr << "vigil replay: --drift-half-life must not be negative\n";
       return kExitUsage;
     }
+    if (flags.drift_warmup < 0) {
+      std::cerr << "vigil replay: --drift-warmup must not be negative\n";
+      return kExitUsage;
+    }
+    o.drift.warmup = std::chrono::seconds(flags.drift_warmup);
     for (drift::DriftWindowSpec& w : o.drift.windows) {
       const std::string& text = w.name == "short" ? flags.drift_short : flags.drift_long;
       if (absl::Status s = drift::ParseDriftWindow(text, absl::StrCat("--drift-", w.name), &w);
@@ -358,6 +364,10 @@ Command AddReplayCommand(CLI::App& vigil) {
   app->add_option("--drift-half-life", flags->drift_half_life,
                   "Exponential time decay of the long window, half-life in seconds (default 0: "
                   "none)");
+  app->add_option("--drift-warmup", flags->drift_warmup,
+                  "Seconds of event time after the first payment in which no drift window is "
+                  "evaluated, while the fresh feature state warms up (default 604800: 7 days, "
+                  "the longest feature window; 0: none)");
   app->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
   app->add_flag("--fail-on-reject", flags->fail_on_reject,
                 "Exit with status 1 when any record was rejected");

@@ -267,7 +267,7 @@ absl::StatusOr<DriftEvent> DriftMonitor::Release(std::string_view actor, std::st
                           "; the model decides again until the monitor leaves L3 and reaches it "
                           "anew");
   Emit(e);
-  VIGIL_RETURN_IF_ERROR(StoreEvents(lock));
+  VIGIL_RETURN_IF_ERROR(StoreEvents(lock, &e));
   return e;
 }
 
@@ -417,7 +417,7 @@ void DriftMonitor::Emit(DriftEvent event) {
   if (events_ != nullptr || listener_) unstored_.push_back(std::move(event));
 }
 
-absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock) {
+absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock, DriftEvent* last) {
   // The log's store writes synchronously: never while holding mu_, which State (GET
   // /v1/drift, /metrics) takes. store_mu_ is taken before mu_ is let go, so events are stored
   // in the order they happened whichever thread emitted them.
@@ -437,6 +437,7 @@ absl::Status DriftMonitor::StoreEvents(absl::ReleasableMutexLock& lock) {
     }
     if (listener_) listener_(e);
   }
+  if (last != nullptr && !events.empty()) *last = events.back();
   return status;
 }
 

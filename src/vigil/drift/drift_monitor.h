@@ -143,7 +143,8 @@ class DriftMonitor {
 
   // An operator's release of the freeze: the model decides again until the monitor leaves L3
   // and reaches it anew (the levels stay what the evidence says). Emits freeze_released naming
-  // "actor" and "reason". kFailedPrecondition when the model is not frozen.
+  // "actor" and "reason" and returns it as stored. kFailedPrecondition when the model is not
+  // frozen; the store's error when the event could not be stored (the freeze is released).
   absl::StatusOr<DriftEvent> Release(std::string_view actor, std::string_view reason);
 
   // Called with every event the monitor raises, after it is stored, on the thread that fed the
@@ -202,7 +203,9 @@ class DriftMonitor {
   // Counts the event and queues it for the log (StoreEvents writes it).
   void Emit(DriftEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stores the queued events after releasing "lock" (which holds mu_): the first error, if any.
-  absl::Status StoreEvents(absl::ReleasableMutexLock& lock) ABSL_LOCKS_EXCLUDED(store_mu_);
+  // "last" (optional): set to the last event as stored.
+  absl::Status StoreEvents(absl::ReleasableMutexLock& lock, DriftEvent* last = nullptr)
+      ABSL_LOCKS_EXCLUDED(store_mu_);
   void UpdateMonitorLevel(UtcTime t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DriftConfig config_;

@@ -22,6 +22,7 @@
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_report.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/drift/source_ledger.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/event_time_orderer.h"
 #include "vigil/engine/event_time_outliers.h"
@@ -277,6 +278,9 @@ absl::Status Replayer::FinishDrift() {
   out.final_level = std::string(drift::DriftLevelName(state.level));
   out.evaluations = static_cast<int64_t>(state.evaluations);
   out.rows_late = static_cast<int64_t>(state.late);
+  out.rows_capped = static_cast<int64_t>(state.capped);
+  out.skipped_warmup = static_cast<int64_t>(state.skipped_warmup);
+  out.skipped_sources = static_cast<int64_t>(state.skipped_sources);
   // From the monitor's own tallies: the in-memory event log keeps only the recent events.
   for (const auto& [kind, n] : state.events_by_kind) out.events[kind] = static_cast<int64_t>(n);
   for (const drift::DriftSubjectState& s : state.subjects) {
@@ -595,6 +599,13 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         batch.features.insert(batch.features.end(),
                               rows.begin() + static_cast<std::ptrdiff_t>(i * width),
                               rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+        // The parties, as vigil serve names them (a file has no client: one unknown client).
+        batch.sources.push_back(
+            {drift::SourceHash(absl::StrCat(txs[i].originator.bank_id, "\x1f",
+                                            txs[i].originator.account_id)),
+             drift::SourceHash(absl::StrCat(txs[i].beneficiary.bank_id, "\x1f",
+                                            txs[i].beneficiary.account_id)),
+             0});
       }
       drift_tap_->Offer(std::move(batch));
     }
@@ -817,6 +828,9 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
                   {"final_level", s.drift->final_level},
                   {"evaluations", s.drift->evaluations},
                   {"rows_late", s.drift->rows_late},
+                  {"rows_capped", s.drift->rows_capped},
+                  {"skipped_warmup", s.drift->skipped_warmup},
+                  {"skipped_sources", s.drift->skipped_sources},
                   {"events", s.drift->events},
                   {"drifted", s.drift->drifted},
                   {"frozen_seconds", s.drift->frozen_seconds},
@@ -884,6 +898,9 @@ std::string ReplaySummaryToText(const ReplaySummary& s) {
                           d.worst_level, d.final_level, d.evaluations, d.calibration);
     if (d.frozen_seconds > 0) {
       absl::StrAppendFormat(&out, ", frozen (L3) %.0f s of event time", d.frozen_seconds);
+    }
+    if (d.skipped_warmup > 0) {
+      absl::StrAppendFormat(&out, "; %d evaluations skipped in the warm-up", d.skipped_warmup);
     }
     out += "\n";
     if (!d.events.empty()) {

@@ -116,6 +116,9 @@ struct DriftSummary {
   std::string worst_level = "none", final_level = "none";
   int64_t evaluations = 0;
   int64_t rows_late = 0;  // rows older than a window when they arrived (not observed)
+  // Rows left out of a window by the per-account caps (summed over windows), and evaluations
+  // skipped in the feature state's warm-up or for too few distinct accounts (docs/drift.md).
+  int64_t rows_capped = 0, skipped_warmup = 0, skipped_sources = 0;
   std::map<std::string, int64_t> events;  // by kind
   // Subjects that reached L2 or above, with their worst level ("amount_reporting": "L3").
   std::map<std::string, std::string> drifted;

@@ -404,6 +404,7 @@ TEST_F(ReplayTest, DriftIsWatchedOnEventTimeAndReported) {
   const drift::ReferenceProfile profile = AmountProfile();
   ReplayOptions o = Options(input);
   o.drift_profile = &profile;
+  o.drift.warmup = std::chrono::seconds(0);  // a two-hour stream: no warm-up
   o.drift_report = dir_ + "/drift.html";
   ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
   ASSERT_TRUE(s.drift.has_value());
@@ -411,7 +412,8 @@ TEST_F(ReplayTest, DriftIsWatchedOnEventTimeAndReported) {
   EXPECT_EQ(s.drift->drifted.at("amount_reporting"), "L3");
   EXPECT_GT(s.drift->events.at("retrain_requested"), 0);
   EXPECT_GT(s.drift->events.at("freeze"), 0);
-  EXPECT_GT(s.drift->frozen_seconds, 1800);  // the shifted hour, less the detection delay
+  // The shifted hour, less the detection delay and the two 15-minute dwells before L3.
+  EXPECT_GT(s.drift->frozen_seconds, 1200);
   EXPECT_LT(s.drift->frozen_seconds, 3700);
   const std::string html = ReadFile(o.drift_report);
   EXPECT_NE(html.find("<svg"), std::string::npos);
@@ -427,6 +429,7 @@ TEST_F(ReplayTest, AMeasuredNullFromOneReplayCalibratesTheNext) {
   const drift::ReferenceProfile profile = AmountProfile();
   ReplayOptions o = Options(quiet);
   o.drift_profile = &profile;
+  o.drift.warmup = std::chrono::seconds(0);
   o.drift_null_out = dir_ + "/null.json";
   ASSERT_OK_AND_ASSIGN(ReplaySummary first, RunReplay(o, fx_, RealClock()));
   EXPECT_EQ(first.drift->calibration, "null");
@@ -437,6 +440,7 @@ TEST_F(ReplayTest, AMeasuredNullFromOneReplayCalibratesTheNext) {
   EXPECT_EQ(null.windows[0].scores.count("amount_reporting"), 1u);
   ReplayOptions again = Options(quiet);
   again.drift_profile = &profile;
+  again.drift.warmup = std::chrono::seconds(0);
   again.drift.measured_null = std::make_shared<const drift::MeasuredNull>(null);
   ASSERT_OK_AND_ASSIGN(ReplaySummary second, RunReplay(again, fx_, RealClock()));
   EXPECT_EQ(second.drift->calibration, "null+measured");

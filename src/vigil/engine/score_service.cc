@@ -17,6 +17,8 @@
 #include "vigil/decision/decision_json.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
+#include "vigil/drift/freeze_floor.h"
+#include "vigil/drift/source_ledger.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
@@ -103,6 +105,7 @@ struct ScoreService::Metrics {
   Counter* future_refused = nullptr;  // events dated past the clock's bound, refused
   // With drift attached (else null):
   std::array<Counter*, 3> frozen{};  // [class]
+  Counter* freeze_floor = nullptr;
   Counter* drift_dropped = nullptr;
 };
 
@@ -228,6 +231,12 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                               "drift monitor froze the model (L3).",
                               {{"class", std::string(PriorityName(static_cast<Priority>(c)))}}));
     }
+    VIGIL_ASSIGN_OR_RETURN(
+        m->freeze_floor,
+        registry.AddCounter("vigil_drift_freeze_floor_total",
+                            "Frozen (drift_freeze) decisions the rules allowed but held for "
+                            "review because the frozen model scored them at or above the "
+                            "review threshold."));
     VIGIL_ASSIGN_OR_RETURN(
         m->drift_dropped,
         registry.AddCounter("vigil_drift_rows_dropped_total",
@@ -625,6 +634,17 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
     }
     std::shared_ptr<const Policy> policy;
     if (deployment->shadow != nullptr) policy = group.decider->policy();
+    // Frozen, the champion still scores every row (directly, never queued): for the fail-safe
+    // floor, and for the monitor, which must see the traffic return to the model's reference.
+    std::vector<double> frozen_scores;
+    std::shared_ptr<const Policy> floor_policy;
+    if (frozen && deployment->champion != nullptr && deployment->champion->direct != nullptr) {
+      frozen_scores.assign(n, std::nan(""));
+      if (!deployment->champion->direct->Score(rows, n, absl::MakeSpan(frozen_scores)).ok()) {
+        std::fill(frozen_scores.begin(), frozen_scores.end(), std::nan(""));
+      }
+      floor_policy = group.decider->policy();
+    }
     for (size_t k = 0; k < n; ++k) {
       Item& item = items[group.members[k]];
       Decision& d = decisions[k];
@@ -633,6 +653,13 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
       if (frozen) {
         d.degraded = true;
         d.degraded_reason = std::string(kDriftFreezeReason);
+        // Fail-safe: what the frozen model would have raised is held for review at least.
+        const bool floored =
+            floor_policy != nullptr &&
+            drift::ApplyFreezeFloor(floor_policy->review_threshold(), frozen_scores[k], d);
+        if (floored && metrics_ != nullptr && metrics_->freeze_floor != nullptr) {
+          metrics_->freeze_floor->Increment();
+        }
       }
       // Not the model's failure: the request never reached it (see kOverloadReason).
       const bool overload =
@@ -689,36 +716,43 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
     if (audit_ != nullptr) RecordDecisions(items, group.members, decisions, request);
     if (drift_tap_ != nullptr) {
       OfferDrift(items, group.members, rows, decisions, group.metric_role == kChampion,
-                 frozen ? deployment->champion.get() : nullptr);
+                 frozen_scores, request);
     }
   }
 }
 
 void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
                               absl::Span<const double> rows, absl::Span<const Decision> decisions,
-                              bool champion, const ModelDeployment::Model* frozen_model) {
+                              bool champion, absl::Span<const double> frozen_scores,
+                              const ScoreRequest& request) {
   const size_t n = members.size();
   // Buffers the monitor has observed before, when it has some to spare.
   drift::DriftTap::Rows batch = drift_tap_->Spare();
   batch.times.resize(n);
   batch.scores.resize(n);
+  batch.sources.resize(n);
+  // Who each row comes from, so that no one account, counterparty or client makes up a
+  // window (drift/source_ledger.h).
+  const uint64_t client = drift::SourceHash(request.actor);
+  const auto account = [](const Party& p) {
+    return drift::SourceHash(absl::StrCat(p.bank_id, "\x1f", p.account_id));
+  };
   for (size_t k = 0; k < n; ++k) {
-    batch.times[k] = items[members[k]].tx.event_time;
+    const Transaction& tx = items[members[k]].tx;
+    batch.times[k] = tx.event_time;
     batch.scores[k] = decisions[k].score;
+    batch.sources[k] = {account(tx.originator), account(tx.beneficiary), client};
   }
   if (!champion) {
     // A challenger's score comes from another model: against the champion's profile it would
     // look like drift. Its rows still count for the features.
     std::fill(batch.scores.begin(), batch.scores.end(), std::nan(""));
   }
-  if (frozen_model != nullptr && frozen_model->direct != nullptr) {
+  if (!frozen_scores.empty()) {
     // A frozen model decides nothing, but the monitor still needs its score distribution to
     // see the traffic return to what the model was trained on (and to lift the freeze when the
-    // score was what drifted): it is scored directly (never queued, like a shadow) for the
-    // monitor only; the Decision carries no score.
-    if (!frozen_model->direct->Score(rows, n, absl::MakeSpan(batch.scores)).ok()) {
-      std::fill(batch.scores.begin(), batch.scores.end(), std::nan(""));
-    }
+    // score was what drifted); the Decision carries no score.
+    std::copy(frozen_scores.begin(), frozen_scores.end(), batch.scores.begin());
   }
   batch.features.assign(rows.begin(),
                         rows.begin() + static_cast<std::ptrdiff_t>(n * drift_monitor_->width()));

@@ -44,7 +44,8 @@
 // to a drift tap — event time, feature row, model score — which drops rather than waits when
 // its queue is full, so monitoring never slows a decision. While the monitor holds the model
 // frozen (drift L3), the deployment's rules decide alone, and every such decision is degraded
-// with degraded_reason "drift_freeze".
+// with degraded_reason "drift_freeze"; fail-safe, what the frozen model scores at or above the
+// review threshold is at least REVIEW (reason "drift_freeze_floor"), never a quiet ALLOW.
 //
 // Thread safety: Score and ScoreBatch may be called from any number of threads. Feature updates
 // are serialized (one lock); parsing, deciding and encoding run in parallel.
@@ -233,14 +234,16 @@ class ScoreService {
   void KeepUnscored(Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(seen_mu_);
   // The audit log's companion: the feature state and pending rows of a group.
   void StageState(absl::Span<const std::string> recorded, KvWriteBatch& batch);
-  // Offers the decided members' rows (contiguous in "rows") to the drift tap. The score
-  // watched is the champion's, whose training profile it is compared with: "champion" false
-  // (a challenger's group) offers the rows unscored. "frozen_model": the champion while the
-  // model is frozen (its score is then computed here, for monitoring only), else null and the
+  // Offers the decided members' rows (contiguous in "rows") to the drift tap, each with its
+  // sources (the parties' accounts and the request's actor). The score watched is the
+  // champion's, whose training profile it is compared with: "champion" false (a challenger's
+  // group) offers the rows unscored. "frozen_scores": the frozen champion's scores while the
+  // model is frozen (computed for the floor and for monitoring only), else empty and the
   // decisions' scores are offered.
   void OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
                   absl::Span<const double> rows, absl::Span<const Decision> decisions,
-                  bool champion, const ModelDeployment::Model* frozen_model);
+                  bool champion, absl::Span<const double> frozen_scores,
+                  const ScoreRequest& request);
   std::shared_ptr<const ModelDeployment::Snapshot> Deployment() const;
   // Refuses the items dated too far ahead of the clock, and fingerprints the rest.
   void Admit(std::vector<Item>& items);

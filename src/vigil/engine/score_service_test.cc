@@ -448,6 +448,12 @@ class ScoreServiceDriftTest : public ScoreServiceTest {
     config.calibration = drift::DriftCalibration::kRawPreset;
     config.windows = {{"short", std::chrono::seconds(10), std::chrono::seconds(10), {}}};
     config.min_rows = 5;
+    // One pair of accounts from t = 0: no warm-up, dwell or source floor (the monitor's own
+    // tests cover them).
+    config.warmup = std::chrono::seconds(0);
+    config.min_dwell = std::chrono::seconds(0);
+    config.min_accounts = 1;
+    config.account_cap_rows = 1'000'000;
     const auto schema = FeatureExtractor::Schema();
     auto monitor =
         drift::DriftMonitor::Create(profile_, schema->version(), schema->names(), config, nullptr);

@@ -42,6 +42,7 @@ enum RouteId {
   kReadyz,
   kMetrics,
   kDrift,
+  kDriftRelease,
   kAuditVerify,
   kAuditExport,
   kUnmatched,  // 404 and server-answered errors
@@ -50,7 +51,7 @@ enum RouteId {
 
 // Who may call a route (docs/security.md): kPublic routes need nothing, kAnyRole any
 // authenticated caller, the others that role (or admin).
-enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor };
+enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin };
 
 struct RouteSpec {
   const char* method;
@@ -67,6 +68,7 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/readyz", "readyz", Need::kPublic},
     {"GET", "/metrics", "metrics", Need::kAnyRole},
     {"GET", "/v1/drift", "drift", Need::kAuditor},
+    {"POST", "/v1/drift/release", "drift_release", Need::kAdmin},
     {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
     {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
 }};
@@ -79,6 +81,8 @@ std::optional<Role> RoleNeeded(Need need) {
       return Role::kPolicyAdmin;
     case Need::kAuditor:
       return Role::kAuditor;
+    case Need::kAdmin:
+      return Role::kAdmin;
     default:
       return std::nullopt;
   }
@@ -441,6 +445,9 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       case kDrift:
         // On a worker: the exact statistics take the monitor's lock for a few milliseconds.
         response = Drift();
+        break;
+      case kDriftRelease:
+        response = DriftRelease(req, actor);
         break;
       case kAuditVerify:
         // On a worker: it reads the whole log.
@@ -812,6 +819,56 @@ HttpResponse ServeApi::Metrics() const {
   r.content_type = std::string(View(MetricsRegistry::kContentType));
   r.body = metrics_->RenderPrometheusText();
   return r;
+}
+
+HttpResponse ServeApi::DriftRelease(const HttpRequest& request, std::string_view actor) {
+  if (parts_.drift_monitor == nullptr) {
+    return HttpError(404, "drift_off", "",
+                     "drift monitoring is off: there is no freeze to release");
+  }
+  static constexpr std::string_view kJson = "application/json";
+  const std::string_view content_type = request.Header("Content-Type");
+  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) {
+    return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
+  }
+  if (!body.is_object()) {
+    return HttpError(400, "invalid_field", "$", "the body must be an object {reason}");
+  }
+  std::string reason;
+  for (const auto& [key, value] : body.items()) {
+    if (key != "reason") {
+      return HttpError(400, "invalid_field", absl::StrCat("$.", key),
+                       absl::StrCat("unknown member '", key, "' (expected reason)"));
+    }
+    if (!value.is_string()) {
+      return HttpError(400, "invalid_field", "$.reason", "reason must be a string");
+    }
+    reason = value.get<std::string>();
+  }
+  // The release is on the record (the drift events, the log): it must say why.
+  if (reason.empty() || reason.size() > 1000) {
+    return HttpError(400, "invalid_field", "$.reason",
+                     "reason is required: why the freeze may be lifted, 1 to 1000 characters");
+  }
+  absl::StatusOr<drift::DriftEvent> released = parts_.drift_monitor->Release(actor, reason);
+  if (absl::IsFailedPrecondition(released.status())) {
+    return HttpError(409, "not_frozen", "", View(released.status().message()));
+  }
+  if (!released.ok()) {
+    // Released, but its event could not be stored: say so (the log has the WARN line).
+    return HttpError(500, "internal", "",
+                     absl::StrCat("the freeze was released but its event was not stored: ",
+                                  released.status().message()));
+  }
+  const std::string level(drift::DriftLevelName(parts_.drift_monitor->level()));
+  nlohmann::json out = {{"released", true},
+                        {"level", level},
+                        {"frozen", parts_.drift_monitor->frozen()},
+                        {"event", nlohmann::json::parse(drift::DriftEventToJson(*released),
+                                                        nullptr, false)}};
+  return Json(200, out.dump());
 }
 
 HttpResponse ServeApi::Drift() const {

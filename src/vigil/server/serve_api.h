@@ -141,6 +141,8 @@ class ServeApi final : public HttpHandler {
   void PublicBody(int route, HttpResponse& response) const;
   HttpResponse Metrics() const;
   HttpResponse Drift() const;
+  // POST /v1/drift/release (admin): an operator lifts a drift freeze, saying why.
+  HttpResponse DriftRelease(const HttpRequest& request, std::string_view actor);
   HttpResponse AuditVerify(const HttpRequest& request) const;
   // GET /v1/audit/export: a page of `vigil audit export` lines (docs/openapi.yaml).
   HttpResponse AuditExport(const HttpRequest& request) const;

@@ -308,6 +308,34 @@ absl::Status ValidateGpu(const ServeGpuConfig& g) {
   return absl::OkStatus();
 }
 
+// Who may move the monitor (docs/drift.md, "Who can move a window").
+void ParseDriftBounds(const YAML::Node& d, ConfigReader& r, drift::DriftConfig* out) {
+  if (const YAML::Node n = d["warmup_days"]; n) {
+    int64_t days = 7;
+    r.Integer(n, "drift.warmup_days", &days, 0, 365);
+    out->warmup = std::chrono::hours(24 * days);
+  }
+  if (const YAML::Node n = d["min_dwell_minutes"]; n) {
+    int64_t minutes = 15;
+    r.Integer(n, "drift.min_dwell_minutes", &minutes, 0, 24 * 60);
+    out->min_dwell = std::chrono::minutes(minutes);
+  }
+  if (const YAML::Node n = d["min_accounts"]; n) {
+    r.Integer(n, "drift.min_accounts", &out->min_accounts, 1, 1'000'000);
+  }
+  if (const YAML::Node n = d["min_clients"]; n) {
+    r.Integer(n, "drift.min_clients", &out->min_clients, 1, 10'000);
+  }
+  if (const YAML::Node n = d["account_cap_rows"]; n) {
+    r.Integer(n, "drift.account_cap_rows", &out->account_cap_rows, 1, 1'000'000'000);
+  }
+  if (const YAML::Node n = d["client_cap_percent"]; n) {
+    int64_t percent = 100;
+    r.Integer(n, "drift.client_cap_percent", &percent, 1, 100);
+    out->client_cap_share = static_cast<double>(percent) / 100;
+  }
+}
+
 void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   if (!d.IsMap()) {
     r.Error(d, "'drift' must be a mapping (profile, calibration, freeze, ...)");
@@ -315,8 +343,11 @@ void ParseDrift(const YAML::Node& d, ConfigReader& r, ServeDriftConfig* out) {
   }
   r.Keys(d,
          {"enabled", "profile", "measured_null", "calibration", "freeze", "false_alarm_days",
-          "short_window", "long_window", "min_rows", "queue", "exclude"},
+          "short_window", "long_window", "min_rows", "queue", "exclude", "warmup_days",
+          "min_dwell_minutes", "min_accounts", "min_clients", "account_cap_rows",
+          "client_cap_percent"},
          "drift");
+  ParseDriftBounds(d, r, &out->monitor);
   if (const YAML::Node n = d["profile"]; n) r.String(n, "drift.profile", &out->profile);
   if (const YAML::Node n = d["measured_null"]; n) {
     r.String(n, "drift.measured_null", &out->measured_null);

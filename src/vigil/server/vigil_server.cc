@@ -5,6 +5,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -512,6 +513,8 @@ absl::Status VigilServer::Load() {
                                             hooks_.store_faults));
   // Owned by the feature store, which the service owns (see the members' order).
   KvStore* const kv = &features->kv();
+  // A data dir whose feature state already holds accounts is warm: no drift warm-up.
+  const bool warm_state = features->extractor().num_accounts() > 0;
   ScoreServiceOptions options;
   options.idempotency_capacity = c.idempotency_capacity;
   options.score_budget = c.score_budget;
@@ -536,7 +539,7 @@ absl::Status VigilServer::Load() {
                  {"max_future_skew_seconds", absl::StrCat(c.max_future_skew.count())}});
   }
   VIGIL_RETURN_IF_ERROR(StartAudit(kv));
-  VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv));
+  VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv, warm_state));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
 }
@@ -830,7 +833,8 @@ void VigilServer::PollScreening() {
   }
 }
 
-absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* kv) {
+absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* kv,
+                                     bool warm_state) {
   const ServeConfig& c = config_;
   if (profile_path.empty()) {
     drift_summary_ = absl::StrCat("off: no reference profile (set drift.profile, or put ",
@@ -858,6 +862,8 @@ absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* k
   // Without a model at start there is no score to watch (and no reference for a champion
   // activated later, whose own profile would be needed): watch the features only.
   if (!has_champion) monitor_config.monitor_score = false;
+  // Restored accounts have their history: the warm-up is for a fresh feature state only.
+  if (warm_state && !monitor_config.warm_since.has_value()) monitor_config.warm_since = UtcTime{};
   const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
   absl::StatusOr<std::unique_ptr<drift::DriftMonitor>> monitor = drift::DriftMonitor::Create(
       *drift_profile_, schema->version(), schema->names(), monitor_config, drift_events_.get());
@@ -868,6 +874,7 @@ absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* k
                          : named("drift.profile", profile_path, monitor.status());
   }
   drift_monitor_ = *std::move(monitor);
+  VIGIL_RETURN_IF_ERROR(ListenToDrift());
   drift_tap_ = std::make_unique<drift::DriftTap>(drift_monitor_.get(), c.drift.queue_rows,
                                                  drift::DriftTap::WhenFull::kDrop);
   service_->AttachDrift(drift_monitor_.get(), drift_tap_.get());
@@ -884,6 +891,46 @@ absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* k
                {"measured_null", null_path},
                {"freeze", monitor_config.freeze_on_l3 ? "on" : "off"},
                {"events_stored", absl::StrCat(drift_events_->last_id())}});
+  return absl::OkStatus();
+}
+
+absl::Status VigilServer::ListenToDrift() {
+  // Every level change, freeze and release: a WARN line with the subject and its evidence (the
+  // event itself is in the drift_events store, numbered), and a count by kind.
+  auto counters = std::make_shared<std::map<std::string, Counter*>>();
+  for (const std::string_view kind : {drift::kLevelChange, drift::kRetrainRequested,
+                                      drift::kCritical, drift::kFreeze, drift::kTicketOpened,
+                                      drift::kFreezeReleased}) {
+    VIGIL_ASSIGN_OR_RETURN(
+        (*counters)[std::string(kind)],
+        metrics_->AddCounter("vigil_drift_transitions_total",
+                             "Drift events by kind: level changes (of a subject or the "
+                             "monitor), retrain requests, escalations, freezes, review tickets "
+                             "and releases (by the monitor or an operator).",
+                             {{"kind", std::string(kind)}}));
+  }
+  drift_monitor_->SetListener([log = log_.get(), counters](const drift::DriftEvent& e) {
+    const auto it = counters->find(e.kind);
+    if (it != counters->end()) it->second->Increment();
+    const std::string_view message =
+        e.kind == drift::kFreeze            ? "drift froze the model: decisions are rules-only"
+        : e.kind == drift::kFreezeReleased  ? "drift freeze released: the model decides again"
+        : e.kind == drift::kRetrainRequested ? "drift requests a retrain"
+        : e.kind == drift::kTicketOpened    ? "drift opened a review ticket"
+        : e.kind == drift::kCritical        ? "drift escalated"
+                                            : "drift level changed";
+    log->Event("warn", message,
+               {{"kind", e.kind},
+                {"id", absl::StrCat(e.id)},
+                {"subject", e.subject},
+                {"window", e.window},
+                {"from", std::string(drift::DriftLevelName(e.from))},
+                {"to", std::string(drift::DriftLevelName(e.to))},
+                {"severity", absl::StrCat(e.severity)},
+                {"score", absl::StrCat(e.score)},
+                {"event_time", FormatUtc(e.time)},
+                {"evidence", e.detail}});
+  });
   return absl::OkStatus();
 }
 

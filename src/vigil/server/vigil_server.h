@@ -106,7 +106,10 @@ class VigilServer {
   void WarnAboutExposure();
   // The drift monitor over "kv" (the feature store's, with the drift_events family open) when
   // a profile is found, attached to the service; else drift stays off. Sets drift_summary_.
-  absl::Status StartDrift(const std::string& profile, KvStore* kv);
+  // "warm_state": the feature store held accounts at start (no drift warm-up).
+  absl::Status StartDrift(const std::string& profile, KvStore* kv, bool warm_state);
+  // Logs (WARN), counts and so reports every drift event as the monitor raises it.
+  absl::Status ListenToDrift();
   // The audit log in "kv" (config_.audit), attached to the service.
   absl::Status StartAudit(KvStore* kv);
   // The screener over config_.screening.lists, with its metrics; none without lists. Errors

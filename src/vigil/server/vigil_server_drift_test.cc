@@ -31,6 +31,7 @@
 #include "vigil/drift/measured_null.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/engine/model_registry.h"
+#include "vigil/server/access_tokens.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/testing_server_util.h"
@@ -116,8 +117,14 @@ class VigilServerDriftTest : public ::testing::Test {
   }
   // Drift on with "profile", the raw preset's fixed cut-offs (no calibration noise to reason
   // about), windows of 10 s and 20 s sliding by 10 s of event time, evaluated from 5 rows.
+  // One pair of accounts from t = 0 (TxAt): the warm-up, the rise dwell and the per-account
+  // bounds are off, as before them (the burst tests below keep them on).
   void SmallWindows(const std::string& profile) {
     config_.drift.profile = profile;
+    config_.drift.monitor.warmup = std::chrono::seconds(0);
+    config_.drift.monitor.min_dwell = std::chrono::seconds(0);
+    config_.drift.monitor.min_accounts = 1;
+    config_.drift.monitor.account_cap_rows = 1'000'000'000;
     config_.drift.monitor.calibration = drift::DriftCalibration::kRawPreset;
     config_.drift.monitor.windows[0].size = config_.drift.monitor.windows[0].slide =
         std::chrono::seconds(10);
@@ -154,7 +161,9 @@ class VigilServerDriftTest : public ::testing::Test {
 
   TestHttpResponse Send(const std::string& method, const std::string& target,
                         const std::string& body = "") {
-    absl::StatusOr<TestHttpResponse> r = HttpOnce(server_->port(), method, target, body);
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!token_.empty()) headers.push_back({"Authorization", absl::StrCat("Bearer ", token_)});
+    absl::StatusOr<TestHttpResponse> r = HttpOnce(server_->port(), method, target, body, headers);
     EXPECT_OK(r);
     return r.ok() ? *std::move(r) : TestHttpResponse{};
   }
@@ -165,9 +174,15 @@ class VigilServerDriftTest : public ::testing::Test {
     return r.Json();
   }
 
+  std::string LogText() const {
+    std::ifstream log(config_.log_path);
+    return std::string((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  }
+
   std::string dir_;
   ServeConfig config_;
   std::unique_ptr<VigilServer> server_;
+  std::string token_;  // sent as a bearer token when set
 };
 
 TEST_F(VigilServerDriftTest, IsOffWithoutAProfile) {
@@ -207,6 +222,8 @@ TEST_F(VigilServerDriftTest, WatchesDecisionsWithTheProfileBesideTheModel) {
   std::filesystem::copy_file(config_.model, model);
   config_.model = model;
   WriteProfile(dir_ + "/model/reference_profile.json", 0, 20000);
+  // One pair of accounts (TxAt): every row counts in the windows' samples.
+  config_.drift.monitor.account_cap_rows = 1'000'000'000;
   ASSERT_NO_FATAL_FAILURE(StartServer());
 
   constexpr int kPayments = 5;
@@ -328,6 +345,7 @@ TEST_F(VigilServerDriftTest, AnL3FreezesTheModelAndDecisionsAreDegraded) {
 TEST_F(VigilServerDriftTest, AChallengersScoresAreNotTakenForTheChampions) {
   WriteProfile(dir_ + "/profile.json", 0, 20000);
   config_.drift.profile = dir_ + "/profile.json";
+  config_.drift.monitor.account_cap_rows = 1'000'000'000;  // one pair of accounts (TxAt)
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string copy_path = dir_ + "/copy.json";
   std::ofstream(copy_path) << testing::ReadFile(config_.model) << "\n";
@@ -418,6 +436,156 @@ TEST_F(VigilServerDriftTest, ABadProfileStopsTheStartNamingIt) {
   ASSERT_FALSE(server.ok());
   EXPECT_THAT(std::string(server.status().message()), HasSubstr("drift.profile"));
   EXPECT_THAT(std::string(server.status().message()), HasSubstr("missing.json"));
+}
+
+// A payment at 2022-09-01T08:00:00Z + "second" s between accounts "from" and "to".
+std::string TxFrom(const std::string& id, int second, const std::string& from,
+                   const std::string& to, const std::string& value) {
+  return absl::StrFormat(R"({"id":"%s","timestamp":"2022-09-01T08:%02d:%02dZ",)"
+                         R"("originator":{"account_id":"%s","bank_id":"B1"},)"
+                         R"("beneficiary":{"account_id":"%s","bank_id":"B2"},)"
+                         R"("amount":{"value":"%s","currency":"USD"}})",
+                         id, second / 60, second % 60, from, to, value);
+}
+
+// The default policy with a review threshold so low that the model sends every ordinary
+// payment to review: a payment the model raises and the rules alone allow.
+std::string LowReviewPolicy(const std::string& dir, const std::string& policy) {
+  std::string text = testing::ReadFile(policy);
+  const size_t at = text.find("review: 0.15");
+  EXPECT_NE(at, std::string::npos) << "the default policy's review threshold moved";
+  if (at != std::string::npos) text.replace(at, 12, "review: 0.000001");
+  const std::string path = dir + "/low_review.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string ReasonCodes(const nlohmann::json& decision) {
+  std::vector<std::string> codes;
+  for (const nlohmann::json& r : decision.value("reasons", nlohmann::json::array())) {
+    codes.push_back(r.value("code", ""));
+  }
+  return absl::StrJoin(codes, ",");
+}
+
+// The attack seen: 3,000 one-cent payments from one client (one account to one counterparty)
+// in well under a second, against a reference whose amounts are far above a cent. The monitor
+// counts one row of that account per window, so nothing is evaluated, nothing freezes, and a
+// payment the model sends to review is still REVIEW (decided by the model, not degraded).
+TEST_F(VigilServerDriftTest, AOneClientBurstFreezesNothingAndAReviewStaysReview) {
+  config_.drift.profile = WriteProfile(dir_ + "/profile.json", 100, 20000, /*score=*/false);
+  config_.drift.monitor.warmup = std::chrono::seconds(0);  // a warm feature state
+  config_.policy = LowReviewPolicy(dir_, config_.policy);
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const TestHttpResponse before = Score(TxFrom("review-0", 0, "C1", "D1", "120.00"));
+  ASSERT_EQ(before.status, 200) << before.body;
+  ASSERT_EQ(before.Json()["action"], "REVIEW") << before.body;
+  ASSERT_EQ(before.Json()["degraded"], false) << before.body;
+  // Twelve batches of 250, spread over seconds 1..59 of event time, then one payment at 70
+  // that completes the panes.
+  for (int b = 0; b < 12; ++b) {
+    std::vector<std::string> txs;
+    for (int i = 0; i < 250; ++i) {
+      const int n = b * 250 + i;
+      txs.push_back(TxFrom(absl::StrCat("cent-", n), 1 + n % 59, "A1", "A2", "0.01"));
+    }
+    const TestHttpResponse r =
+        Send("POST", "/v1/score/batch", absl::StrCat("[", absl::StrJoin(txs, ","), "]"));
+    ASSERT_EQ(r.status, 200) << r.body.substr(0, 500);
+  }
+  ASSERT_EQ(Score(TxFrom("cent-end", 70, "A1", "A2", "0.01")).status, 200);
+  nlohmann::json drift;
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    return drift.value("rows", 0) >= 3002;
+  })) << drift.dump().substr(0, 2000);
+  EXPECT_EQ(drift["frozen"], false);
+  EXPECT_EQ(drift["level"], "none");
+  EXPECT_GE(drift["capped_rows"].get<int>(), 2 * 2990) << drift.dump().substr(0, 2000);
+  const TestHttpResponse after = Score(TxFrom("review-1", 71, "C2", "D2", "120.00"));
+  ASSERT_EQ(after.status, 200) << after.body;
+  EXPECT_EQ(after.Json()["action"], "REVIEW") << after.body;
+  EXPECT_EQ(after.Json()["degraded"], false) << after.body;
+  EXPECT_EQ(after.Json()["model_role"], "champion") << after.body;
+}
+
+// A freeze from real evidence (far payments from many accounts): the rules decide, but what the
+// frozen model would have raised is held for review, with its reason; the freeze is a WARN line,
+// an event and a metric; an admin (only an admin) releases it with a reason, and the model
+// decides again.
+TEST_F(VigilServerDriftTest, AFrozenModelHoldsForReviewWhatItWouldRaiseAndAnAdminReleasesIt) {
+  SmallWindows(WriteProfile(dir_ + "/far_profile.json", 0, 10, /*score=*/false));
+  config_.drift.monitor.min_accounts = 5;
+  config_.drift.monitor.account_cap_rows = 1;
+  config_.policy = LowReviewPolicy(dir_, config_.policy);
+  config_.auth.mode = "tokens";
+  std::filesystem::create_directories(config_.data_dir);
+  ASSERT_OK_AND_ASSIGN(const std::string admin,
+                       AccessTokens::Create(config_.data_dir, Role::kAdmin, "ops"));
+  ASSERT_OK_AND_ASSIGN(const std::string scorer,
+                       AccessTokens::Create(config_.data_dir, Role::kScorer, "gateway"));
+  token_ = admin;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  for (int i = 0; i <= 10; ++i) {
+    const TestHttpResponse r = Score(TxFrom(absl::StrCat("far-", i), i, absl::StrCat("F", i),
+                                            absl::StrCat("G", i), "9000.00"));
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  nlohmann::json drift;
+  ASSERT_TRUE(Eventually([&] {
+    drift = Drift();
+    const std::vector<std::string> kinds = EventKinds(drift);
+    return drift.value("frozen", false) &&
+           std::find(kinds.begin(), kinds.end(), "ticket_opened") != kinds.end();
+  })) << drift.dump();
+
+  // Rules alone would allow it; the frozen model scores it above the review threshold.
+  const TestHttpResponse frozen = Score(TxFrom("held-1", 11, "H1", "J1", "5.00"));
+  ASSERT_EQ(frozen.status, 200) << frozen.body;
+  const nlohmann::json d = frozen.Json();
+  EXPECT_EQ(d["degraded_reason"], "drift_freeze") << frozen.body;
+  EXPECT_EQ(d["action"], "REVIEW") << frozen.body;
+  EXPECT_THAT(ReasonCodes(d), HasSubstr("drift_freeze_floor")) << frozen.body;
+  std::string metrics = Send("GET", "/metrics").body;
+  EXPECT_EQ(MetricValue(metrics, "vigil_drift_freeze_floor_total"), 1);
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_drift_transitions_total{kind="freeze"})"), 1);
+  EXPECT_GE(MetricValue(metrics, R"(vigil_drift_transitions_total{kind="level_change"})"), 2);
+  EXPECT_TRUE(Eventually([&] {
+    return absl::StrContains(LogText(), R"("level":"warn","msg":"drift froze the model)");
+  })) << LogText();
+  EXPECT_THAT(LogText(), HasSubstr("amount_reporting (short L3)"));  // the subjects, as evidence
+
+  // Only an admin may release, and must say why.
+  token_ = scorer;
+  EXPECT_EQ(Send("POST", "/v1/drift/release", R"({"reason":"checked"})").status, 403);
+  token_ = admin;
+  const TestHttpResponse no_reason = Send("POST", "/v1/drift/release", "{}");
+  EXPECT_EQ(no_reason.status, 400) << no_reason.body;
+  EXPECT_EQ(no_reason.Json()["error"].value("field", ""), "$.reason") << no_reason.body;
+  const TestHttpResponse released =
+      Send("POST", "/v1/drift/release", R"({"reason":"the far amounts are a known test"})");
+  ASSERT_EQ(released.status, 200) << released.body;
+  EXPECT_EQ(released.Json()["frozen"], false) << released.body;
+  EXPECT_THAT(released.Json()["event"].value("detail", ""), HasSubstr("token:"));
+  drift = Drift();
+  EXPECT_EQ(drift["frozen"], false);
+  EXPECT_EQ(drift["released_by_operator"], true);
+  EXPECT_THAT(EventKinds(drift), Contains("freeze_released"));
+  const TestHttpResponse again = Send("POST", "/v1/drift/release", R"({"reason":"twice"})");
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(again.Json()["error"].value("code", ""), "not_frozen") << again.body;
+  metrics = Send("GET", "/metrics").body;
+  EXPECT_EQ(MetricValue(metrics, R"(vigil_drift_transitions_total{kind="freeze_released"})"), 1);
+
+  // The model decides again.
+  const TestHttpResponse after = Score(TxFrom("held-2", 12, "H2", "J2", "5.00"));
+  ASSERT_EQ(after.status, 200) << after.body;
+  EXPECT_EQ(after.Json()["degraded"], false) << after.body;
+  EXPECT_EQ(after.Json()["model_role"], "champion") << after.body;
+  EXPECT_EQ(after.Json()["action"], "REVIEW") << after.body;
+  EXPECT_TRUE(Eventually([&] {
+    return absl::StrContains(LogText(), R"("msg":"drift freeze released)");
+  })) << LogText();
 }
 
 }  // namespace
