@@ -74,7 +74,7 @@ class ServeAuditStartTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<ServeProcess>> server = ServeProcess::Start(argv_, log);
     EXPECT_FALSE(server.ok()) << "vigil serve started on a damaged audit log";
     if (server.ok()) return "";
-    EXPECT_THAT(server.status().message(), HasSubstr("exited with status 2"));
+    EXPECT_THAT(server.status().message(), HasSubstr("exited with status 1"));
     return ::vigil::testing::ReadFile(log);
   }
 

@@ -193,7 +193,12 @@ int RunServe(const ServeFlags& flags) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   absl::StatusOr<std::unique_ptr<VigilServer>> server = VigilServer::Start(config, *std::move(fx));
-  if (!server.ok()) return Fail(server.status().message());
+  if (!server.ok()) {
+    // A damaged audit log or feature state was examined and found wanting (exit 1, as `vigil
+    // audit verify`); everything else is the environment or the configuration (2).
+    return Fail(server.status().message(),
+                absl::IsDataLoss(server.status()) ? kExitInputRejected : kExitUsage);
+  }
   std::cout << "vigil serve: listening on " << config.host << ":" << (*server)->port() << std::endl;
   int signal = 0;
   sigwait(&signals, &signal);
