@@ -117,6 +117,24 @@ HttpResponse UnsupportedMediaType(std::string_view got, std::string_view expecte
                                               Absl(expected)));
 }
 
+// An admin call's JSON object body into *body; otherwise the error to answer (415, 400). "shape"
+// names the members the error message shows ("{reason}").
+std::optional<HttpResponse> JsonObjectBody(const HttpRequest& request, std::string_view shape,
+                                           nlohmann::json* body) {
+  static constexpr std::string_view kJson = "application/json";
+  const std::string_view content_type = request.Header("Content-Type");
+  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  *body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body->is_discarded()) {
+    return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
+  }
+  if (!body->is_object()) {
+    return HttpError(400, "invalid_field", "$",
+                     absl::StrCat("the body must be an object ", Absl(shape)));
+  }
+  return std::nullopt;
+}
+
 HttpResponse Json(int status, std::string body) {
   HttpResponse r;
   r.status = status;
@@ -604,16 +622,10 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view
 }
 
 HttpResponse ServeApi::Activate(const HttpRequest& request) {
-  static constexpr std::string_view kJson = "application/json";
-  const std::string_view content_type = request.Header("Content-Type");
-  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
-  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-  if (body.is_discarded()) {
-    return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
-  }
-  if (!body.is_object()) {
-    return HttpError(400, "invalid_field", "$",
-                     "the body must be an object {model_ref, traffic_weight, shadow}");
+  nlohmann::json body;
+  if (std::optional<HttpResponse> refused =
+          JsonObjectBody(request, "{model_ref, traffic_weight, shadow}", &body)) {
+    return *std::move(refused);
   }
   std::string ref;
   double weight = 0;
@@ -826,15 +838,9 @@ HttpResponse ServeApi::DriftRelease(const HttpRequest& request, std::string_view
     return HttpError(404, "drift_off", "",
                      "drift monitoring is off: there is no freeze to release");
   }
-  static constexpr std::string_view kJson = "application/json";
-  const std::string_view content_type = request.Header("Content-Type");
-  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
-  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
-  if (body.is_discarded()) {
-    return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
-  }
-  if (!body.is_object()) {
-    return HttpError(400, "invalid_field", "$", "the body must be an object {reason}");
+  nlohmann::json body;
+  if (std::optional<HttpResponse> refused = JsonObjectBody(request, "{reason}", &body)) {
+    return *std::move(refused);
   }
   std::string reason;
   for (const auto& [key, value] : body.items()) {
