@@ -1355,11 +1355,18 @@ class Live:
                              raw=read_testdata("iso20022/messages/mx_pacs.008.001.12_0006.xml"),
                              headers={"Content-Type": "application/xml"}, expect=200)
 
-        # The samples' MT103 0004 and this pacs.008 share a UETR, the transaction id, but are
-        # not the same normalized payment: the id is already taken.
-        label = "POST /v1/score (ISO 20022 pacs.008 under the MT103's UETR: conflict)"
+        # The samples' MT103 0004 and this pacs.008 are one payment in two syntaxes (one UETR):
+        # the MT103's decision again.
+        label = "POST /v1/score (ISO 20022 pacs.008, the MT103's payment)"
         _, body = self.score(label, None,
                              raw=read_testdata("iso20022/messages/mx_pacs.008.001.08_0008.xml"),
+                             headers={"Content-Type": "application/xml"}, expect=200)
+
+        # The same UETR with another amount: the id is taken.
+        label = "POST /v1/score (ISO 20022 pacs.008 under the MT103's UETR, another amount)"
+        other = read_testdata("iso20022/messages/mx_pacs.008.001.08_0008.xml").replace(
+            '<pacs:IntrBkSttlmAmt Ccy="USD">100<', '<pacs:IntrBkSttlmAmt Ccy="USD">900000<', 1)
+        _, body = self.score(label, None, raw=other,
                              headers={"Content-Type": "application/xml"}, expect=409)
         self.expect_code(label, body, "idempotency_conflict", "$")
 

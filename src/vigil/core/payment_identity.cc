@@ -55,6 +55,17 @@ class Canonical {
   std::string* out_;
 };
 
+// What kind of transfer a message type carries, whatever its syntax: the same payment sent as a
+// SWIFT MT103 and as its ISO 20022 pacs.008 (one UETR, as in the MT/MX coexistence) is one
+// payment; a bank-to-bank transfer (MT202, MT202COV, pacs.009) is another kind. A cover and a
+// plain bank transfer differ in their ultimate parties, which are compared themselves.
+std::string_view TransferKind(std::string_view message_type) {
+  const auto starts = [&](std::string_view p) { return message_type.substr(0, p.size()) == p; };
+  if (starts("MT103") || starts("pacs.008")) return "customer_credit_transfer";
+  if (starts("MT202") || starts("pacs.009")) return "institution_credit_transfer";
+  return message_type;
+}
+
 }  // namespace
 
 std::string CanonicalPaymentBytes(const Transaction& tx, EventTimeSource time) {
@@ -71,7 +82,7 @@ std::string CanonicalPaymentBytes(const Transaction& tx, EventTimeSource time) {
   c.Number('f', static_cast<uint64_t>(tx.payment_format));
   c.String('h', tx.channel);
   c.String('r', tx.remittance);
-  c.String('m', tx.message_type);
+  c.String('m', TransferKind(tx.message_type));
   c.String('R', tx.reference);
   c.String('u', tx.uetr);
   c.String('v', tx.value_date);

@@ -10,7 +10,8 @@
 // CanonicalPaymentBytes encodes, length-prefixed and in a fixed order, every member that says
 // what is paid, by whom, to whom and how: the id, both parties (account, name, bank, country,
 // address lines), the amount and the settled amount (currency and the exact value: 500 and
-// 500.00 are one amount), the payment format, channel, remittance text, the message's type,
+// 500.00 are one amount), the payment format, channel, remittance text, the kind of transfer the
+// message type carries (an MT103 and its pacs.008 are both a customer credit transfer),
 // reference, UETR, value date, charges, purpose, agents and ultimate parties, and the event
 // time when the sender gave it (docs/serve.md, "Idempotency"). Left out: the priority (how to
 // schedule the decision, not what is paid), the label (ground truth for training), and the

@@ -72,6 +72,23 @@ TEST(PaymentIdentity, ArrivalTimeIsNotThePayment) {
             CanonicalPaymentBytes(b, EventTimeSource::kSender));
 }
 
+// One payment in two syntaxes (the MT/MX coexistence: one UETR) is one payment; a customer
+// transfer and a bank-to-bank transfer are not.
+TEST(PaymentIdentity, TheMessageSyntaxIsNotThePaymentButItsKindIs) {
+  Transaction mt = Payment(), mx = Payment(), cover = Payment();
+  mt.message_type = "MT103";
+  mx.message_type = "pacs.008.001.08";
+  cover.message_type = "MT202COV";
+  EXPECT_EQ(CanonicalPaymentBytes(mt, EventTimeSource::kArrival),
+            CanonicalPaymentBytes(mx, EventTimeSource::kArrival));
+  EXPECT_NE(CanonicalPaymentBytes(mt, EventTimeSource::kArrival),
+            CanonicalPaymentBytes(cover, EventTimeSource::kArrival));
+  Transaction pacs009 = Payment();
+  pacs009.message_type = "pacs.009.001.08";
+  EXPECT_EQ(CanonicalPaymentBytes(cover, EventTimeSource::kArrival),
+            CanonicalPaymentBytes(pacs009, EventTimeSource::kArrival));
+}
+
 TEST(PaymentIdentity, LengthPrefixesKeepMembersApart) {
   // "AB" + "" and "A" + "B" must not collide.
   Transaction a = Payment();
