@@ -69,7 +69,9 @@ std::string_view TransferKind(std::string_view message_type) {
 }  // namespace
 
 std::string CanonicalPaymentBytes(const Transaction& tx, EventTimeSource time) {
-  std::string out = "vigil.payment.v1";
+  std::string out;
+  out.reserve(512);  // one allocation for a typical payment's members
+  out = "vigil.payment.v1";
   Canonical c(&out);
   c.String('i', tx.id);
   if (time == EventTimeSource::kSender) {

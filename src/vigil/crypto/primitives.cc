@@ -88,17 +88,6 @@ std::string HmacSm3(std::string_view key, std::string_view data) {
   return out;
 }
 
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  std::string out(32, '\0');
-  unsigned int n = 0;
-  if (HMAC(EVP_sha256(), key.data(), Int(key.size()), Bytes(data), data.size(), Bytes(out),
-           &n) == nullptr) {
-    ERR_clear_error();
-    out.clear();
-  }
-  return out;
-}
-
 absl::StatusOr<std::string> Sm4EncryptBlock(std::string_view key, std::string_view block) {
   if (absl::Status s = CheckLength("SM4", "key", key, kSm4KeyBytes); !s.ok()) return s;
   if (absl::Status s = CheckLength("SM4", "block", block, kSm4BlockBytes); !s.ok()) return s;

@@ -33,9 +33,6 @@ std::string Sm3(std::string_view data);
 // HMAC-SM3 of "data" under "key" (any length): 32 bytes.
 std::string HmacSm3(std::string_view key, std::string_view data);
 
-// HMAC-SHA-256 (RFC 2104, FIPS 180-4) of "data" under "key" (any length): 32 bytes.
-std::string HmacSha256(std::string_view key, std::string_view data);
-
 // One SM4 block (16 bytes) encrypted under a 16-byte key (ECB of one block).
 absl::StatusOr<std::string> Sm4EncryptBlock(std::string_view key, std::string_view block);
 

@@ -29,8 +29,9 @@ void EventTimeOutliers::Add(int64_t event_time_us, int64_t line, std::string_vie
 }
 
 int64_t EventTimeOutliers::Median(size_t from, size_t to) const {
-  std::vector<int64_t> v(times_.begin() + static_cast<std::ptrdiff_t>(from),
-                         times_.begin() + static_cast<std::ptrdiff_t>(to));
+  std::vector<int64_t>& v = scratch_;  // reused: no allocation per record
+  v.assign(times_.begin() + static_cast<std::ptrdiff_t>(from),
+           times_.begin() + static_cast<std::ptrdiff_t>(to));
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
   if (v.size() % 2 == 1) return v[mid];

@@ -32,6 +32,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vigil {
 
@@ -82,6 +83,7 @@ class EventTimeOutliers {
   size_t popped_in_window_ = 0;  // of times_, the leading ones already popped
   std::deque<Record> held_;
   std::deque<Record> spare_;  // popped records' buffers, for reuse
+  mutable std::vector<int64_t> scratch_;  // Median's copy of one side
 };
 
 }  // namespace vigil

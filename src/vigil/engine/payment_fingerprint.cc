@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/common/check.h"
 #include "vigil/crypto/primitives.h"
 #include "vigil/store/kv_store.h"
 
@@ -16,6 +17,13 @@ constexpr char kMetaFamily[] = "meta";
 constexpr char kKeyName[] = "payment_fingerprint_key";
 
 }  // namespace
+
+PaymentFingerprinter::PaymentFingerprinter(std::string key) {
+  absl::StatusOr<crypto::Pseudonymizer> mac =
+      crypto::Pseudonymizer::Create(crypto::Pseudonymizer::Hash::kHmacSha256, std::move(key));
+  VIGIL_CHECK(mac.ok());  // the callers give kKeyBytes, which Create accepts
+  mac_ = std::make_shared<const crypto::Pseudonymizer>(*std::move(mac));
+}
 
 PaymentFingerprinter PaymentFingerprinter::Ephemeral() {
   absl::StatusOr<std::string> key = crypto::RandomBytes(kKeyBytes);
@@ -42,7 +50,7 @@ absl::StatusOr<PaymentFingerprinter> PaymentFingerprinter::ForStore(KvStore& kv)
 }
 
 audit::Hash PaymentFingerprinter::Of(const Transaction& tx, EventTimeSource time) const {
-  const std::string mac = crypto::HmacSha256(key_, CanonicalPaymentBytes(tx, time));
+  const std::string mac = mac_->Of(CanonicalPaymentBytes(tx, time));
   audit::Hash h{};
   std::memcpy(h.data(), mac.data(), std::min(mac.size(), h.size()));
   if (h == audit::Hash{}) h[0] = 1;  // 2^-256: kept apart from "not recorded" all the same

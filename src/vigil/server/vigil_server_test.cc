@@ -161,6 +161,26 @@ class VigilServerTest : public ::testing::Test {
 
   uint16_t port() const { return server_->port(); }
 
+  // POST /v1/score of Tx("<prefix>-<i>") from n clients at once, each on its own connection
+  // (all connected before any sends); an exchange that failed leaves its answer empty.
+  std::vector<TestHttpResponse> ScoreAtOnce(int n, const std::string& prefix) {
+    std::vector<TestHttpResponse> answers(static_cast<size_t>(n));
+    std::atomic<int> ready{0};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < n; ++i) {
+      clients.emplace_back([&, i] {
+        TestHttpClient client(port());
+        ready.fetch_add(1);
+        while (ready.load() < n) std::this_thread::yield();
+        absl::StatusOr<TestHttpResponse> r =
+            client.Request("POST", "/v1/score", Tx(absl::StrCat(prefix, "-", i)));
+        if (r.ok()) answers[static_cast<size_t>(i)] = *std::move(r);
+      });
+    }
+    for (std::thread& t : clients) t.join();
+    return answers;
+  }
+
   // POST /v1/score on a fresh connection; a failed exchange fails the test.
   TestHttpResponse Score(const std::string& body, const Headers& headers = {}) {
     absl::StatusOr<TestHttpResponse> r = HttpOnce(port(), "POST", "/v1/score", body, headers);
@@ -793,20 +813,7 @@ TEST_F(VigilServerTest, EveryShedIsCountedAndLoggedOnceAtWarnNotPerRequest) {
   ASSERT_NO_FATAL_FAILURE(StartSlowServer());
   control_->slow = true;
   constexpr int kClients = 8;
-  std::vector<TestHttpResponse> answers(kClients);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      TestHttpClient client(port());
-      ready.fetch_add(1);
-      while (ready.load() < kClients) std::this_thread::yield();
-      absl::StatusOr<TestHttpResponse> r =
-          client.Request("POST", "/v1/score", Tx(absl::StrCat("load-", i)));
-      if (r.ok()) answers[static_cast<size_t>(i)] = *std::move(r);
-    });
-  }
-  for (std::thread& t : clients) t.join();
+  const std::vector<TestHttpResponse> answers = ScoreAtOnce(kClients, "load");
   control_->slow = false;
   int shed = 0;
   for (const TestHttpResponse& r : answers) {
@@ -849,20 +856,7 @@ TEST_F(VigilServerTest, ShedsWhenTheBatcherQueueIsFullAndRetriesAreDecidedOnce) 
   control_->slow = true;
 
   constexpr int kClients = 16;
-  std::vector<TestHttpResponse> first(kClients);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      TestHttpClient client(port());
-      ready.fetch_add(1);
-      while (ready.load() < kClients) std::this_thread::yield();
-      absl::StatusOr<TestHttpResponse> r =
-          client.Request("POST", "/v1/score", Tx(absl::StrCat("shed-", i)));
-      if (r.ok()) first[static_cast<size_t>(i)] = *std::move(r);
-    });
-  }
-  for (std::thread& t : clients) t.join();
+  const std::vector<TestHttpResponse> first = ScoreAtOnce(kClients, "shed");
   control_->slow = false;
 
   std::vector<nlohmann::json> decisions;
