@@ -242,6 +242,8 @@ struct AuditLog::Waiter {
   absl::Notification done;
   absl::Status status;
   std::vector<AppendedRecord> results;
+  // AppendThen: called with the outcome instead of notifying "done".
+  DurableFn on_durable;
 };
 
 AuditLog::AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock)
@@ -270,6 +272,10 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(KvStore* store, AuditLo
   log->writer_ = std::thread([raw = log.get()] {
     pthread_setname_np(pthread_self(), "vigil-audit-w");
     raw->RunWriter();
+  });
+  log->notifier_ = std::thread([raw = log.get()] {
+    pthread_setname_np(pthread_self(), "vigil-audit-n");
+    raw->RunNotifier();
   });
   log->committer_ = std::thread([raw = log.get()] {
     pthread_setname_np(pthread_self(), "vigil-audit");
@@ -370,42 +376,59 @@ AuditLog::~AuditLog() {
     stopping_ = true;
   }
   committer_.join();
-  writer_.join();  // it stops after the committer's last group
+  writer_.join();    // it stops after the committer's last group
+  notifier_.join();  // and it after the writer's last waiters
 }
 
 void AuditLog::SetCompanion(Companion companion) { companion_ = std::move(companion); }
 
 absl::StatusOr<std::vector<AppendedRecord>> AuditLog::Append(std::vector<PendingRecord> records,
                                                              bool wait) {
-  if (clock_ == nullptr) {
-    return absl::FailedPreconditionError("audit log opened read-only: nothing can be appended");
-  }
-  if (records.empty()) return std::vector<AppendedRecord>();
+  if (records.empty() && clock_ != nullptr) return std::vector<AppendedRecord>();
   auto waiter = std::make_shared<Waiter>();
-  for (const PendingRecord& r : records) waiter->bytes += r.body.size() + r.transaction_id.size();
-  const size_t n = records.size();
   waiter->records = std::move(records);
-  {
-    absl::MutexLock lock(&mu_);
-    if (!failed_.ok()) {
-      stats_.refused += n;
-      return absl::UnavailableError(
-          absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
-    }
-    if (stopping_) return absl::UnavailableError("audit log is closing");
-    if (queued_records_ + n > options_.max_queued_records) {
-      stats_.refused += n;
-      return absl::ResourceExhaustedError(
-          absl::StrCat("audit log queue full: ", queued_records_, " records wait to be written (",
-                       "limit ", options_.max_queued_records, ")"));
-    }
-    queue_.push_back(waiter);
-    queued_records_ += n;
-  }
+  VIGIL_RETURN_IF_ERROR(Enqueue(waiter));
   if (!wait) return std::vector<AppendedRecord>();
   waiter->done.WaitForNotification();
   if (!waiter->status.ok()) return waiter->status;
   return std::move(waiter->results);
+}
+
+absl::Status AuditLog::AppendThen(std::vector<PendingRecord> records, DurableFn on_durable) {
+  if (records.empty() && clock_ != nullptr) {
+    std::move(on_durable)(std::vector<AppendedRecord>());
+    return absl::OkStatus();
+  }
+  auto waiter = std::make_shared<Waiter>();
+  waiter->records = std::move(records);
+  waiter->on_durable = std::move(on_durable);
+  return Enqueue(std::move(waiter));
+}
+
+absl::Status AuditLog::Enqueue(std::shared_ptr<Waiter> waiter) {
+  if (clock_ == nullptr) {
+    return absl::FailedPreconditionError("audit log opened read-only: nothing can be appended");
+  }
+  for (const PendingRecord& r : waiter->records) {
+    waiter->bytes += r.body.size() + r.transaction_id.size();
+  }
+  const size_t n = waiter->records.size();
+  absl::MutexLock lock(&mu_);
+  if (!failed_.ok()) {
+    stats_.refused += n;
+    return absl::UnavailableError(
+        absl::StrCat("audit log stopped after a failed write: ", failed_.message()));
+  }
+  if (stopping_) return absl::UnavailableError("audit log is closing");
+  if (queued_records_ + n > options_.max_queued_records) {
+    stats_.refused += n;
+    return absl::ResourceExhaustedError(
+        absl::StrCat("audit log queue full: ", queued_records_, " records wait to be written (",
+                     "limit ", options_.max_queued_records, ")"));
+  }
+  queue_.push_back(std::move(waiter));
+  queued_records_ += n;
+  return absl::OkStatus();
 }
 
 absl::Status AuditLog::Flush(bool with_state) {
@@ -698,6 +721,7 @@ void AuditLog::Run() {
 }
 
 void AuditLog::RunWriter() {
+  std::vector<std::shared_ptr<Waiter>> released;  // waiters of a cycle, for the notifier
   for (;;) {
     // Everything built meanwhile, written with one sync: the groups built while the last
     // fsync ran cost one more fsync, not one each.
@@ -780,10 +804,48 @@ void AuditLog::RunWriter() {
           w->status = status;
           w->results.clear();
         }
+      }
+      released.insert(released.end(), std::make_move_iterator(s.waiters.begin()),
+                      std::make_move_iterator(s.waiters.end()));
+    }
+    {
+      absl::MutexLock lock(&notify_mu_);
+      notify_queue_.insert(notify_queue_.end(), std::make_move_iterator(released.begin()),
+                           std::make_move_iterator(released.end()));
+      if (last) notify_stop_ = true;
+    }
+    released.clear();
+    if (last) return;
+  }
+}
+
+void AuditLog::RunNotifier() {
+  std::vector<std::shared_ptr<Waiter>> batch;
+  for (;;) {
+    bool stop = false;
+    {
+      absl::MutexLock lock(&notify_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(notify_mu_) -> bool {
+        return !notify_queue_.empty() || notify_stop_;
+      };
+      notify_mu_.Await(absl::Condition(&ready));
+      batch.swap(notify_queue_);
+      stop = notify_stop_;
+    }
+    for (auto& w : batch) {
+      if (w->on_durable) {
+        DurableFn on_durable = std::move(w->on_durable);
+        if (w->status.ok()) {
+          std::move(on_durable)(std::move(w->results));
+        } else {
+          std::move(on_durable)(w->status);
+        }
+      } else {
         w->done.Notify();
       }
     }
-    if (last) return;
+    batch.clear();
+    if (stop) return;
   }
 }
 
@@ -808,7 +870,8 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
       AppendAssembledRecord(sequence, last_leaf_, r.body, &scratch_);
       const Hash leaf = LeafHash(header_.hash, scratch_);
       chunk_.Add(scratch_);
-      batch.Put(kIndex, r.transaction_id, Be64(sequence));
+      // An event record (no transaction id) is in the chain and the tree, not the index.
+      if (!r.transaction_id.empty()) batch.Put(kIndex, r.transaction_id, Be64(sequence));
       frontier_->Append(leaf, add_node);
       w->results.push_back({sequence, leaf});
       last_leaf_ = leaf;
@@ -819,7 +882,7 @@ absl::Status AuditLog::Build(Staged& staged, bool with_state) {
         VIGIL_RETURN_IF_ERROR(SignAndStage(sequence, frontier_->Root(), clock_->Now(), batch));
         ++staged.signed_heads;
       }
-      ids.push_back(std::move(r.transaction_id));
+      if (!r.transaction_id.empty()) ids.push_back(std::move(r.transaction_id));
       std::string().swap(r.body);
     }
   }

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -192,6 +193,17 @@ class AuditLog {
   absl::StatusOr<std::vector<AppendedRecord>> Append(std::vector<PendingRecord> records,
                                                      bool wait = true);
 
+  // Append's asynchronous form, for callers that must not hold a thread while a group syncs.
+  // Returns at once: an error when the records are refused (as Append: the queue is full, the
+  // log stopped or is read-only; on_durable is then never called), else OK, and on_durable is
+  // called exactly once with what Append would have returned: the records' sequence numbers
+  // and leaf hashes once they are durable, or the error of the group's failed write. It runs
+  // on the log's notifier thread, after the group's sync and in the order of the appends
+  // (while the next group is written), so it must be short, must not block, and must not call
+  // the log: the records appended after it are released after it returns. An empty "records" is OK and calls on_durable at once, on this thread.
+  using DurableFn = absl::AnyInvocable<void(absl::StatusOr<std::vector<AppendedRecord>>) &&>;
+  absl::Status AppendThen(std::vector<PendingRecord> records, DurableFn on_durable);
+
   // Waits until everything queued before the call is durable (or the log failed). With
   // "with_state", the companion's state is written too even when no record is queued (a
   // checkpoint of that state that stays in the log's order of writes).
@@ -285,6 +297,8 @@ class AuditLog {
  private:
   class Tiles;
   struct Waiter;
+  // Queues "waiter" (Append's and AppendThen's refusals).
+  absl::Status Enqueue(std::shared_ptr<Waiter> waiter);
 
   AuditLog(KvStore* store, AuditLogOptions options, const Clock* clock);
   absl::Status Load(bool create);
@@ -293,9 +307,12 @@ class AuditLog {
   // tree heads, the companion's state) while the writer writes the one before.
   void Run();
   absl::Status Build(Staged& staged, bool with_state);
-  // The writer: writes and syncs each built group, then releases its
-  // waiters; in build order, so the store receives the groups in sequence.
+  // The writer: writes and syncs each built group, then hands its waiters to the notifier;
+  // in build order, so the store receives the groups in sequence.
   void RunWriter();
+  // The notifier: releases the waiters in the order appended (wakes Append, calls
+  // AppendThen's on_durable), so that the writer starts the next sync meanwhile.
+  void RunNotifier();
   bool TreeHeadDue(uint64_t size, UtcTime now) const;
   // A new data key: stored (synced) in Open, staged in "batch" when rotating; then current.
   absl::StatusOr<std::shared_ptr<const RecordSealer>> NewSealer();
@@ -339,7 +356,12 @@ class AuditLog {
   std::string scratch_;
   RecordChunkBuilder chunk_;  // reused across groups; empty between them
 
+  absl::Mutex notify_mu_;
+  std::vector<std::shared_ptr<Waiter>> notify_queue_ ABSL_GUARDED_BY(notify_mu_);
+  bool notify_stop_ ABSL_GUARDED_BY(notify_mu_) = false;  // after the writer's last cycle
+
   std::thread writer_;
+  std::thread notifier_;
   std::thread committer_;
 };
 

@@ -10,6 +10,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/audit/audit_record.h"
@@ -545,6 +547,69 @@ TEST_F(AuditLogTest, AFailedSyncStopsTheLogWithoutLosingWhatWasDurable) {
   ASSERT_EQ(more.size(), 2u);
   EXPECT_EQ(more[0].sequence, size);
   EXPECT_EQ(WalkChain().size(), size + 2);
+}
+
+// AppendThen holds no thread while a group syncs: it returns at once, and its callback runs
+// once the records are durable, in the order appended.
+TEST_F(AuditLogTest, AppendThenReturnsAtOnceAndIsToldWhenDurableInOrder) {
+  OpenLog(Options());
+  AppendIds(0, 2);
+  faults_->set_hold_syncs(true);  // the disk stalls: nothing becomes durable
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, uint64_t>> told;  // in the order told
+  for (int i = 2; i < 12; ++i) {
+    const std::string id = absl::StrCat("tx-", i);
+    ASSERT_OK(log_->AppendThen(
+        {Record(id)}, [&, id](absl::StatusOr<std::vector<AppendedRecord>> appended) {
+          ASSERT_OK(appended);
+          ASSERT_EQ(appended->size(), 1u);
+          absl::MutexLock lock(&mu);
+          told.emplace_back(id, (*appended)[0].sequence);
+        }));
+  }
+  // Every append returned while the sync waits, and none was told durable.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (faults_->held() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(faults_->held(), 1u);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(told.empty());
+  }
+  EXPECT_EQ(log_->size(), 2u);
+  faults_->set_hold_syncs(false);
+  ASSERT_OK(log_->Flush());  // released after everything queued before it
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(told.size(), 10u);
+  for (size_t k = 0; k < told.size(); ++k) {
+    EXPECT_EQ(told[k].first, absl::StrCat("tx-", k + 2));
+    EXPECT_EQ(told[k].second, k + 2);
+  }
+  EXPECT_EQ(log_->size(), 12u);
+}
+
+// A failed sync is told to every AppendThen of its group, with the error; later appends are
+// refused at once (the callback is not called).
+TEST_F(AuditLogTest, AppendThenIsToldOfAFailedSyncAndRefusedAfter) {
+  OpenLog(Options());
+  AppendIds(0, 3);
+  faults_->set_fail_syncs(true);
+  absl::Notification told;
+  absl::Status outcome;
+  ASSERT_OK(log_->AppendThen({Record("tx-3"), Record("tx-4")},
+                             [&](absl::StatusOr<std::vector<AppendedRecord>> appended) {
+                               outcome = appended.status();
+                               told.Notify();
+                             }));
+  ASSERT_TRUE(told.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("nothing of this group")));
+  bool called = false;
+  EXPECT_THAT(log_->AppendThen({Record("tx-5")},
+                               [&](absl::StatusOr<std::vector<AppendedRecord>>) { called = true; }),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("stopped after a failed write")));
+  EXPECT_FALSE(called);
+  faults_->set_fail_syncs(false);
 }
 
 TEST_F(AuditLogTest, RecordsAreStoredInChunksAndReadFromAnywhere) {

@@ -42,6 +42,7 @@ enum : uint32_t {
   kDecision = 11,
   kDataKeyId = 12,
   kPaymentFingerprint = 13,
+  kEvent = 14,
 };
 }  // namespace record_field
 
@@ -923,6 +924,7 @@ absl::StatusOr<std::string> EncodeBody(const RecordBodyFields& f,
   if (f.payment_fingerprint != nullptr && *f.payment_fingerprint != Hash{}) {
     w.Hash32(kPaymentFingerprint, *f.payment_fingerprint);
   }
+  w.Bytes(kEvent, f.event);
   return out;
 }
 
@@ -938,7 +940,8 @@ RecordBodyFields RecordBodyFields::Of(const AuditRecord& record) {
                           .transaction = &record.transaction,
                           .features = record.features,
                           .decision = &record.decision,
-                          .payment_fingerprint = &record.payment_fingerprint};
+                          .payment_fingerprint = &record.payment_fingerprint,
+                          .event = record.event};
 }
 
 absl::StatusOr<std::string> EncodeRecordBody(const RecordBodyFields& fields) {
@@ -1020,6 +1023,7 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
           r.Fail("payment_fingerprint", "all zero (an absent fingerprint is left out)");
         }
         break;
+      case kEvent: record.event = r.String("event"); break;
       default: r.Unknown();
     }
   }
@@ -1043,6 +1047,16 @@ absl::StatusOr<AuditRecord> DecodeRecord(std::string_view bytes) {
         record.sealed.front().path, ")"));
   }
   if (!has_input_hash) return absl::DataLossError("audit record: input_sha256 missing");
+  if (!record.event.empty()) {
+    // An event decides nothing: it names no transaction and holds no row.
+    if (!record.transaction.id.empty() || !record.features.empty()) {
+      return absl::DataLossError(absl::StrCat(
+          "audit record: an event (field 14) with a ",
+          !record.transaction.id.empty() ? "transaction" : "feature row",
+          " at sequence ", record.sequence, " (an event record holds neither)"));
+    }
+    return record;
+  }
   if (record.transaction.id.empty()) {
     return absl::DataLossError("audit record: transaction.id missing");
   }

@@ -94,6 +94,13 @@ struct AuditRecord {
   // told to be the same payment or another; all zero when not recorded (records written
   // before the field existed, and tools that record none).
   Hash payment_fingerprint{};
+
+  // Not empty: the record is an event the server recorded about itself, not a decision (a
+  // drift level change, freeze or release: docs/audit.md, "Events"), as JSON text; its
+  // "source" says what raised it ("drift") and "input_sha256" is the SHA-256 of this text.
+  // An event record names no transaction (empty transaction, features and decision), so it
+  // is in the chain and the tree, and no transaction id finds it.
+  std::string event;
 };
 
 // Fields 3 and up (everything but the sequence and the previous hash), which the threads that
@@ -117,6 +124,8 @@ struct RecordBodyFields {
   const RecordSealer* sealer = nullptr;
   // Written when not null and not all zero (AuditRecord::payment_fingerprint).
   const Hash* payment_fingerprint = nullptr;
+  // An event record's JSON (AuditRecord::event); empty for a decision.
+  std::string_view event;
 
   // The fields of "record" (its "sealed" list aside), by reference.
   static RecordBodyFields Of(const AuditRecord& record);

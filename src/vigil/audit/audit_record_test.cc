@@ -74,6 +74,7 @@ void ExpectSame(const AuditRecord& a, const AuditRecord& b) {
   EXPECT_EQ(a.sequence, b.sequence);
   EXPECT_EQ(a.previous_leaf_hash, b.previous_leaf_hash);
   EXPECT_EQ(a.payment_fingerprint, b.payment_fingerprint);
+  EXPECT_EQ(a.event, b.event);
   EXPECT_EQ(a.received, b.received);
   EXPECT_EQ(a.decided, b.decided);
   EXPECT_EQ(a.actor, b.actor);
@@ -157,6 +158,42 @@ TEST(AuditRecord, ThePaymentFingerprintRoundTripsAndIsAbsentWhenNotRecorded) {
   std::string zero = without + std::string("\x6a\x20") + std::string(32, '\0');
   EXPECT_THAT(DecodeRecord(zero), StatusIs(absl::StatusCode::kDataLoss,
                                            ::testing::HasSubstr("payment_fingerprint")));
+}
+
+// Field 14: an event the server recorded about itself. It names no transaction and holds no
+// row; a record with neither a transaction id nor an event is refused.
+TEST(AuditRecord, AnEventRecordRoundTripsAndNamesNoTransaction) {
+  AuditRecord e;
+  e.sequence = 7;
+  e.previous_leaf_hash[0] = 0x11;
+  e.received = e.decided = FromUnixMicros(1'764'500'000'000'000);
+  e.source = "drift";
+  e.input_format = "json";
+  e.event = R"({"id":3,"kind":"freeze","subject":"monitor"})";
+  e.input_sha256 = Digest(HashAlgorithm::kSha256, e.event);
+  const std::string bytes = EncodeRecord(e);
+  const std::string tail = std::string("\x72") + static_cast<char>(e.event.size()) + e.event;
+  EXPECT_EQ(bytes.substr(bytes.size() - tail.size()), tail);  // key 14 << 3 | 2, length, JSON
+  ASSERT_OK_AND_ASSIGN(AuditRecord back, DecodeRecord(bytes));
+  EXPECT_EQ(back.event, e.event);
+  EXPECT_EQ(back.source, "drift");
+  EXPECT_TRUE(back.transaction.id.empty());
+  EXPECT_EQ(EncodeRecord(back), bytes);
+  ASSERT_OK_AND_ASSIGN(RecordLink link, DecodeRecordLink(bytes));
+  EXPECT_TRUE(link.transaction_id.empty());
+
+  AuditRecord with_tx = e;
+  with_tx.transaction.id = "t1";
+  EXPECT_THAT(DecodeRecord(EncodeRecord(with_tx)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("an event (field 14) with a transaction")));
+  AuditRecord with_row = e;
+  with_row.features = {1.0};
+  EXPECT_THAT(DecodeRecord(EncodeRecord(with_row)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("with a feature row")));
+  AuditRecord neither = e;
+  neither.event.clear();
+  EXPECT_THAT(DecodeRecord(EncodeRecord(neither)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("transaction.id missing")));
 }
 
 // The members payment messages bring (SWIFT MT, ISO 20022): agents in order, address lines

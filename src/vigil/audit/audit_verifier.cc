@@ -372,7 +372,11 @@ absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOpt
             return absl::CancelledError();
           }
         }
-        absl::StatusOr<std::optional<uint64_t>> indexed = log.FindTransaction(link->transaction_id);
+        // An event record names no transaction: nothing indexes it (DecodeRecord checked
+        // that a record without a transaction id is an event).
+        absl::StatusOr<std::optional<uint64_t>> indexed =
+            link->transaction_id.empty() ? absl::StatusOr<std::optional<uint64_t>>(sequence)
+                                         : log.FindTransaction(link->transaction_id);
         if (!indexed.ok()) return indexed.status();
         if (indexed->value_or(UINT64_MAX) != sequence) {
           walk.Found(DamageKind::kModified, sequence,

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/log_hash.h"
 #include "vigil/common/private_file.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/decision/decision_json.h"
@@ -22,8 +24,59 @@ AuditTrail::AuditTrail(audit::AuditLog* log, AuditTrailOptions options)
 
 absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
                                 std::string_view actor) {
-  if (decisions.empty()) return absl::OkStatus();
+  absl::Notification done;
+  absl::Status outcome;
+  VIGIL_RETURN_IF_ERROR(RecordThen(decisions, actor, [&](absl::Status s) {
+    outcome = std::move(s);
+    done.Notify();
+  }));
+  done.WaitForNotification();
+  return outcome;
+}
+
+absl::Status AuditTrail::RecordThen(absl::Span<const DecisionToRecord> decisions,
+                                    std::string_view actor, RecordedFn recorded) {
+  if (decisions.empty()) {
+    std::move(recorded)(absl::OkStatus());
+    return absl::OkStatus();
+  }
   const size_t n = decisions.size();
+  VIGIL_RETURN_IF_ERROR(Admit(n));
+  absl::StatusOr<std::vector<audit::PendingRecord>> pending = Encode(decisions, actor);
+  if (!pending.ok()) {
+    waiting_.fetch_sub(n, std::memory_order_relaxed);
+    return pending.status();
+  }
+  if (!options_.durable_ack) {
+    const absl::StatusOr<std::vector<audit::AppendedRecord>> queued =
+        log_->Append(*std::move(pending), /*wait=*/false);
+    waiting_.fetch_sub(n, std::memory_order_relaxed);
+    VIGIL_RETURN_IF_ERROR(queued.status());
+    std::move(recorded)(absl::OkStatus());
+    return absl::OkStatus();
+  }
+  // Queued under queued_mu_, so that queued_ holds the appends in the log's order.
+  absl::MutexLock lock(&queued_mu_);
+  const absl::Status queued = log_->AppendThen(
+      *std::move(pending),
+      [this, n, recorded = std::move(recorded)](
+          absl::StatusOr<std::vector<audit::AppendedRecord>> appended) mutable {
+        {
+          absl::MutexLock done(&queued_mu_);
+          queued_.pop_front();
+        }
+        waiting_.fetch_sub(n, std::memory_order_relaxed);
+        std::move(recorded)(appended.status());
+      });
+  if (queued.ok()) {
+    queued_.push_back(Now());
+  } else {
+    waiting_.fetch_sub(n, std::memory_order_relaxed);
+  }
+  return queued;
+}
+
+absl::Status AuditTrail::Admit(size_t n) {
   const size_t before = waiting_.fetch_add(n, std::memory_order_relaxed);
   if (options_.max_waiting > 0 && before > 0 && before + n > options_.max_waiting) {
     waiting_.fetch_sub(n, std::memory_order_relaxed);
@@ -31,13 +84,42 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
         absl::StrCat(before, " records are waiting for the audit log already (at most ",
                      options_.max_waiting, ")"));
   }
-  const absl::Status recorded = Append(decisions, actor);
-  waiting_.fetch_sub(n, std::memory_order_relaxed);
-  return recorded;
+  if (absl::Status late = Late(); !late.ok()) {
+    waiting_.fetch_sub(n, std::memory_order_relaxed);
+    return late;
+  }
+  return absl::OkStatus();
 }
 
-absl::Status AuditTrail::Append(absl::Span<const DecisionToRecord> decisions,
-                                std::string_view actor) {
+absl::Status AuditTrail::Late() const {
+  if (!options_.durable_ack || options_.max_wait == std::chrono::microseconds::max()) {
+    return absl::OkStatus();
+  }
+  Steady::time_point oldest;
+  {
+    absl::MutexLock lock(&queued_mu_);
+    if (queued_.empty()) return absl::OkStatus();
+    oldest = queued_.front();
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Now() - oldest);
+  if (waited <= options_.max_wait) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the oldest record waiting for the audit log has waited ", waited.count() / 1000,
+      " ms (at most ", options_.max_wait.count() / 1000, ": audit.max_wait_ms)"));
+}
+
+absl::Status AuditTrail::Congestion() const {
+  const size_t waiting = waiting_.load(std::memory_order_relaxed);
+  if (options_.max_waiting > 0 && waiting >= options_.max_waiting) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(waiting, " records are waiting for the audit log already (at most ",
+                     options_.max_waiting, ")"));
+  }
+  return Late();
+}
+
+absl::StatusOr<std::vector<audit::PendingRecord>> AuditTrail::Encode(
+    absl::Span<const DecisionToRecord> decisions, std::string_view actor) const {
   std::vector<audit::PendingRecord> pending;
   pending.reserve(decisions.size());
   // Null when the log writes in the clear; else the data key of the moment (docs/audit.md).
@@ -60,9 +142,29 @@ absl::Status AuditTrail::Append(absl::Span<const DecisionToRecord> decisions,
     if (!body.ok()) return body.status();
     pending.push_back({d.transaction->id, *std::move(body)});
   }
-  absl::StatusOr<std::vector<audit::AppendedRecord>> appended =
-      log_->Append(std::move(pending), options_.durable_ack);
-  return appended.status();
+  return pending;
+}
+
+absl::Status AuditTrail::RecordEvent(std::string_view source, std::string_view event_json,
+                                     UtcTime at, std::string_view actor) {
+  if (event_json.empty()) return absl::InvalidArgumentError("audit event: the event is empty");
+  static const Transaction* const kNoTransaction = new Transaction();
+  static const Decision* const kNoDecision = new Decision();
+  const audit::Hash input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, event_json);
+  VIGIL_ASSIGN_OR_RETURN(std::string body,
+                         audit::EncodeRecordBody(audit::RecordBodyFields{
+                             .received = at,
+                             .decided = at,
+                             .actor = actor,
+                             .source = source,
+                             .input_format = "json",
+                             .input_sha256 = &input_sha256,
+                             .transaction = kNoTransaction,
+                             .decision = kNoDecision,
+                             .event = event_json}));
+  std::vector<audit::PendingRecord> records;
+  records.push_back({"", std::move(body)});  // no transaction id: not indexed
+  return log_->Append(std::move(records), /*wait=*/false).status();
 }
 
 absl::StatusOr<std::optional<audit::AuditRecord>> AuditTrail::Recorded(
@@ -102,6 +204,15 @@ std::string AuditRecordViewJson(const audit::AuditRecord& r, const audit::Hash& 
   j["sequence"] = r.sequence;
   j["leaf_hash"] = audit::HashHex(leaf_hash);
   j["previous_leaf_hash"] = audit::HashHex(r.previous_leaf_hash);
+  if (!r.event.empty()) {
+    // An event the server recorded about itself: no transaction, row or decision.
+    j["recorded"] = FormatUtc(r.received);
+    j["actor"] = r.actor;
+    j["source"] = r.source;
+    j["input_sha256"] = audit::HashHex(r.input_sha256);
+    j["event"] = parse(r.event);
+    return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  }
   j["received"] = FormatUtc(r.received);
   j["decided"] = FormatUtc(r.decided);
   j["actor"] = r.actor;

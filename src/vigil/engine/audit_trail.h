@@ -14,13 +14,20 @@
 #define VIGIL_ENGINE_AUDIT_TRAIL_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
@@ -56,6 +63,13 @@ struct AuditTrailOptions {
   // than the bound still goes through alone). Each waiting record holds its caller and its
   // encoded record. 0: unbounded.
   size_t max_waiting = 0;
+  // The admission bound in time (with durable_ack): while the oldest record inside a
+  // RecordThen has waited longer than this, Congestion() says so and Record refuses new
+  // records. Whatever slows the log (a slow disk, a committer starved of CPU) lengthens that
+  // wait, so the excess is refused instead of queued behind it. max(): never by time.
+  std::chrono::microseconds max_wait = std::chrono::microseconds::max();
+  // The clock the wait is read from; null: std::chrono::steady_clock (tests inject one).
+  std::function<std::chrono::steady_clock::time_point()> now;
 };
 
 class AuditTrail {
@@ -70,9 +84,35 @@ class AuditTrail {
   // may be acknowledged.
   absl::Status Record(absl::Span<const DecisionToRecord> decisions, std::string_view actor = {});
 
+  // Record's asynchronous form, for a server that answers from the log's completion instead
+  // of holding a thread per decision until its record is durable. Encodes and queues the
+  // records on this thread, then returns: an error when they are refused (Record's errors;
+  // nothing was recorded and "recorded" is never called), else OK, and "recorded" is called
+  // exactly once with Record's outcome: with durable_ack on the log's notifier thread once the
+  // records are durable (or their write failed), so it must be short and must not block
+  // (audit::AuditLog::AppendThen); without, before RecordThen returns. The records count
+  // against max_waiting and max_wait until "recorded" is called.
+  using RecordedFn = absl::AnyInvocable<void(absl::Status) &&>;
+  absl::Status RecordThen(absl::Span<const DecisionToRecord> decisions, std::string_view actor,
+                          RecordedFn recorded);
+
+  // Records an event the server raised about itself, not a decision (audit::AuditRecord::
+  // event): "source" names what raised it ("drift"), "event_json" is the event as JSON, "at"
+  // when it was raised, "actor" who caused it when someone did (an operator's release). It is
+  // queued behind the decisions recorded before it and becomes durable with their group;
+  // returns once queued. Errors: the log's (kResourceExhausted when its queue is full,
+  // kUnavailable after a failed write).
+  absl::Status RecordEvent(std::string_view source, std::string_view event_json, UtcTime at,
+                           std::string_view actor = {});
+
   // The record of "transaction_id" when the log holds one (idempotency: a repeated id is
   // answered with what was recorded).
   absl::StatusOr<std::optional<audit::AuditRecord>> Recorded(std::string_view transaction_id) const;
+
+  // kResourceExhausted, saying why, when a record now would be refused for the log's backlog:
+  // max_waiting records wait already, or the oldest has waited longer than max_wait. For a
+  // caller that would rather refuse a request before doing its work than after.
+  absl::Status Congestion() const;
 
   audit::AuditLog& log() const { return *log_; }
   bool durable_ack() const { return options_.durable_ack; }
@@ -81,11 +121,23 @@ class AuditTrail {
 
  private:
   audit::AuditLog* const log_;
-  // Record, past the admission bound.
-  absl::Status Append(absl::Span<const DecisionToRecord> decisions, std::string_view actor);
+  // The admission bound: counts "n" records as waiting, or refuses them.
+  absl::Status Admit(size_t n);
+  // kResourceExhausted when the oldest record waiting has waited longer than max_wait.
+  absl::Status Late() const;
+  // The records of "decisions", encoded.
+  absl::StatusOr<std::vector<audit::PendingRecord>> Encode(
+      absl::Span<const DecisionToRecord> decisions, std::string_view actor) const;
+
+  using Steady = std::chrono::steady_clock;
+  Steady::time_point Now() const { return options_.now ? options_.now() : Steady::now(); }
 
   const AuditTrailOptions options_;
   std::atomic<size_t> waiting_{0};
+  // When each RecordThen now waiting for the log was queued, in the log's order (its
+  // completions come in that order): the front is the oldest.
+  mutable absl::Mutex queued_mu_;
+  std::deque<Steady::time_point> queued_ ABSL_GUARDED_BY(queued_mu_);
 };
 
 // The examiner's view of a record (audit::RecordViewFn): one JSON object, the line `vigil audit

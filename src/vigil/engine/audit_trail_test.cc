@@ -2,16 +2,21 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/audit/audit_verifier.h"
+#include "nlohmann/json.hpp"
 #include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/common/sha256.h"
 #include "vigil/core/currency.h"
+#include "vigil/store/kv_faults.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -21,6 +26,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::vigil::testing::StatusIs;
 
 class AuditTrailTest : public ::testing::Test {
  protected:
@@ -32,24 +38,34 @@ class AuditTrailTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     clock_.Set(FromUnixMicros(1'764'500'000'000'000));
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    log_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // log_: a log in a fresh store under dir_, signed by the data dir's default key.
+  void OpenLog(std::shared_ptr<KvFaults> faults = nullptr) {
+    audit::AuditLogOptions log_options;
+    ASSERT_OK_AND_ASSIGN(log_options.signer, LoadOrCreateSigningKey(DefaultSigningKeyPath(dir_)));
+    KvStoreOptions store_options;
+    store_options.path = dir_ + "/features";
+    store_options.column_families = audit::AuditColumnFamilies();
+    store_options.faults = std::move(faults);
+    ASSERT_OK_AND_ASSIGN(store_, KvStore::Open(store_options));
+    ASSERT_OK_AND_ASSIGN(log_, audit::AuditLog::Open(store_.get(), log_options, clock_));
+  }
 
   std::string dir_;
   ::vigil::testing::FakeClock clock_;
+  std::unique_ptr<KvStore> store_;
+  std::unique_ptr<audit::AuditLog> log_;
 };
 
 TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> signer,
-                       LoadOrCreateSigningKey(DefaultSigningKeyPath(dir_)));
-  KvStoreOptions store_options;
-  store_options.path = dir_ + "/features";
-  store_options.column_families = audit::AuditColumnFamilies();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KvStore> store, KvStore::Open(store_options));
-  audit::AuditLogOptions log_options;
-  log_options.signer = signer;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
-                       audit::AuditLog::Open(store.get(), log_options, clock_));
-  AuditTrail trail(log.get(), {.source = "serve", .input_format = "json"});
+  ASSERT_NO_FATAL_FAILURE(OpenLog());
+  audit::AuditLog* log = log_.get();
+  AuditTrail trail(log, {.source = "serve", .input_format = "json"});
   EXPECT_TRUE(trail.durable_ack());
 
   Transaction tx;
@@ -90,11 +106,120 @@ TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
   EXPECT_FALSE(none.has_value());
 
   // Without durable acknowledgement Record returns at once; Flush makes it durable.
-  AuditTrail quick(log.get(), {.source = "replay", .input_format = "json", .durable_ack = false});
+  AuditTrail quick(log, {.source = "replay", .input_format = "json", .durable_ack = false});
   tx.id = d.transaction_id = "tx-2";
   ASSERT_OK(quick.Record({&one, 1}));
   ASSERT_OK(log->Flush());
   EXPECT_EQ(log->size(), 2u);
+}
+
+// What waits for the log is bounded in count and in time: beyond either, RecordThen refuses
+// at once (its callback is never called) and Congestion says so before any work is done.
+TEST_F(AuditTrailTest, ABacklogBeyondTheAdmissionBoundsIsRefusedAtOnce) {
+  auto faults = std::make_shared<KvFaults>();
+  ASSERT_NO_FATAL_FAILURE(OpenLog(faults));
+  audit::AuditLog* log = log_.get();
+  using Steady = std::chrono::steady_clock;
+  Steady::time_point now = Steady::now();
+  AuditTrail trail(log, {.source = "serve",
+                               .input_format = "json",
+                               .max_waiting = 3,
+                               .max_wait = std::chrono::milliseconds(50),
+                               .now = [&now] { return now; }});
+  Transaction tx;
+  tx.amount = Money(100, 2, *Currency::FromCode("EUR"));
+  Decision d;
+  const std::vector<double> row = {1.0};
+  std::vector<std::string> ids;
+  std::atomic<int> told{0};
+  const auto record = [&](int n) {
+    std::vector<Transaction> txs(static_cast<size_t>(n), tx);
+    std::vector<DecisionToRecord> records;
+    for (Transaction& t : txs) {
+      t.id = absl::StrCat("tx-", ids.size());
+      ids.push_back(t.id);
+      records.push_back({.transaction = &t, .input = t.id, .features = row, .decision = &d});
+    }
+    return trail.RecordThen(records, "token:1", [&](absl::Status s) {
+      EXPECT_OK(s);
+      ++told;
+    });
+  };
+  faults->set_hold_syncs(true);  // the disk stalls
+  EXPECT_OK(trail.Congestion());
+  ASSERT_OK(record(1));
+  now += std::chrono::milliseconds(40);
+  EXPECT_OK(trail.Congestion());
+  ASSERT_OK(record(1));
+  EXPECT_EQ(trail.waiting(), 2u);
+  // In time: the oldest has waited 60 ms of at most 50.
+  now += std::chrono::milliseconds(20);
+  EXPECT_THAT(trail.Congestion(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                           HasSubstr("has waited 60 ms (at most 50")));
+  EXPECT_THAT(record(1), StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("60 ms")));
+  EXPECT_EQ(trail.waiting(), 2u);
+  faults->set_hold_syncs(false);
+  ASSERT_OK(log->Flush());
+  EXPECT_EQ(told, 2);
+  EXPECT_EQ(trail.waiting(), 0u);
+  EXPECT_OK(trail.Congestion());  // nothing waits: however late the clock
+
+  // In count: three may wait, not four.
+  faults->set_hold_syncs(true);
+  ASSERT_OK(record(3));
+  EXPECT_THAT(trail.Congestion(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                           HasSubstr("3 records are waiting")));
+  EXPECT_THAT(record(1), StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("at most 3")));
+  faults->set_hold_syncs(false);
+  ASSERT_OK(log->Flush());
+  EXPECT_EQ(told, 3);
+  EXPECT_EQ(log->size(), 5u);  // what was refused was not recorded
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> refused, trail.Recorded("tx-2"));
+  EXPECT_FALSE(refused.has_value());
+}
+
+// An event (a drift freeze, say) is a record among the decisions: chained, in the tree, shown
+// by the examiner's view, and found by no transaction id.
+TEST_F(AuditTrailTest, AnEventIsRecordedAmongTheDecisionsAndVerifies) {
+  ASSERT_NO_FATAL_FAILURE(OpenLog());
+  audit::AuditLog* log = log_.get();
+  AuditTrail trail(log, {.source = "serve", .input_format = "json"});
+  Transaction tx;
+  tx.amount = Money(100, 2, *Currency::FromCode("EUR"));
+  Decision d;
+  const std::vector<double> row = {1.0};
+  const auto decide = [&](const std::string& id) {
+    tx.id = id;
+    const DecisionToRecord one{.transaction = &tx, .input = id, .features = row, .decision = &d};
+    return trail.Record({&one, 1});
+  };
+  ASSERT_OK(decide("tx-0"));
+  const std::string event = R"({"id":1,"kind":"freeze","subject":"monitor"})";
+  ASSERT_OK(trail.RecordEvent("drift", event, clock_.Now(), "token:ops"));
+  ASSERT_OK(decide("tx-2"));
+  ASSERT_EQ(log->size(), 3u);
+
+  ASSERT_OK_AND_ASSIGN(std::string bytes, log->ReadRecord(1));
+  ASSERT_OK_AND_ASSIGN(audit::AuditRecord record, audit::DecodeRecord(bytes));
+  EXPECT_EQ(record.event, event);
+  EXPECT_EQ(record.source, "drift");
+  EXPECT_EQ(record.actor, "token:ops");
+  EXPECT_EQ(record.received, clock_.Now());
+  EXPECT_EQ(audit::HashHex(record.input_sha256), Sha256Hex(event));
+  const nlohmann::json view = nlohmann::json::parse(AuditRecordViewJson(record, audit::Hash{}));
+  EXPECT_EQ(view["event"]["kind"], "freeze");
+  EXPECT_EQ(view["source"], "drift");
+  EXPECT_FALSE(view.contains("transaction"));
+  EXPECT_FALSE(view.contains("decision"));
+  ASSERT_OK_AND_ASSIGN(std::optional<uint64_t> none, log->FindTransaction(""));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_OK_AND_ASSIGN(std::optional<uint64_t> after, log->FindTransaction("tx-2"));
+  EXPECT_EQ(after, std::optional<uint64_t>(2));
+  ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(*log, {}));
+  EXPECT_TRUE(report.intact()) << report.damage->detail;
+  EXPECT_EQ(report.records_checked, 3u);
+  EXPECT_THAT(trail.RecordEvent("drift", "", clock_.Now()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // With a key-encryption key the trail seals the personal fields with the log's sealer; the

@@ -68,10 +68,36 @@ int ScoreBand(const Policy& policy, double score) {
 
 }  // namespace
 
-// A transaction id's reply, filled once; later arrivals of the same id wait for it.
+// A transaction id's reply, published once; later arrivals of the same id wait for it.
 struct ScoreService::Entry {
-  absl::Notification done;
-  Reply reply;
+  using WaiterFn = absl::AnyInvocable<void(const Reply&) &&>;
+  // Sets the reply and calls the waiters with it (on this thread).
+  void Publish(const Reply& r) {
+    std::vector<WaiterFn> waiting;
+    {
+      absl::MutexLock lock(&mu);
+      reply = r;
+      published = true;
+      waiting.swap(waiters);
+    }
+    for (WaiterFn& w : waiting) std::move(w)(reply);
+  }
+  // Calls "fn" with the reply: now when it is published, else from Publish.
+  void WhenPublished(WaiterFn fn) {
+    {
+      absl::MutexLock lock(&mu);
+      if (!published) {
+        waiters.push_back(std::move(fn));
+        return;
+      }
+    }
+    std::move(fn)(reply);  // constant once published
+  }
+
+  absl::Mutex mu;
+  bool published ABSL_GUARDED_BY(mu) = false;
+  Reply reply;  // written once, under mu, before published
+  std::vector<WaiterFn> waiters ABSL_GUARDED_BY(mu);
   audit::Hash fingerprint{};  // the payment the id stands for (set before it is shared)
 };
 
@@ -91,6 +117,26 @@ struct ScoreService::Item {
   MessageFormat format = MessageFormat::kJson;
   bool parsed = false;  // tx was read from a payment message (not JSON to parse)
   audit::Hash fingerprint{};  // PaymentFingerprinter::Of(tx), once admitted
+};
+
+// One Score or ScoreBatch call on its way: its items, and what it still waits for.
+struct ScoreService::Call {
+  std::vector<Item> items;
+  ScoreRequest request;
+  bool batch = false;
+  ReplyFn done;
+  // The records of one decision group (Decide's), on their way to the audit log.
+  struct Recording {
+    std::vector<size_t> members;  // empty: nothing recorded for that group
+    Steady::time_point start, end;
+    absl::Status status;
+  };
+  std::array<Recording, 2> recordings;
+  // The waits still open: the deciding thread's own (1), then each recording in flight; once
+  // released, each duplicate waiting for another call's decision. The thread that ends the
+  // last one moves the call on (Settle), so what the waits wrote is visible to it.
+  std::atomic<int> pending{1};
+  bool released = false;  // read and written only by the thread moving the call on
 };
 
 struct ScoreService::Metrics {
@@ -288,15 +334,44 @@ ScoreService::Reply MessageErrorReply(const absl::Status& status) {
 
 }  // namespace
 
+namespace {
+
+// Calls start(done) and waits until "done" is given the reply.
+template <typename Start>
+ScoreService::Reply AwaitReply(Start start) {
+  ScoreService::Reply reply;
+  absl::Notification answered;
+  start([&](ScoreService::Reply r) {
+    reply = std::move(r);
+    answered.Notify();
+  });
+  answered.WaitForNotification();
+  return reply;
+}
+
+}  // namespace
+
 ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreRequest& request) {
-  std::vector<Item> items(1);
+  return AwaitReply([&](ReplyFn done) { ScoreThen(body, request, std::move(done)); });
+}
+
+ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
+  return AwaitReply([&](ReplyFn done) { ScoreBatchThen(body, request, std::move(done)); });
+}
+
+void ScoreService::ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) {
+  auto call = std::make_shared<Call>();
+  call->request = request;
+  call->done = std::move(done);
+  std::vector<Item>& items = call->items;
+  items.resize(1);
   items[0].raw = body;
   items[0].start = Steady::now();
   items[0].received = clock_.Now();
   items[0].format = request.format;
   if (request.format != MessageFormat::kJson) {
     absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
-    if (!read.ok()) return MessageErrorReply(read.status());
+    if (!read.ok()) return std::move(call->done)(MessageErrorReply(read.status()));
     if (read->size() != 1) {
       Reply r;
       r.status = 400;
@@ -304,28 +379,27 @@ ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreReques
       r.body = JsonErrorBody(r.error_code, "$",
                              absl::StrCat("the message holds ", read->size(),
                                           " transactions: POST it to /v1/score/batch"));
-      return r;
+      return std::move(call->done)(std::move(r));
     }
     items[0].tx = std::move((*read)[0]);
     items[0].tx.event_time = items[0].received;  // see ScoreRequest::format
     items[0].parsed = true;
     items[0].parse = Steady::now() - items[0].start;
   }
-  DecideItems(items, request);
-  return std::move(items[0].reply);
+  DecideItems(call);
 }
 
 // A batch in a message format: the transactions of one ISO 20022 message, or the SWIFT MT
 // messages of the body (SplitSwiftMtMessages), each an item.
-ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
-                                                const ScoreRequest& request) {
+void ScoreService::ScoreMessages(std::string_view body, std::shared_ptr<Call> call) {
+  const ScoreRequest& request = call->request;
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
-  std::vector<Item> items;
+  std::vector<Item>& items = call->items;
   if (request.format == MessageFormat::kIso20022) {
     absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
-    if (!read.ok()) return MessageErrorReply(read.status());
-    if (read->size() > options_.max_batch) return BatchTooLarge();
+    if (!read.ok()) return std::move(call->done)(MessageErrorReply(read.status()));
+    if (read->size() > options_.max_batch) return std::move(call->done)(BatchTooLarge());
     const Steady::duration parse = Steady::now() - start;
     for (Transaction& tx : *read) {
       Item& item = items.emplace_back();
@@ -340,7 +414,7 @@ ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
     }
   } else {
     for (std::string_view message : SplitSwiftMtMessages(body)) {
-      if (items.size() == options_.max_batch) return BatchTooLarge();
+      if (items.size() == options_.max_batch) return std::move(call->done)(BatchTooLarge());
       Item& item = items.emplace_back();
       item.raw = message;
       item.start = start;
@@ -364,20 +438,25 @@ ScoreService::Reply ScoreService::ScoreMessages(std::string_view body,
     r.status = 400;
     r.error_code = "invalid_message";
     r.body = JsonErrorBody(r.error_code, "$", "the body holds no message");
-    return r;
+    return std::move(call->done)(std::move(r));
   }
-  DecideItems(items, request);
-  return BatchReply(items);
+  DecideItems(call);
 }
 
-ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
-  if (request.format != MessageFormat::kJson) return ScoreMessages(body, request);
+void ScoreService::ScoreBatchThen(std::string_view body, const ScoreRequest& request,
+                                  ReplyFn done) {
+  auto call = std::make_shared<Call>();
+  call->request = request;
+  call->batch = true;
+  call->done = std::move(done);
+  if (request.format != MessageFormat::kJson) return ScoreMessages(body, std::move(call));
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
   // The array's elements, as raw JSON text (each is then parsed by the transaction parser).
   simdjson::padded_string padded(body);
   simdjson::ondemand::parser parser;
-  std::vector<Item> items;
+  std::vector<Item>& items = call->items;
+  const auto answer = [&call](Reply r) { std::move(call->done)(std::move(r)); };
   auto invalid = [](std::string_view message, std::string_view code = "invalid_field") {
     Reply r;
     r.status = 400;
@@ -388,14 +467,15 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
   simdjson::ondemand::document doc;
   simdjson::ondemand::array array;
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) {
-    return invalid("the body is not valid JSON", "invalid_json");
+    return answer(invalid("the body is not valid JSON", "invalid_json"));
   }
   if (const simdjson::error_code e = doc.get_array().get(array); e != simdjson::SUCCESS) {
-    return e == simdjson::INCORRECT_TYPE ? invalid("the body must be a JSON array of transactions")
-                                         : invalid("the body is not valid JSON", "invalid_json");
+    return answer(e == simdjson::INCORRECT_TYPE
+                      ? invalid("the body must be a JSON array of transactions")
+                      : invalid("the body is not valid JSON", "invalid_json"));
   }
   for (auto element : array) {
-    if (items.size() == options_.max_batch) return BatchTooLarge();
+    if (items.size() == options_.max_batch) return answer(BatchTooLarge());
     std::string_view raw;
     simdjson::ondemand::object object;
     const simdjson::error_code is_object = element.get_object().get(object);
@@ -413,7 +493,8 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
       continue;
     }
     if (is_object != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) {
-      return invalid(absl::StrCat("element ", items.size(), " is not valid JSON"), "invalid_json");
+      return answer(
+          invalid(absl::StrCat("element ", items.size(), " is not valid JSON"), "invalid_json"));
     }
 
     Item item;
@@ -423,9 +504,8 @@ ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreR
     item.received = received;
     items.push_back(std::move(item));
   }
-  if (items.empty()) return invalid("the array holds no transactions");
-  DecideItems(items, request);
-  return BatchReply(items);
+  if (items.empty()) return answer(invalid("the array holds no transactions"));
+  DecideItems(call);
 }
 
 ScoreService::Reply ScoreService::BatchTooLarge() const {
@@ -455,7 +535,8 @@ ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
   return out;
 }
 
-void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& request) {
+void ScoreService::DecideItems(const std::shared_ptr<Call>& call) {
+  std::vector<Item>& items = call->items;
   thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
   for (Item& item : items) {
     if (item.done) continue;  // refused while the batch was read
@@ -475,11 +556,14 @@ void ScoreService::DecideItems(std::vector<Item>& items, const ScoreRequest& req
     item.parse = Steady::now() - t0;
   }
   Admit(items);
-  if (audit_ != nullptr) AnswerRecorded(items);
+  if (audit_ != nullptr) {
+    RefuseWhileCongested(items);
+    AnswerRecorded(items);
+  }
   Claim(items);
   Features(items);
-  Decide(items, request);
-  Release(items);
+  Decide(call);
+  Settle(call);  // the deciding thread's own wait
 }
 
 // Who decides each id: the first arrival; later ones (here or in other calls) wait for it.
@@ -562,7 +646,9 @@ void ScoreService::Features(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request) {
+void ScoreService::Decide(const std::shared_ptr<Call>& call) {
+  std::vector<Item>& items = call->items;
+  const ScoreRequest& request = call->request;
   const std::shared_ptr<const ModelDeployment::Snapshot> deployment = Deployment();
   const size_t width = FeatureExtractor::Schema()->size();
   // Group the items this call decides by the model that decides them.
@@ -593,7 +679,8 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
     groups[challenger ? 1 : 0].members.push_back(i);
   }
   const std::chrono::microseconds budget = request.budget.value_or(options_.score_budget);
-  for (Group& group : groups) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Group& group = groups[g];
     if (group.members.empty()) continue;
     const size_t n = group.members.size();
     std::vector<const Transaction*> txs(n);
@@ -713,7 +800,7 @@ void ScoreService::Decide(std::vector<Item>& items, const ScoreRequest& request)
         if (frozen && metrics_->frozen[c] != nullptr) metrics_->frozen[c]->Increment();
       }
     }
-    if (audit_ != nullptr) RecordDecisions(items, group.members, decisions, request);
+    if (audit_ != nullptr) RecordDecisions(call, g, group.members, decisions);
     if (drift_tap_ != nullptr) {
       OfferDrift(items, group.members, rows, decisions, group.metric_role == kChampion,
                  frozen_scores, request);
@@ -763,7 +850,7 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
 }
 
 absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
-                                       size_t max_waiting) {
+                                       size_t max_waiting, std::chrono::microseconds max_wait) {
   absl::MutexLock seen(&seen_mu_);
   absl::MutexLock features(&features_mu_);
   if (store_ == nullptr) {
@@ -800,7 +887,8 @@ absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, boo
       AuditTrailOptions{.source = "serve",
                         .input_format = "json",
                         .durable_ack = durable_ack,
-                        .max_waiting = max_waiting});
+                        .max_waiting = max_waiting,
+                        .max_wait = max_wait});
   audit_log_->SetCompanion([this](absl::Span<const std::string> recorded, KvWriteBatch& batch) {
     StageState(recorded, batch);
   });
@@ -874,10 +962,13 @@ void ScoreService::AnswerRecorded(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<size_t>& members,
-                                   absl::Span<const Decision> decisions,
-                                   const ScoreRequest& request) {
-  const Steady::time_point start = Steady::now();
+void ScoreService::RecordDecisions(const std::shared_ptr<Call>& call, size_t group,
+                                   const std::vector<size_t>& members,
+                                   absl::Span<const Decision> decisions) {
+  std::vector<Item>& items = call->items;
+  Call::Recording& recording = call->recordings[group];
+  recording.members = members;
+  recording.start = Steady::now();
   const UtcTime decided = clock_.Now();
   std::vector<DecisionToRecord> records(members.size());
   for (size_t k = 0; k < members.size(); ++k) {
@@ -891,41 +982,64 @@ void ScoreService::RecordDecisions(std::vector<Item>& items, const std::vector<s
                   .decided = decided,
                   .payment_fingerprint = &item.fingerprint};
   }
-  const absl::Status recorded = audit_->Record(records, request.actor);
-  if (metrics_ != nullptr) {
-    const Steady::time_point end = Steady::now();
-    for (size_t member : members) {
-      const Item& item = items[member];
-      const int c = static_cast<int>(item.tx.priority);
-      metrics_->stage[kAudit][c]->Record(end - start);
-      metrics_->stage[kDurable][c]->Record(end - item.start);
-    }
+  // The callback may run before RecordThen returns (without durable acknowledgement, or a
+  // fast sync): it only notes the outcome; the items are settled once every wait has ended.
+  call->pending.fetch_add(1, std::memory_order_relaxed);
+  const absl::Status queued =
+      audit_->RecordThen(records, call->request.actor, [this, call, group](absl::Status s) {
+        Call::Recording& r = call->recordings[group];
+        r.end = Steady::now();
+        r.status = std::move(s);
+        Settle(call);
+      });
+  if (!queued.ok()) {
+    // Refused: nothing queued, the callback never runs; the deciding thread's own wait keeps
+    // "pending" above zero.
+    recording.end = Steady::now();
+    recording.status = queued;
+    call->pending.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (recorded.ok()) return;
-  // Full (kResourceExhausted: too many records waiting to become durable, or the log's queue)
-  // is overload, to retry shortly; anything else is the log failing.
-  const bool overloaded = absl::IsResourceExhausted(recorded);
-  absl::MutexLock lock(&seen_mu_);
-  for (size_t member : members) {
-    Item& item = items[member];
-    item.reply = Reply{};
-    item.reply.status = 503;
-    item.reply.transaction_id = item.tx.id;
-    if (overloaded) {
-      item.reply.error_code = "overloaded";
-      item.reply.shed_reason = "audit";
-      item.reply.body = JsonErrorBody(
-          "overloaded", "",
-          absl::StrCat("the audit log cannot take the decision now, so it is not given; retry: ",
-                       recorded.message()));
-    } else {
-      item.reply.error_code = "audit_unavailable";
-      item.reply.body = JsonErrorBody(
-          "audit_unavailable", "",
-          absl::StrCat("the decision could not be recorded in the audit log, so it is not given: ",
-                       recorded.message()));
+}
+
+void ScoreService::SettleRecordings(Call& call) {
+  for (const Call::Recording& recording : call.recordings) {
+    if (recording.members.empty()) continue;
+    if (metrics_ != nullptr) {
+      for (size_t member : recording.members) {
+        const Item& item = call.items[member];
+        const int c = static_cast<int>(item.tx.priority);
+        metrics_->stage[kAudit][c]->Record(recording.end - recording.start);
+        metrics_->stage[kDurable][c]->Record(recording.end - item.start);
+      }
     }
-    KeepUnscored(item);
+    const absl::Status& recorded = recording.status;
+    if (recorded.ok()) continue;
+    // Full (kResourceExhausted: too many records waiting to become durable, or the log's
+    // queue) is overload, to retry shortly; anything else is the log failing.
+    const bool overloaded = absl::IsResourceExhausted(recorded);
+    absl::MutexLock lock(&seen_mu_);
+    for (size_t member : recording.members) {
+      Item& item = call.items[member];
+      item.reply = Reply{};
+      item.reply.status = 503;
+      item.reply.transaction_id = item.tx.id;
+      if (overloaded) {
+        item.reply.error_code = "overloaded";
+        item.reply.shed_reason = "audit";
+        item.reply.body = JsonErrorBody(
+            "overloaded", "",
+            absl::StrCat("the audit log cannot take the decision now, so it is not given; retry: ",
+                         recorded.message()));
+      } else {
+        item.reply.error_code = "audit_unavailable";
+        item.reply.body = JsonErrorBody(
+            "audit_unavailable", "",
+            absl::StrCat(
+                "the decision could not be recorded in the audit log, so it is not given: ",
+                recorded.message()));
+      }
+      KeepUnscored(item);
+    }
   }
 }
 
@@ -966,6 +1080,24 @@ void ScoreService::Admit(std::vector<Item>& items) {
   }
 }
 
+void ScoreService::RefuseWhileCongested(std::vector<Item>& items) {
+  const absl::Status congestion = audit_->Congestion();
+  if (congestion.ok()) return;
+  for (Item& item : items) {
+    if (item.done) continue;
+    item.reply.status = 503;
+    item.reply.error_code = "overloaded";
+    item.reply.shed_reason = "audit";
+    item.reply.body = JsonErrorBody(
+        "overloaded", "",
+        absl::StrCat("the audit log is behind, so the payment was not decided (nothing "
+                     "changed); retry: ",
+                     congestion.message()));
+    item.done = true;
+    if (metrics_ != nullptr) metrics_->shed_audit[static_cast<int>(item.tx.priority)]->Increment();
+  }
+}
+
 void ScoreService::Conflict(Item& item, std::string_view what) {
   item.reply.status = 409;
   item.reply.error_code = "idempotency_conflict";
@@ -994,12 +1126,23 @@ bool ScoreService::SamePayment(const Item& item, const audit::AuditRecord& recor
          time == (item.parsed ? EventTimeSource::kArrival : EventTimeSource::kSender);
 }
 
-// Publishes the replies this call decided and collects those others decided.
-void ScoreService::Release(std::vector<Item>& items) {
+void ScoreService::Settle(const std::shared_ptr<Call>& call) {
+  if (call->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!call->released) {
+    call->released = true;
+    Release(call);
+  } else {
+    Answer(*call);
+  }
+}
+
+// Publishes the replies this call decided, then waits (without a thread) for those that other
+// calls decide.
+void ScoreService::Release(const std::shared_ptr<Call>& call) {
+  SettleRecordings(*call);
+  std::vector<Item>& items = call->items;
   for (Item& item : items) {
     if (!item.first) continue;
-    item.entry->reply = item.reply;
-    item.entry->done.Notify();
     if (item.reply.status != 200) {
       // A refused transaction was not decided: a corrected retry with the same id must be heard.
       absl::MutexLock lock(&seen_mu_);
@@ -1022,17 +1165,33 @@ void ScoreService::Release(std::vector<Item>& items) {
       if (item.reply.shed_reason == "batcher") metrics_->shed_batcher[c]->Increment();
       if (item.reply.shed_reason == "audit") metrics_->shed_audit[c]->Increment();
     }
+    // Last: a waiter may answer its own call at once, on this thread.
+    item.entry->Publish(item.reply);
   }
+  // Every wait of the recordings has ended: "pending" is 0 and this thread alone holds it.
+  call->pending.store(1, std::memory_order_relaxed);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    if (item.first || item.same_as >= 0 || item.entry == nullptr) continue;
+    call->pending.fetch_add(1, std::memory_order_relaxed);
+    item.entry->WhenPublished([this, call, i](const Reply& reply) {
+      Item& waiting = call->items[i];
+      waiting.reply = reply;
+      waiting.reply.repeated = reply.status == 200;
+      Settle(call);
+    });
+  }
+  Settle(call);
+}
+
+void ScoreService::Answer(Call& call) {
+  std::vector<Item>& items = call.items;
   for (Item& item : items) {
-    if (item.same_as >= 0) {
-      item.reply = items[static_cast<size_t>(item.same_as)].reply;
-      item.reply.repeated = item.reply.status == 200;
-    } else if (!item.first && item.entry != nullptr) {
-      item.entry->done.WaitForNotification();
-      item.reply = item.entry->reply;
-      item.reply.repeated = item.reply.status == 200;
-    }
+    if (item.same_as < 0) continue;
+    item.reply = items[static_cast<size_t>(item.same_as)].reply;
+    item.reply.repeated = item.reply.status == 200;
   }
+  std::move(call.done)(call.batch ? BatchReply(items) : std::move(items[0].reply));
 }
 
 }  // namespace vigil

@@ -65,6 +65,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -170,6 +171,17 @@ class ScoreService {
   Reply Score(std::string_view body, const ScoreRequest& request = {});
   Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});
 
+  // Score's and ScoreBatch's asynchronous forms, for a server: the request is parsed, its
+  // features updated and decided on this thread; "done" is then called exactly once with the
+  // reply, when nothing is left to wait for: before return when nothing waits; else from the
+  // thread that ends the wait, the audit log's writer once the decisions' records are durable
+  // (durable_ack), or the call that decides a duplicate in flight. So no thread is held while
+  // a record syncs. "done" must be short and must not block. "body" must stay valid until
+  // "done" is called. Score and ScoreBatch are these with a wait.
+  using ReplyFn = absl::AnyInvocable<void(Reply) &&>;
+  void ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done);
+  void ScoreBatchThen(std::string_view body, const ScoreRequest& request, ReplyFn done);
+
   // Watches the decisions for drift: each one decided from now on is offered to "tap" (which
   // feeds "monitor"); while monitor->frozen(), decisions are rules-only and degraded
   // ("drift_freeze"). "tap" should be a WhenFull::kDrop tap, so that a full queue drops rows
@@ -184,12 +196,16 @@ class ScoreService {
   // transactions applied but never acknowledged before a restart. Call once, before
   // RegisterMetrics and before serving. Errors: reading those rows, or a service without a
   // feature store (kFailedPrecondition).
-  // "max_waiting": AuditTrailOptions::max_waiting (0: unbounded); a decision refused by it is
-  // answered 503 overloaded (shed "audit"), its row kept for the retry.
+  // "max_waiting" and "max_wait": AuditTrailOptions's admission bounds (0 and max():
+  // unbounded). While the log's backlog is beyond them a request is refused before anything is
+  // done, 503 overloaded (shed "audit"); a decision refused by them after it was made (a race)
+  // is answered the same, its row kept for the retry.
   absl::Status AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
-                           size_t max_waiting = 0);
-  // The attached audit log (null before AttachAudit).
+                           size_t max_waiting = 0,
+                           std::chrono::microseconds max_wait = std::chrono::microseconds::max());
+  // The attached audit log and the trail that records into it (null before AttachAudit).
   audit::AuditLog* audit_log() const { return audit_log_.get(); }
+  AuditTrail* audit_trail() const { return audit_.get(); }
   // The feature store's column family of rows applied but not yet recorded.
   static constexpr char kPendingRowsFamily[] = "features_pending";
 
@@ -215,21 +231,33 @@ class ScoreService {
  private:
   struct Entry;
   struct Item;
+  struct Call;
   struct Metrics;
-  Reply ScoreMessages(std::string_view body, const ScoreRequest& request);
+  void ScoreMessages(std::string_view body, std::shared_ptr<Call> call);
   static Reply BatchReply(const std::vector<Item>& items);
   Reply BatchTooLarge() const;  // 413: more than max_batch transactions
-  void DecideItems(std::vector<Item>& items, const ScoreRequest& request);
+  // The steps of a call, in order: DecideItems on the calling thread (through Decide, which
+  // starts the records), then Settle as each wait ends, Release once the records are settled,
+  // and Answer once the duplicates' decisions are in.
+  void DecideItems(const std::shared_ptr<Call>& call);
   void Claim(std::vector<Item>& items);
   void Features(std::vector<Item>& items);
-  void Decide(std::vector<Item>& items, const ScoreRequest& request);
-  void Release(std::vector<Item>& items);
+  void Decide(const std::shared_ptr<Call>& call);
+  // Ends one of the call's waits; the last one moves the call on.
+  void Settle(const std::shared_ptr<Call>& call);
+  void Release(const std::shared_ptr<Call>& call);
+  static void Answer(Call& call);
+  // Refuses every item not yet answered, 503 overloaded (shed "audit"), while the audit log's
+  // backlog is beyond its admission bounds (AuditTrail::Congestion).
+  void RefuseWhileCongested(std::vector<Item>& items);
   // Answers the items whose ids the audit log holds with their recorded decisions.
   void AnswerRecorded(std::vector<Item>& items);
-  // Records the group's decisions; on failure turns their replies into 503s and keeps their
-  // rows for the retries.
-  void RecordDecisions(std::vector<Item>& items, const std::vector<size_t>& members,
-                       absl::Span<const Decision> decisions, const ScoreRequest& request);
+  // Starts recording decision group "group"'s decisions (Settle once they are settled).
+  void RecordDecisions(const std::shared_ptr<Call>& call, size_t group,
+                       const std::vector<size_t>& members, absl::Span<const Decision> decisions);
+  // Turns the replies of the group recordings that failed into 503s, keeping their rows for
+  // the retries.
+  void SettleRecordings(Call& call);
   // Keeps a feature row of a transaction answered 503 for its retry.
   void KeepUnscored(Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(seen_mu_);
   // The audit log's companion: the feature state and pending rows of a group.
@@ -291,10 +319,11 @@ class ScoreService {
   drift::DriftMonitor* drift_monitor_ = nullptr;
   drift::DriftTap* drift_tap_ = nullptr;
   // Set by AttachAudit before serving, then constant; null: decisions are not recorded.
-  // Declared last: destroyed first, while the feature store its committer writes through (and
-  // the members its companion reads) still exist.
-  std::unique_ptr<audit::AuditLog> audit_log_;
+  // The log is declared last: destroyed first, while the feature store its committer writes
+  // through, the members its companion reads, and the trail and the members that its last
+  // records' completions (RecordThen) reach still exist.
   std::unique_ptr<AuditTrail> audit_;
+  std::unique_ptr<audit::AuditLog> audit_log_;
 };
 
 }  // namespace vigil

@@ -1,11 +1,15 @@
 // ScoreService with its audit log: what is answered is what is recorded, a restart keeps both the
 // record and the feature state, and what cannot be recorded is not answered.
 #include <filesystem>
+#include <map>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -71,7 +75,8 @@ class ScoreServiceAuditTest : public ::testing::Test {
   }
 
   // A service on the data dir (as `vigil serve` builds it), its audit log attached.
-  void Start(audit::AuditLogOptions log_options = {}) {
+  void Start(audit::AuditLogOptions log_options = {},
+             std::chrono::microseconds max_wait = std::chrono::microseconds::max()) {
     service_.reset();
     std::vector<std::string> families = audit::AuditColumnFamilies();
     families.push_back(ScoreService::kPendingRowsFamily);
@@ -91,7 +96,8 @@ class ScoreServiceAuditTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(log_options.signer, LoadOrCreateSigningKey(dir_ + "/key.pem"));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, log_options, clock_));
-    ASSERT_OK(service_->AttachAudit(std::move(log), /*durable_ack=*/true));
+    ASSERT_OK(service_->AttachAudit(std::move(log), /*durable_ack=*/true, /*max_waiting=*/0,
+                                    max_wait));
   }
 
   audit::AuditLog& Log() { return *service_->audit_log(); }
@@ -133,6 +139,81 @@ TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
   EXPECT_EQ(b2, std::optional<uint64_t>(2));
   ASSERT_OK_AND_ASSIGN(audit::VerifyReport report, audit::VerifyAuditLog(Log(), {}));
   EXPECT_TRUE(report.intact());
+}
+
+// With durable acknowledgement the answer waits for the record, but no thread does: the
+// calls return while the disk stalls, and each is answered once its record is durable (a
+// duplicate in flight with its first arrival's decision).
+TEST_F(ScoreServiceAuditTest, ScoreThenHoldsNoThreadWhileTheRecordSyncs) {
+  Start();
+  ASSERT_EQ(service_->Score(Tx("t0")).status, 200);
+  faults_->set_hold_syncs(true);
+  absl::Mutex mu;
+  std::map<std::string, ScoreService::Reply> answered;
+  const auto answer = [&](std::string name) {
+    return [&, name](ScoreService::Reply r) {
+      absl::MutexLock lock(&mu);
+      answered.emplace(name, std::move(r));
+    };
+  };
+  // The bodies stay valid until answered.
+  const std::string t1 = Tx("t1", "A1"), t2 = Tx("t2", "A2"), batch = Batch({Tx("b1"), Tx("b2")});
+  absl::Notification returned;
+  std::thread caller([&] {
+    service_->ScoreThen(t1, {}, answer("t1"));
+    service_->ScoreThen(t2, {}, answer("t2"));
+    service_->ScoreThen(t1, {}, answer("t1 again"));  // the same payment, still in flight
+    service_->ScoreBatchThen(batch, {}, answer("batch"));
+    returned.Notify();
+  });
+  const bool all_returned = returned.WaitForNotificationWithTimeout(absl::Seconds(20));
+  EXPECT_TRUE(all_returned) << "a call waited for the stalled sync";
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(answered.empty()) << answered.begin()->first << " answered before durable";
+  }
+  EXPECT_EQ(Log().size(), 1u);
+  faults_->set_hold_syncs(false);
+  caller.join();
+  ASSERT_OK(Log().Flush());
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(answered.size(), 4u);
+  EXPECT_EQ(answered["t1"].status, 200) << answered["t1"].body;
+  EXPECT_EQ(answered["t2"].status, 200) << answered["t2"].body;
+  EXPECT_EQ(answered["t1 again"].status, 200);
+  EXPECT_TRUE(answered["t1 again"].repeated);
+  EXPECT_EQ(answered["t1 again"].body, answered["t1"].body);
+  const nlohmann::json results = nlohmann::json::parse(answered["batch"].body)["results"];
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1]["transaction_id"], "b2");
+  EXPECT_EQ(Log().size(), 5u);  // t0, t1, t2, b1, b2: the duplicate is not recorded again
+}
+
+// While the log is behind (its oldest waiting record older than max_wait) a request is
+// refused at once, before its payment is counted: the retry is counted once.
+TEST_F(ScoreServiceAuditTest, WhileTheLogIsBehindARequestIsRefusedBeforeAnythingChanges) {
+  Start({}, std::chrono::milliseconds(20));
+  faults_->set_hold_syncs(true);
+  absl::Notification first_answered;
+  ScoreService::Reply first;
+  const std::string t1 = Tx("t1");
+  service_->ScoreThen(t1, {}, [&](ScoreService::Reply r) {
+    first = std::move(r);
+    first_answered.Notify();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  const ScoreService::Reply refused = service_->Score(Tx("t2"));  // answered at once
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(refused.error_code, "overloaded");
+  EXPECT_EQ(refused.shed_reason, "audit");
+  EXPECT_THAT(refused.body, HasSubstr("audit.max_wait_ms"));
+  faults_->set_hold_syncs(false);
+  ASSERT_TRUE(first_answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_EQ(first.status, 200) << first.body;
+  const ScoreService::Reply retried = service_->Score(Tx("t2"));
+  ASSERT_EQ(retried.status, 200) << retried.body;
+  EXPECT_EQ(Count(retried), "2 sent in 24 h");  // t1 and t2, the refusal not counted
+  EXPECT_EQ(Log().size(), 2u);
 }
 
 TEST_F(ScoreServiceAuditTest, AfterARestartARepeatedIdIsAnsweredFromTheLogAndCountedOnce) {

@@ -440,20 +440,35 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     const HttpRequest& req = shared->first;
     RequestLogEntry entry;
     entry.actor = actor;
-    ScoreOutcome outcome;  // the entry views its strings
     HttpResponse response;
     switch (route) {
       case kScore:
-      case kScoreBatch:
-        response = Score(req, route == kScoreBatch, start, actor, &outcome);
-        entry.trace_id = outcome.trace_id;
-        entry.transaction_id = outcome.transaction_id;
-        entry.action = outcome.action;
-        entry.degraded = outcome.degraded;
-        entry.degraded_reason = outcome.degraded_reason;
-        entry.error_code = outcome.error_code;
-        entry.shed = outcome.shed;
-        break;
+      case kScoreBatch: {
+        {
+          absl::MutexLock lock(&answering_mu_);
+          ++answering_;
+        }
+        // Answered when decided and recorded, maybe from another thread: "shared" keeps the
+        // body the decision's views point into.
+        Score(req, route == kScoreBatch, start, actor,
+              [this, route, start, shared, authenticated, actor](HttpResponse scored,
+                                                                 ScoreOutcome outcome) {
+                RequestLogEntry e;  // views the outcome's strings
+                e.actor = actor;
+                e.trace_id = outcome.trace_id;
+                e.transaction_id = outcome.transaction_id;
+                e.action = outcome.action;
+                e.degraded = outcome.degraded;
+                e.degraded_reason = outcome.degraded_reason;
+                e.error_code = outcome.error_code;
+                e.shed = outcome.shed;
+                Finish(route, shared->first, std::move(scored), start, e,
+                       std::move(shared->second), authenticated);
+                absl::MutexLock lock(&answering_mu_);
+                --answering_;
+              });
+        return;
+      }
       case kPolicyIngest:
         response = IngestPolicy(req, actor);
         break;
@@ -493,13 +508,16 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   }
 }
 
-HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
-                             std::string_view actor, ScoreOutcome* outcome) {
+void ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point arrival,
+                     std::string_view actor, ScoredFn scored) {
+  const auto answer = [&scored](HttpResponse r, ScoreOutcome outcome = {}) {
+    std::move(scored)(std::move(r), std::move(outcome));
+  };
   const std::string_view content_type = request.Header("Content-Type");
   const std::optional<MessageFormat> format = MessageFormatOfMediaType(MediaType(content_type));
-  if (!format.has_value()) return UnsupportedMediaType(content_type, kPaymentMediaTypes);
+  if (!format.has_value()) return answer(UnsupportedMediaType(content_type, kPaymentMediaTypes));
   if (options_.model_required && parts_.deployment->Current()->champion == nullptr) {
-    return ModelRequired();
+    return answer(ModelRequired());
   }
   ScoreRequest score_request;
   score_request.format = *format;
@@ -509,10 +527,11 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
     const auto [end, ec] = std::from_chars(budget.data(), budget.data() + budget.size(), ms);
     if (ec != std::errc() || end != budget.data() + budget.size() || ms < 1 ||
         ms > options_.max_budget.count()) {
-      return HttpError(400, "invalid_field", "X-Vigil-Budget-Ms",
-                       absl::StrCat("X-Vigil-Budget-Ms must be an integer number of "
-                                    "milliseconds from 1 to ",
-                                    options_.max_budget.count(), ", not '", Absl(budget), "'"));
+      return answer(HttpError(400, "invalid_field", "X-Vigil-Budget-Ms",
+                              absl::StrCat("X-Vigil-Budget-Ms must be an integer number of "
+                                           "milliseconds from 1 to ",
+                                           options_.max_budget.count(), ", not '", Absl(budget),
+                                           "'")));
     }
     score_request.budget = std::chrono::milliseconds(ms);
   }
@@ -528,29 +547,45 @@ HttpResponse ServeApi::Score(const HttpRequest& request, bool batch, Steady::tim
                      " ms for a worker, its whole SLA budget: not decided; retry"));
     shed.headers.push_back({"Retry-After", "1"});
     route_metrics_->shed_budget->Increment();
-    outcome->shed = "budget";
-    return shed;
+    ScoreOutcome outcome;
+    outcome.shed = "budget";
+    return answer(std::move(shed), std::move(outcome));
   }
   score_request.budget = remaining;
   const std::optional<TraceContext> parent = TraceContext::Parse(request.Header("traceparent"));
   const TraceContext ours = parent.has_value() ? parent->Child() : TraceContext::Generate();
   score_request.traceparent = ours.ToTraceparent();
   score_request.actor = std::string(actor);
-  ScoreService::Reply reply = batch ? parts_.service->ScoreBatch(request.body, score_request)
-                                    : parts_.service->Score(request.body, score_request);
-  HttpResponse response;
-  response.status = reply.status;
-  response.body = std::move(reply.body);
-  response.headers.push_back({"traceparent", score_request.traceparent});
-  if (reply.status == 503) response.headers.push_back({"Retry-After", "1"});
-  outcome->trace_id = ours.TraceIdHex();
-  outcome->transaction_id = std::move(reply.transaction_id);
-  outcome->action = std::move(reply.action);
-  outcome->degraded = reply.degraded;
-  outcome->degraded_reason = std::move(reply.degraded_reason);
-  outcome->error_code = std::move(reply.error_code);
-  outcome->shed = std::move(reply.shed_reason);
-  return response;
+  std::string traceparent = score_request.traceparent;
+  std::string trace_id = ours.TraceIdHex();
+  auto replied = [traceparent = std::move(traceparent), trace_id = std::move(trace_id),
+                  scored = std::move(scored)](ScoreService::Reply reply) mutable {
+    HttpResponse response;
+    response.status = reply.status;
+    response.body = std::move(reply.body);
+    response.headers.push_back({"traceparent", std::move(traceparent)});
+    if (reply.status == 503) response.headers.push_back({"Retry-After", "1"});
+    ScoreOutcome outcome;
+    outcome.trace_id = std::move(trace_id);
+    outcome.transaction_id = std::move(reply.transaction_id);
+    outcome.action = std::move(reply.action);
+    outcome.degraded = reply.degraded;
+    outcome.degraded_reason = std::move(reply.degraded_reason);
+    outcome.error_code = std::move(reply.error_code);
+    outcome.shed = std::move(reply.shed_reason);
+    std::move(scored)(std::move(response), std::move(outcome));
+  };
+  if (batch) {
+    parts_.service->ScoreBatchThen(request.body, score_request, std::move(replied));
+  } else {
+    parts_.service->ScoreThen(request.body, score_request, std::move(replied));
+  }
+}
+
+void ServeApi::WaitForAnswers() {
+  absl::MutexLock lock(&answering_mu_);
+  answering_mu_.Await(absl::Condition(
+      +[](int64_t* n) { return *n == 0; }, &answering_));
 }
 
 HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view actor) {

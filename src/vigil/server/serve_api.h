@@ -32,7 +32,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "vigil/engine/model_deployment.h"
 #include "vigil/engine/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
@@ -110,6 +113,11 @@ class ServeApi final : public HttpHandler {
 
   void Handle(HttpRequest request, HttpResponder respond) override;
 
+  // Waits until every scoring request handed to the workers is answered: after the workers
+  // stopped, before the HTTP server stops (a decision waiting for its durable record is
+  // answered from the audit log's completion, not by a worker).
+  void WaitForAnswers();
+
   // Counts (and logs) an error the HTTP server answered itself.
   void CountRefused(int status, std::string_view code);
   // Counts (and logs) a TLS handshake that failed (no certificate, an untrusted or expired
@@ -129,9 +137,12 @@ class ServeApi final : public HttpHandler {
     std::string shed;  // shed for overload: where (RequestLogEntry::shed)
     bool degraded = false;
   };
-  HttpResponse Score(const HttpRequest& request, bool batch,
-                     std::chrono::steady_clock::time_point arrival, std::string_view actor,
-                     ScoreOutcome* outcome);
+  // Decides a scoring request and calls "scored" once with the answer: on this thread, or
+  // from the thread that completes the decision (the audit log's writer once its record is
+  // durable: ScoreService::ScoreThen), so that no worker waits for a sync.
+  using ScoredFn = absl::AnyInvocable<void(HttpResponse, ScoreOutcome) &&>;
+  void Score(const HttpRequest& request, bool batch, std::chrono::steady_clock::time_point arrival,
+             std::string_view actor, ScoredFn scored);
   HttpResponse IngestPolicy(const HttpRequest& request, std::string_view actor);
   HttpResponse Activate(const HttpRequest& request);
   HttpResponse Ready() const;
@@ -159,6 +170,9 @@ class ServeApi final : public HttpHandler {
   std::unique_ptr<RouteMetrics> route_metrics_;
   PathRedactor redactor_;  // from options_.private_paths
   std::atomic<bool> ready_{false};
+  // Scoring requests decided or being decided and not yet answered (WaitForAnswers).
+  absl::Mutex answering_mu_;
+  int64_t answering_ ABSL_GUARDED_BY(answering_mu_) = 0;
   ServeParts parts_;  // written once before ready_ is set
 };
 

@@ -89,7 +89,7 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   r.Keys(a,
          {"durable_ack", "signing_key", "hash", "tree_head_every", "tree_head_interval_ms",
           "group_max_records", "group_max_delay_us", "queue", "compress_records", "record_kek",
-          "record_cipher", "records_per_data_key", "max_waiting"},
+          "record_cipher", "records_per_data_key", "max_waiting", "max_wait_ms"},
          "audit");
   for (const auto& [key, field] : {std::pair{"durable_ack", &out->durable_ack},
                                    std::pair{"compress_records", &out->compress_records}}) {
@@ -129,6 +129,11 @@ void ParseAudit(const YAML::Node& a, ConfigReader& r, ServeAuditConfig* out) {
   if (const YAML::Node n = a["queue"]; n) r.Integer(n, "audit.queue", &out->queue, 1, 100'000'000);
   if (const YAML::Node n = a["max_waiting"]; n) {
     r.Integer(n, "audit.max_waiting", &out->max_waiting, 0, 100'000'000);
+  }
+  if (const YAML::Node n = a["max_wait_ms"]; n) {
+    int64_t ms = 0;
+    r.Integer(n, "audit.max_wait_ms", &ms, 0, 60'000);
+    out->max_wait = std::chrono::milliseconds(ms);
   }
   if (const YAML::Node n = a["record_kek"]; n) r.String(n, "audit.record_kek", &out->record_kek);
   if (const YAML::Node n = a["record_cipher"]; n) {

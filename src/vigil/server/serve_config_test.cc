@@ -112,7 +112,7 @@ data_dir: d
 limits: {header_timeout_ms: 750, max_connections_per_client: 12,
          max_unauthenticated_share: 0.25}
 workers: {max_queue_delay_ms: 20}
-audit: {max_waiting: 99}
+audit: {max_waiting: 99, max_wait_ms: 250}
 )",
                               "serve.yaml");
   ASSERT_OK(c);
@@ -121,6 +121,7 @@ audit: {max_waiting: 99}
   EXPECT_EQ(c->limits.max_unauthenticated_share, 0.25);
   EXPECT_EQ(c->worker_max_queue_delay, std::chrono::milliseconds(20));
   EXPECT_EQ(c->audit.max_waiting, 99u);
+  EXPECT_EQ(c->audit.max_wait, std::chrono::milliseconds(250));
   // The defaults.
   const ServeConfig d;
   EXPECT_EQ(d.limits.header_timeout, std::chrono::milliseconds(5000));
@@ -128,6 +129,7 @@ audit: {max_waiting: 99}
   EXPECT_EQ(d.limits.max_unauthenticated_share, 0.5);
   EXPECT_EQ(d.worker_max_queue_delay, std::chrono::milliseconds(50));
   EXPECT_EQ(d.audit.max_waiting, 16'384u);
+  EXPECT_EQ(d.audit.max_wait, std::chrono::milliseconds(100));
 
   auto bad = ServeConfig::Parse(R"(data_dir: d
 limits: {max_unauthenticated_share: 0, header_timeout_ms: 0}

@@ -757,7 +757,10 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, std::move(options), RealClock()));
   const audit::AuditLog* raw = log.get();
-  VIGIL_RETURN_IF_ERROR(service_->AttachAudit(std::move(log), a.durable_ack, a.max_waiting));
+  VIGIL_RETURN_IF_ERROR(service_->AttachAudit(
+      std::move(log), a.durable_ack, a.max_waiting,
+      a.max_wait.count() > 0 ? std::chrono::microseconds(a.max_wait)
+                             : std::chrono::microseconds::max()));
   log_->Event("info", "audit log open",
               {{"records", absl::StrCat(raw->size())},
                {"log_id", raw->header().log_id},
@@ -909,9 +912,19 @@ absl::Status VigilServer::ListenToDrift() {
                              "and releases (by the monitor or an operator).",
                              {{"kind", std::string(kind)}}));
   }
-  drift_monitor_->SetListener([log = log_.get(), counters](const drift::DriftEvent& e) {
+  // And a record in the audit log (an event record: docs/audit.md "Events"), so that what
+  // the monitor changed is as tamper-evident as the decisions it changed.
+  AuditTrail* trail = service_->audit_trail();
+  drift_monitor_->SetListener([log = log_.get(), counters, trail](const drift::DriftEvent& e) {
     const auto it = counters->find(e.kind);
     if (it != counters->end()) it->second->Increment();
+    if (trail != nullptr) {
+      if (absl::Status s = trail->RecordEvent("drift", drift::DriftEventToJson(e), e.recorded_at);
+          !s.ok()) {
+        log->Event("error", "a drift event could not be recorded in the audit log",
+                   {{"kind", e.kind}, {"id", absl::StrCat(e.id)}, {"error", std::string(s.message())}});
+      }
+    }
     const std::string_view message =
         e.kind == drift::kFreeze            ? "drift froze the model: decisions are rules-only"
         : e.kind == drift::kFreezeReleased  ? "drift freeze released: the model decides again"
@@ -1059,7 +1072,8 @@ absl::Status VigilServer::Shutdown() {
   if (shut_down_) return absl::OkStatus();
   shut_down_ = true;
   http_->StopAccepting();
-  workers_->Shutdown();  // every accepted request is answered
+  workers_->Shutdown();  // every accepted request is decided
+  api_->WaitForAnswers();  // and answered (some once their records are durable)
   http_->Stop();
   stop_background_.Notify();
   if (checkpointer_.joinable()) checkpointer_.join();

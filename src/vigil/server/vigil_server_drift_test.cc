@@ -586,6 +586,30 @@ TEST_F(VigilServerDriftTest, AFrozenModelHoldsForReviewWhatItWouldRaiseAndAnAdmi
   EXPECT_TRUE(Eventually([&] {
     return absl::StrContains(LogText(), R"("msg":"drift freeze released)");
   })) << LogText();
+
+  // Every drift event is a record of the audit log too (an event record, in the chain among
+  // the decisions), and the log verifies.
+  std::vector<std::string> audited;
+  std::string release_detail;
+  ASSERT_TRUE(Eventually([&] {
+    const TestHttpResponse page = Send("GET", "/v1/audit/export?limit=10000");
+    audited.clear();
+    for (absl::string_view line : absl::StrSplit(page.body, '\n', absl::SkipEmpty())) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (!j.contains("event")) continue;
+      EXPECT_EQ(j["source"], "drift") << line;
+      EXPECT_FALSE(j.contains("transaction")) << line;
+      audited.push_back(j["event"]["kind"]);
+      if (audited.back() == "freeze_released") release_detail = j["event"].value("detail", "");
+    }
+    return std::find(audited.begin(), audited.end(), "freeze_released") != audited.end();
+  })) << ::testing::PrintToString(audited);
+  EXPECT_THAT(audited, Contains("level_change"));
+  EXPECT_THAT(audited, Contains("freeze"));
+  EXPECT_THAT(audited, Contains("ticket_opened"));
+  EXPECT_THAT(release_detail, HasSubstr("token:"));
+  const TestHttpResponse verified = Send("GET", "/v1/audit/verify");
+  EXPECT_EQ(verified.status, 200) << verified.body;
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-// WorkerPool: the threads that run requests which may wait (for the batcher, for an idempotent
-// duplicate, for the audit log to make a decision durable), so that the I/O threads never do.
+// WorkerPool: the threads that run requests which may wait (for the batcher, for an admin
+// write), so that the I/O threads never do. (A decision waiting for its durable audit record
+// holds no worker: it is answered from the log's completion, ScoreService::ScoreThen.)
 // What waits in front of them is bounded twice, so that overload is answered, not absorbed:
 //  - by count: a task that finds max_queue tasks waiting is refused;
 //  - by time: a task that finds the oldest waiting task queued for longer than max_queue_delay
-//    is refused. Whatever slows the workers (a model, the audit log's fsync under durable
-//    acknowledgement, a busy CPU) lengthens that wait, so the excess over what the workers
-//    can do is refused at once while the queue stays full enough to keep every worker busy.
+//    is refused. Whatever slows the workers (a model, a busy CPU) lengthens that wait, so the
+//    excess over what the workers can do is refused at once while the queue stays full
+//    enough to keep every worker busy.
 // A refused task is dropped and the caller answers 503 with Retry-After.
 //
 // Thread safety: TrySubmit from any thread; Shutdown from one.

@@ -7,6 +7,8 @@
 //   options.faults = faults;                 // KvStoreOptions
 //   ... KvStore::Open(options) ...
 //   faults->set_fail_syncs(true);            // every fsync/fdatasync now fails
+//   faults->set_hold_syncs(true);            // every sync now waits, as on a stalled disk,
+//   ...                                      // until set_hold_syncs(false)
 //
 // After a failed sync RocksDB itself stops accepting writes (a background error) until the
 // store is reopened; clearing the fault does not undo that, as with a real disk.
@@ -18,12 +20,26 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
 namespace vigil {
 
 class KvFaults {
  public:
   void set_fail_syncs(bool fail) { fail_syncs_.store(fail, std::memory_order_relaxed); }
   void set_fail_writes(bool fail) { fail_writes_.store(fail, std::memory_order_relaxed); }
+  // While held, a sync waits (before it starts) until released. Release before the store
+  // closes: closing syncs too.
+  void set_hold_syncs(bool hold) {
+    absl::MutexLock lock(&hold_mu_);
+    hold_syncs_ = hold;
+  }
+  // Syncs waiting now because they are held.
+  uint64_t held() const {
+    absl::MutexLock lock(&hold_mu_);
+    return held_;
+  }
   bool fail_syncs() const { return fail_syncs_.load(std::memory_order_relaxed); }
   bool fail_writes() const { return fail_writes_.load(std::memory_order_relaxed); }
 
@@ -34,12 +50,23 @@ class KvFaults {
   // Called by the store's files.
   void CountFailure() { failed_.fetch_add(1, std::memory_order_relaxed); }
   void CountSync() { syncs_.fetch_add(1, std::memory_order_relaxed); }
+  void WaitWhileSyncsHeld() {
+    absl::MutexLock lock(&hold_mu_);
+    if (!hold_syncs_) return;
+    ++held_;
+    hold_mu_.Await(absl::Condition(
+        +[](bool* hold) { return !*hold; }, &hold_syncs_));
+    --held_;
+  }
 
  private:
   std::atomic<bool> fail_syncs_{false};
   std::atomic<bool> fail_writes_{false};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> syncs_{0};
+  mutable absl::Mutex hold_mu_;
+  bool hold_syncs_ ABSL_GUARDED_BY(hold_mu_) = false;
+  uint64_t held_ ABSL_GUARDED_BY(hold_mu_) = 0;
 };
 
 }  // namespace vigil

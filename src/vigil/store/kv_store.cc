@@ -86,12 +86,14 @@ class FaultyFile final : public rocksdb::FSWritableFileOwnerWrapper {
     return FSWritableFileOwnerWrapper::Append(data, options, info, dbg);
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    faults_->WaitWhileSyncsHeld();
     faults_->CountSync();
     if (faults_->fail_syncs()) return Failed("sync");
     return FSWritableFileOwnerWrapper::Sync(options, dbg);
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
                           rocksdb::IODebugContext* dbg) override {
+    faults_->WaitWhileSyncsHeld();
     faults_->CountSync();
     if (faults_->fail_syncs()) return Failed("sync");
     return FSWritableFileOwnerWrapper::Fsync(options, dbg);
