@@ -68,6 +68,8 @@ enum : uint32_t {
   kAgents = 18,
   kUltimateOriginator = 19,
   kUltimateBeneficiary = 20,
+  kAckReference = 21,
+  kAckTime = 22,
 };
 }  // namespace tx_field
 
@@ -321,6 +323,8 @@ void WriteTransaction(Writer& w, const Transaction& tx, Sealing* s) {
       WriteParty(m, *tx.ultimate_beneficiary, "transaction.ultimate_beneficiary", s);
     }, true);
   }
+  w.Bytes(kAckReference, tx.ack_reference);
+  w.Bytes(kAckTime, tx.ack_time);
 }
 
 void WriteDecision(Writer& w, const Decision& d) {
@@ -794,6 +798,8 @@ void ReadTransaction(Reader& r, Transaction& tx, PersonalFields& personal) {
         r.Absorb(m);
         break;
       }
+      case kAckReference: tx.ack_reference = r.String("ack_reference"); break;
+      case kAckTime: tx.ack_time = r.String("ack_time"); break;
       default: r.Unknown();
     }
   }

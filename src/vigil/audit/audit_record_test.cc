@@ -215,9 +215,13 @@ TEST(AuditRecord, PaymentMessageFieldsRoundTrip) {
                 .country = "TH"}};
   tx.ultimate_originator = Party{.name = "Parent Holding"};
   tx.ultimate_beneficiary = Party{};  // present, empty
+  tx.ack_reference = "250827ABCDLKLXAXXX1234123456";  // the ACK's MIR, kept with the message
+  tx.ack_time = "2025-08-27T10:31:00Z";
   const std::string bytes = EncodeRecord(r);
   ASSERT_OK_AND_ASSIGN(AuditRecord back, DecodeRecord(bytes));
   ExpectSame(back, r);
+  EXPECT_EQ(back.transaction.ack_reference, tx.ack_reference);
+  EXPECT_EQ(back.transaction.ack_time, tx.ack_time);
   // Absent members are not written (TheEncodingIsTheDocumentedBytes pins the bytes of a
   // record without them).
   EXPECT_LT(EncodeRecord(FullRecord()).size(), bytes.size());

@@ -524,6 +524,7 @@ ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out.body.push_back(',');
     const Reply& r = items[i].reply;
+    if (r.status == 409) out.conflicts.push_back(items[i].tx.id);
     if (r.status == 200) {
       out.body += r.body;
     } else {
@@ -631,16 +632,11 @@ void ScoreService::Features(std::vector<Item>& items) {
       item.row.clear();
       item.reply.status = 422;
       item.reply.error_code = "features_refused";
-      // The features refuse a payment for its currency (no FX rate) or its event time (later
-      // than the allowed lateness); name the member the caller must look at.
-      const std::string_view message = View(s.message());
-      const bool time = message.find("late") != std::string_view::npos ||
-                        message.find("event time") != std::string_view::npos;
-      // Without a rate the currency is at fault; else the amount is beyond what is tracked.
-      const bool currency = message.find("no FX rate") != std::string_view::npos;
-      item.reply.body = JsonErrorBody(
-          "features_refused",
-          time ? "$.timestamp" : currency ? "$.amount.currency" : "$.amount.value", message);
+      // The features name the member the caller must look at (its event time, currency or
+      // amount).
+      const std::string field = RefusedField(s);
+      item.reply.body = JsonErrorBody("features_refused", field.empty() ? "$" : field,
+                                      View(s.message()));
       item.done = true;
     }
   }

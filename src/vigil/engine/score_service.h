@@ -167,6 +167,9 @@ class ScoreService {
     bool repeated = false;  // answered from the idempotency memory
     // Status 503 for overload: where it was shed ("batcher", "audit"); "" otherwise.
     std::string shed_reason;
+    // A batch: the transaction ids of its items refused 409 idempotency_conflict, in order
+    // (a single transaction's conflict is its error_code), for the log.
+    std::vector<std::string> conflicts;
   };
   Reply Score(std::string_view body, const ScoreRequest& request = {});
   Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});

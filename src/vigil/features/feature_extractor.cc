@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 #include "vigil/crypto/pseudonym.h"
@@ -227,33 +229,61 @@ void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Spa
   }
 }
 
+namespace {
+
+constexpr char kRefusedFieldPayload[] = "type.vigil.dev/features.refused_field";
+
+absl::Status Refusing(absl::Status status, std::string_view field) {
+  status.SetPayload(kRefusedFieldPayload, absl::Cord(absl::string_view(field.data(), field.size())));
+  return status;
+}
+
+}  // namespace
+
+std::string RefusedField(const absl::Status& status) {
+  const auto field = status.GetPayload(kRefusedFieldPayload);  // absl::optional
+  return field.has_value() ? std::string(*field) : std::string();
+}
+
 absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Lookahead& la,
                                                absl::Span<double> row) {
   VIGIL_DCHECK(row.size() == schema_->size());
   const int64_t t = ToUnixMicros(tx.event_time);
   const int64_t lateness = config_.allowed_lateness.count();
   if (watermark_ != INT64_MIN && t < watermark_ - lateness) {
-    return absl::OutOfRangeError(
-        absl::StrCat("event_too_late: event time ", FormatUtc(tx.event_time), " is more than ",
-                     lateness / kMicrosPerSecond, " s behind the latest event time ",
-                     FormatUtc(FromUnixMicros(watermark_))));
+    return Refusing(
+        absl::OutOfRangeError(absl::StrCat(
+            "event_too_late: event time ", FormatUtc(tx.event_time), " is more than ",
+            lateness / kMicrosPerSecond, " s behind the latest event time ",
+            FormatUtc(FromUnixMicros(watermark_)))),
+        "$.timestamp");
   }
   if (t < kMinEventTimeUs || t > kMaxEventTimeUs) {
-    return absl::InvalidArgumentError(absl::StrCat("event time ", FormatUtc(tx.event_time),
-                                                   " is outside the supported range 2000..2142"));
+    return Refusing(absl::InvalidArgumentError(absl::StrCat(
+                        "event time ", FormatUtc(tx.event_time),
+                        " is outside the supported range 2000..2142")),
+                    "$.timestamp");
   }
   auto micros = fx_.ToReportingMicros(tx.amount);
-  if (!micros.ok()) return micros.status();
+  if (!micros.ok()) {
+    // Without a rate the currency is at fault; else the amount is beyond the range.
+    return Refusing(micros.status(),
+                    fx_.Has(tx.amount.currency()) ? "$.amount.value" : "$.amount.currency");
+  }
   if (*micros < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("amount ", tx.amount.ToString(), " is negative"));
+    return Refusing(absl::InvalidArgumentError(
+                        absl::StrCat("amount ", tx.amount.ToString(), " is negative")),
+                    "$.amount.value");
   }
   // Windows sum whole cents of the reporting currency, rounded half up: exact and compact.
   const int64_t cents = *micros / 10'000 + (*micros % 10'000 >= 5'000 ? 1 : 0);
   if (cents > kMaxEventAmountCents) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "amount ", tx.amount.ToString(), " exceeds the largest amount features track (",
-        Money(kMaxEventAmountCents, 2, fx_.reporting_currency()).ToString(), ")"));
+    return Refusing(absl::InvalidArgumentError(absl::StrCat(
+                        "amount ", tx.amount.ToString(),
+                        " exceeds the largest amount features track (",
+                        Money(kMaxEventAmountCents, 2, fx_.reporting_currency()).ToString(),
+                        ")")),
+                    "$.amount.value");
   }
   // All checks passed: from here on the transaction is applied.
   if (t > watermark_) watermark_ = t;

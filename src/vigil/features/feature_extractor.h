@@ -46,6 +46,11 @@ struct FeatureMemoryStats {
   std::vector<uint32_t> per_account_bytes;  // state bytes per account (filled on request)
 };
 
+// The member of the transaction that a refusal of FeatureExtractor::Process is about, as a
+// JSON path of the ingest schema ("$.timestamp", "$.amount.value", "$.amount.currency"); ""
+// for a status that names none.
+std::string RefusedField(const absl::Status& status);
+
 class FeatureExtractor {
  public:
   // "fx" must outlive the extractor.
@@ -55,7 +60,8 @@ class FeatureExtractor {
 
   // Applies "tx" and writes its feature row to "row" (size Schema()->size()). Errors:
   // kInvalidArgument for an amount that cannot be converted (reason in the message),
-  // kOutOfRange when tx is older than watermark - allowed_lateness ("event_too_late").
+  // kOutOfRange when tx is older than watermark - allowed_lateness ("event_too_late"). Each
+  // names the member of the transaction at fault in RefusedField (a status payload).
   absl::Status Process(const Transaction& tx, absl::Span<double> row);
 
   // Applies txs in order with the same results as Process on each in turn: row i goes to

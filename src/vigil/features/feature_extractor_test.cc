@@ -144,6 +144,17 @@ TEST(FeatureExtractor, RejectsLateAndUnconvertibleWithoutSideEffects) {
   EXPECT_THAT(fe.Process(MakeTx(kBase + 61 * kMinute, "A", "Z", 100, "GBP"), absl::MakeSpan(row)),
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("GBP")));
   EXPECT_EQ(fe.num_accounts(), 2u);  // "Z" was never created
+  // Each refusal names the member at fault.
+  EXPECT_EQ(RefusedField(fe.Process(MakeTx(kBase + 54 * kMinute, "A", "B", 100),
+                                    absl::MakeSpan(row))),
+            "$.timestamp");
+  EXPECT_EQ(RefusedField(fe.Process(MakeTx(kBase + 61 * kMinute, "A", "Z", 100, "GBP"),
+                                    absl::MakeSpan(row))),
+            "$.amount.currency");
+  EXPECT_EQ(RefusedField(fe.Process(MakeTx(kBase + 61 * kMinute, "A", "Z", -100),
+                                    absl::MakeSpan(row))),
+            "$.amount.value");
+  EXPECT_EQ(RefusedField(absl::OkStatus()), "");
   // Within the bound a late event is applied as of its own time.
   Row r = Process(fe, MakeTx(kBase + 56 * kMinute, "A", "C", 100));
   EXPECT_EQ(r["orig_out_count_1h"], 1);  // the 60-minute payment is in its future

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "vigil/common/string_view.h"
@@ -558,8 +559,23 @@ void ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point 
   score_request.actor = std::string(actor);
   std::string traceparent = score_request.traceparent;
   std::string trace_id = ours.TraceIdHex();
-  auto replied = [traceparent = std::move(traceparent), trace_id = std::move(trace_id),
+  auto replied = [this, traceparent = std::move(traceparent), trace_id = std::move(trace_id),
+                  actor = std::string(actor),
                   scored = std::move(scored)](ScoreService::Reply reply) mutable {
+    if (!reply.conflicts.empty()) {
+      // A batch is answered 200: its refused items get a line of their own, as a single
+      // transaction's 409 does (an id reused for another payment is worth an analyst's look).
+      constexpr size_t kNamed = 20;
+      std::vector<std::string> named(
+          reply.conflicts.begin(),
+          reply.conflicts.begin() +
+              static_cast<std::ptrdiff_t>(std::min(kNamed, reply.conflicts.size())));
+      log_->Event("warn", "idempotency conflicts in a batch: ids reused for other payments",
+                  {{"count", absl::StrCat(reply.conflicts.size())},
+                   {"transaction_ids", absl::StrJoin(named, ",")},
+                   {"trace_id", trace_id},
+                   {"actor", actor}});
+    }
     HttpResponse response;
     response.status = reply.status;
     response.body = std::move(reply.body);

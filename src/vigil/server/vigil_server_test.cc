@@ -266,6 +266,26 @@ TEST_F(VigilServerTest, ScoresATransaction) {
   EXPECT_EQ(conflict.Json()["error"]["field"], "$.id");
   EXPECT_THAT(conflict.Json()["error"]["message"].get<std::string>(), HasSubstr("e2e-1"));
   EXPECT_EQ(Score(Tx("e2e-1")).body, r.body);
+  // In a batch too: that item is refused, and the log says so although the batch is a 200.
+  const TestHttpResponse batch = Post(
+      "/v1/score/batch", absl::StrCat("[", Tx("e2e-1", "900000.00"), ",", Tx("e2e-3"), "]"));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  const nlohmann::json results = batch.Json()["results"];
+  EXPECT_EQ(results[0]["status"], 409) << batch.body;
+  EXPECT_EQ(results[0]["error"]["code"], "idempotency_conflict") << batch.body;
+  EXPECT_EQ(results[1]["transaction_id"], "e2e-3") << batch.body;
+  bool logged = false;
+  for (absl::string_view line : absl::StrSplit(ReadFile(config_.log_path), '\n')) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || j.value("msg", "").find("idempotency conflicts") == std::string::npos) {
+      continue;
+    }
+    logged = true;
+    EXPECT_EQ(j.value("level", ""), "warn") << line;
+    EXPECT_EQ(j.value("transaction_ids", ""), "e2e-1") << line;
+    EXPECT_EQ(j.value("count", ""), "1") << line;
+  }
+  EXPECT_TRUE(logged) << ReadFile(config_.log_path);
 
   // A caller's trace context: the trace id is kept, with a span of our own.
   const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -247,6 +247,9 @@ absl::StatusOr<std::unique_ptr<KvStore>> KvStore::Open(const KvStoreOptions& opt
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = true;
   db_options.keep_log_file_num = 5;  // RocksDB's own info logs, not the WAL
+  // Every family's memtables count against one bound, so that a store with many families
+  // (the audit log's, the features', drift's) does not hold 128 MiB for each.
+  db_options.db_write_buffer_size = options.write_buffer_bytes;
   if (options.faults != nullptr) {
     impl->env = rocksdb::NewCompositeEnv(std::make_shared<FaultyFileSystem>(options.faults));
     db_options.env = impl->env.get();
@@ -428,6 +431,17 @@ absl::Status KvStore::Flush() {
   rocksdb::FlushOptions options;
   options.wait = true;
   return ToAbslStatus(impl_->db->Flush(options, impl_->handles), impl_->path, "flush");
+}
+
+uint64_t KvStore::MemtableBytes() const {
+  uint64_t total = 0;
+  for (rocksdb::ColumnFamilyHandle* h : impl_->handles) {
+    uint64_t bytes = 0;
+    if (impl_->db->GetIntProperty(h, rocksdb::DB::Properties::kCurSizeAllMemTables, &bytes)) {
+      total += bytes;
+    }
+  }
+  return total;
 }
 
 const std::string& KvStore::path() const { return impl_->path; }

@@ -72,6 +72,11 @@ struct KvStoreOptions {
   // cache): only for tests and tiny stores.
   size_t block_cache_bytes = size_t{64} << 20;
 
+  // The memtables of every column family together hold at most about this many bytes
+  // (RocksDB's db_write_buffer_size): beyond it the largest is flushed, whatever each family's
+  // own 64 MiB allows. Default 256 MiB. 0: no bound over all families (each still bounded).
+  size_t write_buffer_bytes = size_t{256} << 20;
+
   // Open the store of another process (which holds its lock) as a read-only follower: reads
   // see what that process had written when Open returned (its write-ahead log included);
   // writes fail. This directory, which must exist, holds the follower's own files. Empty
@@ -131,6 +136,10 @@ class KvStore {
   // Moves every column family's in-memory writes into table files and waits. Not needed for
   // durability (the log has them); it shortens recovery and makes a later Checkpoint cheaper.
   absl::Status Flush();
+
+  // Bytes the memtables of every column family hold now (flushed or not yet), for the
+  // memory they cost (see write_buffer_bytes).
+  uint64_t MemtableBytes() const;
 
   const std::string& path() const;
   // Names of the open column families, "default" first, then in the order they were opened.

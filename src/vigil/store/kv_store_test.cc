@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/store/kv_write_batch.h"
 #include "vigil/testing/status_matchers.h"
 
 namespace vigil {
@@ -68,6 +70,38 @@ class KvStoreTest : public ::testing::Test {
   std::filesystem::path root_;
   std::string path_;
 };
+
+// The memtables of all families together stay near write_buffer_bytes: beyond it the largest
+// is flushed, although each family alone is far below its own 64 MiB.
+TEST_F(KvStoreTest, TheMemtablesOfAllFamiliesShareOneBound) {
+  const auto fill = [&](size_t bound) {
+    KvStoreOptions options = Options({"a", "b", "c", "d"});
+    options.write_buffer_bytes = bound;
+    options.sync_writes = false;
+    std::unique_ptr<KvStore> store = OpenOrDie(options);
+    const std::string value(4096, 'v');
+    for (int i = 0; i < 16384; ++i) {  // 64 MiB, 16 MiB in each family
+      KvWriteBatch batch;
+      batch.Put(std::string(1, static_cast<char>('a' + i % 4)), absl::StrCat("k", i), value);
+      EXPECT_OK(store->Write(batch));
+    }
+    // Flushes run in the background: give them time to finish.
+    uint64_t held = store->MemtableBytes();
+    for (int i = 0; i < 500 && held > 3 * bound && bound > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      held = store->MemtableBytes();
+    }
+    store.reset();
+    std::filesystem::remove_all(path_);
+    return held;
+  };
+  // A memtable is counted by the arena blocks it allocated, a few MiB even when nearly empty,
+  // so the bound is checked with room for that.
+  const uint64_t bounded = fill(size_t{8} << 20);
+  EXPECT_LE(bounded, uint64_t{24} << 20);
+  const uint64_t unbounded = fill(0);
+  EXPECT_GE(unbounded, uint64_t{48} << 20);  // every family keeps its 16 MiB
+}
 
 TEST_F(KvStoreTest, PutGetDeleteRoundTrip) {
   auto store = OpenOrDie(Options());
