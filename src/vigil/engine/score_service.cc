@@ -1076,6 +1076,10 @@ void ScoreService::Admit(std::vector<Item>& items) {
   }
 }
 
+absl::Status ScoreService::Congestion() const {
+  return audit_ != nullptr ? audit_->Congestion() : absl::OkStatus();
+}
+
 void ScoreService::RefuseWhileCongested(std::vector<Item>& items) {
   const absl::Status congestion = audit_->Congestion();
   if (congestion.ok()) return;

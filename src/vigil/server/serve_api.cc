@@ -203,6 +203,7 @@ struct ServeApi::RouteMetrics {
   Counter* shed_connections = nullptr;
   Counter* shed_workers = nullptr;
   Counter* shed_budget = nullptr;
+  Counter* shed_audit = nullptr;  // refused on arrival: the audit log is behind
 };
 
 std::vector<std::string> ServeApi::Routes() {
@@ -261,6 +262,7 @@ absl::Status ServeApi::RegisterMetrics() {
   VIGIL_ASSIGN_OR_RETURN(m->shed_connections, shed("connections"));
   VIGIL_ASSIGN_OR_RETURN(m->shed_workers, shed("workers"));
   VIGIL_ASSIGN_OR_RETURN(m->shed_budget, shed("budget"));
+  VIGIL_ASSIGN_OR_RETURN(m->shed_audit, shed("audit"));
   route_metrics_ = std::move(m);
   return absl::OkStatus();
 }
@@ -432,7 +434,24 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
                             "vigil is loading its model, policy and state; see GET /readyz"),
                   start, {}, std::move(respond), authenticated);
   }
-  // The rest may wait (the batcher, a duplicate in flight, a durable write): on the workers.
+  if (route == kScore || route == kScoreBatch) {
+    // The audit log is behind (ScoreService::Congestion): refused on arrival, on this thread,
+    // so that what the server cannot record costs it no worker, no parse and no decision.
+    if (const absl::Status congestion = parts_.service->Congestion(); !congestion.ok()) {
+      HttpResponse r = HttpError(
+          503, "overloaded", "",
+          absl::StrCat("the audit log is behind, so the payment was not decided (nothing "
+                       "changed); retry: ",
+                       congestion.message()));
+      r.headers.push_back({"Retry-After", "1"});
+      route_metrics_->shed_audit->Increment();
+      RequestLogEntry entry;
+      entry.shed = "audit";
+      return Finish(route, request, std::move(r), start, entry, std::move(respond),
+                    authenticated);
+    }
+  }
+  // The rest may wait (the batcher, a duplicate in flight, an admin write): on the workers.
   auto shared = std::make_shared<std::pair<HttpRequest, HttpResponder>>(std::move(request),
                                                                         std::move(respond));
   const WorkerPool::Admission admission = workers_->Submit([this, route, start, shared,

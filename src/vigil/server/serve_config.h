@@ -44,7 +44,7 @@
 //     group_max_delay_us: 0       # wait this long for more records before a commit
 //     queue: 262144               # records waiting to be written; beyond it: 503
 //     max_waiting: 16384          # decisions waiting for their durable record; beyond: 503
-//     max_wait_ms: 100            # the oldest has waited longer: new requests get 503
+//     max_wait_ms: 50             # the oldest has waited longer: new requests get 503
 //   screening:                    # watchlist screening of every decision (docs/screening.md)
 //     lists: [lists/sdn, lists/pep.csv]  # list files (vigil's format) or OFAC folders
 //     reload_seconds: 30          # check the lists for changes this often; 0: never
@@ -149,10 +149,10 @@ struct ServeAuditConfig {
   // kept for the retry. 0: unbounded.
   size_t max_waiting = 16'384;
   // audit.max_wait_ms: while the oldest decision waiting for its durable record has waited
-  // longer than this, new requests are refused 503 overloaded before anything is done
+  // longer than this, new scoring requests are refused 503 overloaded on arrival
   // (AuditTrailOptions::max_wait), so a slow disk or a starved log sheds the excess instead
   // of queueing it. 0: never by time.
-  std::chrono::milliseconds max_wait{100};
+  std::chrono::milliseconds max_wait{50};
   bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
   // audit.record_kek: the public key that wraps the data keys sealing the records' personal
   // fields; empty: records are not encrypted. audit.record_cipher: "aes-256-gcm" or

@@ -129,7 +129,7 @@ audit: {max_waiting: 99, max_wait_ms: 250}
   EXPECT_EQ(d.limits.max_unauthenticated_share, 0.5);
   EXPECT_EQ(d.worker_max_queue_delay, std::chrono::milliseconds(50));
   EXPECT_EQ(d.audit.max_waiting, 16'384u);
-  EXPECT_EQ(d.audit.max_wait, std::chrono::milliseconds(100));
+  EXPECT_EQ(d.audit.max_wait, std::chrono::milliseconds(50));
 
   auto bad = ServeConfig::Parse(R"(data_dir: d
 limits: {max_unauthenticated_share: 0, header_timeout_ms: 0}

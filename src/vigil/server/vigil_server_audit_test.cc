@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::vigil::testing::Eventually;
 using ::vigil::testing::HttpOnce;
 using ::vigil::testing::MetricValue;
 using ::vigil::testing::StatusIs;
@@ -234,6 +236,48 @@ TEST_F(VigilServerAuditTest, EveryDecisionAnsweredIsInTheLog) {
   EXPECT_EQ(bad_from.status, 400) << bad_from.body;
   EXPECT_EQ(ErrorCode(bad_from), "invalid_field") << bad_from.body;
   EXPECT_THAT(bad_from.body, HasSubstr("\"field\":\"from\"")) << bad_from.body;
+}
+
+// While the disk stalls, a decision waiting for its durable record holds no worker: with one
+// worker, a second payment is still decided. Once the oldest has waited past
+// audit.max_wait_ms, new payments are refused on arrival; when the disk is back, both waiting
+// payments are answered 200 and the refused one is decided on its retry.
+TEST_F(VigilServerAuditTest, AStalledDiskHoldsNoWorkerAndTheExcessIsRefusedOnArrival) {
+  config_.worker_threads = 1;
+  config_.worker_queue = 4;  // room for the second payment while the first is taken
+  config_.audit.max_wait = Millis(100);
+  auto faults = std::make_shared<KvFaults>();
+  ServeHooks hooks;
+  hooks.store_faults = faults;
+  ASSERT_NO_FATAL_FAILURE(StartServer(std::move(hooks)));
+  ASSERT_EQ(Score(Tx("s-0")).status, 200);
+  const std::string decided = R"(vigil_stage_latency_seconds_count{stage="total",class="P1"})";
+  ASSERT_EQ(Metric(decided), 1);
+
+  faults->set_hold_syncs(true);
+  const auto started = std::chrono::steady_clock::now();
+  TestHttpResponse first, second;
+  std::thread a([&] { first = Score(Tx("s-1", "A1")); });
+  std::thread b([&] { second = Score(Tx("s-2", "A2")); });
+  EXPECT_TRUE(Eventually([&] { return Metric(decided) == 3; })) << Metric(decided);
+  EXPECT_EQ(Metric("vigil_workers_busy"), 0);  // both decided; neither holds the worker
+  EXPECT_EQ(Metric("vigil_audit_records"), 1);  // and neither is durable yet
+  std::this_thread::sleep_until(started + Millis(150));
+  const TestHttpResponse refused = Score(Tx("s-3", "A3"));
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_EQ(ErrorCode(refused), "overloaded") << refused.body;
+  EXPECT_THAT(refused.body, HasSubstr("audit.max_wait_ms"));
+  EXPECT_EQ(refused.Header("Retry-After"), "1");
+  EXPECT_EQ(Metric(R"(vigil_shed_total{class="unknown",reason="audit"})"), 1);
+  EXPECT_EQ(Metric(decided), 3);  // refused before it was decided
+
+  faults->set_hold_syncs(false);
+  a.join();
+  b.join();
+  EXPECT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(second.status, 200) << second.body;
+  EXPECT_EQ(Score(Tx("s-3", "A3")).status, 200);
+  EXPECT_EQ(LoggedRecords(), 4u);
 }
 
 TEST_F(VigilServerAuditTest, ARestartAnswersDecidedIdsFromTheLogAndCountsNothingTwice) {
