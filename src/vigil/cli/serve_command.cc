@@ -225,7 +225,7 @@ Command AddServeCommand(CLI::App& vigil) {
   app->add_option("--data-dir", flags->data_dir,
                   "Data directory: policy versions, model registry, feature state");
   app->add_option("--policy", flags->policy,
-                  "Policy file, stored and activated (default: the data dir's active version)");
+                  "Policy file, stored; activated unless a version was activated since through POST /v1/policy/ingest or vigil policy (a stored activation wins at later starts; default: the data dir's active version)");
   app->add_option("--lists", flags->lists, "Named lists (default: lists/ beside the policy)");
   app->add_option("--model", flags->model,
                   "Model file, added to the registry; the champion until a model is activated "

@@ -144,6 +144,35 @@ TEST_F(ServeRestartTest, AnActivatedModelSurvivesARestartAndWinsOverModel) {
               HasSubstr("the model on the command line is not the champion"));
 }
 
+// The policy likewise: one activated through POST /v1/policy/ingest outlives a kill -9, and
+// the --policy file of a later start is stored but does not silently win over it.
+TEST_F(ServeRestartTest, AnActivatedPolicySurvivesARestartAndWinsOverPolicy) {
+  ASSERT_NO_FATAL_FAILURE(Start(model_a_));
+  const auto policy = [&] { return Request("GET", "/readyz").Json().value("policy_version", ""); };
+  EXPECT_THAT(policy(), ::testing::StartsWith("count@"));
+  std::string other = kCountingPolicy;
+  other.replace(other.find("\"count\""), 7, "\"other\"");
+  absl::StatusOr<TestHttpResponse> ingested =
+      HttpOnce(server_->port(), "POST", "/v1/policy/ingest", other, {}, "application/yaml");
+  ASSERT_OK(ingested);
+  ASSERT_EQ(ingested->status, 200) << ingested->body;
+  EXPECT_THAT(policy(), ::testing::StartsWith("other@"));
+
+  EXPECT_EQ(server_->Stop(SIGKILL), 128 + SIGKILL);
+  ASSERT_NO_FATAL_FAILURE(Start(model_a_));  // --policy count.yaml again
+  EXPECT_THAT(policy(), ::testing::StartsWith("other@"))
+      << "the restart brought back --policy, not the activation";
+  EXPECT_EQ(server_->Stop(SIGTERM), 0);
+
+  const std::vector<nlohmann::json> ready = ReadyLines();
+  ASSERT_EQ(ready.size(), 2u);
+  EXPECT_EQ(ready[0].value("policy_from", ""), "--policy");
+  EXPECT_THAT(ready[1].value("policy_from", ""),
+              HasSubstr("the version activated in the data dir by "));
+  EXPECT_THAT(::vigil::testing::ReadFile(dir_ + "/serve.log"),
+              HasSubstr("the policy file on the command line is stored but not activated"));
+}
+
 // The start refuses a stored activation it cannot honour, rather than deciding with another
 // model (or none) in silence.
 TEST_F(ServeRestartTest, AStoredActivationOfAModelThatIsGoneStopsTheStart) {

@@ -298,6 +298,7 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   s->log_->Event("info", "vigil serve ready",
                  {{"listen", absl::StrCat(c.host, ":", s->port())},
                   {"policy", s->policies_->Active()->tag()},
+                  {"policy_from", s->policy_summary_},
                   {"model", champion != nullptr ? champion->version : "none"},
                   {"model_from", s->model_summary_},
                   {"model_required", c.model_required ? "true" : "false"},
@@ -349,11 +350,39 @@ absl::Status VigilServer::Load() {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PolicyStore> store,
                          OpenPolicyStore(c.data_dir, std::move(library), RealClock()));
   policies_ = std::move(store);
+  policy_summary_ = "the version active in the data dir";
   if (!c.policy.empty()) {
     VIGIL_ASSIGN_OR_RETURN(std::string text, ReadFile(c.policy));
     VIGIL_ASSIGN_OR_RETURN(PolicyStore::Entry entry, policies_->Add(text, c.policy, "serve"));
-    if (policies_->active_id() != entry.id) {
-      VIGIL_RETURN_IF_ERROR(policies_->Activate(entry.id, "serve --policy"));
+    // The file is the initial value, as --model is: it is activated unless someone activated
+    // a policy since (POST /v1/policy/ingest, `vigil policy activate` or `rollback`), whose
+    // choice a restart must not silently undo.
+    constexpr std::string_view kStartActivation = "serve --policy";
+    VIGIL_ASSIGN_OR_RETURN(std::vector<PolicyStore::Activation> history, policies_->History());
+    const bool chosen = !history.empty() && history.back().author != kStartActivation;
+    if (policies_->active_id() == entry.id) {
+      policy_summary_ = chosen ? "the version active in the data dir (the --policy file's)"
+                               : "--policy";
+    } else if (!chosen) {
+      VIGIL_RETURN_IF_ERROR(policies_->Activate(entry.id, kStartActivation));
+      policy_summary_ = "--policy";
+    } else {
+      const PolicyStore::Activation& last = history.back();
+      policy_summary_ = absl::StrCat("the version activated in the data dir by ", last.author,
+                                     " (", FormatUtc(last.at), ")");
+      log_->Event(
+          "warn",
+          "the policy file on the command line is stored but not activated: the version "
+          "activated since stays",
+          {{"file", c.policy},
+           {"file_version", absl::StrCat(entry.version, "@", entry.sha256.substr(0, 12))},
+           {"file_id", absl::StrCat(entry.id)},
+           {"active", policies_->Active() != nullptr ? policies_->Active()->tag() : "none"},
+           {"activated_by", last.author},
+           {"activated_at", FormatUtc(last.at)},
+           {"to_use_the_file",
+            absl::StrCat("vigil policy activate ", entry.id, " --data-dir ", c.data_dir,
+                         " (server stopped), or POST /v1/policy/ingest with the file")}});
     }
   }
   if (policies_->Active() == nullptr) {

@@ -157,6 +157,7 @@ class VigilServer {
   std::unique_ptr<drift::DriftTap> drift_tap_;
   std::string drift_summary_;  // for the startup log
   std::string model_summary_;  // where the deployed model came from, for the startup log
+  std::string policy_summary_;  // which policy decides and why ("policy_from")
   std::unique_ptr<HttpServer> http_;
   ValueHistogram* batch_sizes_ = nullptr;
   struct Gauges;

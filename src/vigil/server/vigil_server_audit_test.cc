@@ -127,6 +127,7 @@ class VigilServerAuditTest : public ::testing::Test {
     config_.worker_threads = 8;
     config_.worker_queue = 256;
     config_.score_budget = Millis(2000);  // the budget is not the subject here
+    config_.audit.max_wait = Millis(0);     // nor the log's bound in time (set where it is)
     config_.plaintext = true;
     config_.auth.mode = "none";
   }
