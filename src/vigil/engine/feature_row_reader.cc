@@ -1,0 +1,73 @@
+#include "vigil/engine/feature_row_reader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "vigil/core/transaction.h"
+#include "vigil/ingest/csv_record.h"
+
+namespace vigil {
+
+absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int e = errno;
+    const std::string message = absl::StrCat("feature rows '", path, "': ", std::strerror(e));
+    return e == ENOENT ? absl::NotFoundError(message)
+           : e == EACCES ? absl::PermissionDeniedError(message)
+                         : absl::UnavailableError(message);
+  }
+  CsvRecordReader reader(in, path);
+  absl::StatusOr<std::vector<std::string>> header = reader.Next();
+  if (!header.ok()) return header.status();
+  const std::vector<std::string>& h = *header;
+  if (h.size() < 4 || h[0] != "tx_id" || h[1] != "timestamp" || h[h.size() - 2] != "label" ||
+      h.back() != "typology") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":1: not feature rows: the header must be tx_id,timestamp,<features>,label,typology "
+              "(what vigil replay --features-out writes)"));
+  }
+  FeatureRows out;
+  out.names.assign(h.begin() + 2, h.end() - 2);
+  const size_t width = out.names.size();
+  for (;;) {
+    absl::StatusOr<std::vector<std::string>> fields = reader.Next();
+    if (!fields.ok()) return fields.status();
+    if (fields->empty()) break;
+    const std::vector<std::string>& f = *fields;
+    const auto bad = [&](size_t column, std::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", reader.line(), ": ", h[column],
+                                                     ": ", absl::string_view(why.data(), why.size())));
+    };
+    if (f.size() != h.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", reader.line(), ": ", f.size(),
+                                                     " columns, the header has ", h.size()));
+    }
+    absl::StatusOr<UtcTime> time = ParseRfc3339(f[1]);
+    if (!time.ok()) return bad(1, absl::StrCat("'", f[1], "' is not an RFC 3339 time"));
+    out.ids.push_back(f[0]);
+    out.times.push_back(*time);
+    for (size_t j = 0; j < width; ++j) {
+      const std::string& cell = f[2 + j];
+      double v = std::numeric_limits<double>::quiet_NaN();
+      if (!cell.empty() && (!absl::SimpleAtod(cell, &v) || std::isnan(v))) {
+        return bad(2 + j, absl::StrCat("'", cell, "' is not a number (leave it empty if missing)"));
+      }
+      out.values.push_back(v);
+    }
+    const std::string& label = f[h.size() - 2];
+    if (label != "1" && label != "0" && !label.empty()) {
+      return bad(h.size() - 2, absl::StrCat("'", label, "' is not 1, 0 or empty"));
+    }
+    out.labels.push_back(label.empty() ? int8_t{-1} : static_cast<int8_t>(label == "1"));
+    out.typologies.push_back(f.back());
+  }
+  return out;
+}
+
+}  // namespace vigil
