@@ -1,0 +1,189 @@
+#include "vigil/training/history_training.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace vigil::training {
+namespace {
+
+LabelledRows Take(const LabelledRows& all, const std::vector<size_t>& rows) {
+  LabelledRows out;
+  out.names = all.names;
+  const size_t w = all.names.size();
+  out.values.reserve(rows.size() * w);
+  out.labels.reserve(rows.size());
+  for (size_t r : rows) {
+    out.values.insert(out.values.end(), all.values.begin() + static_cast<std::ptrdiff_t>(r * w),
+                      all.values.begin() + static_cast<std::ptrdiff_t>((r + 1) * w));
+    out.labels.push_back(all.labels[r]);
+  }
+  return out;
+}
+
+// Column j of "rows" as a score: its values, NaN (missing) as the lowest risk, negated when
+// lower values are riskier.
+std::vector<double> ColumnScore(const LabelledRows& rows, size_t j, bool higher_is_riskier) {
+  const size_t w = rows.names.size();
+  std::vector<double> s(rows.rows());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const double v = rows.values[i * w + j];
+    s[i] = std::isnan(v) ? -HUGE_VAL : (higher_is_riskier ? v : -v);
+  }
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime> times,
+                                                         absl::Span<const uint8_t> labels,
+                                                         double train_share,
+                                                         double validation_share) {
+  if (!(train_share > 0 && validation_share > 0 && train_share + validation_share < 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "split: the training share (%g) and the validation share (%g) must be positive and "
+        "leave a test part (sum below 1)",
+        train_share, validation_share));
+  }
+  const size_t n = times.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return times[a] < times[b]; });
+  // A cut moves forward past rows of the same event time as the row before it.
+  const auto cut_at = [&](size_t k) {
+    k = std::min(k, n);
+    while (k > 0 && k < n && times[order[k]] == times[order[k - 1]]) ++k;
+    return k;
+  };
+  const size_t first = cut_at(static_cast<size_t>(std::floor(train_share * static_cast<double>(n))));
+  const size_t second = cut_at(std::max(
+      first, static_cast<size_t>(std::floor((train_share + validation_share) *
+                                            static_cast<double>(n)))));
+  std::vector<SplitPart> parts(3);
+  const size_t bounds[4] = {0, first, second, n};
+  const char* names[3] = {"training", "validation", "test"};
+  for (int p = 0; p < 3; ++p) {
+    SplitPart& part = parts[static_cast<size_t>(p)];
+    part.rows.assign(order.begin() + static_cast<std::ptrdiff_t>(bounds[p]),
+                     order.begin() + static_cast<std::ptrdiff_t>(bounds[p + 1]));
+    if (part.rows.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "split: the ", names[p], " part is empty (", n,
+          " rows; rows of one event time stay together): give more history"));
+    }
+    for (size_t r : part.rows) part.positives += labels[r] != 0;
+    part.from = times[part.rows.front()];
+    part.until = times[part.rows.back()];
+  }
+  return parts;
+}
+
+absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
+                                              absl::Span<const UtcTime> times,
+                                              const HistoryTrainingOptions& options) {
+  if (times.size() != history.rows()) {
+    return absl::InvalidArgumentError("history: one event time per row is needed");
+  }
+  absl::StatusOr<std::vector<SplitPart>> parts =
+      SplitByEventTime(times, history.labels, options.train_share, options.validation_share);
+  if (!parts.ok()) return parts.status();
+  TrainingReport report;
+  report.train = std::move((*parts)[0]);
+  report.validation = std::move((*parts)[1]);
+  report.test = std::move((*parts)[2]);
+  if (report.test.positives == 0) {
+    return absl::InvalidArgumentError(
+        "split: the test part holds no laundering row, so nothing could be measured; give a "
+        "longer history or a larger test share");
+  }
+  const LabelledRows train = Take(history, report.train.rows);
+  const LabelledRows valid = Take(history, report.validation.rows);
+  const LabelledRows test = Take(history, report.test.rows);
+  absl::StatusOr<TrainedClassifier> model = TrainClassifier(train, valid, options.xgboost);
+  if (!model.ok()) return model.status();
+  report.model = *std::move(model);
+
+  // Thresholds on validation: the rows the model stopped on but never trained on.
+  absl::StatusOr<std::vector<float>> pv =
+      XgboostProbabilities(report.model.model_json, valid.values, valid.names.size());
+  if (!pv.ok()) return pv.status();
+  const std::vector<double> valid_scores(pv->begin(), pv->end());
+  report.review_threshold = evaluation::BestF1(valid_scores, valid.labels).threshold;
+  report.block_threshold = report.review_threshold;
+  {
+    // The lowest threshold (at or above review) whose validation precision reaches the bound.
+    std::vector<double> candidates(valid_scores);
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (double t : candidates) {
+      if (t < report.review_threshold) continue;
+      const double precision = evaluation::ConfusionAt(valid_scores, valid.labels, t).precision();
+      if (precision >= options.block_precision) {
+        report.block_threshold = t;
+        break;
+      }
+    }
+  }
+
+  // Reported on test only.
+  absl::StatusOr<std::vector<float>> pt =
+      XgboostProbabilities(report.model.model_json, test.values, test.names.size());
+  if (!pt.ok()) return pt.status();
+  const std::vector<double> test_scores(pt->begin(), pt->end());
+  report.test_base_rate =
+      static_cast<double>(report.test.positives) / static_cast<double>(test.rows());
+  report.test_pr_auc =
+      evaluation::BootstrapInterval(test_scores, test.labels, evaluation::AveragePrecision,
+                                    options.bootstrap_resamples, options.bootstrap_seed);
+  report.test_at_review = evaluation::ConfusionAt(test_scores, test.labels,
+                                                  report.review_threshold);
+
+  // One-feature baselines: direction and ranking on validation, figures on test.
+  std::vector<Baseline> all;
+  for (size_t j = 0; j < history.names.size(); ++j) {
+    Baseline b;
+    b.feature = history.names[j];
+    const double up = evaluation::AveragePrecision(ColumnScore(valid, j, true), valid.labels);
+    const double down = evaluation::AveragePrecision(ColumnScore(valid, j, false), valid.labels);
+    b.higher_is_riskier = !(down > up);
+    b.validation_pr_auc = std::max(up, down);
+    all.push_back(std::move(b));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Baseline& a, const Baseline& b) {
+    return a.validation_pr_auc > b.validation_pr_auc;
+  });
+  all.resize(std::min<size_t>(3, all.size()));
+  for (Baseline& b : all) {
+    const size_t j = static_cast<size_t>(
+        std::find(history.names.begin(), history.names.end(), b.feature) - history.names.begin());
+    b.test_pr_auc = evaluation::BootstrapInterval(ColumnScore(test, j, b.higher_is_riskier),
+                                                  test.labels, evaluation::AveragePrecision,
+                                                  options.bootstrap_resamples,
+                                                  options.bootstrap_seed);
+  }
+  report.baselines = std::move(all);
+
+  double best_baseline = report.test_base_rate;
+  std::string best_name = "the base rate";
+  for (const Baseline& b : report.baselines) {
+    if (b.test_pr_auc.estimate > best_baseline) {
+      best_baseline = b.test_pr_auc.estimate;
+      best_name = absl::StrCat("'", b.feature, "' alone");
+    }
+  }
+  report.gate_passed = report.test_pr_auc.estimate >= best_baseline + options.baseline_margin;
+  report.gate = absl::StrFormat(
+      "test PR-AUC %.4f %s %s (%.4f) by %s %.2f: %s", report.test_pr_auc.estimate,
+      report.gate_passed ? "beats" : "does not beat", best_name, best_baseline,
+      report.gate_passed ? "at least" : "the required", options.baseline_margin,
+      report.gate_passed ? "the model adds to what one column says"
+                         : "the model may have learned little more than one column (or the "
+                           "data's artefact); do not deploy it without review");
+  return report;
+}
+
+}  // namespace vigil::training

@@ -1,0 +1,87 @@
+// TrainOnHistory: what `vigil model train` does with a bank's labelled history, honestly: split
+// by event time (the earliest rows train, the next validate, the latest test: no row of the
+// future informs the past), train on the first part with early stopping on the second
+// (TrainClassifier), choose the thresholds on the validation part, and report on the test part
+// only: average precision with a bootstrap interval, the confusion at the review threshold, the
+// base rate, and beside them the best one-feature baselines (each feature alone as the score,
+// its direction and the top three chosen on validation, then measured on test). A model that
+// does not beat the best baseline by `baseline_margin` of average precision fails the gate:
+// the model card says so, so that a model that learned one column (the sub-$100 artefact of the
+// AMLSim runs, say) is not mistaken for detection.
+//
+// Thread safety: a pure function.
+#ifndef VIGIL_TRAINING_HISTORY_TRAINING_H_
+#define VIGIL_TRAINING_HISTORY_TRAINING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "vigil/common/clock.h"
+#include "vigil/evaluation/detection_metrics.h"
+#include "vigil/training/xgboost_trainer.h"
+
+namespace vigil::training {
+
+struct HistoryTrainingOptions {
+  // Shares of the rows by event time; the test part is the rest (default 60/20/20).
+  double train_share = 0.6;
+  double validation_share = 0.2;
+  TrainingOptions xgboost;
+  // The gate: the model's test average precision must exceed the best baseline's by this much.
+  double baseline_margin = 0.05;
+  // The block threshold: the lowest with at least this precision on validation.
+  double block_precision = 0.9;
+  size_t bootstrap_resamples = 1000;
+  uint64_t bootstrap_seed = 1;
+};
+
+// One part of the split, in event time.
+struct SplitPart {
+  std::vector<size_t> rows;  // indices into the history, in event-time order
+  size_t positives = 0;
+  UtcTime from{}, until{};  // the first and last row's event time
+};
+
+// One feature alone as the score.
+struct Baseline {
+  std::string feature;
+  bool higher_is_riskier = true;  // chosen on validation
+  double validation_pr_auc = 0;
+  evaluation::Interval test_pr_auc;
+};
+
+struct TrainingReport {
+  TrainedClassifier model;
+  SplitPart train, validation, test;
+  double review_threshold = 0;  // the best F1 on validation
+  double block_threshold = 0;   // the lowest with block_precision on validation (or review's)
+  double test_base_rate = 0;
+  evaluation::Interval test_pr_auc;
+  evaluation::Confusion test_at_review;
+  std::vector<Baseline> baselines;  // the best three by validation average precision
+  bool gate_passed = false;
+  std::string gate;  // why it passed or failed, for people
+};
+
+// Splits rows by event time: the first `train_share` of the rows in time order train, the next
+// `validation_share` validate, the rest test. A cut never separates rows of the same event time
+// (it moves to the next change of time). Errors: kInvalidArgument for shares out of (0, 1) that
+// leave no test part, or a part left empty.
+absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime> times,
+                                                         absl::Span<const uint8_t> labels,
+                                                         double train_share,
+                                                         double validation_share);
+
+// "history": every row labelled; "times": each row's event time. Errors: SplitByEventTime's and
+// TrainClassifier's (a part without laundering names which).
+absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
+                                              absl::Span<const UtcTime> times,
+                                              const HistoryTrainingOptions& options = {});
+
+}  // namespace vigil::training
+
+#endif  // VIGIL_TRAINING_HISTORY_TRAINING_H_
