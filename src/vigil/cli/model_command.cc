@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "vigil/cli/model_train_command.h"
 #include "vigil/engine/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/predictor.h"
@@ -243,7 +244,8 @@ Command AddModelCommand(CLI::App& vigil) {
   auto flags = std::make_shared<ModelFlags>();
   CLI::App* app = vigil.add_subcommand(
       "model",
-      "Inspect a tree-ensemble model (XGBoost JSON or LightGBM text) or score a CSV with it");
+      "Inspect a tree-ensemble model (XGBoost JSON or LightGBM text), score a CSV with it, or "
+      "train one on labelled history");
   app->require_subcommand(1);
   CLI::App* inspect = app->add_subcommand(
       "inspect",
@@ -273,7 +275,14 @@ Command AddModelCommand(CLI::App& vigil) {
   add->footer("Example:\n  vigil model add --data-dir state/ challenger.json");
   CLI::App* list = app->add_subcommand("list", "The models in a data dir's registry");
   list->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
-  return Command{app, [flags, inspect, predict, add, list] {
+  auto train_flags = std::make_shared<ModelTrainFlags>();
+  CLI::App* train = app->add_subcommand(
+      "train",
+      "Train a model on a labelled history of feature rows, split by event time; writes the "
+      "model, its thresholds and a model card with test metrics beside one-feature baselines");
+  AddModelTrainOptions(*train, *train_flags);
+  return Command{app, [flags, inspect, predict, add, list, train, train_flags] {
+                   if (train->parsed()) return RunModelTrain(*train_flags);
                    if (inspect->parsed()) return RunInspect(*flags);
                    if (predict->parsed()) return RunPredict(*flags);
                    if (add->parsed()) return RunAdd(*flags);

@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -17,6 +19,7 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/testing_models.h"
+#include "vigil/common/clock.h"
 #include "vigil/common/sha256.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/subprocess.h"
@@ -193,6 +196,82 @@ TEST_F(ModelCommandTest, ServeRoutesListsTheApi) {
   EXPECT_THAT(out, HasSubstr("POST /v1/engine/activate\n"));
   EXPECT_THAT(out, HasSubstr("GET /metrics\n"));
   EXPECT_NE(Vigil({"serve", "--listen", "127.0.0.1:0"}), 0);  // no data dir
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// Feature rows as vigil replay --features-out writes them: a stream where the label needs two
+// columns together ("leaky" false) or where one column gives it away.
+std::string FeatureRowsCsv(size_t n, bool leaky, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::string out = "tx_id,timestamp,x,y,noise,label,typology\n";
+  for (size_t i = 0; i < n; ++i) {
+    const double x = z(rng), y = z(rng), e = z(rng);
+    const bool positive = leaky ? x > 1.7 : x * y > 1.2;
+    absl::StrAppend(&out, "t", i, ",", FormatUtc(FromUnixMicros(1'661'990'400'000'000 +
+                                                                static_cast<int64_t>(i) * 60'000'000)),
+                    ",", x, ",", y, ",", e, ",", positive ? "1" : "0", ",",
+                    positive ? "FAN-OUT" : "", "\n");
+  }
+  absl::StrAppend(&out, "unlabelled,2022-09-01T00:00:00Z,0,0,0,,\n");
+  return out;
+}
+
+class ModelTrainCommandTest : public ModelCommandTest {};
+
+TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines) {
+  Write("rows.csv", FeatureRowsCsv(6000, false, 1));
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out"),
+                   "--depth", "4", "--bootstrap", "100"}),
+            0)
+      << ReadFile(Path("log"));
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("trained on 3600 rows"));
+  EXPECT_THAT(out, HasSubstr("gate: passed"));
+  const nlohmann::json card = nlohmann::json::parse(ReadFile(Path("out/model_card.json")));
+  EXPECT_EQ(card["split"]["train"]["rows"], 3600);
+  EXPECT_EQ(card["split"]["test"]["rows"], 1200);
+  EXPECT_EQ(card["training_data"]["unlabelled_rows_left_out"], 1);
+  EXPECT_EQ(card["training_data"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_TRUE(card["gate"]["passed"].get<bool>());
+  EXPECT_EQ(card["baselines"].size(), 3u);
+  const nlohmann::json& ap = card["metrics"]["test"]["pr_auc"];
+  EXPECT_LE(ap["low"].get<double>(), ap["estimate"].get<double>());
+  EXPECT_GE(ap["high"].get<double>(), ap["estimate"].get<double>());
+  // The model is one vigil reads and scores.
+  ASSERT_EQ(Vigil({"model", "inspect", Path("out/model.json")}), 0) << ReadFile(Path("log"));
+  const nlohmann::json thresholds = nlohmann::json::parse(ReadFile(Path("out/thresholds.json")));
+  EXPECT_GE(thresholds["block"].get<double>(), thresholds["review"].get<double>());
+}
+
+TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {
+  Write("rows.csv", FeatureRowsCsv(6000, true, 2));
+  EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out"),
+                   "--depth", "3", "--bootstrap", "100"}),
+            1)
+      << ReadFile(Path("log"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("gate: FAILED"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("'x' alone"));
+  const nlohmann::json card = nlohmann::json::parse(ReadFile(Path("out/model_card.json")));
+  EXPECT_FALSE(card["gate"]["passed"].get<bool>());
+  EXPECT_EQ(card["baselines"][0]["feature"], "x");
+}
+
+TEST_F(ModelTrainCommandTest, BadInputIsAUsageErrorNamingIt) {
+  Write("rows.csv", "tx_id,timestamp,x,label,typology\nt1,2022-09-01T00:00:00Z,abc,1,\n");
+  EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out")}),
+            2);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("rows.csv:2: x: 'abc' is not a number"));
+  Write("ok.csv", FeatureRowsCsv(100, false, 3));
+  EXPECT_EQ(Vigil({"model", "train", "--features", Path("ok.csv"), "--out-dir", Path("out"),
+                   "--split", "60/40"}),
+            2);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("--split: '60/40'"));
 }
 
 }  // namespace

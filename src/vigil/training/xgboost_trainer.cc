@@ -193,6 +193,12 @@ absl::StatusOr<TrainedClassifier> TrainClassifier(const LabelledRows& train,
   return out;
 }
 
+std::string XgboostVersion() {
+  int major = 0, minor = 0, patch = 0;
+  XGBoostVersion(&major, &minor, &patch);
+  return absl::StrCat(major, ".", minor, ".", patch);
+}
+
 absl::StatusOr<std::vector<float>> XgboostProbabilities(const std::string& model_json,
                                                         absl::Span<const double> rows,
                                                         size_t width) {

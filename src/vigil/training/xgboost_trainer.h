@@ -67,6 +67,9 @@ absl::StatusOr<TrainedClassifier> TrainClassifier(const LabelledRows& train,
                                                   const LabelledRows& validation,
                                                   const TrainingOptions& options = {});
 
+// The libxgboost version trained with ("1.7.4"), for the model card.
+std::string XgboostVersion();
+
 // XGBoost's probabilities for "rows" (row-major, "width" columns) from "model_json": the
 // library's own predictions, for comparison with vigil's scorer.
 absl::StatusOr<std::vector<float>> XgboostProbabilities(const std::string& model_json,

@@ -1,0 +1,256 @@
+#include "vigil/cli/model_train_command.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "vigil/cli/command.h"
+#include "vigil/common/sha256.h"
+#include "vigil/engine/feature_row_reader.h"
+#include "vigil/features/feature_extractor.h"
+#include "vigil/model/xgboost_json.h"
+#include "vigil/training/history_training.h"
+
+namespace vigil::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+int Fail(absl::string_view message) {
+  std::cerr << "vigil model train: " << message << "\n";
+  return kExitUsage;
+}
+
+// "60/20/20" → the train and validation shares.
+bool ParseSplit(const std::string& text, double* train, double* validation) {
+  const std::vector<std::string> parts = absl::StrSplit(text, '/');
+  double p[3];
+  if (parts.size() != 3) return false;
+  for (int i = 0; i < 3; ++i) {
+    if (!absl::SimpleAtod(parts[static_cast<size_t>(i)], &p[i]) || !(p[i] > 0)) return false;
+  }
+  const double sum = p[0] + p[1] + p[2];
+  *train = p[0] / sum;
+  *validation = p[1] / sum;
+  return true;
+}
+
+Json IntervalJson(const evaluation::Interval& i) {
+  const auto num = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  return Json{{"estimate", num(i.estimate)}, {"low", num(i.low)}, {"high", num(i.high)},
+              {"resamples_used", i.used}};
+}
+
+Json ConfusionJson(const evaluation::Confusion& c) {
+  const auto num = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  return Json{{"precision", num(c.precision())}, {"recall", num(c.recall())},
+              {"f1", num(c.f1())},               {"fpr", num(c.fpr())},
+              {"tp", c.tp},                      {"fp", c.fp},
+              {"fn", c.fn},                      {"tn", c.tn}};
+}
+
+Json PartJson(const training::SplitPart& p) {
+  return Json{{"rows", p.rows.size()},
+              {"laundering", p.positives},
+              {"from", FormatUtc(p.from)},
+              {"until", FormatUtc(p.until)}};
+}
+
+absl::Status WriteText(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags) {
+  train.add_option("--features", flags.features,
+                   "Labelled feature rows (vigil replay --features-out); unlabelled rows are "
+                   "left out")
+      ->required();
+  train.add_option("--out-dir", flags.out_dir,
+                   "Writes model.json, thresholds.json and model_card.json here")
+      ->required();
+  train.add_option("--split", flags.split, "Train/validation/test shares by event time")
+      ->capture_default_str();
+  train.add_option("--depth", flags.depth, "Tree depth")->capture_default_str();
+  train.add_option("--eta", flags.eta, "Learning rate")->capture_default_str();
+  train.add_option("--rounds", flags.rounds, "Boosting rounds at most")->capture_default_str();
+  train.add_option("--early-stopping", flags.early_stopping,
+                   "Stop after this many rounds without a better validation PR-AUC")
+      ->capture_default_str();
+  train.add_option("--subsample", flags.subsample, "Rows drawn per tree")->capture_default_str();
+  train.add_option("--colsample", flags.colsample, "Columns drawn per tree")->capture_default_str();
+  train.add_option("--seed", flags.seed, "Seed (the same seed, the same model)")
+      ->capture_default_str();
+  train.add_option("--threads", flags.threads,
+                   "Training threads (1: deterministic; more may change the model's last bits)")
+      ->capture_default_str();
+  train.add_option("--baseline-margin", flags.baseline_margin,
+                   "The test PR-AUC the model must add to the best one-feature baseline")
+      ->capture_default_str();
+  train.add_option("--bootstrap", flags.bootstrap, "Bootstrap resamples for the intervals")
+      ->capture_default_str();
+  train.footer(
+      "Example:\n"
+      "  vigil replay history.csv --policy P --features-out rows.csv\n"
+      "  vigil model train --features rows.csv --out-dir model/\n"
+      "Splits by event time (the earliest rows train, the next validate, the latest test), "
+      "chooses the thresholds on validation and reports on test only, beside the best "
+      "one-feature baselines. Exits 1 when the model does not beat them by --baseline-margin "
+      "(the model and its card are written, marked).");
+}
+
+int RunModelTrain(const ModelTrainFlags& flags) {
+  training::HistoryTrainingOptions options;
+  if (!ParseSplit(flags.split, &options.train_share, &options.validation_share)) {
+    return Fail(absl::StrCat("--split: '", flags.split,
+                             "' is not three positive shares such as 60/20/20"));
+  }
+  if (flags.bootstrap < 1) return Fail("--bootstrap: at least 1");
+  options.xgboost.max_depth = flags.depth;
+  options.xgboost.learning_rate = flags.eta;
+  options.xgboost.max_rounds = flags.rounds;
+  options.xgboost.early_stopping_rounds = flags.early_stopping;
+  options.xgboost.subsample = flags.subsample;
+  options.xgboost.colsample_bytree = flags.colsample;
+  options.xgboost.seed = flags.seed;
+  options.xgboost.threads = flags.threads;
+  options.baseline_margin = flags.baseline_margin;
+  options.bootstrap_resamples = static_cast<size_t>(flags.bootstrap);
+
+  absl::StatusOr<FeatureRows> rows = ReadFeatureRows(flags.features);
+  if (!rows.ok()) return Fail(rows.status().message());
+  training::LabelledRows history;
+  history.names = rows->names;
+  std::vector<UtcTime> times;
+  const size_t width = rows->names.size();
+  size_t unlabelled = 0;
+  for (size_t i = 0; i < rows->rows(); ++i) {
+    if (rows->labels[i] < 0) {
+      ++unlabelled;
+      continue;
+    }
+    history.values.insert(history.values.end(),
+                          rows->values.begin() + static_cast<std::ptrdiff_t>(i * width),
+                          rows->values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+    history.labels.push_back(static_cast<uint8_t>(rows->labels[i]));
+    times.push_back(rows->times[i]);
+  }
+  if (history.rows() == 0) {
+    return Fail(absl::StrCat(flags.features, ": no row is labelled (the label column is empty)"));
+  }
+  absl::StatusOr<training::TrainingReport> report =
+      training::TrainOnHistory(history, times, options);
+  if (!report.ok()) return Fail(report.status().message());
+  const training::TrainingReport& r = *report;
+
+  // The model must be one vigil reads.
+  if (absl::StatusOr<TreeEnsemble> loaded = LoadXgboostJson(r.model.model_json, "the model");
+      !loaded.ok()) {
+    return Fail(absl::StrCat("the trained model does not load: ", loaded.status().message()));
+  }
+  std::ifstream in(flags.features, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  const bool engine_schema = schema->names() == rows->names;
+
+  Json baselines = Json::array();
+  for (const training::Baseline& b : r.baselines) {
+    baselines.push_back({{"feature", b.feature},
+                         {"higher_is_riskier", b.higher_is_riskier},
+                         {"validation_pr_auc", b.validation_pr_auc},
+                         {"test_pr_auc", IntervalJson(b.test_pr_auc)}});
+  }
+  Json card = {
+      {"model", "model.json"},
+      {"created_utc", FormatUtc(RealClock().Now())},
+      {"feature_schema_version", engine_schema ? Json(schema->version()) : Json(nullptr)},
+      {"features", rows->names},
+      {"training_data",
+       {{"path", std::filesystem::path(flags.features).filename().string()},
+        {"sha256", Sha256Hex(bytes.str())},
+        {"rows", rows->rows()},
+        {"unlabelled_rows_left_out", unlabelled}}},
+      {"split",
+       {{"by", "event time"},
+        {"shares", flags.split},
+        {"train", PartJson(r.train)},
+        {"validation", PartJson(r.validation)},
+        {"test", PartJson(r.test)}}},
+      {"params",
+       {{"objective", "binary:logistic"},
+        {"tree_method", "hist"},
+        {"max_depth", flags.depth},
+        {"eta", flags.eta},
+        {"subsample", flags.subsample},
+        {"colsample_bytree", flags.colsample},
+        {"scale_pos_weight", r.model.scale_pos_weight},
+        {"seed", flags.seed},
+        {"early_stopping_rounds", flags.early_stopping}}},
+      {"trees", r.model.rounds},
+      {"rounds_tried", r.model.rounds_tried},
+      {"xgboost_version", training::XgboostVersion()},
+      {"thresholds", {{"review", r.review_threshold}, {"block", r.block_threshold}}},
+      {"metrics",
+       {{"validation", {{"pr_auc", r.model.best_validation_pr_auc()}}},
+        {"test",
+         {{"pr_auc", IntervalJson(r.test_pr_auc)},
+          {"base_rate", r.test_base_rate},
+          {"at_review", ConfusionJson(r.test_at_review)}}}}},
+      {"baselines", baselines},
+      {"gate", {{"passed", r.gate_passed}, {"reason", r.gate}, {"margin", flags.baseline_margin}}}};
+  Json thresholds = {
+      {"review", r.review_threshold},
+      {"block", r.block_threshold},
+      {"chosen_by", absl::StrCat("review: best F1 on validation; block: lowest threshold with "
+                                 "precision >= ",
+                                 options.block_precision, " on validation")}};
+
+  std::error_code ec;
+  std::filesystem::create_directories(flags.out_dir, ec);
+  const std::filesystem::path dir(flags.out_dir);
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"model.json", r.model.model_json},
+           {"thresholds.json", thresholds.dump(2) + "\n"},
+           {"model_card.json", card.dump(2) + "\n"}}) {
+    if (absl::Status s = WriteText(dir / name, text); !s.ok()) return Fail(s.message());
+  }
+
+  std::cout << absl::StrFormat(
+      "trained on %d rows (%d laundering), %s .. %s; validated on %d (%d), tested on %d (%d), "
+      "%s .. %s\n",
+      r.train.rows.size(), r.train.positives, FormatUtc(r.train.from), FormatUtc(r.train.until),
+      r.validation.rows.size(), r.validation.positives, r.test.rows.size(), r.test.positives,
+      FormatUtc(r.test.from), FormatUtc(r.test.until));
+  std::cout << absl::StrFormat("model: %d trees (of %d tried); thresholds review %.4f, block %.4f\n",
+                               r.model.rounds, r.model.rounds_tried, r.review_threshold,
+                               r.block_threshold);
+  std::cout << absl::StrFormat(
+      "test: PR-AUC %.4f [%.4f, %.4f] (base rate %.4f); at review: precision %.3f, recall %.3f, "
+      "F1 %.3f\n",
+      r.test_pr_auc.estimate, r.test_pr_auc.low, r.test_pr_auc.high, r.test_base_rate,
+      r.test_at_review.precision(), r.test_at_review.recall(), r.test_at_review.f1());
+  for (const training::Baseline& b : r.baselines) {
+    std::cout << absl::StrFormat("baseline '%s' alone (%s is riskier): test PR-AUC %.4f [%.4f, %.4f]\n",
+                                 b.feature, b.higher_is_riskier ? "higher" : "lower",
+                                 b.test_pr_auc.estimate, b.test_pr_auc.low, b.test_pr_auc.high);
+  }
+  std::cout << (r.gate_passed ? "gate: passed: " : "gate: FAILED: ") << r.gate << "\n";
+  std::cout << "wrote model.json, thresholds.json, model_card.json to " << flags.out_dir << "\n";
+  return r.gate_passed ? kExitOk : kExitInputRejected;
+}
+
+}  // namespace vigil::cli
