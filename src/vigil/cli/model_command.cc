@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "vigil/cli/model_evaluate_command.h"
 #include "vigil/cli/model_train_command.h"
 #include "vigil/engine/model_registry.h"
 #include "vigil/features/feature_extractor.h"
@@ -281,8 +282,16 @@ Command AddModelCommand(CLI::App& vigil) {
       "Train a model on a labelled history of feature rows, split by event time; writes the "
       "model, its thresholds and a model card with test metrics beside one-feature baselines");
   AddModelTrainOptions(*train, *train_flags);
-  return Command{app, [flags, inspect, predict, add, list, train, train_flags] {
+  auto evaluate_flags = std::make_shared<ModelEvaluateFlags>();
+  CLI::App* evaluate = app->add_subcommand(
+      "evaluate",
+      "A model's figures on labelled feature rows: PR-AUC with an interval, the confusion at "
+      "its threshold, precision at k, per amount band and per typology");
+  AddModelEvaluateOptions(*evaluate, *evaluate_flags);
+  return Command{app, [flags, inspect, predict, add, list, train, train_flags, evaluate,
+                       evaluate_flags] {
                    if (train->parsed()) return RunModelTrain(*train_flags);
+                   if (evaluate->parsed()) return RunModelEvaluate(*evaluate_flags);
                    if (inspect->parsed()) return RunInspect(*flags);
                    if (predict->parsed()) return RunPredict(*flags);
                    if (add->parsed()) return RunAdd(*flags);

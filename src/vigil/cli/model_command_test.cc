@@ -262,6 +262,34 @@ TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {
   EXPECT_EQ(card["baselines"][0]["feature"], "x");
 }
 
+// Evaluate on another stream's rows: the threshold comes from thresholds.json beside the model,
+// and the figures are those evaluation::EvaluatePayments computes from the model's scores.
+TEST_F(ModelTrainCommandTest, EvaluateReportsOnAnotherStreamWithTheModelsThreshold) {
+  Write("rows.csv", FeatureRowsCsv(6000, false, 1));
+  Write("other.csv", FeatureRowsCsv(3000, false, 9));
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out"),
+                   "--depth", "4", "--bootstrap", "50"}),
+            0)
+      << ReadFile(Path("log"));
+  ASSERT_EQ(Vigil({"model", "evaluate", Path("out/model.json"), Path("other.csv"), "--json-out",
+                   Path("eval.json"), "--bootstrap", "50", "--amount-column", "x"}),
+            0)
+      << ReadFile(Path("log"));
+  const nlohmann::json e = nlohmann::json::parse(ReadFile(Path("eval.json")));
+  const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("out/thresholds.json")));
+  EXPECT_EQ(e["threshold"], t["review"]);
+  EXPECT_THAT(e["threshold_from"].get<std::string>(), HasSubstr("thresholds.json"));
+  EXPECT_EQ(e["all"]["rows"], 3000);  // the unlabelled row is left out
+  EXPECT_GT(e["all"]["pr_auc"]["estimate"].get<double>(), 3 * e["base_rate"].get<double>());
+  ASSERT_EQ(e["typologies"].size(), 1u);
+  EXPECT_EQ(e["typologies"][0]["name"], "FAN-OUT");
+  EXPECT_EQ(e["amount_bands"].size(), 4u);  // bands of the column named
+  // A model that does not bind to the rows is refused, naming the features.
+  Write("narrow.csv", "tx_id,timestamp,x,label,typology\nt1,2022-09-01T00:00:00Z,1,1,\n");
+  EXPECT_EQ(Vigil({"model", "evaluate", Path("out/model.json"), Path("narrow.csv")}), 2);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("missing"));
+}
+
 TEST_F(ModelTrainCommandTest, BadInputIsAUsageErrorNamingIt) {
   Write("rows.csv", "tx_id,timestamp,x,label,typology\nt1,2022-09-01T00:00:00Z,abc,1,\n");
   EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out")}),
