@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"
+#include "vigil/training/model_gate.h"
 
 namespace vigil::cli {
 namespace {
@@ -34,6 +36,7 @@ struct ModelFlags {
   std::string out = "-";
   bool shap = false;
   std::string data_dir;
+  bool force = false;  // add: a model whose card failed the baseline gate
 };
 
 const char* FormatName(ModelFormat f) {
@@ -207,6 +210,21 @@ int RunPredict(const ModelFlags& flags) {
 
 // `vigil model add`: stores a model in the data dir's registry (what /v1/engine/activate names).
 int RunAdd(const ModelFlags& flags) {
+  absl::StatusOr<std::optional<training::ModelGate>> gate = training::ReadModelGate(flags.model);
+  if (!gate.ok()) {
+    std::cerr << "vigil model add: " << gate.status().message() << "\n";
+    return kExitInputRejected;
+  }
+  if (gate->has_value() && !(*gate)->passed) {
+    if (!flags.force) {
+      std::cerr << "vigil model add: refused: the model failed its baseline gate ("
+                << (*gate)->card_path << "): " << (*gate)->reason
+                << "\n  (add it anyway, after review, with --force)\n";
+      return kExitInputRejected;
+    }
+    std::cerr << "vigil model add: WARNING: adding a model that failed its baseline gate ("
+              << (*gate)->card_path << "), as --force asks: " << (*gate)->reason << "\n";
+  }
   absl::StatusOr<ModelRegistry> registry =
       ModelRegistry::Open(absl::StrCat(flags.data_dir, "/models"));
   if (!registry.ok()) {
@@ -273,7 +291,12 @@ Command AddModelCommand(CLI::App& vigil) {
              "/v1/engine/activate take");
   add->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
   add->add_option("MODEL", flags->model, "Model file")->required();
-  add->footer("Example:\n  vigil model add --data-dir state/ challenger.json");
+  add->add_flag("--force", flags->force,
+                "Add a model whose model_card.json (beside it) records a failed baseline gate");
+  add->footer(
+      "Example:\n  vigil model add --data-dir state/ challenger.json\n"
+      "A model whose model_card.json beside it says it did not beat its one-feature baselines "
+      "(vigil model train's gate) is refused unless --force.");
   CLI::App* list = app->add_subcommand("list", "The models in a data dir's registry");
   list->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
   auto train_flags = std::make_shared<ModelTrainFlags>();

@@ -290,6 +290,31 @@ TEST_F(ModelTrainCommandTest, EvaluateReportsOnAnotherStreamWithTheModelsThresho
   EXPECT_THAT(ReadFile(Path("log")), HasSubstr("missing"));
 }
 
+// The gate travels with the model: `vigil model add` refuses a model whose card says it did not
+// beat its baselines, unless forced; one that passed is added.
+TEST_F(ModelTrainCommandTest, ModelAddRefusesAModelThatFailedItsGateUnlessForced) {
+  Write("leaky.csv", FeatureRowsCsv(6000, true, 2));
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("leaky.csv"), "--out-dir", Path("bad"),
+                   "--depth", "3", "--bootstrap", "50"}),
+            1);
+  EXPECT_EQ(Vigil({"model", "add", "--data-dir", Path("data"), Path("bad/model.json")}), 1);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("failed its baseline gate"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("--force"));
+  EXPECT_FALSE(std::filesystem::exists(Path("data/models")) &&
+               !std::filesystem::is_empty(Path("data/models")));
+  EXPECT_EQ(Vigil({"model", "add", "--data-dir", Path("data"), Path("bad/model.json"),
+                   "--force"}),
+            0);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("WARNING"));
+
+  Write("rows.csv", FeatureRowsCsv(6000, false, 1));
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("good"),
+                   "--depth", "4", "--bootstrap", "50"}),
+            0);
+  EXPECT_EQ(Vigil({"model", "add", "--data-dir", Path("data"), Path("good/model.json")}), 0)
+      << ReadFile(Path("log"));
+}
+
 TEST_F(ModelTrainCommandTest, BadInputIsAUsageErrorNamingIt) {
   Write("rows.csv", "tx_id,timestamp,x,label,typology\nt1,2022-09-01T00:00:00Z,abc,1,\n");
   EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out")}),
