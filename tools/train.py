@@ -34,14 +34,15 @@ import xgboost as xgb
 from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve
 
 SCHEMA_VERSION = "vigil.features.v1"
-NON_FEATURES = ("tx_id", "timestamp", "label", "typology")
+NON_FEATURES = ("tx_id", "timestamp", "originator", "beneficiary", "label", "typology")
 SAMPLE_SIZE = 2000
 BINS = 10
 
 
 def load(path):
     # Empty cells are missing values (NaN); typology is empty for normal traffic.
-    df = pd.read_csv(path, dtype={"tx_id": str, "timestamp": str, "typology": str}, low_memory=False)
+    df = pd.read_csv(path, dtype={"tx_id": str, "timestamp": str, "originator": str,
+                                  "beneficiary": str, "typology": str}, low_memory=False)
     df["typology"] = df["typology"].fillna("")
     return df
 

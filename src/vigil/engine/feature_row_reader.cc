@@ -33,7 +33,9 @@ absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
               "(what vigil replay --features-out writes)"));
   }
   FeatureRows out;
-  out.names.assign(h.begin() + 2, h.end() - 2);
+  const bool parties = h.size() >= 6 && h[2] == "originator" && h[3] == "beneficiary";
+  const size_t first = parties ? 4 : 2;  // the first feature's column
+  out.names.assign(h.begin() + static_cast<std::ptrdiff_t>(first), h.end() - 2);
   const size_t width = out.names.size();
   for (;;) {
     absl::StatusOr<std::vector<std::string>> fields = reader.Next();
@@ -52,11 +54,14 @@ absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
     if (!time.ok()) return bad(1, absl::StrCat("'", f[1], "' is not an RFC 3339 time"));
     out.ids.push_back(f[0]);
     out.times.push_back(*time);
+    out.originators.push_back(parties ? f[2] : std::string());
+    out.beneficiaries.push_back(parties ? f[3] : std::string());
     for (size_t j = 0; j < width; ++j) {
-      const std::string& cell = f[2 + j];
+      const std::string& cell = f[first + j];
       double v = std::numeric_limits<double>::quiet_NaN();
       if (!cell.empty() && (!absl::SimpleAtod(cell, &v) || std::isnan(v))) {
-        return bad(2 + j, absl::StrCat("'", cell, "' is not a number (leave it empty if missing)"));
+        return bad(first + j,
+                   absl::StrCat("'", cell, "' is not a number (leave it empty if missing)"));
       }
       out.values.push_back(v);
     }

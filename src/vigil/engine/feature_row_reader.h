@@ -19,6 +19,8 @@ struct FeatureRows {
   std::vector<std::string> names;  // the feature columns, in the file's order
   std::vector<std::string> ids;
   std::vector<UtcTime> times;  // each row's event time
+  // The parties' account ids ("" in a file without those columns).
+  std::vector<std::string> originators, beneficiaries;
   // 1 laundering, 0 not, -1 when the source carries no label for the row.
   std::vector<int8_t> labels;
   std::vector<std::string> typologies;  // "" for none

@@ -38,6 +38,8 @@ TEST(ReadFeatureRows, ReadsBackWhatTheWriterWrote) {
     tx.id = "t,1 \"quoted\"\nline";
     tx.event_time = FromUnixMicros(1'661'990'400'123'456);
     tx.label = Label{true, "FAN-OUT"};
+    tx.originator.account_id = "A1";
+    tx.beneficiary.account_id = "B,2";
     ASSERT_OK(w->Append(tx, {0.1, std::nan(""), -1e300}));
     tx.id = "t2";
     tx.label.reset();
@@ -51,11 +53,23 @@ TEST(ReadFeatureRows, ReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(rows.times[0], FromUnixMicros(1'661'990'400'123'456));
   EXPECT_EQ(rows.labels[0], 1);
   EXPECT_EQ(rows.typologies[0], "FAN-OUT");
+  EXPECT_EQ(rows.originators[0], "A1");
+  EXPECT_EQ(rows.beneficiaries[0], "B,2");
   EXPECT_EQ(rows.labels[1], -1);
   EXPECT_EQ(rows.values[0], 0.1);
   EXPECT_TRUE(std::isnan(rows.values[1]));
   EXPECT_EQ(rows.values[2], -1e300);
   EXPECT_EQ(rows.values[3], 1.0 / 3);
+  std::filesystem::remove(path);
+}
+
+TEST(ReadFeatureRows, ReadsFilesWrittenBeforeThePartiesColumns) {
+  const std::string path = TempPath("old.csv");
+  std::ofstream(path) << "tx_id,timestamp,a,label,typology\nt1,2022-09-01T00:00:00Z,2.5,1,CYCLE\n";
+  ASSERT_OK_AND_ASSIGN(FeatureRows rows, ReadFeatureRows(path));
+  EXPECT_THAT(rows.names, ::testing::ElementsAre("a"));
+  EXPECT_EQ(rows.values[0], 2.5);
+  EXPECT_EQ(rows.originators[0], "");
   std::filesystem::remove(path);
 }
 

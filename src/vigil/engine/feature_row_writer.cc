@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<FeatureRowWriter>> FeatureRowWriter::Create(
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("open", path);
   std::unique_ptr<FeatureRowWriter> w(new FeatureRowWriter(fd, path, 0));
-  std::string header = "tx_id,timestamp";
+  std::string header = "tx_id,timestamp,originator,beneficiary";
   for (const std::string& name : schema.names()) absl::StrAppend(&header, ",", name);
   header += ",label,typology\n";
   w->buffer_ = header;
@@ -90,6 +90,10 @@ absl::Status FeatureRowWriter::Append(const Transaction& tx, absl::Span<const do
   AppendCsvField(&buffer_, tx.id);
   buffer_.push_back(',');
   buffer_.append(FormatUtc(tx.event_time));
+  buffer_.push_back(',');
+  AppendCsvField(&buffer_, tx.originator.account_id);
+  buffer_.push_back(',');
+  AppendCsvField(&buffer_, tx.beneficiary.account_id);
   for (double v : values) {
     buffer_.push_back(',');
     AppendNumber(&buffer_, v);

@@ -1,7 +1,8 @@
 // FeatureRowWriter: writes feature vectors as CSV, the training set for the model.
 //
-// Columns: tx_id, timestamp (RFC 3339 UTC), every feature of the schema in order, label
-// (1/0, empty when the source has none), typology. Numbers use the shortest text that reads
+// Columns: tx_id, timestamp (RFC 3339 UTC), originator and beneficiary (the parties' account
+// ids, for account-level evaluation), every feature of the schema in order, label (1/0, empty
+// when the source has none), typology. Numbers use the shortest text that reads
 // back to the same double; NaN (a missing value) is an empty cell. Ids and typologies are quoted
 // when they contain a comma, quote or line break (RFC 4180).
 //

@@ -24,6 +24,8 @@ class FeatureRowWriterTest : public ::testing::Test {
     tx_.id = "id,with \"comma\"";
     tx_.event_time = FromUnixMicros(1'661'990'400'000'001);
     tx_.label = Label{true, "FAN-OUT"};
+    tx_.originator.account_id = "A1";
+    tx_.beneficiary.account_id = "B,2";
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
@@ -45,9 +47,10 @@ TEST_F(FeatureRowWriterTest, WritesHeaderRowsQuotingAndEmptyNaN) {
     EXPECT_EQ(w->offset(), static_cast<int64_t>(ReadFile(path_).size()));
   }
   EXPECT_EQ(ReadFile(path_),
-            "tx_id,timestamp,a,b,c,label,typology\n"
-            "\"id,with \"\"comma\"\"\",2022-09-01T00:00:00.000001Z,1.5,,1e-07,1,FAN-OUT\n"
-            "plain,2022-09-01T00:00:00.000001Z,0,-2,12345678.25,,\n");
+            "tx_id,timestamp,originator,beneficiary,a,b,c,label,typology\n"
+            "\"id,with \"\"comma\"\"\",2022-09-01T00:00:00.000001Z,A1,\"B,2\",1.5,,1e-07,1,"
+            "FAN-OUT\n"
+            "plain,2022-09-01T00:00:00.000001Z,A1,\"B,2\",0,-2,12345678.25,,\n");
 }
 
 TEST_F(FeatureRowWriterTest, ResumeTruncatesToTheCheckpointOffset) {

@@ -86,7 +86,7 @@ TEST_F(ReplayTest, ReplaysTheAmlworldSampleInEventTimeOrder) {
   const std::vector<std::string> rows = Lines(ReadFile(o.features_out));
   ASSERT_EQ(rows.size(), 668u);
   const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
-  EXPECT_EQ(header.size(), FeatureExtractor::Schema()->size() + 4);
+  EXPECT_EQ(header.size(), FeatureExtractor::Schema()->size() + 6);  // ids, time, parties
   EXPECT_EQ(header.front(), "tx_id");
   EXPECT_EQ(header.back(), "typology");
   // Rows come out in event-time order (the file is not sorted) with file order breaking ties.
