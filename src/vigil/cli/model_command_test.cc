@@ -209,16 +209,17 @@ namespace {
 std::string FeatureRowsCsv(size_t n, bool leaky, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0, 1);
-  std::string out = "tx_id,timestamp,x,y,noise,label,typology\n";
+  std::uniform_int_distribution<int> account(0, 499);
+  std::string out = "tx_id,timestamp,originator,beneficiary,x,y,noise,label,typology\n";
   for (size_t i = 0; i < n; ++i) {
     const double x = z(rng), y = z(rng), e = z(rng);
     const bool positive = leaky ? x > 1.7 : x * y > 1.2;
     absl::StrAppend(&out, "t", i, ",", FormatUtc(FromUnixMicros(1'661'990'400'000'000 +
                                                                 static_cast<int64_t>(i) * 60'000'000)),
-                    ",", x, ",", y, ",", e, ",", positive ? "1" : "0", ",",
-                    positive ? "FAN-OUT" : "", "\n");
+                    ",A", account(rng), ",A", account(rng), ",", x, ",", y, ",", e, ",",
+                    positive ? "1" : "0", ",", positive ? "FAN-OUT" : "", "\n");
   }
-  absl::StrAppend(&out, "unlabelled,2022-09-01T00:00:00Z,0,0,0,,\n");
+  absl::StrAppend(&out, "unlabelled,2022-09-01T00:00:00Z,A1,A2,0,0,0,,\n");
   return out;
 }
 
@@ -284,6 +285,10 @@ TEST_F(ModelTrainCommandTest, EvaluateReportsOnAnotherStreamWithTheModelsThresho
   ASSERT_EQ(e["typologies"].size(), 1u);
   EXPECT_EQ(e["typologies"][0]["name"], "FAN-OUT");
   EXPECT_EQ(e["amount_bands"].size(), 4u);  // bands of the column named
+  // Per account: the rows name the parties (500 accounts in the pool).
+  EXPECT_LE(e["accounts"]["accounts"].get<int>(), 500);
+  EXPECT_GT(e["accounts"]["laundering"].get<int>(), 0);
+  EXPECT_EQ(e["accounts"]["max_fpr"], 0.01);
   // A model that does not bind to the rows is refused, naming the features.
   Write("narrow.csv", "tx_id,timestamp,x,label,typology\nt1,2022-09-01T00:00:00Z,1,1,\n");
   EXPECT_EQ(Vigil({"model", "evaluate", Path("out/model.json"), Path("narrow.csv")}), 2);

@@ -12,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/cli/command.h"
 #include "vigil/engine/feature_row_reader.h"
+#include "vigil/evaluation/account_evaluation.h"
 #include "vigil/evaluation/payment_evaluation.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
@@ -68,6 +69,10 @@ void AddModelEvaluateOptions(CLI::App& evaluate, ModelEvaluateFlags& flags) {
       ->capture_default_str();
   evaluate.add_option("--top-k", flags.top_k, "Precision among the k highest scores")
       ->capture_default_str();
+  evaluate.add_option("--account-max-fpr", flags.account_max_fpr,
+                      "The share of ordinary accounts an alert budget allows (recall per account "
+                      "is reported at it)")
+      ->capture_default_str();
   evaluate.add_option("--amount-column", flags.amount_column,
                       "The column whose bands (< 100, 100-1,000, 1,000-10,000, >= 10,000) slice "
                       "the figures; absent: no bands")
@@ -111,9 +116,13 @@ int RunModelEvaluate(const ModelEvaluateFlags& flags) {
   const size_t amount_j = static_cast<size_t>(amount_it - rows->names.begin());
   std::vector<double> scores, amounts;
   std::vector<uint8_t> labels;
-  std::vector<std::string> typologies;
+  std::vector<std::string> typologies, originators, beneficiaries;
+  bool parties = false;
   for (size_t i = 0; i < rows->rows(); ++i) {
     if (rows->labels[i] < 0) continue;
+    originators.push_back(rows->originators[i]);
+    beneficiaries.push_back(rows->beneficiaries[i]);
+    parties = parties || !rows->originators[i].empty() || !rows->beneficiaries[i].empty();
     const absl::Span<const double> row(&rows->values[i * width], width);
     double margin = predictor->Margin(row);
     double p = 0;
@@ -142,6 +151,23 @@ int RunModelEvaluate(const ModelEvaluateFlags& flags) {
   for (const auto& f : e.amount_bands) PrintSlice(f);
   for (const auto& f : e.typologies) PrintSlice(f);
 
+  // Per account, when the rows name the parties.
+  evaluation::AccountEvaluation accounts;
+  if (parties) {
+    evaluation::AccountEvaluationOptions ao;
+    ao.threshold = threshold;
+    ao.max_fpr = flags.account_max_fpr;
+    ao.bootstrap_resamples = options.bootstrap_resamples;
+    accounts = evaluation::EvaluateAccounts(scores, labels, originators, beneficiaries, ao);
+    const evaluation::Confusion& c = accounts.at_threshold;
+    std::cout << absl::StrFormat(
+        "accounts: %d, %d laundering (touched by a laundering payment); PR-AUC %s [%s, %s]; "
+        "at the threshold: precision %s, recall %s, FPR %s; recall at FPR <= %g: %s\n",
+        accounts.accounts, accounts.laundering, Fmt(accounts.pr_auc.estimate),
+        Fmt(accounts.pr_auc.low), Fmt(accounts.pr_auc.high), Fmt(c.precision()),
+        Fmt(c.recall()), Fmt(c.fpr()), accounts.max_fpr, Fmt(accounts.at_max_fpr.at.recall()));
+  }
+
   if (!flags.json_out.empty()) {
     Json bands_json = Json::array(), typ_json = Json::array();
     for (const auto& f : e.amount_bands) bands_json.push_back(SliceJson(f));
@@ -154,7 +180,19 @@ int RunModelEvaluate(const ModelEvaluateFlags& flags) {
                       {"precision_at_k", {{"k", flags.top_k}, {"precision", Num(e.precision_at_k)}}},
                       {"all", SliceJson(e.all)},
                       {"amount_bands", bands_json},
-                      {"typologies", typ_json}};
+                      {"typologies", typ_json},
+                      {"accounts", parties ? Json{{"accounts", accounts.accounts},
+                                                  {"laundering", accounts.laundering},
+                                                  {"pr_auc", {{"estimate", Num(accounts.pr_auc.estimate)},
+                                                              {"low", Num(accounts.pr_auc.low)},
+                                                              {"high", Num(accounts.pr_auc.high)}}},
+                                                  {"at_threshold", {{"precision", Num(accounts.at_threshold.precision())},
+                                                                    {"recall", Num(accounts.at_threshold.recall())},
+                                                                    {"fpr", Num(accounts.at_threshold.fpr())}}},
+                                                  {"max_fpr", accounts.max_fpr},
+                                                  {"recall_at_max_fpr", Num(accounts.at_max_fpr.at.recall())},
+                                                  {"threshold_at_max_fpr", Num(accounts.at_max_fpr.threshold)}}
+                                           : Json(nullptr)}};
     std::ofstream f(flags.json_out, std::ios::trunc);
     f << out.dump(2) << "\n";
     f.close();

@@ -1,6 +1,7 @@
 // `vigil model evaluate`: a model's figures on any labelled feature rows (evaluation::
 // EvaluatePayments): PR-AUC with an interval, the base rate, the confusion at the threshold,
-// precision at k, per typology and per amount band. Registered under `vigil model`.
+// precision at k, per typology and per amount band, and per account when the rows name the
+// parties (evaluation::EvaluateAccounts). Registered under `vigil model`.
 #ifndef VIGIL_CLI_MODEL_EVALUATE_COMMAND_H_
 #define VIGIL_CLI_MODEL_EVALUATE_COMMAND_H_
 
@@ -18,6 +19,7 @@ struct ModelEvaluateFlags {
   int bootstrap = 1000;
   int top_k = 100;
   std::string amount_column = "amount_reporting";
+  double account_max_fpr = 0.01;
 };
 
 void AddModelEvaluateOptions(CLI::App& evaluate, ModelEvaluateFlags& flags);
