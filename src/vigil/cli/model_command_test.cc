@@ -248,6 +248,17 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   ASSERT_EQ(Vigil({"model", "inspect", Path("out/model.json")}), 0) << ReadFile(Path("log"));
   const nlohmann::json thresholds = nlohmann::json::parse(ReadFile(Path("out/thresholds.json")));
   EXPECT_GE(thresholds["block"].get<double>(), thresholds["review"].get<double>());
+  EXPECT_THAT(thresholds["chosen_by"].get<std::string>(), HasSubstr("best F1"));
+
+  // With an alert budget (the rows span 6000 minutes: validation ~0.83 days, counted as one).
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("budget"),
+                   "--depth", "4", "--bootstrap", "50", "--alerts-per-day", "30"}),
+            0)
+      << ReadFile(Path("log"));
+  const nlohmann::json budget = nlohmann::json::parse(ReadFile(Path("budget/model_card.json")));
+  EXPECT_LE(budget["thresholds"]["review_alerts_per_day"]["validation"].get<double>(), 30);
+  EXPECT_THAT(budget["thresholds"]["review_chosen_by"].get<std::string>(),
+              HasSubstr("at most 30 alerts a day"));
 }
 
 TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {

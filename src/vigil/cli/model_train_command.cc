@@ -102,6 +102,12 @@ void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags) {
       ->capture_default_str();
   train.add_option("--bootstrap", flags.bootstrap, "Bootstrap resamples for the intervals")
       ->capture_default_str();
+  train.add_option("--alerts-per-day", flags.alerts_per_day,
+                   "The review threshold: the lowest whose alerts on validation stay within this "
+                   "many a day (default: the best F1 on validation)");
+  train.add_option("--block-precision", flags.block_precision,
+                   "The block threshold: the lowest with at least this precision on validation")
+      ->capture_default_str();
   train.footer(
       "Example:\n"
       "  vigil replay history.csv --policy P --features-out rows.csv\n"
@@ -128,6 +134,12 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   options.xgboost.seed = flags.seed;
   options.xgboost.threads = flags.threads;
   options.baseline_margin = flags.baseline_margin;
+  if (flags.alerts_per_day < 0) return Fail("--alerts-per-day: not negative");
+  if (!(flags.block_precision > 0 && flags.block_precision <= 1)) {
+    return Fail("--block-precision: in (0, 1]");
+  }
+  options.alerts_per_day = flags.alerts_per_day;
+  options.block_precision = flags.block_precision;
   options.bootstrap_resamples = static_cast<size_t>(flags.bootstrap);
 
   absl::StatusOr<FeatureRows> rows = ReadFeatureRows(flags.features);
@@ -203,7 +215,12 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       {"trees", r.model.rounds},
       {"rounds_tried", r.model.rounds_tried},
       {"xgboost_version", training::XgboostVersion()},
-      {"thresholds", {{"review", r.review_threshold}, {"block", r.block_threshold}}},
+      {"thresholds",
+       {{"review", r.review_threshold},
+        {"block", r.block_threshold},
+        {"review_chosen_by", r.review_chosen_by},
+        {"review_alerts_per_day", {{"validation", r.validation_alerts_per_day},
+                                   {"test", r.test_alerts_per_day}}}}},
       {"metrics",
        {{"validation", {{"pr_auc", r.model.best_validation_pr_auc()}}},
         {"test",
@@ -215,8 +232,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   Json thresholds = {
       {"review", r.review_threshold},
       {"block", r.block_threshold},
-      {"chosen_by", absl::StrCat("review: best F1 on validation; block: lowest threshold with "
-                                 "precision >= ",
+      {"chosen_by", absl::StrCat("review: ", r.review_chosen_by,
+                                 "; block: lowest threshold with precision >= ",
                                  options.block_precision, " on validation")}};
 
   std::error_code ec;
@@ -235,9 +252,11 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       r.train.rows.size(), r.train.positives, FormatUtc(r.train.from), FormatUtc(r.train.until),
       r.validation.rows.size(), r.validation.positives, r.test.rows.size(), r.test.positives,
       FormatUtc(r.test.from), FormatUtc(r.test.until));
-  std::cout << absl::StrFormat("model: %d trees (of %d tried); thresholds review %.4f, block %.4f\n",
-                               r.model.rounds, r.model.rounds_tried, r.review_threshold,
-                               r.block_threshold);
+  std::cout << absl::StrFormat(
+      "model: %d trees (of %d tried); thresholds review %.4f (%s; %.1f alerts a day on "
+      "validation, %.1f on test), block %.4f\n",
+      r.model.rounds, r.model.rounds_tried, r.review_threshold, r.review_chosen_by,
+      r.validation_alerts_per_day, r.test_alerts_per_day, r.block_threshold);
   std::cout << absl::StrFormat(
       "test: PR-AUC %.4f [%.4f, %.4f] (base rate %.4f); at review: precision %.3f, recall %.3f, "
       "F1 %.3f\n",

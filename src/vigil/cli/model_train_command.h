@@ -24,6 +24,8 @@ struct ModelTrainFlags {
   unsigned long long seed = 42;
   int threads = 1;
   double baseline_margin = 0.05;
+  double alerts_per_day = 0;     // > 0: the review threshold keeps within this alert budget
+  double block_precision = 0.9;  // the block threshold's precision on validation
   int bootstrap = 1000;
 };
 

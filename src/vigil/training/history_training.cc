@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,29 @@ std::vector<double> ColumnScore(const LabelledRows& rows, size_t j, bool higher_
     s[i] = std::isnan(v) ? -HUGE_VAL : (higher_is_riskier ? v : -v);
   }
   return s;
+}
+
+// A part's span in days (at least one: a budget per day over a shorter part is a day's).
+double Days(const SplitPart& part) {
+  const double seconds =
+      static_cast<double>(ToUnixMicros(part.until) - ToUnixMicros(part.from)) / 1e6;
+  return std::max(1.0, seconds / 86'400);
+}
+
+// The lowest of the scores' thresholds at which at most "budget" rows score at or above it;
+// above every score when even the highest exceeds the budget.
+double LowestWithin(const std::vector<double>& scores, double budget) {
+  std::vector<double> sorted(scores);
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  double chosen = sorted.empty() ? HUGE_VAL : std::nextafter(sorted.front(), HUGE_VAL);
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;  // ties enter together
+    if (static_cast<double>(j) > budget) break;
+    chosen = sorted[i];
+    i = j;
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -112,7 +136,22 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
       XgboostProbabilities(report.model.model_json, valid.values, valid.names.size());
   if (!pv.ok()) return pv.status();
   const std::vector<double> valid_scores(pv->begin(), pv->end());
-  report.review_threshold = evaluation::BestF1(valid_scores, valid.labels).threshold;
+  if (options.alerts_per_day > 0) {
+    const double budget = options.alerts_per_day * Days(report.validation);
+    report.review_threshold = LowestWithin(valid_scores, budget);
+    report.review_chosen_by =
+        absl::StrFormat("the lowest threshold with at most %g alerts a day on validation",
+                        options.alerts_per_day);
+  } else {
+    report.review_threshold = evaluation::BestF1(valid_scores, valid.labels).threshold;
+    report.review_chosen_by = "the best F1 on validation";
+  }
+  {
+    const evaluation::Confusion c =
+        evaluation::ConfusionAt(valid_scores, valid.labels, report.review_threshold);
+    report.validation_alerts_per_day =
+        static_cast<double>(c.tp + c.fp) / Days(report.validation);
+  }
   report.block_threshold = report.review_threshold;
   {
     // The lowest threshold (at or above review) whose validation precision reaches the bound.
@@ -141,6 +180,9 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
                                     options.bootstrap_resamples, options.bootstrap_seed);
   report.test_at_review = evaluation::ConfusionAt(test_scores, test.labels,
                                                   report.review_threshold);
+  report.test_alerts_per_day =
+      static_cast<double>(report.test_at_review.tp + report.test_at_review.fp) /
+      Days(report.test);
 
   // One-feature baselines: direction and ranking on validation, figures on test.
   std::vector<Baseline> all;

@@ -35,6 +35,9 @@ struct HistoryTrainingOptions {
   double baseline_margin = 0.05;
   // The block threshold: the lowest with at least this precision on validation.
   double block_precision = 0.9;
+  // The review threshold: > 0, the lowest whose alerts on validation stay within this many a
+  // day (the team's alert budget); otherwise the best F1 on validation.
+  double alerts_per_day = 0;
   size_t bootstrap_resamples = 1000;
   uint64_t bootstrap_seed = 1;
 };
@@ -57,7 +60,10 @@ struct Baseline {
 struct TrainingReport {
   TrainedClassifier model;
   SplitPart train, validation, test;
-  double review_threshold = 0;  // the best F1 on validation
+  double review_threshold = 0;  // the best F1 on validation, or within the alert budget
+  std::string review_chosen_by;  // how, for people
+  // Alerts a day at the review threshold, on validation and on test (days: each part's span).
+  double validation_alerts_per_day = 0, test_alerts_per_day = 0;
   double block_threshold = 0;   // the lowest with block_precision on validation (or review's)
   double test_base_rate = 0;
   evaluation::Interval test_pr_auc;

@@ -93,6 +93,24 @@ TEST(TrainOnHistory, AModelThatSeesWhatNoColumnShowsAlonePassesAndIsReportedOnTe
   EXPECT_EQ(r.baselines.size(), 3u);
 }
 
+// With an alert budget the review threshold keeps validation's alerts within it; the test
+// period's rate is reported beside it (it may differ: it is another period).
+TEST(TrainOnHistory, AnAlertBudgetSetsTheReviewThreshold) {
+  std::vector<UtcTime> times;
+  const LabelledRows stream = Stream(8000, false, 2, &times);  // one row a second: 0.02 days
+  HistoryTrainingOptions options;
+  options.bootstrap_resamples = 50;
+  options.alerts_per_day = 40;  // the parts are under a day: 40 alerts at most
+  ASSERT_OK_AND_ASSIGN(TrainingReport budgeted, TrainOnHistory(stream, times, options));
+  EXPECT_LE(budgeted.validation_alerts_per_day, 40);
+  EXPECT_GT(budgeted.validation_alerts_per_day, 20);  // the lowest threshold within it
+  EXPECT_THAT(budgeted.review_chosen_by, HasSubstr("at most 40 alerts a day"));
+  options.alerts_per_day = 0;
+  ASSERT_OK_AND_ASSIGN(TrainingReport f1, TrainOnHistory(stream, times, options));
+  EXPECT_EQ(f1.review_chosen_by, "the best F1 on validation");
+  EXPECT_NE(f1.review_threshold, budgeted.review_threshold);
+}
+
 TEST(TrainOnHistory, ATestPartWithoutLaunderingIsRefused) {
   std::vector<UtcTime> times;
   LabelledRows stream = Stream(1000, false, 3, &times);
