@@ -284,9 +284,12 @@ TEST_F(ModelTrainCommandTest, EvaluateReportsOnAnotherStreamWithTheModelsThresho
             0)
       << ReadFile(Path("log"));
   ASSERT_EQ(Vigil({"model", "evaluate", Path("out/model.json"), Path("other.csv"), "--json-out",
-                   Path("eval.json"), "--bootstrap", "50", "--amount-column", "x"}),
+                   Path("eval.json"), "--bootstrap", "50", "--amount-column", "x", "--pr-curve",
+                   Path("pr.svg")}),
             0)
       << ReadFile(Path("log"));
+  EXPECT_THAT(ReadFile(Path("pr.svg")), HasSubstr("<polyline"));
+  EXPECT_THAT(ReadFile(Path("pr.svg")), HasSubstr("model.json on other.csv: PR-AUC"));
   const nlohmann::json e = nlohmann::json::parse(ReadFile(Path("eval.json")));
   const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("out/thresholds.json")));
   EXPECT_EQ(e["threshold"], t["review"]);

@@ -65,6 +65,8 @@ void AddModelEvaluateOptions(CLI::App& evaluate, ModelEvaluateFlags& flags) {
                       "Predicted laundering at or above (default: the review threshold of "
                       "thresholds.json beside the model, else 0.5)");
   evaluate.add_option("--json-out", flags.json_out, "Also write the figures as JSON");
+  evaluate.add_option("--pr-curve", flags.pr_curve,
+                      "Write the payments' precision-recall curve as an SVG image");
   evaluate.add_option("--bootstrap", flags.bootstrap, "Bootstrap resamples for the intervals")
       ->capture_default_str();
   evaluate.add_option("--top-k", flags.top_k, "Precision among the k highest scores")
@@ -168,6 +170,18 @@ int RunModelEvaluate(const ModelEvaluateFlags& flags) {
         Fmt(c.recall()), Fmt(c.fpr()), accounts.max_fpr, Fmt(accounts.at_max_fpr.at.recall()));
   }
 
+  if (!flags.pr_curve.empty()) {
+    const std::string svg = evaluation::PrecisionRecallSvg(
+        evaluation::PrecisionRecallCurve(scores, labels), e.base_rate,
+        absl::StrFormat("%s on %s: PR-AUC %s",
+                        std::filesystem::path(flags.model).filename().string(),
+                        std::filesystem::path(flags.rows).filename().string(),
+                        Fmt(e.all.pr_auc.estimate)));
+    std::ofstream f(flags.pr_curve, std::ios::trunc);
+    f << svg;
+    f.close();
+    if (!f) return Fail(absl::StrCat("cannot write ", flags.pr_curve));
+  }
   if (!flags.json_out.empty()) {
     Json bands_json = Json::array(), typ_json = Json::array();
     for (const auto& f : e.amount_bands) bands_json.push_back(SliceJson(f));

@@ -16,6 +16,7 @@ struct ModelEvaluateFlags {
   std::string rows;
   double threshold = -1;  // < 0: thresholds.json's review beside the model, else 0.5
   std::string json_out;
+  std::string pr_curve;  // an SVG of the payments' precision-recall curve
   int bootstrap = 1000;
   int top_k = 100;
   std::string amount_column = "amount_reporting";

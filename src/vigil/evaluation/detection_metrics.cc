@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "vigil/common/check.h"
 
 namespace vigil::evaluation {
@@ -137,6 +139,79 @@ double PrecisionAtK(absl::Span<const double> scores, absl::Span<const uint8_t> l
   uint64_t hits = 0;
   for (size_t i = 0; i < k; ++i) hits += labels[order[i]] != 0;
   return Ratio(hits, k);
+}
+
+std::vector<CurvePoint> PrecisionRecallCurve(absl::Span<const double> scores,
+                                             absl::Span<const uint8_t> labels) {
+  std::vector<CurvePoint> curve;
+  ForEachThreshold(scores, labels, [&](double threshold, const Confusion& c) {
+    if (c.tp + c.fn == 0) return false;
+    curve.push_back({threshold, c.recall(), c.precision()});
+    return true;
+  });
+  return curve;
+}
+
+std::string PrecisionRecallSvg(absl::Span<const CurvePoint> curve, double base_rate,
+                               std::string_view title, size_t max_points) {
+  constexpr double kW = 480, kH = 360, kLeft = 56, kRight = 16, kTop = 36, kBottom = 44;
+  const double w = kW - kLeft - kRight, h = kH - kTop - kBottom;
+  const auto x = [&](double recall) { return kLeft + recall * w; };
+  const auto y = [&](double precision) { return kTop + (1 - precision) * h; };
+  std::string escaped;
+  for (char c : title) {
+    if (c == '<') {
+      escaped += "&lt;";
+    } else if (c == '&') {
+      escaped += "&amp;";
+    } else if (c == '>') {
+      escaped += "&gt;";
+    } else {
+      escaped += c;
+    }
+  }
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%g\" y=\"20\" font-size=\"14\">%s</text>\n"
+      "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#888\"/>\n",
+      kW, kH, kLeft, escaped, kLeft, kTop, w, h);
+  for (int t = 0; t <= 4; ++t) {
+    const double v = t / 4.0;
+    absl::StrAppendFormat(&svg,
+                          "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%g</text>\n"
+                          "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%g</text>\n",
+                          x(v), kTop + h + 16, v, kLeft - 6, y(v) + 4, v);
+  }
+  absl::StrAppendFormat(&svg,
+                        "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">recall</text>\n"
+                        "<text x=\"14\" y=\"%g\" transform=\"rotate(-90 14 %g)\" "
+                        "text-anchor=\"middle\">precision</text>\n",
+                        kLeft + w / 2, kH - 8, kTop + h / 2, kTop + h / 2);
+  if (std::isfinite(base_rate)) {
+    absl::StrAppendFormat(&svg,
+                          "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#c33\" "
+                          "stroke-dasharray=\"4 3\"/>\n",
+                          x(0), y(base_rate), x(1), y(base_rate));
+  }
+  std::string points;
+  double last_recall = -1;
+  // Thinned only when there are more points than max_points.
+  const double step = max_points > 0 && curve.size() > max_points
+                          ? 1.0 / static_cast<double>(max_points)
+                          : -1;
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const CurvePoint& p = curve[i];
+    if (i + 1 < curve.size() && p.recall - last_recall < step) continue;
+    last_recall = p.recall;
+    absl::StrAppendFormat(&points, "%.2f,%.2f ", x(p.recall), y(p.precision));
+  }
+  absl::StrAppendFormat(&svg,
+                        "<polyline fill=\"none\" stroke=\"#236\" stroke-width=\"1.5\" "
+                        "points=\"%s\"/>\n</svg>\n",
+                        points);
+  return svg;
 }
 
 Interval BootstrapInterval(absl::Span<const double> scores, absl::Span<const uint8_t> labels,

@@ -19,6 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/types/span.h"
 
@@ -59,6 +62,22 @@ ThresholdChoice RecallAtFpr(absl::Span<const double> scores, absl::Span<const ui
 // earlier first). k is capped at the row count; NaN for k = 0.
 double PrecisionAtK(absl::Span<const double> scores, absl::Span<const uint8_t> labels,
                     size_t k);
+
+// The precision-recall curve: one point per distinct score, highest first (recall rising),
+// predicting positive every row at or above it. Empty without a positive row.
+struct CurvePoint {
+  double threshold = 0;
+  double recall = 0;
+  double precision = 0;
+};
+std::vector<CurvePoint> PrecisionRecallCurve(absl::Span<const double> scores,
+                                             absl::Span<const uint8_t> labels);
+
+// The curve as an SVG image (about 480 x 360 pixels): precision against recall, the base rate
+// as a dashed line, and "title" above. A curve of more than max_points points is thinned: a point
+// is drawn where recall has risen by 1/max_points since the last one drawn, and the last point.
+std::string PrecisionRecallSvg(absl::Span<const CurvePoint> curve, double base_rate,
+                               std::string_view title, size_t max_points = 2000);
 
 // A metric of (scores, labels).
 using Metric =

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +46,28 @@ TEST(DetectionMetrics, ASmallCaseByHand) {
   EXPECT_EQ(RecallAtFpr(s, l, 0.0).threshold, 0.9);
   EXPECT_DOUBLE_EQ(PrecisionAtK(s, l, 2), 0.5);  // 0.9 (+) and the first 0.8 (-)
   EXPECT_DOUBLE_EQ(PrecisionAtK(s, l, 100), 0.6);
+}
+
+TEST(DetectionMetrics, ThePrecisionRecallCurveAndItsPicture) {
+  const std::vector<double> s = {0.9, 0.8, 0.8, 0.3, 0.1};
+  const std::vector<uint8_t> l = {1, 0, 1, 0, 1};
+  const std::vector<CurvePoint> curve = PrecisionRecallCurve(s, l);
+  ASSERT_EQ(curve.size(), 4u);  // one point per distinct score
+  EXPECT_EQ(curve[1].threshold, 0.8);
+  EXPECT_DOUBLE_EQ(curve[1].recall, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(curve[1].precision, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(curve[3].recall, 1.0);
+  const std::string svg = PrecisionRecallSvg(curve, 0.6, "a <test> & more");
+  EXPECT_THAT(svg, ::testing::StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(svg, ::testing::HasSubstr("a &lt;test&gt; &amp; more"));
+  EXPECT_THAT(svg, ::testing::HasSubstr("stroke-dasharray"));  // the base rate
+  // Four points in the polyline, the last at recall 1 (x = 56 + 408).
+  const size_t at = svg.find("points=\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string points = svg.substr(at + 8, svg.find('"', at + 8) - at - 8);
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 4);
+  EXPECT_THAT(points, ::testing::HasSubstr("464.00,"));
+  EXPECT_TRUE(PrecisionRecallCurve(s, std::vector<uint8_t>(5, 0)).empty());
 }
 
 TEST(DetectionMetrics, WithoutPositivesTheyAreNaNNotZero) {
