@@ -241,6 +241,8 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   EXPECT_EQ(card["training_data"]["sha256"].get<std::string>().size(), 64u);
   EXPECT_TRUE(card["gate"]["passed"].get<bool>());
   EXPECT_EQ(card["baselines"].size(), 3u);
+  ASSERT_FALSE(card["feature_importance"].empty());
+  EXPECT_NE(card["feature_importance"][0]["feature"], "noise");
   const nlohmann::json& ap = card["metrics"]["test"]["pr_auc"];
   EXPECT_LE(ap["low"].get<double>(), ap["estimate"].get<double>());
   EXPECT_GE(ap["high"].get<double>(), ap["estimate"].get<double>());

@@ -186,6 +186,10 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                          {"validation_pr_auc", b.validation_pr_auc},
                          {"test_pr_auc", IntervalJson(b.test_pr_auc)}});
   }
+  Json importance = Json::array();
+  for (const auto& [feature, gain] : r.model.feature_gain) {
+    importance.push_back({{"feature", feature}, {"total_gain", gain}});
+  }
   Json card = {
       {"model", "model.json"},
       {"created_utc", FormatUtc(RealClock().Now())},
@@ -227,6 +231,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
          {{"pr_auc", IntervalJson(r.test_pr_auc)},
           {"base_rate", r.test_base_rate},
           {"at_review", ConfusionJson(r.test_at_review)}}}}},
+      {"feature_importance", importance},
       {"baselines", baselines},
       {"gate", {{"passed", r.gate_passed}, {"reason", r.gate}, {"margin", flags.baseline_margin}}}};
   Json thresholds = {

@@ -1,5 +1,6 @@
 #include "vigil/training/xgboost_trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -183,6 +184,19 @@ absl::StatusOr<TrainedClassifier> TrainClassifier(const LabelledRows& train,
   for (const std::string& n : train.names) names.push_back(n.c_str());
   if (XGBoosterSetStrFeatureInfo(sliced.get(), "feature_name", names.data(), names.size()) != 0) {
     return XgbFailed("XGBoosterSetStrFeatureInfo(feature_name)");
+  }
+  {
+    bst_ulong n = 0, dim = 0;
+    const char** features = nullptr;
+    const bst_ulong* shape = nullptr;
+    const float* gain = nullptr;
+    if (XGBoosterFeatureScore(sliced.get(), R"({"importance_type": "total_gain"})", &n,
+                              &features, &dim, &shape, &gain) != 0) {
+      return XgbFailed("XGBoosterFeatureScore");
+    }
+    for (bst_ulong i = 0; i < n; ++i) out.feature_gain.emplace_back(features[i], gain[i]);
+    std::stable_sort(out.feature_gain.begin(), out.feature_gain.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
   }
   bst_ulong length = 0;
   const char* bytes = nullptr;

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -54,6 +55,9 @@ struct TrainedClassifier {
   double scale_pos_weight = 0;
   // Validation average precision after each round tried (the model keeps the first "rounds").
   std::vector<double> validation_pr_auc;
+  // XGBoost's total gain of each feature over the model's splits, highest first; features no
+  // split uses are left out.
+  std::vector<std::pair<std::string, double>> feature_gain;
   double best_validation_pr_auc() const {
     return rounds > 0 ? validation_pr_auc[static_cast<size_t>(rounds - 1)] : 0;
   }

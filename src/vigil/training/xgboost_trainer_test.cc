@@ -72,6 +72,13 @@ TEST(XgboostTrainer, LearnsStopsOnValidationAndScoresAsVigilDoes) {
   ASSERT_EQ(m.validation_pr_auc.size(), static_cast<size_t>(m.rounds_tried));
   for (double ap : m.validation_pr_auc) EXPECT_LE(ap, m.best_validation_pr_auc());
   EXPECT_GT(m.scale_pos_weight, 10);  // negatives over positives
+  // The label depends on amount_ratio most, then fan_out; pure noise columns gain least.
+  ASSERT_GE(m.feature_gain.size(), 2u);
+  EXPECT_EQ(m.feature_gain[0].first, "amount_ratio");
+  EXPECT_EQ(m.feature_gain[1].first, "fan_out");
+  for (size_t i = 1; i < m.feature_gain.size(); ++i) {
+    EXPECT_GE(m.feature_gain[i - 1].second, m.feature_gain[i].second);
+  }
 
   // vigil reads the model and scores exactly what XGBoost scores.
   const std::vector<double> ours = OurProbabilities(m.model_json, test);
