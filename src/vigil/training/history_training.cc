@@ -198,7 +198,15 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
   std::stable_sort(all.begin(), all.end(), [](const Baseline& a, const Baseline& b) {
     return a.validation_pr_auc > b.validation_pr_auc;
   });
-  all.resize(std::min<size_t>(3, all.size()));
+  std::vector<Baseline> kept(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
+                                                         std::min<size_t>(3, all.size())));
+  for (const std::string& name : options.named_baselines) {
+    const auto in = [&](const Baseline& b) { return b.feature == name; };
+    if (std::any_of(kept.begin(), kept.end(), in)) continue;
+    const auto it = std::find_if(all.begin(), all.end(), in);
+    if (it != all.end()) kept.push_back(*it);
+  }
+  all = std::move(kept);
   for (Baseline& b : all) {
     const size_t j = static_cast<size_t>(
         std::find(history.names.begin(), history.names.end(), b.feature) - history.names.begin());

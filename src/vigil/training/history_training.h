@@ -33,6 +33,9 @@ struct HistoryTrainingOptions {
   TrainingOptions xgboost;
   // The gate: the model's test average precision must exceed the best baseline's by this much.
   double baseline_margin = 0.05;
+  // Columns always measured as baselines besides the best three (when the rows have them): the
+  // amount, whose scale is where simulators leave their artefacts.
+  std::vector<std::string> named_baselines = {"amount_reporting"};
   // The block threshold: the lowest with at least this precision on validation.
   double block_precision = 0.9;
   // The review threshold: > 0, the lowest whose alerts on validation stay within this many a
@@ -68,7 +71,8 @@ struct TrainingReport {
   double test_base_rate = 0;
   evaluation::Interval test_pr_auc;
   evaluation::Confusion test_at_review;
-  std::vector<Baseline> baselines;  // the best three by validation average precision
+  // The best three by validation average precision, then the named ones not among them.
+  std::vector<Baseline> baselines;
   bool gate_passed = false;
   std::string gate;  // why it passed or failed, for people
 };

@@ -1,5 +1,6 @@
 #include "vigil/training/history_training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -90,7 +91,22 @@ TEST(TrainOnHistory, AModelThatSeesWhatNoColumnShowsAlonePassesAndIsReportedOnTe
   EXPECT_GE(r.test_pr_auc.high, r.test_pr_auc.estimate);
   EXPECT_GE(r.block_threshold, r.review_threshold);
   EXPECT_EQ(r.test_at_review.tp + r.test_at_review.fn, r.test.positives);
-  EXPECT_EQ(r.baselines.size(), 3u);
+  EXPECT_EQ(r.baselines.size(), 3u);  // no amount column: the best three only
+  // A named column is measured besides the best three: with two more copies of x, the best
+  // three are x and its copies, and "noise" is there only because it is named.
+  LabelledRows wide;
+  wide.names = {"x", "y", "noise", "x2", "x3"};
+  wide.labels = stream.labels;
+  for (size_t i = 0; i < stream.rows(); ++i) {
+    const double* v = &stream.values[i * 3];
+    wide.values.insert(wide.values.end(), {v[0], v[1], v[2], 2 * v[0], v[0] + 1});
+  }
+  options.named_baselines = {"noise"};
+  ASSERT_OK_AND_ASSIGN(TrainingReport named, TrainOnHistory(wide, times, options));
+  ASSERT_EQ(named.baselines.size(), 4u);
+  EXPECT_EQ(named.baselines[3].feature, "noise");
+  EXPECT_TRUE(std::any_of(named.baselines.begin(), named.baselines.end(),
+                          [](const Baseline& b) { return b.feature == "noise"; }));
 }
 
 // With an alert budget the review threshold keeps validation's alerts within it; the test
