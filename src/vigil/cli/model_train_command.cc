@@ -217,7 +217,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
         {"seed", flags.seed},
         {"early_stopping_rounds", flags.early_stopping}}},
       {"trees", r.model.rounds},
-      {"rounds_tried", r.model.rounds_tried},
+      {"rounds_tried", r.model.rounds_tried()},
       {"xgboost_version", training::XgboostVersion()},
       {"thresholds",
        {{"review", r.review_threshold},
@@ -260,7 +260,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   std::cout << absl::StrFormat(
       "model: %d trees (of %d tried); thresholds review %.4f (%s; %.1f alerts a day on "
       "validation, %.1f on test), block %.4f\n",
-      r.model.rounds, r.model.rounds_tried, r.review_threshold, r.review_chosen_by,
+      r.model.rounds, r.model.rounds_tried(), r.review_threshold, r.review_chosen_by,
       r.validation_alerts_per_day, r.test_alerts_per_day, r.block_threshold);
   std::cout << absl::StrFormat(
       "test: PR-AUC %.4f [%.4f, %.4f] (base rate %.4f); at review: precision %.3f, recall %.3f, "

@@ -1077,22 +1077,24 @@ void ScoreService::Admit(std::vector<Item>& items) {
 }
 
 absl::Status ScoreService::Congestion() const {
-  return audit_ != nullptr ? audit_->Congestion() : absl::OkStatus();
+  if (audit_ == nullptr) return absl::OkStatus();
+  const absl::Status congestion = audit_->Congestion();
+  if (congestion.ok()) return congestion;
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the audit log is behind, so the payment was not decided (nothing changed); "
+                   "retry: ",
+                   congestion.message()));
 }
 
 void ScoreService::RefuseWhileCongested(std::vector<Item>& items) {
-  const absl::Status congestion = audit_->Congestion();
+  const absl::Status congestion = Congestion();
   if (congestion.ok()) return;
   for (Item& item : items) {
     if (item.done) continue;
     item.reply.status = 503;
     item.reply.error_code = "overloaded";
     item.reply.shed_reason = "audit";
-    item.reply.body = JsonErrorBody(
-        "overloaded", "",
-        absl::StrCat("the audit log is behind, so the payment was not decided (nothing "
-                     "changed); retry: ",
-                     congestion.message()));
+    item.reply.body = JsonErrorBody("overloaded", "", View(congestion.message()));
     item.done = true;
     if (metrics_ != nullptr) metrics_->shed_audit[static_cast<int>(item.tx.priority)]->Increment();
   }

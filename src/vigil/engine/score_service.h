@@ -206,9 +206,10 @@ class ScoreService {
   absl::Status AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
                            size_t max_waiting = 0,
                            std::chrono::microseconds max_wait = std::chrono::microseconds::max());
-  // OK, or kResourceExhausted saying why when a request now would be refused because the
-  // audit log is behind (AuditTrail::Congestion): for a server to refuse it on arrival,
-  // before any work. OK without an audit log.
+  // OK, or kResourceExhausted with the message a refused caller is answered (why, and that it
+  // may retry) when a request now would be refused because the audit log is behind
+  // (AuditTrail::Congestion): for a server to refuse it on arrival, before any work. OK
+  // without an audit log.
   absl::Status Congestion() const;
 
   // The attached audit log and the trail that records into it (null before AttachAudit).

@@ -438,11 +438,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     // The audit log is behind (ScoreService::Congestion): refused on arrival, on this thread,
     // so that what the server cannot record costs it no worker, no parse and no decision.
     if (const absl::Status congestion = parts_.service->Congestion(); !congestion.ok()) {
-      HttpResponse r = HttpError(
-          503, "overloaded", "",
-          absl::StrCat("the audit log is behind, so the payment was not decided (nothing "
-                       "changed); retry: ",
-                       congestion.message()));
+      HttpResponse r = HttpError(503, "overloaded", "", View(congestion.message()));
       r.headers.push_back({"Retry-After", "1"});
       route_metrics_->shed_audit->Increment();
       RequestLogEntry entry;

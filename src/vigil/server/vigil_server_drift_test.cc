@@ -140,15 +140,20 @@ class VigilServerDriftTest : public ::testing::Test {
       const TestHttpResponse r = Score(TxAt(absl::StrCat("far-", i), i));
       ASSERT_EQ(r.status, 200) << r.body;
     }
+    ASSERT_NO_FATAL_FAILURE(WaitForFreeze());
+  }
+  // Waits until the monitor is frozen and its ticket stored: the freeze takes effect at once,
+  // its events are stored just after (outside the monitor's lock). Sets *state to the last
+  // GET /v1/drift.
+  void WaitForFreeze(nlohmann::json* state = nullptr) {
     nlohmann::json drift;
-    // The freeze takes effect at once; its events are stored just after (outside the
-    // monitor's lock): wait for both.
     ASSERT_TRUE(Eventually([&] {
       drift = Drift();
       const std::vector<std::string> kinds = EventKinds(drift);
       return drift.value("frozen", false) &&
              std::find(kinds.begin(), kinds.end(), "ticket_opened") != kinds.end();
     })) << drift.dump();
+    if (state != nullptr) *state = std::move(drift);
   }
 
   void StartServer() {
@@ -532,12 +537,7 @@ TEST_F(VigilServerDriftTest, AFrozenModelHoldsForReviewWhatItWouldRaiseAndAnAdmi
     ASSERT_EQ(r.status, 200) << r.body;
   }
   nlohmann::json drift;
-  ASSERT_TRUE(Eventually([&] {
-    drift = Drift();
-    const std::vector<std::string> kinds = EventKinds(drift);
-    return drift.value("frozen", false) &&
-           std::find(kinds.begin(), kinds.end(), "ticket_opened") != kinds.end();
-  })) << drift.dump();
+  ASSERT_NO_FATAL_FAILURE(WaitForFreeze(&drift));
 
   // Rules alone would allow it; the frozen model scores it above the review threshold.
   const TestHttpResponse frozen = Score(TxFrom("held-1", 11, "H1", "J1", "5.00"));

@@ -163,7 +163,6 @@ absl::StatusOr<TrainedClassifier> TrainClassifier(const LabelledRows& train,
     if (!p.ok()) return p.status();
     const double ap = evaluation::AveragePrecision(*p, validation.labels);
     out.validation_pr_auc.push_back(ap);
-    out.rounds_tried = round + 1;
     if (ap > best_ap) {
       best_ap = ap;
       best = round;

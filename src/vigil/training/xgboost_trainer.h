@@ -51,7 +51,8 @@ struct TrainingOptions {
 struct TrainedClassifier {
   std::string model_json;  // XGBoost's JSON model (LoadXgboostJson reads it)
   int rounds = 0;          // boosting rounds in the model: the best round + 1
-  int rounds_tried = 0;    // rounds trained before stopping
+  // Rounds trained before stopping: one validation figure each.
+  int rounds_tried() const { return static_cast<int>(validation_pr_auc.size()); }
   double scale_pos_weight = 0;
   // Validation average precision after each round tried (the model keeps the first "rounds").
   std::vector<double> validation_pr_auc;
