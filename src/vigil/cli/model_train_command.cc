@@ -190,6 +190,14 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   for (const auto& [feature, gain] : r.model.feature_gain) {
     importance.push_back({{"feature", feature}, {"total_gain", gain}});
   }
+  Json bands = Json::array();
+  for (const evaluation::SliceFigures& f : r.test_amount_bands) {
+    bands.push_back({{"band", f.name},
+                     {"rows", f.rows},
+                     {"laundering", f.positives},
+                     {"pr_auc", IntervalJson(f.pr_auc)},
+                     {"at_review", ConfusionJson(f.at_threshold)}});
+  }
   Json card = {
       {"model", "model.json"},
       {"created_utc", FormatUtc(RealClock().Now())},
@@ -230,7 +238,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
         {"test",
          {{"pr_auc", IntervalJson(r.test_pr_auc)},
           {"base_rate", r.test_base_rate},
-          {"at_review", ConfusionJson(r.test_at_review)}}}}},
+          {"at_review", ConfusionJson(r.test_at_review)},
+          {"amount_bands", bands}}}}},
       {"feature_importance", importance},
       {"baselines", baselines},
       {"gate", {{"passed", r.gate_passed}, {"reason", r.gate}, {"margin", flags.baseline_margin}}}};
@@ -267,6 +276,12 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       "F1 %.3f\n",
       r.test_pr_auc.estimate, r.test_pr_auc.low, r.test_pr_auc.high, r.test_base_rate,
       r.test_at_review.precision(), r.test_at_review.recall(), r.test_at_review.f1());
+  for (const evaluation::SliceFigures& f : r.test_amount_bands) {
+    std::cout << absl::StrFormat(
+        "  amount %s: %d rows (%d laundering), PR-AUC %.4f [%.4f, %.4f], at review recall %.3f\n",
+        f.name, f.rows, f.positives, f.pr_auc.estimate, f.pr_auc.low, f.pr_auc.high,
+        f.at_threshold.recall());
+  }
   for (const training::Baseline& b : r.baselines) {
     std::cout << absl::StrFormat("baseline '%s' alone (%s is riskier): test PR-AUC %.4f [%.4f, %.4f]\n",
                                  b.feature, b.higher_is_riskier ? "higher" : "lower",

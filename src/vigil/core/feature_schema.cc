@@ -53,4 +53,8 @@ absl::StatusOr<std::vector<size_t>> FeatureSchema::Bind(
   return out;
 }
 
+bool SchemaExtends(absl::string_view version, absl::string_view older) {
+  return version == older || (version == "vigil.features.v2" && older == "vigil.features.v1");
+}
+
 }  // namespace vigil

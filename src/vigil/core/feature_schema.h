@@ -45,6 +45,12 @@ class FeatureSchema {
   absl::flat_hash_map<std::string, size_t> index_;
 };
 
+// Whether rows of schema "version" carry every column of schema "older" under the same name and
+// with the same meaning, so that what was built on "older" (a model, a drift profile, a stored
+// feature state) keeps working: true when they are equal, and for vigil.features.v2 over
+// vigil.features.v1 (v2 appends the long-memory columns).
+bool SchemaExtends(absl::string_view version, absl::string_view older);
+
 // One row of features. Missing values are NaN.
 struct FeatureVector {
   std::shared_ptr<const FeatureSchema> schema;

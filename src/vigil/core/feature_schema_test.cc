@@ -80,5 +80,12 @@ TEST(FeatureVector, CarriesItsSchema) {
   EXPECT_EQ(fv.values.size(), 2u);
 }
 
+TEST(FeatureSchema, V2ExtendsV1AndNothingElse) {
+  EXPECT_TRUE(SchemaExtends("vigil.features.v2", "vigil.features.v1"));
+  EXPECT_TRUE(SchemaExtends("vigil.features.v2", "vigil.features.v2"));
+  EXPECT_FALSE(SchemaExtends("vigil.features.v1", "vigil.features.v2"));
+  EXPECT_FALSE(SchemaExtends("vigil.features.v2", "vigil.features.v0"));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "vigil/common/status_macros.h"
+#include "vigil/core/feature_schema.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/transaction.h"
 #include "vigil/drift/two_sample.h"
@@ -34,7 +35,9 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
     const ReferenceProfile& profile, const std::string& schema_version,
     const std::vector<std::string>& feature_names, DriftConfig config, DriftEventLog* events) {
   if (absl::Status s = config.Validate(); !s.ok()) return s;
-  if (profile.feature_schema_version() != schema_version) {
+  // A profile of an older schema that this one extends monitors the columns it has; the others
+  // are listed as not in the profile.
+  if (!SchemaExtends(schema_version, profile.feature_schema_version())) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the reference profile is of feature schema '", profile.feature_schema_version(),
         "' but the engine computes '", schema_version,
@@ -48,7 +51,7 @@ absl::StatusOr<std::unique_ptr<DriftMonitor>> DriftMonitor::Create(
           "the measured null was measured with ", ToAbsl(what),
           ": measure it again with this configuration (vigil replay --drift-null-out)"));
     };
-    if (measured->feature_schema_version != schema_version) {
+    if (!SchemaExtends(schema_version, measured->feature_schema_version)) {
       return mismatch(absl::StrCat("feature schema '", measured->feature_schema_version, "'"));
     }
     if (measured->weights.kl != config.weights.kl || measured->weights.js != config.weights.js ||

@@ -112,7 +112,7 @@ struct World {
   }
 };
 
-ReferenceProfile MakeProfile() {
+ReferenceProfile MakeProfile(const std::string& schema = kSchema) {
   World w;
   w.rng.seed(7);  // the reference: another sample of the same world
   std::vector<std::vector<double>> columns(kFeatures.size());
@@ -122,7 +122,7 @@ ReferenceProfile MakeProfile() {
     for (size_t f = 0; f < kFeatures.size(); ++f) columns[f].push_back(r.features[f]);
     scores.push_back(r.score);
   }
-  nlohmann::json profile = {{"feature_schema_version", kSchema}, {"rows", 100'000}};
+  nlohmann::json profile = {{"feature_schema_version", schema}, {"rows", 100'000}};
   for (size_t f = 0; f < kFeatures.size(); ++f) profile["features"][kFeatures[f]] = ProfileEntry(columns[f]);
   profile["score"] = ProfileEntry(scores);
   return *ReferenceProfile::Parse(profile.dump(), "test profile");
@@ -182,6 +182,19 @@ TEST_F(DriftMonitorTest, MonitorsEveryFeatureButTheSeasonalOnesAndTheScore) {
                                             "model_score"));
   EXPECT_THAT(s.unmonitored, ::testing::ElementsAre("hour_of_day (excluded by configuration)"));
   EXPECT_EQ(s.calibration, "null");
+}
+
+TEST_F(DriftMonitorTest, AProfileOfV1MonitorsItsColumnsUnderV2) {
+  const ReferenceProfile v1 = MakeProfile("vigil.features.v1");
+  std::vector<std::string> v2_names = kFeatures;
+  v2_names.push_back("pair_count_before");  // a column v2 appends
+  auto m = DriftMonitor::Create(v1, "vigil.features.v2", v2_names, {}, nullptr);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const DriftState s = (*m)->State(false);
+  EXPECT_THAT(s.unmonitored, ::testing::Contains("pair_count_before (not in the reference profile)"));
+  EXPECT_THAT(DriftMonitor::Create(MakeProfile("vigil.features.v2"), "vigil.features.v1",
+                                   kFeatures, {}, nullptr),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST_F(DriftMonitorTest, RefusesAProfileOfAnotherSchemaAndBadConfig) {

@@ -186,11 +186,12 @@ std::string AuditRecordViewJson(const audit::AuditRecord& r, const audit::Hash& 
     Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     return j.is_discarded() ? Json(text) : j;
   };
-  // Features named by FeatureExtractor::Schema() when the record's schema is this build's.
+  // Features named by FeatureExtractor::Schema() when the record's schema is this build's or
+  // one it extends (whose columns are the first of this build's, in order).
   const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
   const bool named = !r.features.empty() &&
-                     r.decision.feature_schema_version == schema->version() &&
-                     r.features.size() == schema->size();
+                     SchemaExtends(schema->version(), r.decision.feature_schema_version) &&
+                     r.features.size() <= schema->size();
   Json features = named ? Json::object() : Json::array();
   for (size_t i = 0; i < r.features.size(); ++i) {
     Json value = std::isfinite(r.features[i]) ? Json(r.features[i]) : Json(nullptr);

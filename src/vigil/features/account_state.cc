@@ -13,7 +13,7 @@ namespace {
 
 constexpr int k24h = static_cast<int>(Window::k24h);
 constexpr int k7d = static_cast<int>(Window::k7d);
-constexpr uint8_t kEncodingVersion = 2;  // 2: float EWMA statistics
+constexpr uint8_t kEncodingVersion = 3;  // 2: float EWMA statistics; 3: the long memory
 
 template <typename T>
 void Put(std::string* out, T v) {
@@ -364,7 +364,7 @@ void AccountState::PrefetchRecentReceivers() const {
 }
 
 size_t AccountState::MemoryBytes() const {
-  size_t bytes = sizeof(*this) + events_.capacity() * sizeof(PackedEvent);
+  size_t bytes = sizeof(*this) + events_.capacity() * sizeof(PackedEvent) + history_.MemoryBytes();
   if (index_ != nullptr) {
     bytes += sizeof(CounterpartyIndex) + index_->counts.MemoryBytes() +
              index_->recent_receivers.capacity() * sizeof(RecentReceiver);
@@ -385,6 +385,7 @@ void AccountState::EncodeTo(std::string* out) const {
     Put(out, e.hi);
     Put(out, e.lo);
   }
+  history_.EncodeTo(out);
 }
 
 absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
@@ -392,7 +393,8 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   uint8_t version = 0;
   int32_t cap = 0;
   uint32_t n = 0;
-  if (!Get(&in, &version) || version != kEncodingVersion) {
+  // Version 2 (before the long memory) decodes with an empty one.
+  if (!Get(&in, &version) || (version != kEncodingVersion && version != 2)) {
     return absl::DataLossError(
         absl::StrCat("account state: unsupported encoding version ", static_cast<int>(version)));
   }
@@ -400,7 +402,8 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
       !Get(&in, &s.ewma_var_) || !Get(&in, &s.n_amounts_) || !Get(&in, &cap) || !Get(&in, &n)) {
     return absl::DataLossError("account state: truncated header");
   }
-  if (in.size() != static_cast<size_t>(n) * sizeof(PackedEvent)) {
+  if (in.size() < static_cast<size_t>(n) * sizeof(PackedEvent) ||
+      (version == 2 && in.size() != static_cast<size_t>(n) * sizeof(PackedEvent))) {
     return absl::DataLossError(
         absl::StrCat("account state: expected ", n, " events, got ", in.size(), " bytes"));
   }
@@ -414,12 +417,16 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
     }
     previous = e.time_us();
   }
+  if (version >= 3 && (!s.history_.DecodeFrom(&in) || !in.empty())) {
+    return absl::DataLossError("account state: malformed long memory");
+  }
   s.RebuildDerived();
   s.UpdateIndexMode(cap > 0 ? cap : ApplyOptions{}.recent_receivers);
   return s;
 }
 
 size_t AccountState::DropEventsAfter(int64_t limit_us) {
+  if (history_.newest() > HistorySeconds(limit_us)) history_.Clear();
   if (frontier_ <= limit_us) return 0;
   auto keep_end = std::upper_bound(events_.begin(), events_.end(), limit_us,
                                    [](int64_t t, const PackedEvent& e) { return t < e.time_us(); });

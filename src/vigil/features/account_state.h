@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "vigil/common/huge_page_pool.h"
+#include "vigil/features/account_history.h"
 #include "vigil/features/counterparty_counts.h"
 
 namespace vigil {
@@ -133,8 +134,13 @@ class AccountState {
   // Forgets the events after "limit_us" (an event time no event may have: the clock's bound,
   // see FeatureExtractor::BoundEventTimes) and moves the frontier back to the newest event
   // kept, rebuilding the windows' totals and the counterparty index. Returns how many events
-  // were forgotten (0: nothing changed). The amount statistics keep what they learnt.
+  // were forgotten (0: nothing changed). The amount statistics keep what they learnt; the long
+  // memory (history()), which keeps no events to drop, starts again when it saw a later time.
   size_t DropEventsAfter(int64_t limit_us);
+
+  // The account's long memory (schema v2's features), folded in by the extractor.
+  const AccountHistory& history() const { return history_; }
+  AccountHistory& mutable_history() { return history_; }
 
   size_t num_events() const { return events_.size(); }
   bool indexed() const { return index_ != nullptr; }
@@ -188,6 +194,7 @@ class AccountState {
   // are read at random (see HugePagePool).
   std::vector<PackedEvent, HugePageAllocator<PackedEvent>> events_;
   std::unique_ptr<CounterpartyIndex> index_;
+  AccountHistory history_;
   int64_t frontier_ = INT64_MIN;
   int64_t last_dropped_ = INT64_MIN;  // time of the newest event dropped from events_
   // float: a feature, not money; 8 bytes fewer in every account's state.

@@ -34,6 +34,15 @@ struct FeatureConfig {
   int cycle_max_hops = 3;
   int cycle_max_branching = 8;
 
+  // The long memory of schema v2 (AccountHistory, PaymentMotifs): at most this many
+  // counterparties remembered per account over 90 days (24 bytes each; past it the least
+  // recently active is forgotten and distinct counts saturate), and the motif search's bounds:
+  // counterparties expanded per account and account histories read per payment (0 turns the
+  // motif columns off: they read 0).
+  int history_max_counterparties = 32;
+  int motif_branching = 8;
+  int motif_budget = 24;
+
   // When set, accounts are known by the keyed hash of their key ("<bank>\x1f<account>"),
   // never by the key itself: the state, in memory and stored, holds no account id
   // (docs/security.md). A stored state records which key made its pseudonyms

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 #include "vigil/crypto/pseudonym.h"
+#include "vigil/features/payment_motifs.h"
 
 namespace vigil {
 namespace {
@@ -45,6 +46,35 @@ enum SideColumn : int {
   kNumSideColumns,
 };
 
+// Schema v2 appends (v1's columns keep their names and places, so a v1 model binds to v2):
+// transaction-level columns over the long memory, then the same block for each side.
+enum TxHistoryColumn : int {
+  kPairCount = 0,
+  kPairSecondsSinceLast,
+  kPairReverseCount,
+  kPairSecondsSinceReverse,
+  kCycleLength30d,
+  kScatterGather30d,
+  kNumTxHistoryColumns,
+};
+
+enum SideHistoryColumn : int {
+  kAmountToOutMedian = 0,
+  kAmountOutQuantile,
+  kAmountToInMedian,
+  kAmountInQuantile,
+  kAmountToLastIn,
+  kSecondsSinceLastIn,
+  kOutDegree30d,
+  kInDegree30d,
+  kOutDegree90d,
+  kInDegree90d,
+  kNumSideHistoryColumns,
+};
+
+constexpr int kV1Columns = kNumTxColumns + 2 * kNumSideColumns;
+constexpr int kV2Columns = kV1Columns + kNumTxHistoryColumns + 2 * kNumSideHistoryColumns;
+
 std::vector<std::string> ColumnNames() {
   std::vector<std::string> names = {"amount_reporting", "is_round_amount",  "is_cross_currency",
                                     "is_cross_border",  "is_self_transfer", "hour_of_day",
@@ -67,7 +97,43 @@ std::vector<std::string> ColumnNames() {
       names.push_back(absl::StrCat(side, n));
     }
   }
+  for (const char* n : {"pair_count_before", "pair_seconds_since_last", "pair_reverse_count",
+                        "pair_seconds_since_reverse", "cycle_length_30d", "scatter_gather_30d"}) {
+    names.push_back(n);
+  }
+  for (const char* side : {"orig_", "bene_"}) {
+    for (const char* n :
+         {"amount_to_out_median", "amount_out_quantile", "amount_to_in_median",
+          "amount_in_quantile", "amount_to_last_in", "seconds_since_last_in", "out_degree_30d",
+          "in_degree_30d", "out_degree_90d", "in_degree_90d"}) {
+      names.push_back(absl::StrCat(side, n));
+    }
+  }
   return names;
+}
+
+double Ratio(double amount, double reference) {
+  return std::isnan(reference) || reference <= 0 ? kNaN : amount / reference;
+}
+
+// Seconds from HistorySeconds "then" (0: never) to event time t.
+double SecondsSince(uint32_t then, int64_t t) {
+  if (then == 0) return kNaN;
+  return static_cast<double>(HistorySeconds(t)) - static_cast<double>(then);
+}
+
+// One side's long-memory columns, from its history before the payment.
+void WriteHistorySide(const AccountHistory& h, double amount, int64_t t, double* out) {
+  out[kAmountToOutMedian] = Ratio(amount, h.Median(true));
+  out[kAmountOutQuantile] = h.Quantile(true, amount);
+  out[kAmountToInMedian] = Ratio(amount, h.Median(false));
+  out[kAmountInQuantile] = h.Quantile(false, amount);
+  out[kAmountToLastIn] = Ratio(amount, h.last_in_amount());
+  out[kSecondsSinceLastIn] = SecondsSince(h.last_in_seconds(), t);
+  out[kOutDegree30d] = h.Degree(true, t, kHistoryShortWindowUs);
+  out[kInDegree30d] = h.Degree(false, t, kHistoryShortWindowUs);
+  out[kOutDegree90d] = h.Degree(true, t, kHistoryRetentionUs);
+  out[kInDegree90d] = h.Degree(false, t, kHistoryRetentionUs);
 }
 
 double Units(int64_t cents) { return static_cast<double>(cents) / 100; }
@@ -114,9 +180,9 @@ FeatureExtractor::FeatureExtractor(const FxRates& fx, FeatureConfig config)
 
 std::shared_ptr<const FeatureSchema> FeatureExtractor::Schema() {
   static const auto* schema = [] {
-    auto s = FeatureSchema::Create("vigil.features.v1", ColumnNames());
+    auto s = FeatureSchema::Create("vigil.features.v2", ColumnNames());
     VIGIL_CHECK(s.ok());
-    VIGIL_CHECK((*s)->size() == static_cast<size_t>(kNumTxColumns + 2 * kNumSideColumns));
+    VIGIL_CHECK((*s)->size() == static_cast<size_t>(kV2Columns));
     return new std::shared_ptr<const FeatureSchema>(*std::move(s));
   }();
   return *schema;
@@ -294,11 +360,13 @@ absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Look
       static_cast<double>(*micros) >=
           config_.near_threshold_fraction * static_cast<double>(config_.reporting_threshold_micros);
 
+  const double amount = static_cast<double>(*micros) / 1e6;
+  WriteHistoryColumns(orig, bene, t, amount, row.data() + kV1Columns);
+
   const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
   AccountState& o = states_[orig];
   o.Apply(AccountEvent{t, cents, bene, Direction::kOut, near}, apply, &orig_snap);
-  const double amount = static_cast<double>(*micros) / 1e6;
   const double orig_z = o.UpdateAmountStats(amount, config_.ewma_alpha);
   AccountState& b = states_[bene];  // same object as o for a self-transfer
   b.Apply(AccountEvent{t, cents, orig, Direction::kIn, near}, apply, &bene_snap);
@@ -330,7 +398,34 @@ absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Look
   }
   WriteSide(orig_snap, o, orig_z, t, out + kNumTxColumns);
   WriteSide(bene_snap, b, bene_z, t, out + kNumTxColumns + kNumSideColumns);
+  const int max_pairs = config_.history_max_counterparties;
+  o.mutable_history().Observe(bene, /*out=*/true, t, amount, max_pairs);
+  b.mutable_history().Observe(orig, /*out=*/false, t, amount, max_pairs);
   return absl::OkStatus();
+}
+
+void FeatureExtractor::WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t t, double amount,
+                                           double* out) const {
+  const AccountHistory& oh = states_[orig].history();
+  const AccountHistory& bh = states_[bene].history();
+  const PairSummary* pair = oh.Find(bene, t);
+  const bool paid_before = pair != nullptr && pair->out_count > 0;
+  const bool paid_back = pair != nullptr && pair->in_count > 0;
+  out[kPairCount] = paid_before ? pair->out_count : 0;
+  out[kPairSecondsSinceLast] = paid_before ? SecondsSince(pair->last_out, t) : kNaN;
+  out[kPairReverseCount] = paid_back ? pair->in_count : 0;
+  out[kPairSecondsSinceReverse] = paid_back ? SecondsSince(pair->last_in, t) : kNaN;
+  PaymentMotifs motifs;
+  if (orig != bene) {
+    motifs = FindPaymentMotifs(
+        orig, bene, t, MotifLimits{config_.motif_branching, config_.motif_budget},
+        [this](uint32_t a) -> const AccountHistory& { return states_[a].history(); });
+  }
+  out[kCycleLength30d] = motifs.cycle_length;
+  out[kScatterGather30d] = motifs.scatter_gather;
+  double* side = out + kNumTxHistoryColumns;
+  WriteHistorySide(oh, amount, t, side);
+  WriteHistorySide(bh, amount, t, side + kNumSideHistoryColumns);
 }
 
 // Shortest cycle closed by this payment orig -> bene: 2 when bene paid orig in the last 7 days,

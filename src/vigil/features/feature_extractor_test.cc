@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -62,11 +63,17 @@ Row Process(FeatureExtractor& fe, const Transaction& tx) {
 
 TEST(FeatureExtractor, SchemaIsVersionedAndPrefixed) {
   auto schema = FeatureExtractor::Schema();
-  EXPECT_EQ(schema->version(), "vigil.features.v1");
+  EXPECT_EQ(schema->version(), "vigil.features.v2");
   EXPECT_TRUE(schema->IndexOf("orig_out_count_24h").has_value());
   EXPECT_TRUE(schema->IndexOf("bene_fan_in_7d").has_value());
   EXPECT_TRUE(schema->IndexOf("payment_format_credit_card").has_value());
   EXPECT_TRUE(schema->IndexOf("cycle_length").has_value());
+  // v2 keeps v1's 60 columns in their places and appends the long memory.
+  ASSERT_EQ(schema->size(), 86u);
+  EXPECT_EQ(schema->names()[0], "amount_reporting");
+  EXPECT_EQ(schema->names()[59], "bene_pass_through_ratio_24h");
+  EXPECT_EQ(schema->names()[60], "pair_count_before");
+  EXPECT_EQ(schema->names()[85], "bene_in_degree_90d");
 }
 
 TEST(FeatureExtractor, WindowsCountBothSidesAndExpire) {
@@ -399,6 +406,209 @@ TEST_P(FeatureExtractorProperty, MatchesBruteForce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomStreams, FeatureExtractorProperty, ::testing::Range(1, 9));
+
+// ---------------------------------------------------------------------------------------------
+// Property test of schema v2's long-memory columns: in-order streams over 85 days (within the
+// 90-day retention, so nothing expires) on a few accounts, with bounds wide enough that none
+// binds, against brute force over every earlier payment.
+
+struct Paid {
+  int64_t t;
+  int orig, bene;
+  double amount;
+};
+
+// Directed edge summaries u -> v from the payments so far: first and last HistorySeconds.
+struct EdgeTimes {
+  uint32_t first = 0, last = 0;
+};
+
+uint32_t Earliest(const EdgeTimes& e, uint32_t from, uint32_t to) {
+  for (uint32_t c : {e.first, e.last}) {
+    if (c != 0 && c >= from && c <= to) return c;
+  }
+  return 0;
+}
+
+void CheckHistorySide(const Row& r, const std::string& p, const std::vector<Paid>& before,
+                      int account, double amount, int64_t t) {
+  std::vector<float> outs, ins;
+  uint32_t last_in = 0;
+  std::set<int> out30, in30, out90, in90;
+  const uint32_t now = HistorySeconds(t);
+  for (const Paid& x : before) {
+    const uint32_t s = HistorySeconds(x.t);
+    const bool in30d = s + 30 * 86400 > now, in90d = s + 90 * 86400 > now;
+    if (x.orig == account) {
+      outs.push_back(static_cast<float>(x.amount));
+      if (in30d) out30.insert(x.bene);
+      if (in90d) out90.insert(x.bene);
+    }
+    if (x.bene == account) {
+      ins.push_back(static_cast<float>(x.amount));
+      last_in = std::max(last_in, s);
+      if (in30d) in30.insert(x.orig);
+      if (in90d) in90.insert(x.orig);
+    }
+  }
+  const auto last8 = [](std::vector<float> v) {
+    if (v.size() > 8) v.erase(v.begin(), v.end() - 8);
+    return v;
+  };
+  const auto median = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? static_cast<double>(v[n / 2])
+                 : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2;
+  };
+  const auto quantile = [amount](const std::vector<float>& v) {
+    double below = 0;
+    for (float a : v) below += a < static_cast<float>(amount) ? 1 : (a == static_cast<float>(amount) ? 0.5 : 0);
+    return below / static_cast<double>(v.size());
+  };
+  const auto expect = [&](const std::string& name, double want) {
+    const double got = r[p + name];
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << p << name << " = " << got;
+    } else {
+      ASSERT_DOUBLE_EQ(got, want) << p << name;
+    }
+  };
+  const double nan = std::nan("");
+  outs = last8(outs);
+  const std::vector<float> last_ins = last8(ins);
+  expect("amount_to_out_median", outs.empty() ? nan : amount / median(outs));
+  expect("amount_out_quantile", outs.empty() ? nan : quantile(outs));
+  expect("amount_to_in_median", last_ins.empty() ? nan : amount / median(last_ins));
+  expect("amount_in_quantile", last_ins.empty() ? nan : quantile(last_ins));
+  expect("amount_to_last_in", last_ins.empty() ? nan : amount / last_ins.back());
+  expect("seconds_since_last_in", last_in == 0 ? nan : static_cast<double>(now - last_in));
+  expect("out_degree_30d", static_cast<double>(out30.size()));
+  expect("in_degree_30d", static_cast<double>(in30.size()));
+  expect("out_degree_90d", static_cast<double>(out90.size()));
+  expect("in_degree_90d", static_cast<double>(in90.size()));
+}
+
+int BruteForceTimedCycle(const std::vector<Paid>& before, int accounts, int orig, int bene,
+                         int64_t t) {
+  if (orig == bene) return 0;
+  const uint32_t end = HistorySeconds(t), from = end - 30 * 86400 + 1;
+  std::map<std::pair<int, int>, EdgeTimes> edges;
+  for (const Paid& x : before) {
+    if (x.orig == x.bene) continue;
+    EdgeTimes& e = edges[{x.orig, x.bene}];
+    const uint32_t s = HistorySeconds(x.t);
+    if (e.first == 0) e.first = s;
+    e.last = s;
+  }
+  // Earliest arrival at each account after exactly h hops from bene.
+  std::vector<uint32_t> arrival(static_cast<size_t>(accounts), 0);
+  arrival[static_cast<size_t>(bene)] = from;
+  for (int hops = 1; hops <= 5; ++hops) {
+    std::vector<uint32_t> next(static_cast<size_t>(accounts), 0);
+    for (const auto& [uv, e] : edges) {
+      const uint32_t a = arrival[static_cast<size_t>(uv.first)];
+      if (a == 0) continue;
+      const uint32_t time = Earliest(e, a, end);
+      uint32_t& n = next[static_cast<size_t>(uv.second)];
+      if (time != 0 && (n == 0 || time < n)) n = time;
+    }
+    if (next[static_cast<size_t>(orig)] != 0) return hops + 1;
+    arrival = next;
+  }
+  return 0;
+}
+
+int BruteForceScatterGather(const std::vector<Paid>& before, int orig, int bene, int64_t t) {
+  const uint32_t end = HistorySeconds(t), from = end - 30 * 86400 + 1;
+  std::set<std::pair<int, int>> paid;
+  for (const Paid& x : before) {
+    const uint32_t s = HistorySeconds(x.t);
+    if (s >= from && s <= end) paid.insert({x.orig, x.bene});
+  }
+  std::set<int> intermediaries;
+  for (const auto& [s, o] : paid) {
+    if (o != orig || s == orig) continue;
+    for (const auto& [s2, m] : paid) {
+      if (s2 != s || m == orig || m == bene || m == s) continue;
+      if (paid.count({m, bene})) intermediaries.insert(m);
+    }
+  }
+  return static_cast<int>(intermediaries.size());
+}
+
+class LongMemoryProperty : public ::testing::TestWithParam<int> {};
+
+TEST_P(LongMemoryProperty, MatchesBruteForce) {
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam()) * 7919);
+  FxRates fx = TestRates();
+  FeatureConfig config;
+  config.history_max_counterparties = 1000;
+  config.motif_branching = 256;
+  config.motif_budget = 1'000'000;
+  FeatureExtractor fe(fx, config);
+  const int accounts = 4 + 8 * GetParam();  // dense to sparse graphs
+  std::vector<Paid> before;
+  int64_t now = kBase;
+  const int n = 1200;
+  std::map<int, int> cycles;  // length -> payments: the stream exercises every length
+  int scatter_gathers = 0;
+  for (int i = 0; i < n; ++i) {
+    // 85 days over the stream, ties and sub-second steps included.
+    const uint64_t k = rng() % 10;
+    now += k < 2 ? 0 : k < 4 ? static_cast<int64_t>(rng() % 1'000'000)
+                             : static_cast<int64_t>(rng() % (2 * 85 * 86'400'000'000LL / n));
+    const int orig = static_cast<int>(rng() % accounts);
+    const int bene = rng() % 20 == 0 ? orig : static_cast<int>(rng() % accounts);
+    const int64_t cents = rng() % 5 == 0 ? 10'000 : 1 + static_cast<int64_t>(rng() % 500'000);
+    Transaction tx = MakeTx(now, "A" + std::to_string(orig), "A" + std::to_string(bene), cents);
+    std::vector<double> values(FeatureExtractor::Schema()->size());
+    ASSERT_OK(fe.Process(tx, absl::MakeSpan(values)));
+    Row r(std::move(values));
+    const double amount = static_cast<double>(cents) / 100;
+    SCOPED_TRACE(::testing::Message() << "payment " << i << " " << orig << "->" << bene
+                                      << " day " << (now - kBase) / 86'400'000'000.0);
+    int pair_count = 0, reverse_count = 0;
+    uint32_t pair_last = 0, reverse_last = 0;
+    for (const Paid& x : before) {
+      if (x.orig == orig && x.bene == bene) {
+        ++pair_count;
+        pair_last = HistorySeconds(x.t);
+      }
+      if (x.orig == bene && x.bene == orig) {
+        ++reverse_count;
+        reverse_last = HistorySeconds(x.t);
+      }
+    }
+    const double s_now = HistorySeconds(now);
+    ASSERT_EQ(r["pair_count_before"], pair_count);
+    ASSERT_EQ(r["pair_reverse_count"], reverse_count);
+    if (pair_count == 0) {
+      ASSERT_TRUE(std::isnan(r["pair_seconds_since_last"]));
+    } else {
+      ASSERT_EQ(r["pair_seconds_since_last"], s_now - pair_last);
+    }
+    if (reverse_count == 0) {
+      ASSERT_TRUE(std::isnan(r["pair_seconds_since_reverse"]));
+    } else {
+      ASSERT_EQ(r["pair_seconds_since_reverse"], s_now - reverse_last);
+    }
+    CheckHistorySide(r, "orig_", before, orig, amount, now);
+    CheckHistorySide(r, "bene_", before, bene, amount, now);
+    ASSERT_EQ(r["cycle_length_30d"], BruteForceTimedCycle(before, accounts, orig, bene, now));
+    ASSERT_EQ(r["scatter_gather_30d"],
+              orig == bene ? 0 : BruteForceScatterGather(before, orig, bene, now));
+    ++cycles[static_cast<int>(r["cycle_length_30d"])];
+    scatter_gathers += r["scatter_gather_30d"] > 0 ? 1 : 0;
+    before.push_back({now, orig, bene, amount});
+  }
+  EXPECT_GT(cycles[0], 0);
+  EXPECT_GT(cycles[2], 0);
+  EXPECT_GT(cycles[3] + cycles[4] + cycles[5] + cycles[6], 0);
+  EXPECT_GT(scatter_gathers, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomStreams, LongMemoryProperty, ::testing::Range(1, 7));
 
 }  // namespace
 }  // namespace vigil

@@ -82,7 +82,9 @@ absl::StatusOr<std::unique_ptr<FeatureStore>> FeatureStore::Open(
 absl::Status FeatureStore::Restore() {
   const std::string& version = FeatureExtractor::Schema()->version();
   VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> stored_version, kv_->Get(kMeta, "schema"));
-  if (stored_version.has_value() && *stored_version != version) {
+  // v2 adds the long memory to v1's state: a v1 state restores with an empty one (its columns
+  // learn from the restart on), and the next checkpoint records v2.
+  if (stored_version.has_value() && !SchemaExtends(version, *stored_version)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "feature state in ", kv_->path(), " was written by schema ", *stored_version,
         ", this build computes ", version, "; use a new --data-dir or migrate the state"));

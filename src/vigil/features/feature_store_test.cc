@@ -237,6 +237,47 @@ TEST_F(FeatureStoreTest, RefusesStateOfAnotherSchemaVersion) {
               StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::HasSubstr("v0")));
 }
 
+TEST_F(FeatureStoreTest, RestoresStateOfSchemaV1WithAnEmptyLongMemory) {
+  const std::vector<Transaction> txs = Stream(30);
+  {
+    ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
+    for (const Transaction& tx : txs) Row(store->extractor(), tx);
+    ASSERT_OK(store->Checkpoint({}).status());
+  }
+  {
+    // Rewrite the state as v1 wrote it: account encoding 2, no long memory after the events.
+    KvStoreOptions options;
+    options.path = dir_ + "/features";
+    options.column_families = {"accounts", "meta"};
+    ASSERT_OK_AND_ASSIGN(auto kv, KvStore::Open(options));
+    std::vector<std::pair<std::string, std::string>> v1;
+    ASSERT_OK(kv->ForEach("accounts", "", [&](absl::string_view key, absl::string_view value) {
+      // The record: the account key's length (one varint byte here), the key, the state.
+      const size_t state_at = 1 + static_cast<uint8_t>(value[0]);
+      auto state = AccountState::Decode(
+          std::string_view(value.data() + state_at, value.size() - state_at));
+      if (!state.ok()) return state.status();
+      std::string history;
+      state->history().EncodeTo(&history);
+      std::string old(value.substr(0, value.size() - history.size()));
+      old[state_at] = 2;
+      v1.emplace_back(std::string(key), old);
+      return absl::OkStatus();
+    }));
+    ASSERT_FALSE(v1.empty());
+    for (const auto& [key, value] : v1) ASSERT_OK(kv->Put("accounts", key, value));
+    ASSERT_OK(kv->Put("meta", "schema", "vigil.features.v1"));
+  }
+  ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));
+  ASSERT_GT(store->extractor().num_accounts(), 0u);
+  size_t events = 0;
+  for (uint32_t a = 0; a < store->extractor().num_accounts(); ++a) {
+    EXPECT_TRUE(store->extractor().state(a).history().pairs().empty());
+    events += store->extractor().state(a).num_events();
+  }
+  EXPECT_EQ(events, 2 * txs.size()) << "the 7-day events come back";
+}
+
 TEST_F(FeatureStoreTest, DamagedAccountRecordIsDataLoss) {
   {
     ASSERT_OK_AND_ASSIGN(auto store, FeatureStore::Open(dir_, fx_, FeatureConfig{}));

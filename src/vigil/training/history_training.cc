@@ -183,6 +183,19 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
   report.test_alerts_per_day =
       static_cast<double>(report.test_at_review.tp + report.test_at_review.fp) /
       Days(report.test);
+  const auto amount_it =
+      std::find(history.names.begin(), history.names.end(), options.amount_column);
+  if (amount_it != history.names.end()) {
+    const auto j = static_cast<size_t>(amount_it - history.names.begin());
+    std::vector<double> amounts(test.rows());
+    for (size_t i = 0; i < test.rows(); ++i) amounts[i] = test.values[i * test.names.size() + j];
+    evaluation::PaymentEvaluationOptions bands;
+    bands.threshold = report.review_threshold;
+    bands.bootstrap_resamples = options.bootstrap_resamples;
+    bands.seed = options.bootstrap_seed;
+    report.test_amount_bands =
+        evaluation::EvaluatePayments(test_scores, test.labels, {}, amounts, bands).amount_bands;
+  }
 
   // One-feature baselines: direction and ranking on validation, figures on test.
   std::vector<Baseline> all;

@@ -22,6 +22,7 @@
 #include "absl/types/span.h"
 #include "vigil/common/clock.h"
 #include "vigil/evaluation/detection_metrics.h"
+#include "vigil/evaluation/payment_evaluation.h"
 #include "vigil/training/xgboost_trainer.h"
 
 namespace vigil::training {
@@ -43,6 +44,9 @@ struct HistoryTrainingOptions {
   double alerts_per_day = 0;
   size_t bootstrap_resamples = 1000;
   uint64_t bootstrap_seed = 1;
+  // The column whose values split the test figures into amount bands (EvaluatePayments'
+  // default bands); none when the rows lack it.
+  std::string amount_column = "amount_reporting";
 };
 
 // One part of the split, in event time.
@@ -71,6 +75,9 @@ struct TrainingReport {
   double test_base_rate = 0;
   evaluation::Interval test_pr_auc;
   evaluation::Confusion test_at_review;
+  // The test figures per amount band at the review threshold (empty without amount_column): on
+  // simulated data the bands above an artefact are what says whether anything was learnt.
+  std::vector<evaluation::SliceFigures> test_amount_bands;
   // The best three by validation average precision, then the named ones not among them.
   std::vector<Baseline> baselines;
   bool gate_passed = false;
