@@ -276,6 +276,23 @@ TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {
   EXPECT_EQ(card["baselines"][0]["feature"], "x");
 }
 
+TEST_F(ModelTrainCommandTest, DropLeavesColumnsOutByNameOrPattern) {
+  // The leaky stream: without x, the model has only y and noise.
+  Write("rows.csv", FeatureRowsCsv(6000, true, 2));
+  EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out"),
+                   "--depth", "3", "--bootstrap", "50", "--drop", "x", "--drop", "n*e"}),
+            1)
+      << ReadFile(Path("log"));
+  const nlohmann::json card = nlohmann::json::parse(ReadFile(Path("out/model_card.json")));
+  EXPECT_EQ(card["features"], nlohmann::json({"y"}));
+  EXPECT_EQ(card["features_dropped"], nlohmann::json({"x", "noise"}));
+  for (const auto& b : card["baselines"]) EXPECT_EQ(b["feature"], "y");
+  EXPECT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out2"),
+                   "--drop", "amount_*"}),
+            2);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("--drop amount_*: matches no column"));
+}
+
 // Evaluate on another stream's rows: the threshold comes from thresholds.json beside the model,
 // and the figures are those evaluation::EvaluatePayments computes from the model's scores.
 TEST_F(ModelTrainCommandTest, EvaluateReportsOnAnotherStreamWithTheModelsThreshold) {

@@ -1,5 +1,7 @@
 #include "vigil/cli/model_train_command.h"
 
+#include <fnmatch.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -102,6 +104,10 @@ void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags) {
       ->capture_default_str();
   train.add_option("--bootstrap", flags.bootstrap, "Bootstrap resamples for the intervals")
       ->capture_default_str();
+  train.add_option("--drop", flags.drop,
+                   "Leave these columns out (a name or a shell pattern such as '*_sum_*'; "
+                   "repeat for more): e.g. the absolute amounts, for a model that must carry "
+                   "over to another amount scale");
   train.add_option("--alerts-per-day", flags.alerts_per_day,
                    "The review threshold: the lowest whose alerts on validation stay within this "
                    "many a day (default: the best F1 on validation)");
@@ -144,8 +150,29 @@ int RunModelTrain(const ModelTrainFlags& flags) {
 
   absl::StatusOr<FeatureRows> rows = ReadFeatureRows(flags.features);
   if (!rows.ok()) return Fail(rows.status().message());
+  // The columns kept: all but those --drop names (each pattern must match one).
+  std::vector<size_t> kept;
+  std::vector<std::string> dropped;
+  std::vector<bool> used(flags.drop.size(), false);
+  for (size_t j = 0; j < rows->names.size(); ++j) {
+    bool drop = false;
+    for (size_t k = 0; k < flags.drop.size(); ++k) {
+      if (fnmatch(flags.drop[k].c_str(), rows->names[j].c_str(), 0) == 0) drop = used[k] = true;
+    }
+    if (drop) {
+      dropped.push_back(rows->names[j]);
+    } else {
+      kept.push_back(j);
+    }
+  }
+  for (size_t k = 0; k < flags.drop.size(); ++k) {
+    if (!used[k]) {
+      return Fail(absl::StrCat("--drop ", flags.drop[k], ": matches no column of ", flags.features));
+    }
+  }
+  if (kept.empty()) return Fail("--drop leaves no column to train on");
   training::LabelledRows history;
-  history.names = rows->names;
+  for (size_t j : kept) history.names.push_back(rows->names[j]);
   std::vector<UtcTime> times;
   const size_t width = rows->names.size();
   size_t unlabelled = 0;
@@ -154,9 +181,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       ++unlabelled;
       continue;
     }
-    history.values.insert(history.values.end(),
-                          rows->values.begin() + static_cast<std::ptrdiff_t>(i * width),
-                          rows->values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+    const double* row = rows->values.data() + i * width;
+    for (size_t j : kept) history.values.push_back(row[j]);
     history.labels.push_back(static_cast<uint8_t>(rows->labels[i]));
     times.push_back(rows->times[i]);
   }
@@ -177,7 +203,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
-  const bool engine_schema = schema->names() == rows->names;
+  // The rows are the engine's (any schema it extends) when the model's columns all bind to it.
+  const bool engine_schema = schema->Bind(history.names).ok();
 
   Json baselines = Json::array();
   for (const training::Baseline& b : r.baselines) {
@@ -202,7 +229,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       {"model", "model.json"},
       {"created_utc", FormatUtc(RealClock().Now())},
       {"feature_schema_version", engine_schema ? Json(schema->version()) : Json(nullptr)},
-      {"features", rows->names},
+      {"features", history.names},
+      {"features_dropped", dropped},
       {"training_data",
        {{"path", std::filesystem::path(flags.features).filename().string()},
         {"sha256", Sha256Hex(bytes.str())},

@@ -6,6 +6,7 @@
 #define VIGIL_CLI_MODEL_TRAIN_COMMAND_H_
 
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -27,6 +28,9 @@ struct ModelTrainFlags {
   double alerts_per_day = 0;     // > 0: the review threshold keeps within this alert budget
   double block_precision = 0.9;  // the block threshold's precision on validation
   int bootstrap = 1000;
+  // Columns left out of training, by name or shell pattern ("*_sum_*"): e.g. the absolute
+  // amounts, when the model must carry over to data of another amount scale.
+  std::vector<std::string> drop;
 };
 
 void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags);

@@ -10,7 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vigil/cli/data_files.h"
+#include "vigil/common/clock.h"
 #include "vigil/engine/decision_pipeline.h"
+#include "vigil/engine/replay.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/rules/policy.h"
 
@@ -25,6 +28,10 @@ struct PolicyFlags {
   std::string author;
   int64_t id = 0;
   bool activate = false;
+  // check --stream: replay this labelled or unlabelled stream and report each rule's firing.
+  std::string stream;
+  std::string fx_rates;
+  double most_traffic = 0.5;
 };
 
 std::string Author(const PolicyFlags& flags) {
@@ -126,6 +133,55 @@ std::shared_ptr<const Policy> Load(const std::string& path, const PolicyFlags& f
   return *policy;
 }
 
+// Replays flags.stream through features and this policy alone (no model: a rule must stand on
+// the traffic, not on a score) and reports how often each rule fires: a rule that never fires
+// there, or fires on more than flags.most_traffic of the payments, is called out.
+int CheckOnStream(const PolicyFlags& flags, const Policy& policy) {
+  constexpr char kCommand[] = "vigil policy check";
+  absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
+  if (!fx.ok()) return Fail(kCommand, fx.status());
+  DecisionConfig config;
+  config.policy_path = flags.file;
+  config.lists_dir = flags.lists;
+  auto decider = BuildDecisionMaker(config);
+  if (!decider.ok()) return Fail(kCommand, decider.status());
+  ReplayOptions options;
+  options.input_path = flags.stream;
+  options.decisions = decider->get();
+  absl::StatusOr<ReplaySummary> summary = RunReplay(options, *fx, RealClock());
+  if (!summary.ok()) return Fail(kCommand, summary.status());
+  const BacktestSummary& b = *summary->backtest;
+  std::cout << "on " << flags.stream << ": " << b.decisions << " payments decided ("
+            << b.labelled << " labelled), " << b.days << " days\n";
+  if (b.decisions == 0) {
+    std::cout << "warning: the stream has no payment the engine accepted; nothing to measure\n";
+    return kExitOk;
+  }
+  std::cout << absl::StrFormat("  %-34s %-7s %10s %9s %10s\n", "rule", "mode", "hits",
+                               "share", "precision");
+  int warnings = 0;
+  for (const PolicyRule& r : policy.rules()) {
+    const auto it = b.rules.find(r.id);
+    const int64_t hits = it == b.rules.end() ? 0 : it->second.hits;
+    const double share = static_cast<double>(hits) / static_cast<double>(b.decisions);
+    std::string precision = "-";
+    if (hits > 0 && b.labelled > 0) precision = absl::StrFormat("%.3f", it->second.precision);
+    std::cout << absl::StrFormat("  %-34s %-7s %10d %8.3f%% %10s\n", r.id,
+                                 r.mode == RuleMode::kShadow ? "shadow" : "active", hits,
+                                 100 * share, precision);
+    if (hits == 0) {
+      std::cout << "    warning: never fires on this stream\n";
+      ++warnings;
+    } else if (share > flags.most_traffic) {
+      std::cout << absl::StrFormat("    warning: fires on %.1f%% of the payments (more than %.0f%%)\n",
+                                   100 * share, 100 * flags.most_traffic);
+      ++warnings;
+    }
+  }
+  std::cout << warnings << (warnings == 1 ? " warning" : " warnings") << "\n";
+  return kExitOk;
+}
+
 int RunCheck(const PolicyFlags& flags) {
   const auto policy = Load(flags.file, flags, "vigil policy check");
   if (policy == nullptr) return kExitInputRejected;
@@ -137,7 +193,8 @@ int RunCheck(const PolicyFlags& flags) {
             << ", block at score >= " << policy->block_threshold() << "\n"
             << policy->rules().size() << " rules (" << policy->rules().size() - shadow
             << " active, " << shadow << " shadow)\n";
-  return kExitOk;
+  if (flags.stream.empty()) return kExitOk;
+  return CheckOnStream(flags, *policy);
 }
 
 std::string Describe(const PolicyRule& r) {
@@ -215,7 +272,18 @@ Command AddPolicyCommand(CLI::App& vigil) {
   check->add_option("FILE", flags->file, "Policy YAML")->required();
   check->add_option("--lists", flags->lists,
                     "Directory of named lists (default: 'lists' beside the policy)");
-  check->footer("Example:\n  vigil policy check policies/default.yaml");
+  check->add_option("--stream", flags->stream,
+                    "Also replay this stream (any format vigil replay reads) through the policy "
+                    "alone, no model, and report each rule's hits, share of payments and "
+                    "precision on labels; warn about rules that never fire or fire on most of it");
+  check->add_option("--most-traffic", flags->most_traffic,
+                    "With --stream: the share of payments above which a rule is called out")
+      ->check(CLI::Range(0.0, 1.0));
+  check->add_option("--fx-rates", flags->fx_rates,
+                    "With --stream: FX rates table (default: data/fx_rates.csv)");
+  check->footer(
+      "Examples:\n  vigil policy check policies/default.yaml\n"
+      "  vigil policy check policies/default.yaml --stream transactions.csv");
   CLI::App* diff = app->add_subcommand(
       "diff",
       "List the changes from policy A to policy B: thresholds, rules added, removed "

@@ -51,6 +51,39 @@ TEST_F(PolicyCommandTest, ShippedDefaultPolicyIsValid) {
   EXPECT_THAT(out, HasSubstr("10 rules (5 active, 5 shadow)"));
 }
 
+TEST_F(PolicyCommandTest, CheckOnAStreamCallsOutRulesThatNeverFireOrAlwaysDo) {
+  Write("p.yaml", R"(version: "1"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: everything
+    when: amount_reporting >= 0
+    action: tag
+    reason: r
+  - id: nothing
+    when: amount_reporting < 0
+    action: review
+    reason: r
+  - id: some
+    when: payment_format_ach == 1
+    action: review
+    mode: shadow
+    reason: r
+)");
+  ASSERT_EQ(Vigil({"policy", "check", Path("p.yaml"), "--stream",
+                   Shipped("testdata/amlworld/HI-Small_Trans.sample.csv"), "--fx-rates",
+                   Shipped("data/fx_rates.csv")}),
+            0)
+      << ReadFile(Path("log"));
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("payments decided"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("everything +active +[0-9]+ +100.000%"));
+  EXPECT_THAT(out, HasSubstr("warning: fires on 100.0% of the payments (more than 50%)"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("nothing +active +0 +0.000%"));
+  EXPECT_THAT(out, HasSubstr("warning: never fires on this stream"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("some +shadow +[1-9][0-9]* "));
+  EXPECT_THAT(out, HasSubstr("2 warnings"));
+}
+
 TEST_F(PolicyCommandTest, CheckRejectsABadPolicyWithEveryError) {
   Write("bad.yaml", R"(version: "2"
 thresholds: {review: 0.5, block: 0.9}
