@@ -61,24 +61,26 @@ def main(argv):
         sys.exit(__doc__)
     out, runs = argv[1], argv[2:]
     print("(a) same stream, split by event time 60/20/20 (test period only)")
-    print(f"  {'stream':<22} {'all: PR-AUC [95%]':<26} {'F1':>6}   {'>= $100: PR-AUC [95%]':<26} "
+    print(f"  {'stream':<24} {'all: PR-AUC [95%]':<26} {'F1':>6}   {'>= $100: PR-AUC [95%]':<26} "
           f"{'recall':>6}  best one-feature baseline")
-    for run in runs:
+    trained = [m for run in runs for m in (run, f"{run}.scale_free")]
+    trained += ["generator"] if os.path.isdir(os.path.join(out, "generator.model")) else []
+    for run in trained:
         card_path = os.path.join(out, f"{run}.model", "model_card.json")
         if not os.path.exists(card_path):
-            print(f"  {run:<22} (no model card)")
+            print(f"  {run:<24} (no model card)")
             continue
         card = json.load(open(card_path))
         test = card["metrics"]["test"]
         high = above_100(test.get("amount_bands", []))
         best = max(card["baselines"], key=lambda b: b["test_pr_auc"]["estimate"] or 0)
-        print(f"  {run:<22} {interval(test['pr_auc']):<26} {fmt(test['at_review']['f1']):>6}   "
+        print(f"  {run:<24} {interval(test['pr_auc']):<26} {fmt(test['at_review']['f1']):>6}   "
               f"{interval(high['pr_auc']) if high else '-':<26} "
               f"{fmt(high['at_review']['recall']) if high else '-':>6}  "
               f"{best['feature']} {fmt(best['test_pr_auc']['estimate'])}"
               f"{'' if card['gate']['passed'] else '  (gate: FAILED)'}")
     print("\n(b) cross stream (every labelled row of the other stream)")
-    print(f"  {'trained -> evaluated':<24} {'all: PR-AUC [95%]':<26} {'F1':>6}   "
+    print(f"  {'trained -> evaluated':<32} {'all: PR-AUC [95%]':<26} {'F1':>6}   "
           f"{'>= $100: PR-AUC [95%]':<26} {'acct recall @ FPR<=1%':>22}")
     for name in sorted(os.listdir(out)):
         if not name.endswith(".json") or "_on_" not in name:
@@ -86,7 +88,7 @@ def main(argv):
         e = json.load(open(os.path.join(out, name)))
         high = above_100(e.get("amount_bands", []))
         acct = e.get("accounts") or {}
-        print(f"  {name[:-5]:<24} {interval(e['all']['pr_auc']):<26} {fmt(e['all']['f1']):>6}   "
+        print(f"  {name[:-5]:<32} {interval(e['all']['pr_auc']):<26} {fmt(e['all']['f1']):>6}   "
               f"{interval(high['pr_auc']) if high else '-':<26} "
               f"{fmt(acct.get('recall_at_max_fpr')):>22}")
     print("  targets: >= $100 PR-AUC >= 0.40; all payments F1 >= 0.75; account recall >= 0.85 "

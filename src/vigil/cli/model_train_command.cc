@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -175,6 +176,10 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   for (size_t j : kept) history.names.push_back(rows->names[j]);
   std::vector<UtcTime> times;
   const size_t width = rows->names.size();
+  // The amounts, for the test figures per amount band, even when --drop leaves them out.
+  const auto amount_it =
+      std::find(rows->names.begin(), rows->names.end(), options.amount_column);
+  std::vector<double> amounts;
   size_t unlabelled = 0;
   for (size_t i = 0; i < rows->rows(); ++i) {
     if (rows->labels[i] < 0) {
@@ -183,6 +188,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
     }
     const double* row = rows->values.data() + i * width;
     for (size_t j : kept) history.values.push_back(row[j]);
+    if (amount_it != rows->names.end()) amounts.push_back(row[amount_it - rows->names.begin()]);
     history.labels.push_back(static_cast<uint8_t>(rows->labels[i]));
     times.push_back(rows->times[i]);
   }
@@ -190,7 +196,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
     return Fail(absl::StrCat(flags.features, ": no row is labelled (the label column is empty)"));
   }
   absl::StatusOr<training::TrainingReport> report =
-      training::TrainOnHistory(history, times, options);
+      training::TrainOnHistory(history, times, options, amounts);
   if (!report.ok()) return Fail(report.status().message());
   const training::TrainingReport& r = *report;
 

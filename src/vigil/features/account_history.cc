@@ -46,37 +46,28 @@ void AccountHistory::Observe(uint32_t counterparty, bool out, int64_t time_us, d
                              int max_pairs) {
   const uint32_t s = HistorySeconds(time_us);
   newest_ = std::max(newest_, s);
-  // One pass drops the summaries whose last activity is 90 days or more before the newest time
-  // (their time <= horizon); a second finds this counterparty's among the few left.
+  // The summaries are in the order of their last update, most recent first: the expired ones
+  // (last activity 90 days or more before the newest time) are at the back, and so is the one
+  // a full history forgets.
   constexpr uint32_t kRetentionSeconds = kHistoryRetentionUs / kMicrosPerSecond;
   const uint32_t horizon = newest_ > kRetentionSeconds ? newest_ - kRetentionSeconds : 0;
-  size_t kept = 0;
-  for (size_t i = 0; i < pairs_.size(); ++i) {
-    if (pairs_[i].last_active() > horizon) pairs_[kept++] = pairs_[i];
-  }
-  pairs_.resize(kept);
-  PairSummary* mine = nullptr;
-  for (PairSummary& p : pairs_) {
-    if (p.counterparty == counterparty) mine = &p;
-  }
-  if (mine == nullptr) {
-    if (pairs_.size() >= static_cast<size_t>(std::max(max_pairs, 1))) {
-      // Forget the least recently active counterparty.
-      auto oldest = std::min_element(pairs_.begin(), pairs_.end(),
-                                     [](const PairSummary& a, const PairSummary& b) {
-                                       return a.last_active() < b.last_active();
-                                     });
-      *oldest = PairSummary{counterparty};
-      mine = &*oldest;
-    } else {
-      if (pairs_.size() == pairs_.capacity()) {
-        const size_t n = pairs_.size();
-        pairs_.reserve(n < 4 ? n + 2 : n + n / 2);
-      }
-      pairs_.push_back(PairSummary{counterparty});
-      mine = &pairs_.back();
+  while (!pairs_.empty() && pairs_.back().last_active() <= horizon) pairs_.pop_back();
+  size_t i = 0;
+  while (i < pairs_.size() && pairs_[i].counterparty != counterparty) ++i;
+  if (i < pairs_.size()) {
+    // A late event may leave an expired summary short of the back: it starts again.
+    if (pairs_[i].last_active() <= horizon) pairs_[i] = PairSummary{counterparty};
+    std::rotate(pairs_.begin(), pairs_.begin() + static_cast<ptrdiff_t>(i),
+                pairs_.begin() + static_cast<ptrdiff_t>(i) + 1);
+  } else {
+    if (pairs_.size() >= static_cast<size_t>(std::max(max_pairs, 1))) pairs_.pop_back();
+    if (pairs_.size() == pairs_.capacity()) {
+      const size_t n = pairs_.size();
+      pairs_.reserve(n < 4 ? n + 2 : n + n / 2);
     }
+    pairs_.insert(pairs_.begin(), PairSummary{counterparty});
   }
+  PairSummary* mine = &pairs_.front();
   if (out) {
     if (mine->first_out == 0 || s < mine->first_out) mine->first_out = s;
     mine->last_out = std::max(mine->last_out, s);
@@ -149,9 +140,9 @@ double AccountHistory::last_in_amount() const {
   return in_amounts_[(next_in_ + kAmountRing - 1) % kAmountRing];
 }
 
-void AccountHistory::PrefetchPairs() const {
+void AccountHistory::PrefetchPairs(size_t max_pairs) const {
   const char* p = reinterpret_cast<const char*>(pairs_.data());
-  const size_t bytes = pairs_.size() * sizeof(PairSummary);
+  const size_t bytes = std::min(pairs_.size(), max_pairs) * sizeof(PairSummary);
   for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
 }
 

@@ -4,8 +4,9 @@
 //
 // Per counterparty it keeps a PairSummary: the first and last payment in each direction and how
 // many, within the retention horizon (kHistoryRetentionUs, 90 days). At most "max_pairs"
-// counterparties are remembered (FeatureConfig::history_max_counterparties): when a new one
-// arrives at a full history, the least recently active is forgotten, so for an account with more
+// counterparties are remembered (FeatureConfig::history_max_counterparties), in the order of
+// their last update, most recent first: when a new one arrives at a full history, the least
+// recently updated is forgotten, so for an account with more
 // counterparties than that in 90 days the distinct counts saturate at the bound (a lower bound,
 // exact below it). Amounts: the last kAmountRing outgoing and incoming amounts (their median and
 // quantile give the scale-free relative amounts).
@@ -25,6 +26,7 @@
 #define VIGIL_FEATURES_ACCOUNT_HISTORY_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,6 +67,7 @@ class AccountHistory {
   // The summary of "counterparty" as of time t (its last activity within 90 days before t), or
   // nullptr when none is kept.
   const PairSummary* Find(uint32_t counterparty, int64_t t) const;
+  // Most recently updated first.
   const std::vector<PairSummary, HugePageAllocator<PairSummary>>& pairs() const { return pairs_; }
 
   // Distinct counterparties paid ("out") or paying in (t - window, t], among those kept.
@@ -83,7 +86,8 @@ class AccountHistory {
   void Clear() { *this = AccountHistory(); }
 
   size_t MemoryBytes() const { return pairs_.capacity() * sizeof(PairSummary); }  // heap only
-  void PrefetchPairs() const;
+  // Cache hints for the first "max_pairs" summaries (all by default).
+  void PrefetchPairs(size_t max_pairs = SIZE_MAX) const;
 
   // Versioned binary encoding (AccountState embeds it).
   void EncodeTo(std::string* out) const;

@@ -331,6 +331,7 @@ int AccountState::SendersIfFew(int64_t t, uint32_t* out, int cap) const {
 void AccountState::PrefetchForApply() const {
   const size_t n = events_.size();
   if (index_ != nullptr) __builtin_prefetch(index_.get(), 1);
+  history_.PrefetchPairs();  // the long-memory columns scan them, Observe writes one
   if (n == 0) return;
   const char* data = reinterpret_cast<const char*>(events_.data());
   constexpr size_t kLine = 64;

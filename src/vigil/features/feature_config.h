@@ -36,12 +36,14 @@ struct FeatureConfig {
 
   // The long memory of schema v2 (AccountHistory, PaymentMotifs): at most this many
   // counterparties remembered per account over 90 days (24 bytes each; past it the least
-  // recently active is forgotten and distinct counts saturate), and the motif search's bounds:
-  // counterparties expanded per account and account histories read per payment (0 turns the
-  // motif columns off: they read 0).
+  // recently updated is forgotten and distinct counts saturate), and the motif search's bounds:
+  // counterparties expanded per account and account histories read per payment. 0 (the
+  // default) turns the search off and cycle_length_30d / scatter_gather_30d read 0: at 1M
+  // accounts it costs 1.7-5.7 us a payment (budget 1-24; the rest of the feature stage takes
+  // 1.6-2.8) and carried no measurable signal on the external data (docs/detection.md).
   int history_max_counterparties = 32;
   int motif_branching = 8;
-  int motif_budget = 24;
+  int motif_budget = 0;
 
   // When set, accounts are known by the keyed hash of their key ("<bank>\x1f<account>"),
   // never by the key itself: the state, in memory and stored, holds no account id

@@ -259,8 +259,34 @@ void FeatureExtractor::LookaheadReceivers(const Transaction& tx, Lookahead* la) 
       });
 }
 
+void FeatureExtractor::LookaheadMotifAccounts(Lookahead* la) const {
+  la->num_motif_accounts = 0;
+  if (config_.motif_budget <= 0 || la->account[0] < 0 || la->account[1] < 0) return;
+  // A hint only, and no more than the search will read (every prefetch takes a line fill
+  // buffer a demand miss could use): the first accounts of each side's long memory in the
+  // right direction, the originator's senders first, as the search reads them.
+  int left = std::min(config_.motif_budget, Lookahead::kMaxReceivers);
+  for (int side = 0; side < 2; ++side) {
+    int n = 0;
+    const int cap = std::min(config_.motif_branching, left);
+    for (const PairSummary& p : states_[static_cast<size_t>(la->account[side])].history().pairs()) {
+      if (n == cap) break;
+      if ((side == 0 ? p.in_count : p.out_count) == 0) continue;
+      la->motif_accounts[la->num_motif_accounts++] = p.counterparty;
+      // The history's own first line (states are not line-aligned): it holds the pairs' address.
+      __builtin_prefetch(&states_[p.counterparty].history());
+      ++n;
+    }
+    left -= n;
+  }
+}
+
 void FeatureExtractor::LookaheadReceiverStates(const Lookahead& la) const {
   for (int i = 0; i < la.num_receivers; ++i) states_[la.receivers[i]].PrefetchRecentReceivers();
+  const auto first = static_cast<size_t>(std::max(config_.motif_branching, 0));
+  for (int i = 0; i < la.num_motif_accounts; ++i) {
+    states_[la.motif_accounts[i]].history().PrefetchPairs(first);
+  }
 }
 
 void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
@@ -286,6 +312,7 @@ void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Spa
     if (const int64_t j = i + 3 * d; in_range(j)) LookaheadStates(slot(j));
     if (const int64_t j = i + 2 * d; in_range(j)) {
       LookaheadReceivers(txs[static_cast<size_t>(j)], &slot(j));
+      LookaheadMotifAccounts(&slot(j));
     }
     if (const int64_t j = i + d; in_range(j)) LookaheadReceiverStates(slot(j));
     if (i >= 0) {

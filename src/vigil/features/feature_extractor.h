@@ -106,6 +106,10 @@ class FeatureExtractor {
     int64_t account[2] = {-1, -1};      // -1 while unknown (or new)
     uint32_t receivers[kMaxReceivers];  // the beneficiary's recent receivers, as seen ahead
     int num_receivers = 0;
+    // The accounts the motif search will read first (the originator's senders, the
+    // beneficiary's receivers in its long memory), as seen ahead.
+    uint32_t motif_accounts[kMaxReceivers];
+    int num_motif_accounts = 0;
   };
   // Transactions between two lookahead stages; the ring holds every transaction in flight.
   static constexpr int64_t kLookaheadStep = 2;
@@ -118,6 +122,7 @@ class FeatureExtractor {
   void LookaheadFind(Lookahead* la) const;
   void LookaheadStates(const Lookahead& la) const;
   void LookaheadReceivers(const Transaction& tx, Lookahead* la) const;
+  void LookaheadMotifAccounts(Lookahead* la) const;
   void LookaheadReceiverStates(const Lookahead& la) const;
   void PrefetchState(uint32_t account) const;
 

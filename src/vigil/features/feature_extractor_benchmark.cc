@@ -89,6 +89,9 @@ Warmed Warm(benchmark::State& state) {
   w.accounts = Smoke() ? 10'000 : state.range(0);
   FeatureConfig config;
   config.cycle_max_hops = static_cast<int>(state.range(1));
+  // The long memory's motif search (schema v2): its budget (histories read per payment; 0: off),
+  // for the search's share of the cost.
+  config.motif_budget = static_cast<int>(state.range(3));
   if (state.range(2) != 0) {
     // Accounts known by HMAC-SHA-256 pseudonyms, as `vigil serve` and a data dir's replay keep
     // them: the cost of two keyed hashes per payment.
@@ -132,11 +135,15 @@ void BM_FeatureExtractor_Process(benchmark::State& state) {
   ReportMemory(*w.fe, state);
 }
 BENCHMARK(BM_FeatureExtractor_Process)
-    ->ArgNames({"accounts", "cycle_hops", "pseudonyms"})
-    ->Args({10'000, 3, 0})
-    ->Args({1'000'000, 0, 0})
-    ->Args({1'000'000, 3, 0})
-    ->Args({1'000'000, 3, 1})
+    ->ArgNames({"accounts", "cycle_hops", "pseudonyms", "motif_budget"})
+    ->Args({10'000, 3, 0, 24})
+    ->Args({1'000'000, 0, 0, 0})
+    ->Args({1'000'000, 3, 0, 0})
+    ->Args({1'000'000, 3, 0, 1})
+    ->Args({1'000'000, 3, 0, 4})
+    ->Args({1'000'000, 3, 0, 8})
+    ->Args({1'000'000, 3, 0, 24})
+    ->Args({1'000'000, 3, 1, 24})
     ->Unit(benchmark::kNanosecond);
 
 // Batches of 256 through ProcessBatch (the replay and batcher path): the same work, with the
@@ -170,11 +177,15 @@ void BM_FeatureExtractor_ProcessBatch(benchmark::State& state) {
   ReportMemory(*w.fe, state);
 }
 BENCHMARK(BM_FeatureExtractor_ProcessBatch)
-    ->ArgNames({"accounts", "cycle_hops", "pseudonyms"})
-    ->Args({10'000, 3, 0})
-    ->Args({1'000'000, 0, 0})
-    ->Args({1'000'000, 3, 0})
-    ->Args({1'000'000, 3, 1})
+    ->ArgNames({"accounts", "cycle_hops", "pseudonyms", "motif_budget"})
+    ->Args({10'000, 3, 0, 24})
+    ->Args({1'000'000, 0, 0, 0})
+    ->Args({1'000'000, 3, 0, 0})
+    ->Args({1'000'000, 3, 0, 1})
+    ->Args({1'000'000, 3, 0, 4})
+    ->Args({1'000'000, 3, 0, 8})
+    ->Args({1'000'000, 3, 0, 24})
+    ->Args({1'000'000, 3, 1, 24})
     ->Unit(benchmark::kMicrosecond);
 
 // Baseline for reading the figures above: one dependent load from a random cache line of a

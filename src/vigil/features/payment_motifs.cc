@@ -31,15 +31,6 @@ uint32_t LatestIn(const PairSummary& p, uint32_t from, uint32_t to) {
   return 0;
 }
 
-// Keeps the "limit" hops with the latest times (the most recent counterparties), in a stable
-// order so the result does not depend on the history's internal order.
-void KeepMostRecent(std::vector<Hop>* hops, int limit) {
-  std::sort(hops->begin(), hops->end(), [](const Hop& a, const Hop& b) {
-    return a.time != b.time ? a.time > b.time : a.account < b.account;
-  });
-  if (hops->size() > static_cast<size_t>(limit)) hops->resize(static_cast<size_t>(limit));
-}
-
 // One level: at most one hop per account, the best time kept (earliest for forward, latest for
 // backward), sorted by account for the meet test.
 void Dedupe(std::vector<Hop>* hops, bool forward) {
@@ -80,23 +71,32 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   const uint32_t from = end > kWindowSeconds ? end - kWindowSeconds + 1 : 1;  // window's first
 
   // Level sets: forward[k] reached from bene in k hops, backward[j] reaching orig in j hops.
-  std::vector<Hop> forward[4], backward[3];
-  forward[0] = {Hop{bene, from}};
-  backward[0] = {Hop{orig, end}};
+  // Reused between calls on one thread: the search allocates nothing once warm.
+  thread_local struct Scratch {
+    std::vector<Hop> forward[4], backward[3];
+    std::vector<uint32_t> bene_senders, intermediaries;
+  } scratch;
+  std::vector<Hop>(&forward)[4] = scratch.forward;
+  std::vector<Hop>(&backward)[3] = scratch.backward;
+  for (auto& level : forward) level.clear();
+  for (auto& level : backward) level.clear();
+  forward[0].push_back(Hop{bene, from});
+  backward[0].push_back(Hop{orig, end});
 
-  // The most recent "branching" receivers of "account" usable after "after" (forward) or senders
-  // usable before "before" (backward), appended to "out".
-  std::vector<Hop> scratch;
+  // The first "branching" counterparties of the history (most recently updated first) with a
+  // payment usable after "bound" (forward) or before it (backward): the scan stops there, so a
+  // busy account costs what a quiet one does.
   const auto expand = [&](const AccountHistory& h, uint32_t account, uint32_t bound, bool fwd,
                           std::vector<Hop>* out) {
-    scratch.clear();
+    int taken = 0;
     for (const PairSummary& p : h.pairs()) {
+      if (taken == limits.branching) break;
       if (p.counterparty == account) continue;
       const uint32_t time = fwd ? EarliestOut(p, bound, end) : LatestIn(p, from, bound);
-      if (time != 0) scratch.push_back(Hop{p.counterparty, time});
+      if (time == 0) continue;
+      out->push_back(Hop{p.counterparty, time});
+      ++taken;
     }
-    KeepMostRecent(&scratch, limits.branching);
-    out->insert(out->end(), scratch.begin(), scratch.end());
   };
   const AccountHistory& orig_history = history_of(orig);
   const AccountHistory& bene_history = history_of(bene);
@@ -105,7 +105,8 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   const bool anyone_paid_orig = !backward[1].empty();
 
   // Scatter-gather needs bene's senders in the window; they are read from its own history.
-  std::vector<uint32_t> bene_senders;
+  std::vector<uint32_t>& bene_senders = scratch.bene_senders;
+  bene_senders.clear();
   for (const PairSummary& p : bene_history.pairs()) {
     if (p.counterparty != bene && p.counterparty != orig && LatestIn(p, from, end) != 0) {
       bene_senders.push_back(p.counterparty);
@@ -130,9 +131,13 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
     result.cycle_length = 3;
   }
 
-  // Backward level 2 and scatter-gather: read each account that paid orig.
-  std::vector<uint32_t> intermediaries;
+  // Backward level 2 and scatter-gather: read each account that paid orig, when either can
+  // still matter (without a receiver of bene's in the window no longer cycle can close).
+  const bool search_on = result.cycle_length == 0 && !forward[1].empty();
+  std::vector<uint32_t>& intermediaries = scratch.intermediaries;
+  intermediaries.clear();
   for (const Hop& y : backward[1]) {
+    if (!search_on && bene_senders.empty()) break;
     const AccountHistory* h = y.account == bene ? &bene_history : read(y.account);
     if (h == nullptr) break;
     expand(*h, y.account, y.time, false, &backward[2]);
@@ -149,7 +154,7 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   std::sort(intermediaries.begin(), intermediaries.end());
   result.scatter_gather = static_cast<int>(
       std::unique(intermediaries.begin(), intermediaries.end()) - intermediaries.begin());
-  if (!anyone_paid_orig || result.cycle_length != 0) return result;
+  if (!anyone_paid_orig || !search_on) return result;
 
   // Forward levels 2 and 3: bene's receivers' receivers and theirs, as far as the budget reads.
   const auto grow = [&](int k) {

@@ -13,14 +13,17 @@
 //    account s that also paid orig and themselves paid bene: s scatters to orig and m, which
 //    gather at bene. Window membership only; the order of those payments is not checked.
 //
-// Bounds: each account expands at most "branching" counterparties (its most recent in the
-// window), and at most "budget" account histories other than orig's and bene's are read per
-// payment (orig's senders first, for the backward half and scatter-gather, then bene's receivers,
-// then theirs). The search meets in the middle: up to 3 hops forward from bene and 2 backward
+// Bounds: each account expands at most "branching" counterparties (the first with a usable
+// payment in its history's order, most recently updated first; the scan stops there), and at
+// most "budget" account histories other than orig's and bene's are read per payment (orig's
+// senders first, for the backward half and scatter-gather, then bene's receivers, then theirs).
+// A history is not read when nothing it holds can matter: without a payment from bene in the
+// window no cycle longer than 2 can close, and scatter-gather needs a sender of bene's. The search meets in the middle: up to 3 hops forward from bene and 2 backward
 // from orig. With the bounds wide enough to see every account, the result is the exact shortest
 // cycle under the first/last rule above (the property test checks this against brute force).
 //
-// Thread safety: a pure function of the histories it is given.
+// Thread safety: a pure function of the histories it is given (thread-safe; it keeps its scratch
+// space per thread).
 #ifndef VIGIL_FEATURES_PAYMENT_MOTIFS_H_
 #define VIGIL_FEATURES_PAYMENT_MOTIFS_H_
 

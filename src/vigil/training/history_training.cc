@@ -108,7 +108,8 @@ absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime
 
 absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
                                               absl::Span<const UtcTime> times,
-                                              const HistoryTrainingOptions& options) {
+                                              const HistoryTrainingOptions& options,
+                                              absl::Span<const double> amounts) {
   if (times.size() != history.rows()) {
     return absl::InvalidArgumentError("history: one event time per row is needed");
   }
@@ -185,16 +186,19 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
       Days(report.test);
   const auto amount_it =
       std::find(history.names.begin(), history.names.end(), options.amount_column);
-  if (amount_it != history.names.end()) {
+  if (amount_it != history.names.end() || amounts.size() == history.rows()) {
     const auto j = static_cast<size_t>(amount_it - history.names.begin());
-    std::vector<double> amounts(test.rows());
-    for (size_t i = 0; i < test.rows(); ++i) amounts[i] = test.values[i * test.names.size() + j];
+    std::vector<double> test_amounts(test.rows());
+    for (size_t i = 0; i < test.rows(); ++i) {
+      test_amounts[i] = amounts.size() == history.rows() ? amounts[report.test.rows[i]]
+                                                         : test.values[i * test.names.size() + j];
+    }
     evaluation::PaymentEvaluationOptions bands;
     bands.threshold = report.review_threshold;
     bands.bootstrap_resamples = options.bootstrap_resamples;
     bands.seed = options.bootstrap_seed;
     report.test_amount_bands =
-        evaluation::EvaluatePayments(test_scores, test.labels, {}, amounts, bands).amount_bands;
+        evaluation::EvaluatePayments(test_scores, test.labels, {}, test_amounts, bands).amount_bands;
   }
 
   // One-feature baselines: direction and ranking on validation, figures on test.

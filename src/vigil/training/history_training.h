@@ -95,9 +95,12 @@ absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime
 
 // "history": every row labelled; "times": each row's event time. Errors: SplitByEventTime's and
 // TrainClassifier's (a part without laundering names which).
+// "amounts": each row's amount for the test's amount bands, when the column is not one the
+// model trains on (left out); empty: options.amount_column of "history", if it has one.
 absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
                                               absl::Span<const UtcTime> times,
-                                              const HistoryTrainingOptions& options = {});
+                                              const HistoryTrainingOptions& options = {},
+                                              absl::Span<const double> amounts = {});
 
 }  // namespace vigil::training
 
