@@ -62,8 +62,9 @@ void AccountHistory::Observe(uint32_t counterparty, bool out, int64_t time_us, d
   } else {
     if (pairs_.size() >= static_cast<size_t>(std::max(max_pairs, 1))) pairs_.pop_back();
     if (pairs_.size() == pairs_.capacity()) {
+      // Grow by two while small, then by a quarter: a few bytes wasted per account, not half.
       const size_t n = pairs_.size();
-      pairs_.reserve(n < 4 ? n + 2 : n + n / 2);
+      pairs_.reserve(n < 8 ? n + 2 : n + n / 4 + 2);
     }
     pairs_.insert(pairs_.begin(), PairSummary{counterparty});
   }

@@ -41,7 +41,7 @@ struct FeatureConfig {
   // default) turns the search off and cycle_length_30d / scatter_gather_30d read 0: at 1M
   // accounts it costs 1.7-5.7 us a payment (budget 1-24; the rest of the feature stage takes
   // 1.6-2.8) and carried no measurable signal on the external data (docs/detection.md).
-  int history_max_counterparties = 32;
+  int history_max_counterparties = 20;
   int motif_branching = 8;
   int motif_budget = 0;
 
