@@ -261,6 +261,20 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   EXPECT_LE(budget["thresholds"]["review_alerts_per_day"]["validation"].get<double>(), 30);
   EXPECT_THAT(budget["thresholds"]["review_chosen_by"].get<std::string>(),
               HasSubstr("at most 30 alerts a day"));
+
+  // With a budget in accounts (500 accounts on validation: at most 5% of them alerted).
+  ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("share"),
+                   "--depth", "4", "--bootstrap", "50", "--alert-accounts", "0.05"}),
+            0)
+      << ReadFile(Path("log"));
+  const nlohmann::json share = nlohmann::json::parse(ReadFile(Path("share/model_card.json")));
+  const double alerted =
+      share["thresholds"]["review_alerted_account_share"]["validation"].get<double>();
+  EXPECT_LE(alerted, 0.05);
+  EXPECT_GT(alerted, 0.02);  // the lowest threshold within it
+  EXPECT_THAT(share["thresholds"]["review_chosen_by"].get<std::string>(),
+              HasSubstr("at most 5% of the accounts"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("% of the accounts on validation"));
 }
 
 TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {

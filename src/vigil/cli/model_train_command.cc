@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -105,6 +107,10 @@ void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags) {
       ->capture_default_str();
   train.add_option("--bootstrap", flags.bootstrap, "Bootstrap resamples for the intervals")
       ->capture_default_str();
+  train.add_option("--alert-accounts", flags.alert_accounts,
+                   "Review threshold: the lowest whose alerts on validation touch at most this "
+                   "share of the accounts (0.01: 1%); with --alerts-per-day the stricter holds")
+      ->check(CLI::Range(0.0, 1.0));
   train.add_option("--drop", flags.drop,
                    "Leave these columns out (a name or a shell pattern such as '*_sum_*'; "
                    "repeat for more): e.g. the absolute amounts, for a model that must carry "
@@ -146,6 +152,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
     return Fail("--block-precision: in (0, 1]");
   }
   options.alerts_per_day = flags.alerts_per_day;
+  options.alerted_account_share = flags.alert_accounts;
   options.block_precision = flags.block_precision;
   options.bootstrap_resamples = static_cast<size_t>(flags.bootstrap);
 
@@ -180,6 +187,14 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   const auto amount_it =
       std::find(rows->names.begin(), rows->names.end(), options.amount_column);
   std::vector<double> amounts;
+  // Each row's parties as numbers, for the account figures (rows without party columns: none).
+  std::vector<std::array<uint32_t, 2>> parties;
+  absl::flat_hash_map<std::string, uint32_t> account_numbers;
+  const auto number = [&](const std::string& account) {
+    return account_numbers.try_emplace(account, static_cast<uint32_t>(account_numbers.size()))
+        .first->second;
+  };
+  const bool with_parties = !rows->originators.empty() && !rows->originators[0].empty();
   size_t unlabelled = 0;
   for (size_t i = 0; i < rows->rows(); ++i) {
     if (rows->labels[i] < 0) {
@@ -189,6 +204,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
     const double* row = rows->values.data() + i * width;
     for (size_t j : kept) history.values.push_back(row[j]);
     if (amount_it != rows->names.end()) amounts.push_back(row[amount_it - rows->names.begin()]);
+    if (with_parties) parties.push_back({number(rows->originators[i]), number(rows->beneficiaries[i])});
     history.labels.push_back(static_cast<uint8_t>(rows->labels[i]));
     times.push_back(rows->times[i]);
   }
@@ -196,7 +212,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
     return Fail(absl::StrCat(flags.features, ": no row is labelled (the label column is empty)"));
   }
   absl::StatusOr<training::TrainingReport> report =
-      training::TrainOnHistory(history, times, options, amounts);
+      training::TrainOnHistory(history, times, options, amounts, parties);
   if (!report.ok()) return Fail(report.status().message());
   const training::TrainingReport& r = *report;
 
@@ -266,7 +282,13 @@ int RunModelTrain(const ModelTrainFlags& flags) {
         {"block", r.block_threshold},
         {"review_chosen_by", r.review_chosen_by},
         {"review_alerts_per_day", {{"validation", r.validation_alerts_per_day},
-                                   {"test", r.test_alerts_per_day}}}}},
+                                   {"test", r.test_alerts_per_day}}},
+        {"review_alerted_account_share",
+         {{"validation", std::isfinite(r.validation_alerted_account_share)
+                             ? Json(r.validation_alerted_account_share)
+                             : Json(nullptr)},
+          {"test", std::isfinite(r.test_alerted_account_share) ? Json(r.test_alerted_account_share)
+                                                               : Json(nullptr)}}}}},
       {"metrics",
        {{"validation", {{"pr_auc", r.model.best_validation_pr_auc()}}},
         {"test",
@@ -305,6 +327,11 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       "validation, %.1f on test), block %.4f\n",
       r.model.rounds, r.model.rounds_tried(), r.review_threshold, r.review_chosen_by,
       r.validation_alerts_per_day, r.test_alerts_per_day, r.block_threshold);
+  if (std::isfinite(r.validation_alerted_account_share)) {
+    std::cout << absl::StrFormat(
+        "alerts at review touch %.2f%% of the accounts on validation, %.2f%% on test\n",
+        100 * r.validation_alerted_account_share, 100 * r.test_alerted_account_share);
+  }
   std::cout << absl::StrFormat(
       "test: PR-AUC %.4f [%.4f, %.4f] (base rate %.4f); at review: precision %.3f, recall %.3f, "
       "F1 %.3f\n",

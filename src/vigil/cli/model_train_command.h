@@ -26,6 +26,7 @@ struct ModelTrainFlags {
   int threads = 1;
   double baseline_margin = 0.05;
   double alerts_per_day = 0;     // > 0: the review threshold keeps within this alert budget
+  double alert_accounts = 0;     // > 0: ... and its alerts touch at most this share of accounts
   double block_precision = 0.9;  // the block threshold's precision on validation
   int bootstrap = 1000;
   // Columns left out of training, by name or shell pattern ("*_sum_*"): e.g. the absolute

@@ -5,7 +5,9 @@
 #include <functional>
 #include <numeric>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 
 namespace vigil::training {
@@ -60,6 +62,46 @@ double LowestWithin(const std::vector<double>& scores, double budget) {
   return chosen;
 }
 
+// The share of the accounts of "parties" that rows scoring at or above "threshold" touch.
+double AlertedShare(const std::vector<double>& scores,
+                    const std::vector<std::array<uint32_t, 2>>& parties, double threshold) {
+  absl::flat_hash_set<uint32_t> all, alerted;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    for (uint32_t a : parties[i]) {
+      all.insert(a);
+      if (scores[i] >= threshold) alerted.insert(a);
+    }
+  }
+  return all.empty() ? 0 : static_cast<double>(alerted.size()) / static_cast<double>(all.size());
+}
+
+// The lowest threshold whose alerts touch at most share × the accounts of "parties" (ties of
+// score enter together, as in LowestWithin).
+double LowestWithinAccounts(const std::vector<double>& scores,
+                            const std::vector<std::array<uint32_t, 2>>& parties, double share) {
+  absl::flat_hash_set<uint32_t> all;
+  for (const auto& p : parties) all.insert(p.begin(), p.end());
+  const double budget = share * static_cast<double>(all.size());
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  double chosen = order.empty() ? HUGE_VAL : std::nextafter(scores[order.front()], HUGE_VAL);
+  absl::flat_hash_set<uint32_t> alerted;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    absl::flat_hash_set<uint32_t> next = alerted;
+    while (j < order.size() && scores[order[j]] == scores[order[i]]) {
+      next.insert(parties[order[j]].begin(), parties[order[j]].end());
+      ++j;
+    }
+    if (static_cast<double>(next.size()) > budget) break;
+    alerted = std::move(next);
+    chosen = scores[order[i]];
+    i = j;
+  }
+  return chosen;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime> times,
@@ -106,10 +148,19 @@ absl::StatusOr<std::vector<SplitPart>> SplitByEventTime(absl::Span<const UtcTime
   return parts;
 }
 
-absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
-                                              absl::Span<const UtcTime> times,
-                                              const HistoryTrainingOptions& options,
-                                              absl::Span<const double> amounts) {
+absl::StatusOr<TrainingReport> TrainOnHistory(
+    const LabelledRows& history, absl::Span<const UtcTime> times,
+    const HistoryTrainingOptions& options, absl::Span<const double> amounts,
+    absl::Span<const std::array<uint32_t, 2>> parties) {
+  const bool with_parties = !parties.empty();
+  if (with_parties && parties.size() != history.rows()) {
+    return absl::InvalidArgumentError("parties: one pair of accounts per row is needed");
+  }
+  if (options.alerted_account_share > 0 && !with_parties) {
+    return absl::InvalidArgumentError(
+        "an alert budget as a share of accounts needs each row's originator and beneficiary "
+        "(rows from vigil replay --features-out carry them)");
+  }
   if (times.size() != history.rows()) {
     return absl::InvalidArgumentError("history: one event time per row is needed");
   }
@@ -137,12 +188,31 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
       XgboostProbabilities(report.model.model_json, valid.values, valid.names.size());
   if (!pv.ok()) return pv.status();
   const std::vector<double> valid_scores(pv->begin(), pv->end());
-  if (options.alerts_per_day > 0) {
-    const double budget = options.alerts_per_day * Days(report.validation);
-    report.review_threshold = LowestWithin(valid_scores, budget);
-    report.review_chosen_by =
-        absl::StrFormat("the lowest threshold with at most %g alerts a day on validation",
-                        options.alerts_per_day);
+  const auto parties_of = [&](const SplitPart& part) {
+    std::vector<std::array<uint32_t, 2>> out;
+    if (with_parties) {
+      for (size_t r : part.rows) out.push_back(parties[r]);
+    }
+    return out;
+  };
+  const std::vector<std::array<uint32_t, 2>> valid_parties = parties_of(report.validation);
+  if (options.alerts_per_day > 0 || options.alerted_account_share > 0) {
+    report.review_threshold = -HUGE_VAL;
+    std::vector<std::string> by;
+    if (options.alerts_per_day > 0) {
+      const double budget = options.alerts_per_day * Days(report.validation);
+      report.review_threshold = LowestWithin(valid_scores, budget);
+      by.push_back(absl::StrFormat("at most %g alerts a day", options.alerts_per_day));
+    }
+    if (options.alerted_account_share > 0) {
+      report.review_threshold =
+          std::max(report.review_threshold,
+                   LowestWithinAccounts(valid_scores, valid_parties, options.alerted_account_share));
+      by.push_back(absl::StrFormat("alerts touching at most %g%% of the accounts",
+                                   100 * options.alerted_account_share));
+    }
+    report.review_chosen_by = absl::StrCat("the lowest threshold with ", absl::StrJoin(by, " and "),
+                                           " on validation");
   } else {
     report.review_threshold = evaluation::BestF1(valid_scores, valid.labels).threshold;
     report.review_chosen_by = "the best F1 on validation";
@@ -184,6 +254,14 @@ absl::StatusOr<TrainingReport> TrainOnHistory(const LabelledRows& history,
   report.test_alerts_per_day =
       static_cast<double>(report.test_at_review.tp + report.test_at_review.fp) /
       Days(report.test);
+  if (with_parties) {
+    report.validation_alerted_account_share =
+        AlertedShare(valid_scores, valid_parties, report.review_threshold);
+    report.test_alerted_account_share =
+        AlertedShare(test_scores, parties_of(report.test), report.review_threshold);
+  } else {
+    report.validation_alerted_account_share = report.test_alerted_account_share = std::nan("");
+  }
   const auto amount_it =
       std::find(history.names.begin(), history.names.end(), options.amount_column);
   if (amount_it != history.names.end() || amounts.size() == history.rows()) {

@@ -1,6 +1,7 @@
 #include "vigil/training/history_training.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <set>
@@ -125,6 +126,27 @@ TEST(TrainOnHistory, AnAlertBudgetSetsTheReviewThreshold) {
   ASSERT_OK_AND_ASSIGN(TrainingReport f1, TrainOnHistory(stream, times, options));
   EXPECT_EQ(f1.review_chosen_by, "the best F1 on validation");
   EXPECT_NE(f1.review_threshold, budgeted.review_threshold);
+}
+
+// A budget in accounts: the alerts at the review threshold touch at most that share of the
+// validation period's accounts, and it needs the rows' parties.
+TEST(TrainOnHistory, AnAccountBudgetSetsTheReviewThreshold) {
+  std::vector<UtcTime> times;
+  const LabelledRows stream = Stream(8000, false, 2, &times);
+  HistoryTrainingOptions options;
+  options.bootstrap_resamples = 50;
+  options.alerted_account_share = 0.1;
+  EXPECT_THAT(TrainOnHistory(stream, times, options).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("share of accounts")));
+  std::vector<std::array<uint32_t, 2>> parties;
+  for (size_t i = 0; i < stream.rows(); ++i) {
+    parties.push_back({static_cast<uint32_t>(i % 300), static_cast<uint32_t>(300 + i % 211)});
+  }
+  ASSERT_OK_AND_ASSIGN(TrainingReport r, TrainOnHistory(stream, times, options, {}, parties));
+  EXPECT_LE(r.validation_alerted_account_share, 0.1);
+  EXPECT_GT(r.validation_alerted_account_share, 0.05);
+  EXPECT_GT(r.test_alerted_account_share, 0);
+  EXPECT_THAT(r.review_chosen_by, HasSubstr("at most 10% of the accounts"));
 }
 
 TEST(TrainOnHistory, ATestPartWithoutLaunderingIsRefused) {
