@@ -275,6 +275,13 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   EXPECT_THAT(share["thresholds"]["review_chosen_by"].get<std::string>(),
               HasSubstr("at most 5% of the accounts"));
   EXPECT_THAT(ReadFile(Path("log")), HasSubstr("% of the accounts on validation"));
+  // Account figures on test, from the rows' parties.
+  const nlohmann::json& accounts = share["metrics"]["test"]["accounts"];
+  EXPECT_GT(accounts["accounts"].get<int>(), 100);
+  EXPECT_GT(accounts["laundering"].get<int>(), 0);
+  EXPECT_LE(accounts["pr_auc"]["low"].get<double>(), accounts["pr_auc"]["estimate"].get<double>());
+  EXPECT_EQ(accounts["max_fpr"].get<double>(), 0.01);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("recall at FPR <= 0.01"));
 }
 
 TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {

@@ -247,6 +247,19 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                      {"pr_auc", IntervalJson(f.pr_auc)},
                      {"at_review", ConfusionJson(f.at_threshold)}});
   }
+  Json accounts = nullptr;
+  if (r.test_accounts.has_value()) {
+    const evaluation::AccountEvaluation& a = *r.test_accounts;
+    const auto num = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+    accounts = {{"accounts", a.accounts},
+                {"laundering", a.laundering},
+                {"pr_auc", IntervalJson(a.pr_auc)},
+                {"at_review", {{"precision", num(a.at_threshold.precision())},
+                               {"recall", num(a.at_threshold.recall())},
+                               {"fpr", num(a.at_threshold.fpr())}}},
+                {"max_fpr", a.max_fpr},
+                {"recall_at_max_fpr", num(a.at_max_fpr.at.recall())}};
+  }
   Json card = {
       {"model", "model.json"},
       {"created_utc", FormatUtc(RealClock().Now())},
@@ -295,7 +308,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
          {{"pr_auc", IntervalJson(r.test_pr_auc)},
           {"base_rate", r.test_base_rate},
           {"at_review", ConfusionJson(r.test_at_review)},
-          {"amount_bands", bands}}}}},
+          {"amount_bands", bands},
+          {"accounts", accounts}}}}},
       {"feature_importance", importance},
       {"baselines", baselines},
       {"gate", {{"passed", r.gate_passed}, {"reason", r.gate}, {"margin", flags.baseline_margin}}}};
@@ -337,6 +351,14 @@ int RunModelTrain(const ModelTrainFlags& flags) {
       "F1 %.3f\n",
       r.test_pr_auc.estimate, r.test_pr_auc.low, r.test_pr_auc.high, r.test_base_rate,
       r.test_at_review.precision(), r.test_at_review.recall(), r.test_at_review.f1());
+  if (r.test_accounts.has_value()) {
+    const evaluation::AccountEvaluation& a = *r.test_accounts;
+    std::cout << absl::StrFormat(
+        "  accounts: %d (%d laundering), PR-AUC %.4f [%.4f, %.4f]; at review recall %.3f, FPR "
+        "%.4f; recall at FPR <= %g: %.3f\n",
+        a.accounts, a.laundering, a.pr_auc.estimate, a.pr_auc.low, a.pr_auc.high,
+        a.at_threshold.recall(), a.at_threshold.fpr(), a.max_fpr, a.at_max_fpr.at.recall());
+  }
   for (const evaluation::SliceFigures& f : r.test_amount_bands) {
     std::cout << absl::StrFormat(
         "  amount %s: %d rows (%d laundering), PR-AUC %.4f [%.4f, %.4f], at review recall %.3f\n",

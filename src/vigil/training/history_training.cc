@@ -255,6 +255,18 @@ absl::StatusOr<TrainingReport> TrainOnHistory(
       static_cast<double>(report.test_at_review.tp + report.test_at_review.fp) /
       Days(report.test);
   if (with_parties) {
+    std::vector<std::string> originators, beneficiaries;
+    for (size_t r : report.test.rows) {
+      originators.push_back(std::to_string(parties[r][0]));
+      beneficiaries.push_back(std::to_string(parties[r][1]));
+    }
+    evaluation::AccountEvaluationOptions accounts;
+    accounts.threshold = report.review_threshold;
+    accounts.max_fpr = options.account_max_fpr;
+    accounts.bootstrap_resamples = options.bootstrap_resamples;
+    accounts.seed = options.bootstrap_seed;
+    report.test_accounts = evaluation::EvaluateAccounts(test_scores, test.labels, originators,
+                                                        beneficiaries, accounts);
     report.validation_alerted_account_share =
         AlertedShare(valid_scores, valid_parties, report.review_threshold);
     report.test_alerted_account_share =

@@ -16,12 +16,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "vigil/common/clock.h"
+#include "vigil/evaluation/account_evaluation.h"
 #include "vigil/evaluation/detection_metrics.h"
 #include "vigil/evaluation/payment_evaluation.h"
 #include "vigil/training/xgboost_trainer.h"
@@ -48,6 +50,9 @@ struct HistoryTrainingOptions {
   // as a team that reviews customers states it). With both budgets the stricter holds. Needs
   // each row's parties (TrainOnHistory's "parties").
   double alerted_account_share = 0;
+  // The test figures per account (with parties): recall at this share of ordinary accounts
+  // alerted.
+  double account_max_fpr = 0.01;
   size_t bootstrap_resamples = 1000;
   uint64_t bootstrap_seed = 1;
   // The column whose values split the test figures into amount bands (EvaluatePayments'
@@ -87,6 +92,8 @@ struct TrainingReport {
   // The test figures per amount band at the review threshold (empty without amount_column): on
   // simulated data the bands above an artefact are what says whether anything was learnt.
   std::vector<evaluation::SliceFigures> test_amount_bands;
+  // The test figures per account (EvaluateAccounts at the review threshold), with parties.
+  std::optional<evaluation::AccountEvaluation> test_accounts;
   // The best three by validation average precision, then the named ones not among them.
   std::vector<Baseline> baselines;
   bool gate_passed = false;

@@ -147,6 +147,15 @@ TEST(TrainOnHistory, AnAccountBudgetSetsTheReviewThreshold) {
   EXPECT_GT(r.validation_alerted_account_share, 0.05);
   EXPECT_GT(r.test_alerted_account_share, 0);
   EXPECT_THAT(r.review_chosen_by, HasSubstr("at most 10% of the accounts"));
+  // With parties the test part is also measured per account (evaluation::EvaluateAccounts).
+  ASSERT_TRUE(r.test_accounts.has_value());
+  EXPECT_EQ(r.test_accounts->max_fpr, 0.01);
+  EXPECT_GT(r.test_accounts->accounts, 400u);
+  EXPECT_GT(r.test_accounts->laundering, 0u);
+  options.alerted_account_share = 0;
+  ASSERT_OK_AND_ASSIGN(TrainingReport no_parties, TrainOnHistory(stream, times, options));
+  EXPECT_FALSE(no_parties.test_accounts.has_value());
+  EXPECT_TRUE(std::isnan(no_parties.validation_alerted_account_share));
 }
 
 TEST(TrainOnHistory, ATestPartWithoutLaunderingIsRefused) {
