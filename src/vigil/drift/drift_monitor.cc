@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "vigil/common/status_macros.h"
-#include "vigil/core/feature_schema.h"
 #include "vigil/common/string_view.h"
+#include "vigil/core/feature_schema.h"
 #include "vigil/core/transaction.h"
 #include "vigil/drift/two_sample.h"
 

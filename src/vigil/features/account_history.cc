@@ -2,28 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "vigil/features/account_state.h"
+#include "vigil/features/internal/fixed_encoding.h"
 
 namespace vigil {
 namespace {
 
 constexpr uint8_t kEncodingVersion = 1;
 
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-template <typename T>
-bool Get(std::string_view* in, T* v) {
-  if (in->size() < sizeof(T)) return false;
-  std::memcpy(v, in->data(), sizeof(T));
-  in->remove_prefix(sizeof(T));
-  return true;
-}
+using features_internal::GetFixed;
+using features_internal::PutFixed;
 
 uint16_t Increment(uint16_t n) { return n == UINT16_MAX ? n : static_cast<uint16_t>(n + 1); }
 
@@ -68,27 +58,20 @@ void AccountHistory::Observe(uint32_t counterparty, bool out, int64_t time_us, d
     }
     pairs_.insert(pairs_.begin(), PairSummary{counterparty});
   }
-  PairSummary* mine = &pairs_.front();
-  if (out) {
-    if (mine->first_out == 0 || s < mine->first_out) mine->first_out = s;
-    mine->last_out = std::max(mine->last_out, s);
-    mine->out_count = Increment(mine->out_count);
-  } else {
-    if (mine->first_in == 0 || s < mine->first_in) mine->first_in = s;
-    mine->last_in = std::max(mine->last_in, s);
-    mine->in_count = Increment(mine->in_count);
-  }
-  const auto a = static_cast<float>(amount);
-  if (out) {
-    out_amounts_[next_out_] = a;
-    next_out_ = static_cast<uint8_t>((next_out_ + 1) % kAmountRing);
-    if (n_out_ < kAmountRing) ++n_out_;
-  } else {
-    in_amounts_[next_in_] = a;
-    next_in_ = static_cast<uint8_t>((next_in_ + 1) % kAmountRing);
-    if (n_in_ < kAmountRing) ++n_in_;
-    last_in_seconds_ = std::max(last_in_seconds_, s);
-  }
+  PairSummary& mine = pairs_.front();
+  uint32_t& first = out ? mine.first_out : mine.first_in;
+  uint32_t& last = out ? mine.last_out : mine.last_in;
+  uint16_t& count = out ? mine.out_count : mine.in_count;
+  if (first == 0 || s < first) first = s;
+  last = std::max(last, s);
+  count = Increment(count);
+  std::array<float, kAmountRing>& ring = out ? out_amounts_ : in_amounts_;
+  uint8_t& next = out ? next_out_ : next_in_;
+  uint8_t& filled = out ? n_out_ : n_in_;
+  ring[next] = static_cast<float>(amount);
+  next = static_cast<uint8_t>((next + 1) % kAmountRing);
+  if (filled < kAmountRing) ++filled;
+  if (!out) last_in_seconds_ = std::max(last_in_seconds_, s);
 }
 
 const PairSummary* AccountHistory::Find(uint32_t counterparty, int64_t t) const {
@@ -99,18 +82,23 @@ const PairSummary* AccountHistory::Find(uint32_t counterparty, int64_t t) const 
   return nullptr;
 }
 
-int AccountHistory::Degree(bool out, int64_t t, int64_t window_us) const {
-  const uint32_t start = WindowStart(t, window_us);
+AccountHistory::Degrees AccountHistory::DegreesAt(int64_t t) const {
   const uint32_t end = HistorySeconds(t);
-  int n = 0;
+  const uint32_t short_start = WindowStart(t, kHistoryShortWindowUs);
+  const uint32_t long_start = WindowStart(t, kHistoryRetentionUs);
+  // A payment known in (start, end]: the last, or with a late query (t before the newest
+  // observed, so the last may be after t) the first. One between them is not known.
+  const auto in_window = [end](uint32_t first, uint32_t last, uint32_t start) {
+    return (last > start && last <= end) || (first > start && first <= end);
+  };
+  Degrees d;
   for (const PairSummary& p : pairs_) {
-    const uint32_t last = out ? p.last_out : p.last_in;
-    const uint32_t first = out ? p.first_out : p.first_in;
-    // Active in the window: a payment in (start, end]. With a late query (t before the newest
-    // observed) the last payment may be after t: then the first tells whether one was before.
-    n += last > start && (last <= end || (first != 0 && first <= end)) ? 1 : 0;
+    d.out_30d += in_window(p.first_out, p.last_out, short_start) ? 1 : 0;
+    d.in_30d += in_window(p.first_in, p.last_in, short_start) ? 1 : 0;
+    d.out_90d += in_window(p.first_out, p.last_out, long_start) ? 1 : 0;
+    d.in_90d += in_window(p.first_in, p.last_in, long_start) ? 1 : 0;
   }
-  return n;
+  return d;
 }
 
 double AccountHistory::Median(bool out) const {
@@ -148,33 +136,25 @@ void AccountHistory::PrefetchPairs(size_t max_pairs) const {
 }
 
 void AccountHistory::EncodeTo(std::string* out) const {
-  Put(out, kEncodingVersion);
-  Put(out, last_in_seconds_);
-  Put(out, newest_);
-  Put(out, n_out_);
-  Put(out, n_in_);
-  Put(out, next_out_);
-  Put(out, next_in_);
-  for (float a : out_amounts_) Put(out, a);
-  for (float a : in_amounts_) Put(out, a);
-  Put(out, static_cast<uint32_t>(pairs_.size()));
-  for (const PairSummary& p : pairs_) {
-    Put(out, p.counterparty);
-    Put(out, p.first_out);
-    Put(out, p.last_out);
-    Put(out, p.first_in);
-    Put(out, p.last_in);
-    Put(out, p.out_count);
-    Put(out, p.in_count);
-  }
+  PutFixed(out, kEncodingVersion);
+  PutFixed(out, last_in_seconds_);
+  PutFixed(out, newest_);
+  PutFixed(out, n_out_);
+  PutFixed(out, n_in_);
+  PutFixed(out, next_out_);
+  PutFixed(out, next_in_);
+  for (float a : out_amounts_) PutFixed(out, a);
+  for (float a : in_amounts_) PutFixed(out, a);
+  PutFixed(out, static_cast<uint32_t>(pairs_.size()));
+  for (const PairSummary& p : pairs_) PutFixed(out, p);
 }
 
 bool AccountHistory::DecodeFrom(std::string_view* in) {
   uint8_t version = 0;
   uint32_t n = 0;
-  if (!Get(in, &version) || version != kEncodingVersion || !Get(in, &last_in_seconds_) ||
-      !Get(in, &newest_) || !Get(in, &n_out_) || !Get(in, &n_in_) || !Get(in, &next_out_) ||
-      !Get(in, &next_in_)) {
+  if (!GetFixed(in, &version) || version != kEncodingVersion || !GetFixed(in, &last_in_seconds_) ||
+      !GetFixed(in, &newest_) || !GetFixed(in, &n_out_) || !GetFixed(in, &n_in_) || !GetFixed(in, &next_out_) ||
+      !GetFixed(in, &next_in_)) {
     return false;
   }
   if (n_out_ > kAmountRing || n_in_ > kAmountRing || next_out_ >= kAmountRing ||
@@ -182,23 +162,17 @@ bool AccountHistory::DecodeFrom(std::string_view* in) {
     return false;
   }
   for (float& a : out_amounts_) {
-    if (!Get(in, &a)) return false;
+    if (!GetFixed(in, &a)) return false;
   }
   for (float& a : in_amounts_) {
-    if (!Get(in, &a)) return false;
+    if (!GetFixed(in, &a)) return false;
   }
-  if (!Get(in, &n) || in->size() < static_cast<size_t>(n) * sizeof(PairSummary)) return false;
+  if (!GetFixed(in, &n) || in->size() < static_cast<size_t>(n) * sizeof(PairSummary)) return false;
   pairs_.clear();
   pairs_.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     PairSummary p;
-    Get(in, &p.counterparty);
-    Get(in, &p.first_out);
-    Get(in, &p.last_out);
-    Get(in, &p.first_in);
-    Get(in, &p.last_in);
-    Get(in, &p.out_count);
-    Get(in, &p.in_count);
+    GetFixed(in, &p);  // the size was checked above
     pairs_.push_back(p);
   }
   return true;

@@ -70,8 +70,12 @@ class AccountHistory {
   // Most recently updated first.
   const std::vector<PairSummary, HugePageAllocator<PairSummary>>& pairs() const { return pairs_; }
 
-  // Distinct counterparties paid ("out") or paying in (t - window, t], among those kept.
-  int Degree(bool out, int64_t t, int64_t window_us) const;
+  // Distinct counterparties paid ("out") or paying in, among those kept, with a payment known
+  // in (t - 30 days, t] and (t - 90 days, t].
+  struct Degrees {
+    int out_30d = 0, in_30d = 0, out_90d = 0, in_90d = 0;
+  };
+  Degrees DegreesAt(int64_t t) const;
 
   // Median and quantile of "amount" among the last kAmountRing amounts of one direction (NaN
   // when there are none): quantile = (number below + half the number equal) / number kept.

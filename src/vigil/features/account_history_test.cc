@@ -45,10 +45,11 @@ TEST(AccountHistory, PairsCountBothDirectionsAndDegreesUseTheirWindow) {
   EXPECT_EQ(p->first_out, HistorySeconds(kBase));
   EXPECT_EQ(p->last_out, HistorySeconds(kBase + kDay));
   EXPECT_EQ(h.Find(3, t), nullptr);
-  EXPECT_EQ(h.Degree(true, t, 30 * kDay), 1);  // only 2 within 30 days
-  EXPECT_EQ(h.Degree(true, t, 90 * kDay), 2);
-  EXPECT_EQ(h.Degree(false, t, 30 * kDay), 0);
-  EXPECT_EQ(h.Degree(false, t, 90 * kDay), 1);
+  const AccountHistory::Degrees d = h.DegreesAt(t);
+  EXPECT_EQ(d.out_30d, 1);  // only 2 within 30 days
+  EXPECT_EQ(d.out_90d, 2);
+  EXPECT_EQ(d.in_30d, 0);
+  EXPECT_EQ(d.in_90d, 1);
   // Ninety days after its last activity a pair is forgotten, by queries and by the next update.
   EXPECT_EQ(h.Find(1, kBase + 92 * kDay), nullptr);
   EXPECT_NE(h.Find(1, kBase + 92 * kDay - kMicrosPerSecond), nullptr);
@@ -58,6 +59,21 @@ TEST(AccountHistory, PairsCountBothDirectionsAndDegreesUseTheirWindow) {
   EXPECT_EQ(p->out_count, 1) << "the pair starts again";
   EXPECT_EQ(p->in_count, 0);
   EXPECT_EQ(h.pairs().size(), 2u);
+}
+
+// A late query (t before the newest payment observed) counts a pair only for a payment known to
+// lie in its window: the first or the last, not one assumed between them.
+TEST(AccountHistory, ALateQueryCountsOnlyPaymentsKnownInItsWindow) {
+  AccountHistory h;
+  h.Observe(1, true, kBase, 10, 32);                // day 0
+  h.Observe(1, true, kBase + 40 * kDay, 10, 32);    // day 40
+  h.Observe(2, true, kBase + 35 * kDay, 10, 32);    // day 35
+  h.Observe(2, true, kBase + 41 * kDay, 10, 32);    // day 41
+  // At day 39, the 30-day window is (day 9, day 39]: pair 1's known payments (days 0 and 40)
+  // are both outside; pair 2's first (day 35) is inside.
+  const AccountHistory::Degrees d = h.DegreesAt(kBase + 39 * kDay);
+  EXPECT_EQ(d.out_30d, 1);
+  EXPECT_EQ(d.out_90d, 2);  // day 0 is within 90 days
 }
 
 TEST(AccountHistory, AFullHistoryForgetsTheLeastRecentlyActive) {
@@ -71,7 +87,7 @@ TEST(AccountHistory, AFullHistoryForgetsTheLeastRecentlyActive) {
   EXPECT_EQ(h.Find(1, t), nullptr);
   EXPECT_NE(h.Find(2, t), nullptr);
   EXPECT_NE(h.Find(9, t), nullptr);
-  EXPECT_EQ(h.Degree(true, t, 30 * kDay), 4) << "saturates at the bound";
+  EXPECT_EQ(h.DegreesAt(t).out_30d, 4) << "saturates at the bound";
 }
 
 TEST(AccountHistory, EncodingRoundTripsAndRejectsDamage) {
@@ -89,7 +105,8 @@ TEST(AccountHistory, EncodingRoundTripsAndRejectsDamage) {
   EXPECT_EQ(back.pairs().size(), 5u);
   EXPECT_DOUBLE_EQ(back.Median(true), h.Median(true));
   EXPECT_DOUBLE_EQ(back.last_in_amount(), h.last_in_amount());
-  EXPECT_EQ(back.Degree(false, t, 30 * kDay), h.Degree(false, t, 30 * kDay));
+  EXPECT_EQ(back.DegreesAt(t).in_30d, h.DegreesAt(t).in_30d);
+  EXPECT_EQ(back.DegreesAt(t).out_90d, h.DegreesAt(t).out_90d);
   EXPECT_EQ(back.newest(), h.newest());
   for (size_t cut : {size_t{0}, size_t{1}, size_t{10}, bytes.size() - 1}) {
     AccountHistory damaged;

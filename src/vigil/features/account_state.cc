@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
+#include "vigil/features/internal/fixed_encoding.h"
 
 namespace vigil {
 namespace {
@@ -15,18 +15,8 @@ constexpr int k24h = static_cast<int>(Window::k24h);
 constexpr int k7d = static_cast<int>(Window::k7d);
 constexpr uint8_t kEncodingVersion = 3;  // 2: float EWMA statistics; 3: the long memory
 
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-template <typename T>
-bool Get(std::string_view* in, T* v) {
-  if (in->size() < sizeof(T)) return false;
-  std::memcpy(v, in->data(), sizeof(T));
-  in->remove_prefix(sizeof(T));
-  return true;
-}
+using features_internal::GetFixed;
+using features_internal::PutFixed;
 
 // Number of distinct values in v[0..n); reorders v.
 int64_t CountDistinct(uint32_t* v, int n) {
@@ -374,17 +364,17 @@ size_t AccountState::MemoryBytes() const {
 }
 
 void AccountState::EncodeTo(std::string* out) const {
-  Put(out, kEncodingVersion);
-  Put(out, frontier_);
-  Put(out, last_dropped_);
-  Put(out, ewma_mean_);
-  Put(out, ewma_var_);
-  Put(out, n_amounts_);
-  Put(out, static_cast<int32_t>(index_ != nullptr ? index_->cap : 0));
-  Put(out, static_cast<uint32_t>(events_.size()));
+  PutFixed(out, kEncodingVersion);
+  PutFixed(out, frontier_);
+  PutFixed(out, last_dropped_);
+  PutFixed(out, ewma_mean_);
+  PutFixed(out, ewma_var_);
+  PutFixed(out, n_amounts_);
+  PutFixed(out, static_cast<int32_t>(index_ != nullptr ? index_->cap : 0));
+  PutFixed(out, static_cast<uint32_t>(events_.size()));
   for (const PackedEvent& e : events_) {
-    Put(out, e.hi);
-    Put(out, e.lo);
+    PutFixed(out, e.hi);
+    PutFixed(out, e.lo);
   }
   history_.EncodeTo(out);
 }
@@ -395,12 +385,12 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   int32_t cap = 0;
   uint32_t n = 0;
   // Version 2 (before the long memory) decodes with an empty one.
-  if (!Get(&in, &version) || (version != kEncodingVersion && version != 2)) {
+  if (!GetFixed(&in, &version) || (version != kEncodingVersion && version != 2)) {
     return absl::DataLossError(
         absl::StrCat("account state: unsupported encoding version ", static_cast<int>(version)));
   }
-  if (!Get(&in, &s.frontier_) || !Get(&in, &s.last_dropped_) || !Get(&in, &s.ewma_mean_) ||
-      !Get(&in, &s.ewma_var_) || !Get(&in, &s.n_amounts_) || !Get(&in, &cap) || !Get(&in, &n)) {
+  if (!GetFixed(&in, &s.frontier_) || !GetFixed(&in, &s.last_dropped_) || !GetFixed(&in, &s.ewma_mean_) ||
+      !GetFixed(&in, &s.ewma_var_) || !GetFixed(&in, &s.n_amounts_) || !GetFixed(&in, &cap) || !GetFixed(&in, &n)) {
     return absl::DataLossError("account state: truncated header");
   }
   if (in.size() < static_cast<size_t>(n) * sizeof(PackedEvent) ||
@@ -411,8 +401,8 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   s.events_.resize(n);
   int64_t previous = INT64_MIN;
   for (PackedEvent& e : s.events_) {
-    Get(&in, &e.hi);
-    Get(&in, &e.lo);
+    GetFixed(&in, &e.hi);
+    GetFixed(&in, &e.lo);
     if (e.time_us() > s.frontier_ || e.time_us() < previous) {
       return absl::DataLossError("account state: events out of order or after the frontier");
     }

@@ -130,10 +130,11 @@ void WriteHistorySide(const AccountHistory& h, double amount, int64_t t, double*
   out[kAmountInQuantile] = h.Quantile(false, amount);
   out[kAmountToLastIn] = Ratio(amount, h.last_in_amount());
   out[kSecondsSinceLastIn] = SecondsSince(h.last_in_seconds(), t);
-  out[kOutDegree30d] = h.Degree(true, t, kHistoryShortWindowUs);
-  out[kInDegree30d] = h.Degree(false, t, kHistoryShortWindowUs);
-  out[kOutDegree90d] = h.Degree(true, t, kHistoryRetentionUs);
-  out[kInDegree90d] = h.Degree(false, t, kHistoryRetentionUs);
+  const AccountHistory::Degrees d = h.DegreesAt(t);
+  out[kOutDegree30d] = d.out_30d;
+  out[kInDegree30d] = d.in_30d;
+  out[kOutDegree90d] = d.out_90d;
+  out[kInDegree90d] = d.in_90d;
 }
 
 double Units(int64_t cents) { return static_cast<double>(cents) / 100; }

@@ -18,16 +18,18 @@ struct Hop {
 };
 
 // The earliest of a pair's first/last outgoing times in [from, to]; 0 when neither is.
+// REQUIRES: from >= 1 (0 is "never", so it is never in range).
 uint32_t EarliestOut(const PairSummary& p, uint32_t from, uint32_t to) {
-  if (p.first_out >= from && p.first_out <= to && p.first_out != 0) return p.first_out;
-  if (p.last_out >= from && p.last_out <= to && p.last_out != 0) return p.last_out;
+  if (p.first_out >= from && p.first_out <= to) return p.first_out;
+  if (p.last_out >= from && p.last_out <= to) return p.last_out;
   return 0;
 }
 
 // The latest of a pair's first/last incoming times in [from, to]; 0 when neither is.
+// REQUIRES: from >= 1.
 uint32_t LatestIn(const PairSummary& p, uint32_t from, uint32_t to) {
-  if (p.last_in >= from && p.last_in <= to && p.last_in != 0) return p.last_in;
-  if (p.first_in >= from && p.first_in <= to && p.first_in != 0) return p.first_in;
+  if (p.last_in >= from && p.last_in <= to) return p.last_in;
+  if (p.first_in >= from && p.first_in <= to) return p.first_in;
   return 0;
 }
 
@@ -102,7 +104,6 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   const AccountHistory& bene_history = history_of(bene);
   expand(orig_history, orig, end, /*fwd=*/false, &backward[1]);
   Dedupe(&backward[1], false);
-  const bool anyone_paid_orig = !backward[1].empty();
 
   // Scatter-gather needs bene's senders in the window; they are read from its own history.
   std::vector<uint32_t>& bene_senders = scratch.bene_senders;
@@ -132,15 +133,17 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   }
 
   // Backward level 2 and scatter-gather: read each account that paid orig, when either can
-  // still matter (without a receiver of bene's in the window no longer cycle can close).
-  const bool search_on = result.cycle_length == 0 && !forward[1].empty();
+  // still matter (nobody paid orig, or bene paid nobody, in the window: no longer cycle can
+  // close).
+  const bool search_on =
+      result.cycle_length == 0 && !backward[1].empty() && !forward[1].empty();
   std::vector<uint32_t>& intermediaries = scratch.intermediaries;
   intermediaries.clear();
   for (const Hop& y : backward[1]) {
     if (!search_on && bene_senders.empty()) break;
     const AccountHistory* h = y.account == bene ? &bene_history : read(y.account);
     if (h == nullptr) break;
-    expand(*h, y.account, y.time, false, &backward[2]);
+    if (search_on) expand(*h, y.account, y.time, false, &backward[2]);
     if (bene_senders.empty()) continue;
     for (const PairSummary& p : h->pairs()) {
       const uint32_t m = p.counterparty;
@@ -154,7 +157,7 @@ PaymentMotifs FindPaymentMotifs(uint32_t orig, uint32_t bene, int64_t t_us,
   std::sort(intermediaries.begin(), intermediaries.end());
   result.scatter_gather = static_cast<int>(
       std::unique(intermediaries.begin(), intermediaries.end()) - intermediaries.begin());
-  if (!anyone_paid_orig || !search_on) return result;
+  if (!search_on) return result;
 
   // Forward levels 2 and 3: bene's receivers' receivers and theirs, as far as the budget reads.
   const auto grow = [&](int k) {

@@ -86,16 +86,16 @@ double LowestWithinAccounts(const std::vector<double>& scores,
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   double chosen = order.empty() ? HUGE_VAL : std::nextafter(scores[order.front()], HUGE_VAL);
+  // The set only grows; the group that overruns the budget ends the sweep, so it need not be
+  // taken out again.
   absl::flat_hash_set<uint32_t> alerted;
   for (size_t i = 0; i < order.size();) {
     size_t j = i;
-    absl::flat_hash_set<uint32_t> next = alerted;
     while (j < order.size() && scores[order[j]] == scores[order[i]]) {
-      next.insert(parties[order[j]].begin(), parties[order[j]].end());
+      alerted.insert(parties[order[j]].begin(), parties[order[j]].end());
       ++j;
     }
-    if (static_cast<double>(next.size()) > budget) break;
-    alerted = std::move(next);
+    if (static_cast<double>(alerted.size()) > budget) break;
     chosen = scores[order[i]];
     i = j;
   }
