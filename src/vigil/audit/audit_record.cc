@@ -93,6 +93,7 @@ enum : uint32_t {
   kScreeningScore = 16,
   kScreeningLists = 17,
   kBackend = 18,
+  kAccounts = 19,
 };
 }  // namespace decision_field
 
@@ -363,6 +364,18 @@ void WriteDecision(Writer& w, const Decision& d) {
   w.OptionalDouble(kScreeningScore, d.screening_score);
   for (const std::string& list : d.screening_lists) w.RepeatedBytes(kScreeningLists, list);
   w.Bytes(kBackend, d.model_backend);  // fields in number order: the encoding is canonical
+  if (d.accounts_scored) {
+    const auto standing = [](Writer& m, const AccountStanding& s) {
+      m.OptionalDouble(1, s.score);
+      m.UInt(2, s.rule_hits);
+      m.Bool(3, s.alert);
+      m.UInt(4, static_cast<uint64_t>(s.cause));
+    };
+    w.Message(kAccounts, [&](Writer& m) {
+      m.Message(1, [&](Writer& o) { standing(o, d.originator_account); }, true);
+      m.Message(2, [&](Writer& b) { standing(b, d.beneficiary_account); }, true);
+    }, true);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,6 +876,44 @@ void ReadDecision(Reader& r, Decision& d) {
         break;
       }
       case kScreeningScore: d.screening_score = r.OptionalDouble("screening_score"); break;
+      case kAccounts: {
+        Reader m = r.Message("accounts");
+        bool seen[2] = {false, false};
+        while (m.Next()) {
+          const uint32_t party = m.number();
+          if (party != 1 && party != 2) {
+            m.Unknown();
+            continue;
+          }
+          seen[party - 1] = true;
+          AccountStanding& s = party == 1 ? d.originator_account : d.beneficiary_account;
+          Reader p = m.Message(party == 1 ? "originator" : "beneficiary", true);
+          while (p.Next()) {
+            switch (p.number()) {
+              case 1: s.score = p.OptionalDouble("score"); break;
+              case 2: {
+                const uint64_t hits = p.UInt("rule_hits");
+                if (hits > UINT32_MAX) p.Fail("rule_hits", "out of range");
+                s.rule_hits = static_cast<uint32_t>(hits);
+                break;
+              }
+              case 3: s.alert = p.Bool("alert"); break;
+              case 4: s.cause = static_cast<AccountAlertCause>(p.Enum("alert_cause", 3)); break;
+              default: p.Unknown();
+            }
+          }
+          if (p.ok() && s.alert != (s.cause != AccountAlertCause::kNone)) {
+            p.Fail("alert_cause", "present exactly when alert is");
+          }
+          m.Absorb(p);
+        }
+        if (m.ok() && !(seen[0] && seen[1])) {
+          m.Fail("accounts", "both originator and beneficiary are present");
+        }
+        r.Absorb(m);
+        d.accounts_scored = true;
+        break;
+      }
       case kScreeningLists:
         d.screening_lists.push_back(
             r.RepeatedString(absl::StrCat("screening_lists[", d.screening_lists.size(), "]")));

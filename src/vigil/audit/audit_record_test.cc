@@ -66,6 +66,10 @@ AuditRecord FullRecord() {
   d.timings = {{"parse", std::chrono::microseconds(3)}, {"total", std::chrono::microseconds(0)}};
   d.screening_score = 0.0;  // screened, nothing found: present
   d.screening_lists = {"OFAC SDN@sha256:ab", ""};  // repeated: an empty element still counts
+  d.accounts_scored = true;
+  d.originator_account = {.score = 0.625, .rule_hits = 3, .alert = true,
+                          .cause = AccountAlertCause::kRuleHits};
+  d.beneficiary_account = {};  // nothing known: an empty standing, still present
   return r;
 }
 
@@ -125,6 +129,17 @@ void ExpectSame(const AuditRecord& a, const AuditRecord& b) {
     EXPECT_EQ(x.screening_score, y.screening_score);
   }
   EXPECT_EQ(x.screening_lists, y.screening_lists);
+  EXPECT_EQ(x.accounts_scored, y.accounts_scored);
+  for (const auto& [p, q] : {std::pair{&x.originator_account, &y.originator_account},
+                             std::pair{&x.beneficiary_account, &y.beneficiary_account}}) {
+    EXPECT_EQ(std::isnan(p->score), std::isnan(q->score));
+    if (!std::isnan(p->score)) {
+      EXPECT_EQ(p->score, q->score);
+    }
+    EXPECT_EQ(p->rule_hits, q->rule_hits);
+    EXPECT_EQ(p->alert, q->alert);
+    EXPECT_EQ(p->cause, q->cause);
+  }
   ASSERT_EQ(x.timings.size(), y.timings.size());
   for (size_t i = 0; i < x.timings.size(); ++i) {
     EXPECT_EQ(x.timings[i].stage, y.timings[i].stage);
@@ -278,6 +293,45 @@ TEST(AuditRecord, TheEncodingIsTheDocumentedBytes) {
   const std::string with_chain = EncodeRecord(r);
   EXPECT_EQ(absl::BytesToHexString(with_chain.substr(0, 8)), "5641520108011220");
   EXPECT_EQ(static_cast<uint8_t>(with_chain[8]), 0xab);
+}
+
+// docs/audit.md: decision field 19 (accounts) holds 1 originator and 2 beneficiary, both always
+// present; a standing holds 1 score (fixed64), 2 rule_hits, 3 alert, 4 alert_cause (varints).
+TEST(AuditRecord, AccountStandingsAreTheDocumentedBytes) {
+  AuditRecord r;
+  r.transaction.id = "t";
+  r.decision.accounts_scored = true;
+  r.decision.originator_account = {.score = 0.5, .rule_hits = 2, .alert = true,
+                                   .cause = AccountAlertCause::kScore};
+  const std::string bytes = EncodeRecord(r);
+  // Field 19, wire 2: key 0x9a 0x01; 19 bytes: 0x0a 0x0f (originator, 15 bytes: 0x09 + 8
+  // bytes of 0.5, 0x10 0x02, 0x18 0x01, 0x20 0x01), 0x12 0x00 (beneficiary, empty).
+  const std::string accounts = absl::HexStringToBytes(
+      "9a0113" "0a0f" "09000000000000e03f" "1002" "1801" "2001" "1200");
+  EXPECT_NE(bytes.find(accounts), std::string::npos) << absl::BytesToHexString(bytes);
+  absl::StatusOr<AuditRecord> back = DecodeRecord(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSame(*back, r);
+
+  // Without account scores the field is absent (records written before it read the same).
+  r.decision.accounts_scored = false;
+  EXPECT_EQ(EncodeRecord(r).find(absl::HexStringToBytes("9a01")), std::string::npos);
+}
+
+TEST(AuditRecord, AnAccountAlertNeedsItsCauseAndACauseItsAlert) {
+  AuditRecord r;
+  r.transaction.id = "t";
+  r.decision.accounts_scored = true;
+  // The writer writes what it is given; the reader refuses the inconsistent standing.
+  r.decision.originator_account = {.rule_hits = 1, .alert = true,
+                                   .cause = AccountAlertCause::kNone};
+  EXPECT_THAT(DecodeRecord(EncodeRecord(r)).status(),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("decision.accounts.originator.alert_cause")));
+  r.decision.originator_account = {.rule_hits = 1, .alert = false,
+                                   .cause = AccountAlertCause::kScore};
+  EXPECT_THAT(DecodeRecord(EncodeRecord(r)).status(),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("present exactly when alert is")));
 }
 
 TEST(AuditRecord, NanFeaturesAreCanonical) {

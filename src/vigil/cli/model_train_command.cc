@@ -258,8 +258,13 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                                {"recall", num(a.at_threshold.recall())},
                                {"fpr", num(a.at_threshold.fpr())}}},
                 {"max_fpr", a.max_fpr},
-                {"recall_at_max_fpr", num(a.at_max_fpr.at.recall())}};
+                {"recall_at_max_fpr", num(a.at_max_fpr.at.recall())},
+                {"at_account_alert_score", {{"precision", num(a.at_alert_score.precision())},
+                                            {"recall", num(a.at_alert_score.recall())},
+                                            {"fpr", num(a.at_alert_score.fpr())}}}};
   }
+  const Json account_alert_score =
+      std::isfinite(r.account_alert_score) ? Json(r.account_alert_score) : Json(nullptr);
   Json card = {
       {"model", "model.json"},
       {"created_utc", FormatUtc(RealClock().Now())},
@@ -301,7 +306,8 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                              ? Json(r.validation_alerted_account_share)
                              : Json(nullptr)},
           {"test", std::isfinite(r.test_alerted_account_share) ? Json(r.test_alerted_account_share)
-                                                               : Json(nullptr)}}}}},
+                                                               : Json(nullptr)}}},
+        {"account_alert_score", account_alert_score}}},
       {"metrics",
        {{"validation", {{"pr_auc", r.model.best_validation_pr_auc()}}},
         {"test",
@@ -316,6 +322,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   Json thresholds = {
       {"review", r.review_threshold},
       {"block", r.block_threshold},
+      {"account_alert_score", account_alert_score},
       {"chosen_by", absl::StrCat("review: ", r.review_chosen_by,
                                  "; block: lowest threshold with precision >= ",
                                  options.block_precision, " on validation")}};
@@ -358,6 +365,13 @@ int RunModelTrain(const ModelTrainFlags& flags) {
         "%.4f; recall at FPR <= %g: %.3f\n",
         a.accounts, a.laundering, a.pr_auc.estimate, a.pr_auc.low, a.pr_auc.high,
         a.at_threshold.recall(), a.at_threshold.fpr(), a.max_fpr, a.at_max_fpr.at.recall());
+    if (std::isfinite(r.account_alert_score)) {
+      std::cout << absl::StrFormat(
+          "  account alert score %.4f (the lowest with account FPR <= %g on validation; the "
+          "policy's accounts.alert_score): on test recall %.3f, precision %.3f, FPR %.4f\n",
+          r.account_alert_score, a.max_fpr, a.at_alert_score.recall(),
+          a.at_alert_score.precision(), a.at_alert_score.fpr());
+    }
   }
   for (const evaluation::SliceFigures& f : r.test_amount_bands) {
     std::cout << absl::StrFormat(

@@ -1,5 +1,6 @@
 #include "vigil/cli/policy_command.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -9,11 +10,15 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 #include "vigil/cli/data_files.h"
 #include "vigil/common/clock.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/engine/replay.h"
+#include "vigil/evaluation/policy_tuner.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/rules/policy.h"
 
@@ -32,6 +37,15 @@ struct PolicyFlags {
   std::string stream;
   std::string fx_rates;
   double most_traffic = 0.5;
+  // tune
+  std::string budget;  // "N" or "N/day"
+  std::string unit = "payments";
+  std::string out;
+  std::string version;
+  std::string model;
+  std::string json_out;
+  double test_share = 0.2;
+  int grid = 9;
 };
 
 std::string Author(const PolicyFlags& flags) {
@@ -197,6 +211,185 @@ int RunCheck(const PolicyFlags& flags) {
   return CheckOnStream(flags, *policy);
 }
 
+// "N" or "N/day": alerts a day; NaN when it is neither.
+double ParseBudget(const std::string& text) {
+  absl::string_view number = text;
+  if (absl::EndsWith(number, "/day")) number.remove_suffix(4);
+  double value = 0;
+  if (!absl::SimpleAtod(number, &value) ||
+      !std::isfinite(value) || value <= 0) {
+    return std::nan("");
+  }
+  return value;
+}
+
+std::string RateText(const evaluation::Rate& r) {
+  if (r.n == 0) return "-";
+  return absl::StrFormat("%.3f [%.3f, %.3f]", r.value, r.low, r.high);
+}
+
+void PrintFigures(const evaluation::TuningResult& r) {
+  const evaluation::TuningFigures* f[4] = {&r.searched_before, &r.searched_after, &r.test_before,
+                                           &r.test_after};
+  std::cout << absl::StrFormat("  %-26s %-44s %s\n", "", "searched", "held out");
+  std::cout << absl::StrFormat("  %-26s %-22s%-22s %-22s%-22s\n", "", "before", "after", "before",
+                               "after");
+  const auto row = [&](const char* name, auto cell) {
+    std::cout << absl::StrFormat("  %-26s", name);
+    for (int i = 0; i < 4; ++i) {
+      std::cout << absl::StrFormat(i == 2 ? " %-22s" : "%-22s", cell(*f[i]));
+    }
+    std::cout << "\n";
+  };
+  using F = evaluation::TuningFigures;
+  row("payments (laundering)",
+      [](const F& x) { return absl::StrFormat("%d (%d)", x.payments, x.laundering); });
+  row("alerts a day", [](const F& x) { return absl::StrFormat("%.2f", x.alerts_per_day); });
+  row("recall", [](const F& x) { return RateText(x.recall); });
+  row("precision", [](const F& x) { return RateText(x.precision); });
+  row("accounts (laundering)",
+      [](const F& x) { return absl::StrFormat("%d (%d)", x.accounts, x.laundering_accounts); });
+  row("account alerts a day",
+      [](const F& x) { return absl::StrFormat("%.2f", x.account_alerts_per_day); });
+  row("account recall", [](const F& x) { return RateText(x.account_recall); });
+  row("account precision", [](const F& x) { return RateText(x.account_precision); });
+  row("account FPR",
+      [](const F& x) { return absl::StrFormat("%.4f", x.account_false_positive_rate); });
+}
+
+nlohmann::json FiguresJson(const evaluation::TuningFigures& f) {
+  const auto rate = [](const evaluation::Rate& r) {
+    return nlohmann::json{{"k", r.k}, {"n", r.n}, {"value", r.value}, {"low", r.low},
+                          {"high", r.high}};
+  };
+  return {{"payments", f.payments},
+          {"laundering", f.laundering},
+          {"days", f.days},
+          {"alerts", f.alerts},
+          {"alerts_per_day", f.alerts_per_day},
+          {"recall", rate(f.recall)},
+          {"precision", rate(f.precision)},
+          {"accounts", f.accounts},
+          {"laundering_accounts", f.laundering_accounts},
+          {"account_alerts", f.account_alerts},
+          {"account_alerts_per_day", f.account_alerts_per_day},
+          {"account_recall", rate(f.account_recall)},
+          {"account_precision", rate(f.account_precision)},
+          {"account_false_positive_rate", f.account_false_positive_rate}};
+}
+
+// Replays flags.stream once (with flags.model, its scores), then searches the policy's tunable
+// constants on the earlier part of it and reports both parts before and after.
+int RunTune(const PolicyFlags& flags) {
+  constexpr char kCommand[] = "vigil policy tune";
+  const auto policy = Load(flags.file, flags, kCommand);
+  if (policy == nullptr) return kExitInputRejected;
+  const double budget = ParseBudget(flags.budget);
+  if (std::isnan(budget)) {
+    return Fail(kCommand, absl::InvalidArgumentError(absl::StrCat(
+                              "--budget: '", flags.budget,
+                              "' is not a number of alerts a day above 0 (e.g. 50 or 50/day)")));
+  }
+  std::ifstream in(flags.file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<ListLibrary> library = LoadListLibrary(flags.lists, flags.file);
+  if (!library.ok()) return Fail(kCommand, library.status());
+  absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
+  if (!fx.ok()) return Fail(kCommand, fx.status());
+
+  const size_t width = FeatureExtractor::Schema()->size();
+  evaluation::TuningHistory history(width);
+  ReplayOptions options;
+  options.input_path = flags.stream;
+  std::shared_ptr<const DecisionMaker> scorer;
+  if (!flags.model.empty()) {
+    // The model's scores, once: the tuning moves rules, not the model.
+    DecisionConfig config;
+    config.policy_path = flags.file;
+    config.lists_dir = flags.lists;
+    config.model_path = flags.model;
+    config.options.reason_codes = 0;
+    auto decider = BuildDecisionMaker(config);
+    if (!decider.ok()) return Fail(kCommand, decider.status());
+    scorer = *std::move(decider);
+    options.decisions = scorer.get();
+  }
+  options.on_record = [&history](const Transaction& tx, absl::Span<const double> row,
+                                 const Decision* d) {
+    history.Add(tx, row, d != nullptr ? d->score : std::nan(""));
+  };
+  absl::StatusOr<ReplaySummary> replayed = RunReplay(options, *fx, RealClock());
+  if (!replayed.ok()) return Fail(kCommand, replayed.status());
+
+  evaluation::TuningOptions tuning;
+  tuning.budget_per_day = budget;
+  tuning.unit = flags.unit == "accounts" ? evaluation::TuningOptions::Unit::kAccounts
+                                         : evaluation::TuningOptions::Unit::kPayments;
+  tuning.test_share = flags.test_share;
+  tuning.grid = flags.grid;
+  const std::string version =
+      flags.version.empty() ? absl::StrCat(policy->version(), "-tuned") : flags.version;
+  const PolicyInputLayout layout(FeatureExtractor::Schema());
+  absl::StatusOr<evaluation::TuningResult> tuned =
+      evaluation::TunePolicy(text, flags.file, version, layout, *library, history, tuning);
+  if (!tuned.ok()) return Fail(kCommand, tuned.status());
+  const evaluation::TuningResult& r = *tuned;
+
+  std::cout << "on " << flags.stream << ": " << history.size() << " payments"
+            << (flags.model.empty() ? ", rules only" : absl::StrCat(", scored by ", flags.model))
+            << "\n";
+  std::cout << "searched " << r.searched_span << "; held out " << r.test_span << " (the last "
+            << absl::StrFormat("%.0f", 100 * flags.test_share) << "% of the time)\n";
+  std::cout << absl::StrFormat("budget: %g %s alerts a day on the searched part: %s (%d policies tried)\n",
+                               budget, flags.unit == "accounts" ? "account" : "payment",
+                               r.within_budget ? "met" : "MISSED, the closest was chosen",
+                               r.candidates);
+  for (size_t i = 0; i < r.after.size(); ++i) {
+    const bool moved = r.after[i].second != r.before[i].second;
+    std::cout << absl::StrFormat("  %s %s: %g%s\n", moved ? "~" : "=", r.after[i].first,
+                                 r.before[i].second,
+                                 moved ? absl::StrFormat(" → %g", r.after[i].second) : "");
+  }
+  PrintFigures(r);
+  std::ofstream out(flags.out, std::ios::binary | std::ios::trunc);
+  out << r.policy_text;
+  out.close();
+  if (!out) {
+    return Fail(kCommand, absl::UnavailableError(absl::StrCat("cannot write '", flags.out, "'")));
+  }
+  std::cout << "wrote " << flags.out << " (version " << version << "); review it with: vigil policy diff "
+            << flags.file << " " << flags.out << "\n";
+  if (!flags.json_out.empty()) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (size_t i = 0; i < r.after.size(); ++i) {
+      changes.push_back({{"constant", r.after[i].first},
+                         {"before", r.before[i].second},
+                         {"after", r.after[i].second}});
+    }
+    const nlohmann::json j = {
+        {"policy", flags.file},
+        {"tuned_policy", flags.out},
+        {"version", version},
+        {"stream", flags.stream},
+        {"budget_per_day", budget},
+        {"unit", flags.unit},
+        {"within_budget", r.within_budget},
+        {"candidates", r.candidates},
+        {"searched", {{"span", r.searched_span}, {"before", FiguresJson(r.searched_before)},
+                      {"after", FiguresJson(r.searched_after)}}},
+        {"held_out", {{"span", r.test_span}, {"before", FiguresJson(r.test_before)},
+                      {"after", FiguresJson(r.test_after)}}},
+        {"constants", changes}};
+    std::ofstream json(flags.json_out, std::ios::binary | std::ios::trunc);
+    json << j.dump(2) << "\n";
+    if (!json) {
+      return Fail(kCommand,
+                  absl::UnavailableError(absl::StrCat("cannot write '", flags.json_out, "'")));
+    }
+  }
+  return kExitOk;
+}
+
 std::string Describe(const PolicyRule& r) {
   return absl::StrCat(RuleActionName(r.action).data(), ", severity ", r.severity,
                       r.mode == RuleMode::kShadow ? ", shadow" : "", "\n      when: ", r.when_text);
@@ -284,6 +477,38 @@ Command AddPolicyCommand(CLI::App& vigil) {
   check->footer(
       "Examples:\n  vigil policy check policies/default.yaml\n"
       "  vigil policy check policies/default.yaml --stream transactions.csv");
+  CLI::App* tune = app->add_subcommand(
+      "tune",
+      "Search the constants a policy declares tunable (its 'tune:' section) on labelled history: "
+      "the most recall within an alert budget on the earlier part of STREAM, reported before "
+      "and after on the held-out later part; writes the tuned policy (docs/policy.md, Tuning)");
+  tune->add_option("POLICY", flags->file, "Policy YAML with a 'tune:' section")->required();
+  tune->add_option("STREAM", flags->stream,
+                   "Labelled history (any format vigil replay reads), split by event time")
+      ->required();
+  tune->add_option("--budget", flags->budget, "Alerts a day allowed: N or N/day")->required();
+  tune->add_option("--unit", flags->unit,
+                   "What the budget counts and the recall is of: payments (REVIEW or BLOCK "
+                   "decisions) or accounts (account alerts)")
+      ->check(CLI::IsMember({"payments", "accounts"}));
+  tune->add_option("--out", flags->out, "Where to write the tuned policy")->required();
+  tune->add_option("--version", flags->version,
+                   "The tuned policy's version (default: the policy's, with -tuned)");
+  tune->add_option("--model", flags->model,
+                   "Score the stream with this model (its scores meet the policy's thresholds); "
+                   "default: rules only");
+  tune->add_option("--test-share", flags->test_share,
+                   "The latest share of the stream's time span held out (default 0.2)")
+      ->check(CLI::Range(0.05, 0.95));
+  tune->add_option("--grid", flags->grid, "Values tried per constant (default 9)")
+      ->check(CLI::Range(2, 101));
+  tune->add_option("--json-out", flags->json_out, "Also write the figures as JSON here");
+  tune->add_option("--lists", flags->lists,
+                   "Directory of named lists (default: 'lists' beside the policy)");
+  tune->add_option("--fx-rates", flags->fx_rates, "FX rates table (default: data/fx_rates.csv)");
+  tune->footer(
+      "Example:\n  vigil policy tune policies/default.yaml history.csv --budget 50/day "
+      "--out tuned.yaml");
   CLI::App* diff = app->add_subcommand(
       "diff",
       "List the changes from policy A to policy B: thresholds, rules added, removed "
@@ -319,8 +544,9 @@ Command AddPolicyCommand(CLI::App& vigil) {
   CLI::App* list = app->add_subcommand(
       "list", "Stored versions (the active one marked *) and the activation history");
   list->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
-  return Command{app, [flags, check, diff, add, activate, rollback, list] {
+  return Command{app, [flags, check, tune, diff, add, activate, rollback, list] {
                    if (check->parsed()) return RunCheck(*flags);
+                   if (tune->parsed()) return RunTune(*flags);
                    if (diff->parsed()) return RunDiff(*flags);
                    if (add->parsed()) return RunAdd(*flags);
                    if (activate->parsed()) return RunActivate(*flags, false);

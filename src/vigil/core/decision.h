@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "vigil/common/ids.h"
+#include "vigil/core/account_standing.h"
 
 namespace vigil {
 
@@ -61,6 +62,11 @@ struct Decision {
   std::vector<std::string> screening_lists;
   bool degraded = false;        // true when a fallback (e.g. rules-only) decided
   std::string degraded_reason;  // why, when degraded
+  // Both parties' accounts after this payment (core/account_standing.h), when the pipeline
+  // keeps account scores ("accounts_scored": vigil serve and vigil replay with a policy do).
+  bool accounts_scored = false;
+  AccountStanding originator_account;
+  AccountStanding beneficiary_account;
   std::vector<StageTiming> timings;
 };
 

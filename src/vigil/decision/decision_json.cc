@@ -38,6 +38,20 @@ void AppendScore(double score, std::string* out) {
   }
 }
 
+// "name":{"score":0.7,"rule_hits":1,"alert":true,"alert_cause":"score"}; "alert_cause" only
+// with an alert.
+void AppendStanding(const char* name, const AccountStanding& s, std::string* out) {
+  Key(name, out);
+  out->append("{\"score\":");
+  AppendScore(s.score, out);
+  absl::StrAppend(out, ",\"rule_hits\":", s.rule_hits, ",\"alert\":", s.alert ? "true" : "false");
+  if (s.alert) {
+    out->append(",\"alert_cause\":");
+    AppendJsonString(AccountAlertCauseName(s.cause), out);
+  }
+  out->push_back('}');
+}
+
 }  // namespace
 
 void AppendDecisionJson(const Decision& d, std::string* out) {
@@ -121,6 +135,14 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
       AppendJsonString(d.screening_lists[i], out);
     }
     out->append("]},");
+  }
+  if (d.accounts_scored) {
+    Key("accounts", out);
+    out->push_back('{');
+    AppendStanding("originator", d.originator_account, out);
+    out->push_back(',');
+    AppendStanding("beneficiary", d.beneficiary_account, out);
+    out->append("},");
   }
   Key("feature_schema_version", out);
   AppendJsonString(d.feature_schema_version, out);

@@ -75,6 +75,27 @@ TEST(DecisionJson, ScreeningResultsAndHitsArePrintedWhenScreeningRan) {
   EXPECT_FALSE(hit.contains("shadow"));
 }
 
+TEST(DecisionJson, AccountStandingsArePrintedWhenKept) {
+  Decision d = Example();
+  EXPECT_FALSE(nlohmann::json::parse(DecisionToJson(d)).contains("accounts"));
+  d.accounts_scored = true;
+  d.originator_account = {0.734, 2, true, AccountAlertCause::kScore};
+  d.beneficiary_account = {std::nan(""), 0, false, AccountAlertCause::kNone};
+  const nlohmann::json j = nlohmann::json::parse(DecisionToJson(d));
+  const nlohmann::json& o = j["accounts"]["originator"];
+  EXPECT_DOUBLE_EQ(o["score"].get<double>(), 0.734);
+  EXPECT_EQ(o["rule_hits"], 2);
+  EXPECT_EQ(o["alert"], true);
+  EXPECT_EQ(o["alert_cause"], "score");
+  const nlohmann::json& b = j["accounts"]["beneficiary"];
+  EXPECT_TRUE(b["score"].is_null());
+  EXPECT_EQ(b["alert"], false);
+  EXPECT_FALSE(b.contains("alert_cause"));
+  d.originator_account.cause = AccountAlertCause::kRuleHits;
+  EXPECT_EQ(nlohmann::json::parse(DecisionToJson(d))["accounts"]["originator"]["alert_cause"],
+            "rule_hits");
+}
+
 TEST(DecisionJson, NoScoreIsNullAndDegradedSaysWhy) {
   Decision d = Example();
   d.score = std::nan("");

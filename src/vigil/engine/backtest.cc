@@ -1,11 +1,14 @@
 #include "vigil/engine/backtest.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "vigil/evaluation/detection_metrics.h"
 
 namespace vigil {
 
@@ -42,6 +45,26 @@ void Backtest::Add(const Transaction& tx, const Decision& d) {
     }
   }
   s_.degraded += d.degraded;
+  if (labelled) {
+    AddAccount(tx.originator, d.originator_account, positive, d);
+    if (tx.beneficiary.bank_id != tx.originator.bank_id ||
+        tx.beneficiary.account_id != tx.originator.account_id) {
+      AddAccount(tx.beneficiary, d.beneficiary_account, positive, d);
+    }
+  }
+}
+
+void Backtest::AddAccount(const Party& party, const AccountStanding& standing, bool positive,
+                          const Decision& d) {
+  if (party.account_id.empty()) return;
+  AccountTally& a = accounts_[absl::StrCat(party.bank_id, "\x1f", party.account_id)];
+  if (!std::isnan(d.score)) a.max_score = std::max(a.max_score, d.score);
+  a.laundering |= positive;
+  a.payment_alerted |= d.action != Action::kAllow;
+  if (d.accounts_scored && standing.alert) {
+    a.alerted = true;
+    ++account_alerts_;
+  }
 }
 
 BacktestSummary Backtest::Summary() const {
@@ -61,6 +84,58 @@ BacktestSummary Backtest::Summary() const {
     s.max_alerts_in_a_day = std::max(s.max_alerts_in_a_day, n);
   }
   s.alerts_per_day = ratio(alerts, s.days);
+
+  BacktestSummary::Accounts& a = s.accounts;
+  std::vector<double> scores;
+  std::vector<uint8_t> labels;
+  scores.reserve(accounts_.size());
+  labels.reserve(accounts_.size());
+  bool scored = false;
+  for (const auto& [key, t] : accounts_) {
+    ++a.accounts;
+    a.laundering += t.laundering;
+    a.alerted += t.alerted;
+    a.alerted_laundering += t.alerted && t.laundering;
+    a.payment_alerted += t.payment_alerted;
+    a.payment_alerted_laundering += t.payment_alerted && t.laundering;
+    scored |= t.max_score >= 0;
+    scores.push_back(t.max_score);
+    labels.push_back(t.laundering ? 1 : 0);
+  }
+  const int64_t normal = a.accounts - a.laundering;
+  a.alerts = account_alerts_;
+  a.recall = ratio(a.alerted_laundering, a.laundering);
+  a.precision = ratio(a.alerted_laundering, a.alerted);
+  a.false_positive_rate = ratio(a.alerted - a.alerted_laundering, normal);
+  a.alerts_per_day = ratio(a.alerts, s.days);
+  a.payment_recall = ratio(a.payment_alerted_laundering, a.laundering);
+  a.payment_precision = ratio(a.payment_alerted_laundering, a.payment_alerted);
+  a.payment_false_positive_rate = ratio(a.payment_alerted - a.payment_alerted_laundering, normal);
+  if (scored && a.laundering > 0) {
+    // Accounts sorted by key: the interval does not depend on the hash map's order.
+    std::vector<size_t> order(scores.size());
+    std::vector<std::string_view> keys;
+    keys.reserve(accounts_.size());
+    for (const auto& [key, t] : accounts_) keys.push_back(key);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return keys[x] < keys[y]; });
+    std::vector<double> sorted_scores(order.size());
+    std::vector<uint8_t> sorted_labels(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      sorted_scores[i] = scores[order[i]];
+      sorted_labels[i] = labels[order[i]];
+    }
+    const evaluation::Interval pr = evaluation::BootstrapInterval(
+        sorted_scores, sorted_labels,
+        [](absl::Span<const double> x, absl::Span<const uint8_t> y) {
+          return evaluation::AveragePrecision(x, y);
+        },
+        200, 1);
+    a.scored = true;
+    a.pr_auc = pr.estimate;
+    a.pr_auc_low = pr.low;
+    a.pr_auc_high = pr.high;
+  }
   return s;
 }
 
@@ -118,6 +193,32 @@ std::string ComparisonToText(const PolicyComparison& c) {
   return out;
 }
 
+namespace {
+
+nlohmann::json AccountsToJson(const BacktestSummary::Accounts& a) {
+  nlohmann::json j = {
+      {"accounts", a.accounts},
+      {"laundering", a.laundering},
+      {"account_alerts",
+       {{"alerts", a.alerts},
+        {"alerts_per_day", a.alerts_per_day},
+        {"accounts_alerted", a.alerted},
+        {"laundering_alerted", a.alerted_laundering},
+        {"recall", a.recall},
+        {"precision", a.precision},
+        {"false_positive_rate", a.false_positive_rate}}},
+      {"payment_alerts",
+       {{"accounts_alerted", a.payment_alerted},
+        {"laundering_alerted", a.payment_alerted_laundering},
+        {"recall", a.payment_recall},
+        {"precision", a.payment_precision},
+        {"false_positive_rate", a.payment_false_positive_rate}}}};
+  if (a.scored) j["pr_auc"] = {{"estimate", a.pr_auc}, {"low", a.pr_auc_low}, {"high", a.pr_auc_high}};
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json BacktestToJson(const BacktestSummary& s) {
   nlohmann::json typologies = nlohmann::json::object();
   for (const auto& [name, t] : s.by_typology) {
@@ -147,7 +248,8 @@ nlohmann::json BacktestToJson(const BacktestSummary& s) {
           {"max_alerts_in_a_day", s.max_alerts_in_a_day},
           {"rules", rules},
           {"score_alerts", s.score_alerts},
-          {"degraded", s.degraded}};
+          {"degraded", s.degraded},
+          {"accounts", AccountsToJson(s.accounts)}};
 }
 
 std::string BacktestToText(const BacktestSummary& s, int top_rules) {
@@ -192,6 +294,25 @@ std::string BacktestToText(const BacktestSummary& s, int top_rules) {
   if (s.score_alerts > 0) {
     absl::StrAppendFormat(&out, "  model score  crossed a threshold in %d decisions\n",
                           s.score_alerts);
+  }
+  const BacktestSummary::Accounts& a = s.accounts;
+  if (a.accounts > 0) {
+    absl::StrAppendFormat(&out, "  accounts     %d (%d laundering: send or receive a labelled payment)\n",
+                          a.accounts, a.laundering);
+    absl::StrAppendFormat(&out,
+                          "    account alerts  %d raised (%.1f/day) on %d accounts: recall %.4f, "
+                          "precision %.4f, FPR %.4f\n",
+                          a.alerts, a.alerts_per_day, a.alerted, a.recall, a.precision,
+                          a.false_positive_rate);
+    absl::StrAppendFormat(&out,
+                          "    payment alerts  on %d accounts: recall %.4f, precision %.4f, FPR "
+                          "%.4f\n",
+                          a.payment_alerted, a.payment_recall, a.payment_precision,
+                          a.payment_false_positive_rate);
+    if (a.scored) {
+      absl::StrAppendFormat(&out, "    PR-AUC          %.4f [%.4f, %.4f] (accounts by their highest score)\n",
+                            a.pr_auc, a.pr_auc_low, a.pr_auc_high);
+    }
   }
   return out;
 }

@@ -71,3 +71,79 @@ TEST(Backtest, EmptyHasNoRatesAndNoDivisionByZero) {
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+Transaction Between(const char* from, const char* to, std::optional<Label> label) {
+  Transaction tx = Tx(0, std::move(label));
+  tx.originator.bank_id = tx.beneficiary.bank_id = "B";
+  tx.originator.account_id = from;
+  tx.beneficiary.account_id = to;
+  return tx;
+}
+
+Decision Scored(Action action, double score, bool originator_alert) {
+  Decision d;
+  d.action = action;
+  d.score = score;
+  d.accounts_scored = true;
+  if (originator_alert) {
+    d.originator_account.alert = true;
+    d.originator_account.cause = AccountAlertCause::kScore;
+  }
+  return d;
+}
+
+// Worked by hand: accounts A and B launder (payment 1); E's alert and F's payment alert are
+// false positives; the unlabelled payment's accounts do not count.
+TEST(Backtest, AccountFiguresForAccountAlertsPaymentAlertsAndRanking) {
+  Backtest b;
+  const Label laundering{true, ""}, normal{false, ""};
+  b.Add(Between("A", "B", laundering), Scored(Action::kReview, 0.5, true));
+  b.Add(Between("C", "D", normal), Scored(Action::kAllow, 0.2, false));
+  b.Add(Between("E", "F", normal), Scored(Action::kReview, 0.6, true));
+  b.Add(Between("G", "H", normal), Scored(Action::kAllow, 0.1, false));
+  b.Add(Between("X", "Y", std::nullopt), Scored(Action::kBlock, 0.99, true));
+  const BacktestSummary::Accounts a = b.Summary().accounts;
+  EXPECT_EQ(a.accounts, 8);
+  EXPECT_EQ(a.laundering, 2);
+  EXPECT_EQ(a.alerts, 2);
+  EXPECT_DOUBLE_EQ(a.alerts_per_day, 2.0);
+  EXPECT_EQ(a.alerted, 2);
+  EXPECT_EQ(a.alerted_laundering, 1);
+  EXPECT_DOUBLE_EQ(a.recall, 0.5);
+  EXPECT_DOUBLE_EQ(a.precision, 0.5);
+  EXPECT_DOUBLE_EQ(a.false_positive_rate, 1.0 / 6);
+  EXPECT_EQ(a.payment_alerted, 4);
+  EXPECT_DOUBLE_EQ(a.payment_recall, 1.0);
+  EXPECT_DOUBLE_EQ(a.payment_precision, 0.5);
+  EXPECT_DOUBLE_EQ(a.payment_false_positive_rate, 2.0 / 6);
+  // Ranked by highest score: E, F (0.6, normal), then A, B (0.5, laundering): AP 0.5.
+  ASSERT_TRUE(a.scored);
+  EXPECT_DOUBLE_EQ(a.pr_auc, 0.5);
+  EXPECT_LE(a.pr_auc_low, a.pr_auc);
+  EXPECT_GE(a.pr_auc_high, a.pr_auc);
+
+  const nlohmann::json j = BacktestToJson(b.Summary());
+  EXPECT_EQ(j["accounts"]["account_alerts"]["accounts_alerted"], 2);
+  EXPECT_DOUBLE_EQ(j["accounts"]["payment_alerts"]["recall"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["accounts"]["pr_auc"]["estimate"].get<double>(), 0.5);
+  EXPECT_THAT(BacktestToText(b.Summary()),
+              ::testing::HasSubstr("account alerts  2 raised (2.0/day) on 2 accounts: recall "
+                                   "0.5000, precision 0.5000, FPR 0.1667"));
+}
+
+TEST(Backtest, RulesOnlyDecisionsHaveNoAccountRanking) {
+  Backtest b;
+  Decision d;
+  d.action = Action::kReview;
+  b.Add(Between("A", "B", Label{true, ""}), d);
+  const BacktestSummary::Accounts a = b.Summary().accounts;
+  EXPECT_EQ(a.accounts, 2);
+  EXPECT_FALSE(a.scored);
+  EXPECT_FALSE(BacktestToJson(b.Summary())["accounts"].contains("pr_auc"));
+}
+
+}  // namespace
+}  // namespace vigil

@@ -23,6 +23,7 @@
 #include "vigil/drift/drift_report.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/source_ledger.h"
+#include "vigil/engine/account_standings.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/event_time_orderer.h"
 #include "vigil/engine/event_time_outliers.h"
@@ -181,7 +182,12 @@ void WriteDecision(std::ostream& out, const Transaction& tx, const Decision& d) 
   if (!std::isnan(d.score)) out << absl::StrFormat("%.6f", d.score);
   out << ',' << (d.degraded ? 1 : 0) << ',' << rules << ',' << shadow << ',';
   if (tx.label.has_value()) out << (tx.label->is_laundering ? 1 : 0);
-  out << ',' << quoted(tx.label.has_value() ? tx.label->typology : "") << '\n';
+  out << ',' << quoted(tx.label.has_value() ? tx.label->typology : "") << ','
+      << AccountAlertCauseName(d.originator_account.alert ? d.originator_account.cause
+                                                          : AccountAlertCause::kNone)
+      << ',' << AccountAlertCauseName(d.beneficiary_account.alert ? d.beneficiary_account.cause
+                                                                  : AccountAlertCause::kNone)
+      << '\n';
 }
 
 // Owns the replay's moving parts; Run() is the whole algorithm.
@@ -524,7 +530,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
           absl::StrCat("cannot write decisions to '", options_.decisions_out, "'"));
     }
     decisions_out_ << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,"
-                      "shadow_rules,label,typology\n";
+                      "shadow_rules,label,typology,originator_alert,beneficiary_alert\n";
   }
   RecordError error;
   int64_t position = 0;  // records taken from the ordered stream
@@ -571,6 +577,13 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       VIGIL_RETURN_IF_ERROR(
           options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
                                           decide_rows, absl::MakeSpan(decisions), ids, context));
+      // The account step, as vigil serve runs it (engine/account_standings.h). The policy
+      // being compared (options_.compare) is compared on payment decisions only: its account
+      // alerts would need state of their own.
+      const std::shared_ptr<const Policy> policy = options_.decisions->policy();
+      for (size_t k = 0; k < decided; ++k) {
+        RecordAccountStandings(*extractor_, *policy, *decide_txs[k], decisions[k]);
+      }
       if (options_.compare != nullptr) {
         VIGIL_RETURN_IF_ERROR(
             options_.compare->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
@@ -645,6 +658,10 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         if (features_out_ != nullptr) {
           VIGIL_RETURN_IF_ERROR(
               features_out_->Append(tx, absl::MakeConstSpan(rows).subspan(i * width, width)));
+        }
+        if (options_.on_record) {
+          options_.on_record(tx, absl::MakeConstSpan(rows).subspan(i * width, width),
+                             options_.decisions != nullptr ? &decisions[decision_of[i]] : nullptr);
         }
         output_latency_.Record(Steady::now() - t3);
       }

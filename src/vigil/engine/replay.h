@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -100,6 +101,11 @@ struct ReplayOptions {
   crypto::CipherSuite audit_record_suite = crypto::CipherSuite::kAes256Gcm;
   // Wait for each batch's records to be durable before its outputs are written (default).
   bool audit_durable_ack = true;
+  // Called for every record the features accepted, in event-time order, with its feature row
+  // (FeatureExtractor::Schema()) and, with decisions, its decision (else null): for tools that
+  // work on the replayed rows in memory (`vigil policy tune`). Empty: none.
+  std::function<void(const Transaction& tx, absl::Span<const double> row, const Decision* d)>
+      on_record;
   // Fault injection for crash-recovery tests: after this many records of this run are processed,
   // the process exits at once with status 137 (like SIGKILL): no flush, no checkpoint. < 0: off.
   int64_t crash_after_records = -1;

@@ -1,6 +1,7 @@
 #include "vigil/engine/replay.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -289,8 +290,66 @@ rules:
     EXPECT_EQ(r->input_format, "amlworld_csv");
     EXPECT_TRUE(line_hashes.contains(audit::HashHex(r->input_sha256))) << r->transaction.id;
     EXPECT_EQ(r->decision.policy_version.substr(0, 9), "replayed@");
+    EXPECT_TRUE(r->decision.accounts_scored) << "the account step ran before recording";
     return absl::OkStatus();
   }));
+}
+
+// The account alerts in --decisions-out against a recomputation from its own columns: an account
+// alerts on the payment that brings its rule-hit payments to alert_rule_hits, once (the sample
+// spans 11 days, inside one window), and the backtest counts the same alerts.
+TEST_F(ReplayTest, AccountAlertsAreRaisedOnceWhenAnAccountsRuleHitsReachTheThreshold) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(R"(version: "accounts"
+thresholds: {review: 0.5, block: 0.9}
+accounts: {alert_rule_hits: 3}
+rules:
+  - id: big
+    when: amount_reporting > 10000
+    action: review
+    reason: "large"
+)",
+                              "p.yaml", layout, ListLibrary{});
+  ASSERT_OK(policy.status());
+  DecisionMaker decider(*policy, nullptr, layout);
+  ReplayOptions o = Options(TestDataPath("amlworld/HI-Small_Trans.sample.csv"));
+  o.decisions = &decider;
+  o.decisions_out = dir_ + "/decisions.csv";
+  ASSERT_OK_AND_ASSIGN(ReplaySummary s, RunReplay(o, fx_, RealClock()));
+  const std::vector<std::string> rows = Lines(ReadFile(o.decisions_out));
+  ASSERT_EQ(rows.size(), 668u);
+  const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
+  ASSERT_EQ(header.size(), 13u);
+  EXPECT_EQ(header[11], "originator_alert");
+  EXPECT_EQ(header[12], "beneficiary_alert");
+  std::map<std::string, int> hits;
+  std::map<std::string, int> alerts;
+  int64_t alert_cells = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    // No field of this sample is quoted or holds a comma.
+    const std::vector<std::string> c = absl::StrSplit(rows[i], ',');
+    ASSERT_EQ(c.size(), 13u) << rows[i];
+    const bool hit = !c[7].empty();
+    for (int party = 0; party < 2; ++party) {
+      const std::string& account = c[2 + party];
+      if (party == 1 && account == c[2]) continue;  // a payment to oneself counts once
+      if (hit) ++hits[account];
+      const bool expected = hit && hits[account] == 3;
+      const std::string& cell = c[11 + party];
+      EXPECT_EQ(!cell.empty(), expected) << rows[i] << " party " << party;
+      if (!cell.empty()) {
+        EXPECT_EQ(cell, "rule_hits");
+        ++alerts[account];
+        ++alert_cells;
+      }
+    }
+  }
+  ASSERT_GT(alert_cells, 0) << "the threshold is low enough to be reached in the sample";
+  for (const auto& [account, n] : alerts) EXPECT_EQ(n, 1) << account;
+  ASSERT_TRUE(s.backtest.has_value());
+  EXPECT_EQ(s.backtest->accounts.alerts, alert_cells);
+  EXPECT_EQ(s.backtest->accounts.alerted, static_cast<int64_t>(alerts.size()));
+  EXPECT_GT(s.backtest->accounts.laundering, 0);
 }
 
 TEST_F(ReplayTest, WithARecordKekTheRecordedPersonalFieldsAreSealed) {

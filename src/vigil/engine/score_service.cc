@@ -19,6 +19,7 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/freeze_floor.h"
 #include "vigil/drift/source_ledger.h"
+#include "vigil/engine/account_standings.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
@@ -149,6 +150,7 @@ struct ScoreService::Metrics {
   Counter* disagree = nullptr;
   Counter* conflicts = nullptr;       // idempotency conflicts refused
   Counter* future_refused = nullptr;  // events dated past the clock's bound, refused
+  std::array<Counter*, 2> account_alerts{};  // [cause - 1]: score, rule_hits
   // With drift attached (else null):
   std::array<Counter*, 3> frozen{};  // [class]
   Counter* freeze_floor = nullptr;
@@ -268,6 +270,16 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
                           "Transactions refused with 422 event_in_future: dated more than "
                           "max_future_skew ahead of the server's clock (nothing changed).",
                           {}));
+  for (int cause = 1; cause <= 2; ++cause) {
+    VIGIL_ASSIGN_OR_RETURN(
+        m->account_alerts[cause - 1],
+        registry.AddCounter(
+            "vigil_account_alerts_total",
+            "Account alerts raised (an account's score or rule hits over the policy's accounts "
+            "thresholds; at most one per account per window), by cause.",
+            {{"cause",
+              std::string(AccountAlertCauseName(static_cast<AccountAlertCause>(cause)))}}));
+  }
   if (drift_monitor_ != nullptr) {
     for (int c = 0; c < 3; ++c) {
       VIGIL_ASSIGN_OR_RETURN(
@@ -715,8 +727,22 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
       }
       continue;
     }
-    std::shared_ptr<const Policy> policy;
-    if (deployment->shadow != nullptr) policy = group.decider->policy();
+    // The account step (engine/account_standings.h): both parties' standing and any account
+    // alert, before the decision is answered or recorded.
+    const std::shared_ptr<const Policy> policy = group.decider->policy();
+    {
+      absl::MutexLock lock(&features_mu_);
+      for (size_t k = 0; k < n; ++k) {
+        RecordAccountStandings(*extractor_, *policy, items[group.members[k]].tx, decisions[k]);
+      }
+    }
+    if (metrics_ != nullptr) {
+      for (const Decision& d : decisions) {
+        for (const AccountStanding* a : {&d.originator_account, &d.beneficiary_account}) {
+          if (a->alert) metrics_->account_alerts[static_cast<int>(a->cause) - 1]->Increment();
+        }
+      }
+    }
     // Frozen, the champion still scores every row (directly, never queued): for the fail-safe
     // floor, and for the monitor, which must see the traffic return to the model's reference.
     std::vector<double> frozen_scores;

@@ -120,6 +120,7 @@ TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
   ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("t1"));
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(DecisionToJson(record->decision), reply.body);
+  EXPECT_TRUE(record->decision.accounts_scored) << "the account standings are recorded";
   EXPECT_EQ(audit::HashHex(record->input_sha256), Sha256Hex(body));
   EXPECT_EQ(record->transaction.id, "t1");
   EXPECT_EQ(record->transaction.originator.account_id, "A1");
@@ -227,8 +228,11 @@ TEST_F(ScoreServiceAuditTest, AfterARestartARepeatedIdIsAnsweredFromTheLogAndCou
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, first.body);
   EXPECT_EQ(Log().size(), 1u);  // nothing new written
-  // Counted once, before the restart: the next payment of the account is its second.
-  EXPECT_EQ(Count(service_->Score(Tx("t2"))), "2 sent in 24 h");
+  // Counted once, before the restart: the next payment of the account is its second, and its
+  // account standing (restored with the feature state) counts the rule hit once too.
+  const ScoreService::Reply second = service_->Score(Tx("t2"));
+  EXPECT_EQ(Count(second), "2 sent in 24 h");
+  EXPECT_EQ(nlohmann::json::parse(second.body)["accounts"]["originator"]["rule_hits"], 2);
   // A repeated id inside a batch, too.
   const ScoreService::Reply batch = service_->ScoreBatch(Batch({Tx("t1"), Tx("t3")}));
   ASSERT_EQ(batch.status, 200);

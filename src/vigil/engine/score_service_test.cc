@@ -301,6 +301,36 @@ TEST_F(ScoreServiceTest, ARetryAfter503CountsThePaymentOnce) {
             "2 sent in 24 h");
 }
 
+TEST_F(ScoreServiceTest, DecisionsCarryAccountStandingsAndRaiseAccountAlertsOnce) {
+  PolicyInputLayout layout(FeatureExtractor::Schema());
+  auto policy = Policy::Parse(absl::StrCat("accounts: {alert_rule_hits: 2}\n", kPolicy), "p.yaml",
+                              layout, ListLibrary{});
+  ASSERT_OK(policy);
+  ScoreService service(fx_, ScoreServiceOptions{},
+                       std::make_shared<DecisionMaker>(*policy, nullptr, layout), clock_);
+  MetricsRegistry metrics;
+  ASSERT_OK(service.RegisterMetrics(metrics));
+  const nlohmann::json first = nlohmann::json::parse(service.Score(Tx("a1")).body);
+  EXPECT_EQ(first["accounts"]["originator"]["rule_hits"], 1);
+  EXPECT_TRUE(first["accounts"]["originator"]["score"].is_null()) << "rules only: no score";
+  EXPECT_EQ(first["accounts"]["originator"]["alert"], false);
+  const ScoreService::Reply second = service.Score(Tx("a2"));
+  const nlohmann::json j = nlohmann::json::parse(second.body);
+  EXPECT_EQ(j["accounts"]["originator"]["alert"], true);
+  EXPECT_EQ(j["accounts"]["originator"]["alert_cause"], "rule_hits");
+  EXPECT_EQ(j["accounts"]["beneficiary"]["alert"], true);
+  EXPECT_EQ(j["action"], "REVIEW") << "the payment's own action is the rule's";
+  // The repeated id is the same answer, alert included; the next payment raises none.
+  EXPECT_EQ(service.Score(Tx("a2")).body, second.body);
+  const nlohmann::json third = nlohmann::json::parse(service.Score(Tx("a3")).body);
+  EXPECT_EQ(third["accounts"]["originator"]["rule_hits"], 3);
+  EXPECT_EQ(third["accounts"]["originator"]["alert"], false);
+  EXPECT_THAT(metrics.RenderPrometheusText(),
+              HasSubstr("vigil_account_alerts_total{cause=\"rule_hits\"} 2"));
+  EXPECT_THAT(metrics.RenderPrometheusText(),
+              HasSubstr("vigil_account_alerts_total{cause=\"score\"} 0"));
+}
+
 TEST_F(ScoreServiceTest, DecidesABatchInOrderWithAnErrorPerRefusedItem) {
   const ScoreService::Reply early = service_->Score(Tx("early"));
   ASSERT_EQ(early.status, 200) << early.body;

@@ -10,6 +10,7 @@
 #define VIGIL_EVALUATION_ACCOUNT_EVALUATION_H_
 
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,9 @@ namespace vigil::evaluation {
 
 struct AccountEvaluationOptions {
   double threshold = 0.5;
+  // An account alert score (a policy's accounts.alert_score) to report the confusion at too;
+  // NaN: none.
+  double alert_score = std::nan("");
   double max_fpr = 0.01;
   size_t bootstrap_resamples = 1000;
   uint64_t seed = 1;
@@ -31,7 +35,15 @@ struct AccountEvaluation {
   Confusion at_threshold;
   ThresholdChoice at_max_fpr;  // the lowest account threshold within max_fpr, and its recall
   double max_fpr = 0;
+  Confusion at_alert_score;     // with options.alert_score (else empty)
 };
+
+// The lowest account score threshold (accounts scored as EvaluateAccounts scores them) at which
+// at most "max_fpr" of the ordinary accounts are alerted, and the recall there.
+ThresholdChoice AccountThresholdAtFpr(absl::Span<const double> scores,
+                                      absl::Span<const uint8_t> labels,
+                                      absl::Span<const std::string> originators,
+                                      absl::Span<const std::string> beneficiaries, double max_fpr);
 
 // Rows align: each payment's score, label, originator and beneficiary account. A payment with
 // an empty account id counts for its other party only.

@@ -13,7 +13,8 @@ namespace {
 
 constexpr int k24h = static_cast<int>(Window::k24h);
 constexpr int k7d = static_cast<int>(Window::k7d);
-constexpr uint8_t kEncodingVersion = 3;  // 2: float EWMA statistics; 3: the long memory
+constexpr uint8_t kEncodingVersion = 4;  // 2: float EWMA statistics; 3: the long memory;
+                                          // 4: the account risk
 
 using features_internal::GetFixed;
 using features_internal::PutFixed;
@@ -377,6 +378,7 @@ void AccountState::EncodeTo(std::string* out) const {
     PutFixed(out, e.lo);
   }
   history_.EncodeTo(out);
+  risk_.EncodeTo(out);
 }
 
 absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
@@ -384,8 +386,9 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
   uint8_t version = 0;
   int32_t cap = 0;
   uint32_t n = 0;
-  // Version 2 (before the long memory) decodes with an empty one.
-  if (!GetFixed(&in, &version) || (version != kEncodingVersion && version != 2)) {
+  // Version 2 (before the long memory) decodes with an empty one, 3 (before the account risk)
+  // with no risk.
+  if (!GetFixed(&in, &version) || version < 2 || version > kEncodingVersion) {
     return absl::DataLossError(
         absl::StrCat("account state: unsupported encoding version ", static_cast<int>(version)));
   }
@@ -408,8 +411,15 @@ absl::StatusOr<AccountState> AccountState::Decode(std::string_view in) {
     }
     previous = e.time_us();
   }
-  if (version >= 3 && (!s.history_.DecodeFrom(&in) || !in.empty())) {
+  if (version >= 3 && !s.history_.DecodeFrom(&in)) {
     return absl::DataLossError("account state: malformed long memory");
+  }
+  if (version >= 4 && !s.risk_.DecodeFrom(&in)) {
+    return absl::DataLossError("account state: malformed account risk");
+  }
+  if (!in.empty()) {
+    return absl::DataLossError(
+        absl::StrCat("account state: ", in.size(), " bytes after the end of the state"));
   }
   s.RebuildDerived();
   s.UpdateIndexMode(cap > 0 ? cap : ApplyOptions{}.recent_receivers);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "vigil/common/huge_page_pool.h"
 #include "vigil/features/account_history.h"
+#include "vigil/features/account_risk.h"
 #include "vigil/features/counterparty_counts.h"
 
 namespace vigil {
@@ -141,6 +142,9 @@ class AccountState {
   // The account's long memory (schema v2's features), folded in by the extractor.
   const AccountHistory& history() const { return history_; }
   AccountHistory& mutable_history() { return history_; }
+  // The account's risk over its window, folded in from decisions (FeatureExtractor::RecordRisk).
+  const AccountRisk& risk() const { return risk_; }
+  AccountRisk& mutable_risk() { return risk_; }
 
   size_t num_events() const { return events_.size(); }
   bool indexed() const { return index_ != nullptr; }
@@ -195,6 +199,7 @@ class AccountState {
   std::vector<PackedEvent, HugePageAllocator<PackedEvent>> events_;
   std::unique_ptr<CounterpartyIndex> index_;
   AccountHistory history_;
+  AccountRisk risk_;
   int64_t frontier_ = INT64_MIN;
   int64_t last_dropped_ = INT64_MIN;  // time of the newest event dropped from events_
   // float: a feature, not money; 8 bytes fewer in every account's state.

@@ -70,6 +70,33 @@ TEST(AccountState, EncodingRoundTripsAndRebuildsTotals) {
   EXPECT_EQ(a.distinct_counterparties_24h, b.distinct_counterparties_24h);
 }
 
+TEST(AccountState, EncodingKeepsTheAccountRiskAndReadsVersion3WithoutIt) {
+  AccountState s;
+  AccountSnapshot snap;
+  s.Apply(Out(kHour, 1, 1), kLateness, &snap);
+  AccountAlertThresholds t;
+  t.rule_hits = 1;
+  const int64_t bucket = 5 * 24 * kHour;
+  ASSERT_TRUE(s.mutable_risk().Record(kHour, bucket, 0.25, true, 42, t).alert);
+  std::string bytes;
+  s.EncodeTo(&bytes);
+  ASSERT_OK_AND_ASSIGN(AccountState restored, AccountState::Decode(bytes));
+  EXPECT_EQ(restored.risk(), s.risk());
+  // The restored risk remembers the alert: the same payment again is answered alike, another
+  // one within the window raises none.
+  EXPECT_TRUE(restored.mutable_risk().Record(kHour, bucket, 0.25, true, 42, t).alert);
+  EXPECT_FALSE(restored.mutable_risk().Record(2 * kHour, bucket, 0.25, true, 43, t).alert);
+
+  // Version 3 wrote no risk after the long memory.
+  std::string v3 = bytes.substr(0, bytes.size() - 36);
+  v3[0] = 3;
+  ASSERT_OK_AND_ASSIGN(AccountState old, AccountState::Decode(v3));
+  EXPECT_TRUE(old.risk().empty());
+  EXPECT_EQ(old.num_events(), 1u);
+  // Trailing bytes are refused.
+  EXPECT_THAT(AccountState::Decode(bytes + "x"), StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST(AccountState, DecodeRejectsDamagedBytes) {
   AccountState s;
   AccountSnapshot snap;

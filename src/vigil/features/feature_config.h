@@ -45,6 +45,12 @@ struct FeatureConfig {
   int motif_branching = 8;
   int motif_budget = 0;
 
+  // The window of each account's risk (features/account_risk.h: the highest score and the rule
+  // hits of its payments, and its alerts), kept in AccountRisk::kBuckets buckets of a sixth of
+  // it each (at least an hour). Changing it changes what a stored risk means: the buckets of a
+  // state written under another window are read as this window's.
+  std::chrono::microseconds account_window = std::chrono::hours(24 * 30);
+
   // When set, accounts are known by the keyed hash of their key ("<bank>\x1f<account>"),
   // never by the key itself: the state, in memory and stored, holds no account id
   // (docs/security.md). A stored state records which key made its pseudonyms

@@ -195,10 +195,7 @@ uint32_t FeatureExtractor::Touch(std::string_view key, uint64_t hash) {
     states_.push_back(AccountState());
     is_dirty_.push_back(0);
   }
-  if (!is_dirty_[account]) {
-    is_dirty_[account] = 1;
-    dirty_.push_back(account);
-  }
+  MarkDirty(account);
   return account;
 }
 
@@ -524,6 +521,46 @@ void FeatureExtractor::ClearDirty() {
   dirty_.clear();
 }
 
+int64_t FeatureExtractor::RiskBucketMicros() const {
+  return std::max<int64_t>(kMicrosPerHour, config_.account_window.count() / AccountRisk::kBuckets);
+}
+
+void FeatureExtractor::MarkDirty(uint32_t account) {
+  if (!is_dirty_[account]) {
+    is_dirty_[account] = 1;
+    dirty_.push_back(account);
+  }
+}
+
+std::array<AccountStanding, 2> FeatureExtractor::RecordRisk(
+    const Transaction& tx, double score, bool rule_hit, const AccountAlertThresholds& thresholds) {
+  std::array<AccountStanding, 2> standings;
+  PrepareKeys(tx, &single_);
+  const int64_t t = ToUnixMicros(tx.event_time);
+  const uint32_t tag = AccountRisk::TagOf(tx.id);
+  const int64_t bucket_us = RiskBucketMicros();
+  for (int k = 0; k < 2; ++k) {
+    const int64_t account = index_.Find(single_.key[k]);
+    if (account < 0) continue;
+    const auto a = static_cast<uint32_t>(account);
+    // A payment to oneself is recorded once (the second call finds its tag and answers alike).
+    standings[k] = states_[a].mutable_risk().Record(t, bucket_us, score, rule_hit, tag, thresholds);
+    MarkDirty(a);
+  }
+  return standings;
+}
+
+std::array<AccountStanding, 2> FeatureExtractor::StandingsOf(const Transaction& tx) {
+  std::array<AccountStanding, 2> standings;
+  PrepareKeys(tx, &single_);
+  const int64_t t = ToUnixMicros(tx.event_time);
+  for (int k = 0; k < 2; ++k) {
+    const int64_t account = index_.Find(single_.key[k]);
+    if (account >= 0) standings[k] = states_[account].risk().At(t, RiskBucketMicros());
+  }
+  return standings;
+}
+
 EventTimeRepair FeatureExtractor::BoundEventTimes(int64_t limit_us) {
   EventTimeRepair repair;
   repair.watermark_before_us = repair.watermark_after_us = watermark_;
@@ -533,12 +570,9 @@ EventTimeRepair FeatureExtractor::BoundEventTimes(int64_t limit_us) {
     AccountState& state = states_[i];
     if (state.frontier() > limit_us) {
       repair.events_dropped += state.DropEventsAfter(limit_us);
+      state.mutable_risk().ForgetAfter(limit_us, RiskBucketMicros());
       ++repair.accounts;
-      const auto account = static_cast<uint32_t>(i);
-      if (!is_dirty_[account]) {
-        is_dirty_[account] = 1;
-        dirty_.push_back(account);
-      }
+      MarkDirty(static_cast<uint32_t>(i));
     }
     newest = std::max(newest, state.frontier());
   }

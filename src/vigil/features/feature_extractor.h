@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "vigil/common/large_array.h"
+#include "vigil/core/account_standing.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/core/transaction.h"
@@ -73,6 +74,18 @@ class FeatureExtractor {
   // REQUIRES: rows.size() == txs.size() * width and statuses.size() == txs.size().
   void ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
                     absl::Span<absl::Status> statuses);
+
+  // Folds one decided payment into both parties' account risk (AccountRisk, over
+  // FeatureConfig::account_window) and returns their standings, originator first: "score" is
+  // the decision's model score (NaN: none), "rule_hit" whether an active rule fired, and
+  // "thresholds" when an account alerts. The payment is known by its transaction id (a retry
+  // of the same payment is answered alike, AccountRisk). A party this extractor has never seen
+  // (the payment was refused) gets an empty standing and nothing changes for it. Call it after
+  // Process (or ProcessBatch) applied the payment; marks the accounts dirty.
+  std::array<AccountStanding, 2> RecordRisk(const Transaction& tx, double score, bool rule_hit,
+                                            const AccountAlertThresholds& thresholds);
+  // Both parties' standing as of tx's event time, without recording anything (no alert).
+  std::array<AccountStanding, 2> StandingsOf(const Transaction& tx);
 
   // Latest event time applied (microseconds), INT64_MIN before the first.
   int64_t watermark_us() const { return watermark_; }
@@ -128,6 +141,8 @@ class FeatureExtractor {
 
   absl::Status ProcessPrepared(const Transaction& tx, const Lookahead& la, absl::Span<double> row);
   uint32_t Touch(std::string_view key, uint64_t hash);
+  void MarkDirty(uint32_t account);
+  int64_t RiskBucketMicros() const;
   int CycleLength(uint32_t orig, uint32_t bene, int64_t t) const;
   // Schema v2's columns from both parties' long memory before this payment.
   void WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t t, double amount,

@@ -612,3 +612,85 @@ INSTANTIATE_TEST_SUITE_P(RandomStreams, LongMemoryProperty, ::testing::Range(1, 
 
 }  // namespace
 }  // namespace vigil
+
+namespace vigil {
+namespace {
+
+Transaction Identified(Transaction tx, std::string id) {
+  tx.id = std::move(id);
+  return tx;
+}
+
+TEST(FeatureExtractorAccountRisk, RecordsBothPartiesAndAlertsOncePerWindow) {
+  const FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  AccountAlertThresholds t;
+  t.score = 0.5;
+  const Transaction ab = Identified(MakeTx(kBase, "A", "B", 100), "p1");
+  Process(fe, ab);
+  fe.ClearDirty();
+  std::array<AccountStanding, 2> s = fe.RecordRisk(ab, 0.3, false, t);
+  EXPECT_NEAR(s[0].score, 0.3, 1e-4);
+  EXPECT_NEAR(s[1].score, 0.3, 1e-4);
+  EXPECT_FALSE(s[0].alert || s[1].alert);
+  EXPECT_EQ(fe.dirty_accounts().size(), 2u) << "the risk is state: checkpointed with the account";
+
+  // B pays C with a high score: B (now 0.7) and C alert, A is untouched.
+  const Transaction bc = Identified(MakeTx(kBase + kMinute, "B", "C", 100), "p2");
+  Process(fe, bc);
+  s = fe.RecordRisk(bc, 0.7, true, t);
+  EXPECT_TRUE(s[0].alert);
+  EXPECT_EQ(s[0].cause, AccountAlertCause::kScore);
+  EXPECT_EQ(s[0].rule_hits, 1u);
+  EXPECT_TRUE(s[1].alert);
+  const std::array<AccountStanding, 2> a = fe.StandingsOf(ab);
+  EXPECT_NEAR(a[0].score, 0.3, 1e-4);
+  EXPECT_NEAR(a[1].score, 0.7, 1e-4);
+  EXPECT_FALSE(a[1].alert) << "StandingsOf records nothing";
+
+  // B again within the window: no second alert; the retry of p2 is answered alike.
+  const Transaction bd = Identified(MakeTx(kBase + 2 * kMinute, "B", "D", 100), "p3");
+  Process(fe, bd);
+  EXPECT_FALSE(fe.RecordRisk(bd, 0.9, false, t)[0].alert);
+  EXPECT_TRUE(fe.RecordRisk(bc, 0.7, true, t)[0].alert);
+
+  // 31 days on, B's window has emptied and a new high score alerts again.
+  const Transaction later = Identified(MakeTx(kBase + 31 * 24 * 60 * kMinute, "B", "E", 100), "p4");
+  Process(fe, later);
+  s = fe.RecordRisk(later, 0.6, false, t);
+  EXPECT_TRUE(s[0].alert);
+  EXPECT_NEAR(s[0].score, 0.6, 1e-4);
+}
+
+TEST(FeatureExtractorAccountRisk, UnknownPartiesGetAnEmptyStanding) {
+  const FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  AccountAlertThresholds t;
+  t.rule_hits = 1;
+  // Never applied (as a refused payment): nothing is created.
+  const std::array<AccountStanding, 2> s =
+      fe.RecordRisk(Identified(MakeTx(kBase, "X", "Y", 100), "p"), 0.9, true, t);
+  EXPECT_TRUE(std::isnan(s[0].score));
+  EXPECT_FALSE(s[0].alert || s[1].alert);
+  EXPECT_EQ(fe.num_accounts(), 0u);
+}
+
+TEST(FeatureExtractorAccountRisk, FollowsTheConfiguredWindow) {
+  const FxRates fx = TestRates();
+  FeatureConfig config;
+  config.account_window = std::chrono::hours(24 * 6);  // 1-day buckets
+  FeatureExtractor fe(fx, config);
+  const Transaction ab = Identified(MakeTx(kBase, "A", "B", 100), "p1");
+  Process(fe, ab);
+  fe.RecordRisk(ab, 0.4, true, {});
+  const Transaction day5 = Identified(MakeTx(kBase + 5 * 24 * 60 * kMinute, "A", "C", 100), "p2");
+  Process(fe, day5);
+  EXPECT_NEAR(fe.StandingsOf(day5)[0].score, 0.4, 1e-4);
+  const Transaction day6 = Identified(MakeTx(kBase + 6 * 24 * 60 * kMinute, "A", "C", 100), "p3");
+  Process(fe, day6);
+  EXPECT_TRUE(std::isnan(fe.StandingsOf(day6)[0].score));
+  EXPECT_EQ(fe.StandingsOf(day6)[0].rule_hits, 0u);
+}
+
+}  // namespace
+}  // namespace vigil

@@ -257,8 +257,9 @@ TEST_F(FeatureStoreTest, RestoresStateOfSchemaV1WithAnEmptyLongMemory) {
       auto state = AccountState::Decode(
           std::string_view(value.data() + state_at, value.size() - state_at));
       if (!state.ok()) return state.status();
-      std::string history;
+      std::string history;  // and the account risk after it
       state->history().EncodeTo(&history);
+      state->risk().EncodeTo(&history);
       std::string old(value.substr(0, value.size() - history.size()));
       old[state_at] = 2;
       v1.emplace_back(std::string(key), old);

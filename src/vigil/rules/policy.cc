@@ -110,7 +110,8 @@ class PolicyParser {
       return Result(nullptr);
     }
     CheckKeys(root,
-              {"version", "description", "thresholds", "screening", "constants", "lists", "rules"},
+              {"version", "description", "thresholds", "screening", "accounts", "constants", "tune",
+               "lists", "rules"},
               "policy");
     if (const YAML::Node v = Required(root, "version", "policy"); v) {
       if (auto s = Scalar(v, "version"); s && !s->empty()) {
@@ -123,6 +124,7 @@ class PolicyParser {
       ParseThresholds(t, *policy);
     }
     if (const YAML::Node sc = root["screening"]; sc) ParseScreening(sc, *policy);
+    if (const YAML::Node a = root["accounts"]; a) ParseAccounts(a, *policy);
     if (absl::Status s = layout_.AddTo(scope_); !s.ok()) {
       return absl::InternalError(absl::StrCat("policy inputs: ", s.message()));
     }
@@ -131,7 +133,8 @@ class PolicyParser {
         return absl::InternalError(absl::StrCat("list library: ", s.message()));
       }
     }
-    if (const YAML::Node c = root["constants"]; c) ParseConstants(c);
+    if (const YAML::Node c = root["constants"]; c) ParseConstants(c, *policy);
+    if (const YAML::Node t = root["tune"]; t) ParseTune(t, *policy);
     if (const YAML::Node l = root["lists"]; l) ParseLists(l);
     if (const YAML::Node r = Required(root, "rules", "policy"); r) ParseRules(r, *policy);
     policy->tag_ = absl::StrCat(policy->version_, "@", policy->content_hash_.substr(0, 12));
@@ -243,7 +246,39 @@ class PolicyParser {
     policy.screening_block_threshold_ = b;
   }
 
-  void ParseConstants(const YAML::Node& c) {
+  // accounts: {alert_score: 0.3, alert_rule_hits: 3}: when an account alerts (docs/policy.md,
+  // "Account alerts"); either may be left out (that trigger is off).
+  void ParseAccounts(const YAML::Node& t, Policy& policy) {
+    if (!t.IsMap()) {
+      Error(t.Mark(), "'accounts' is a mapping: alert_score and alert_rule_hits");
+      return;
+    }
+    CheckKeys(t, {"alert_score", "alert_rule_hits"}, "accounts");
+    if (const YAML::Node s = t["alert_score"]; s) {
+      if (const std::optional<double> v = Number(s, "alert_score"); v) {
+        if (*v <= 0 || *v > 1) {
+          Error(s.Mark(), "'alert_score' is a model probability: above 0, at most 1",
+                "an account's score is the highest score of its payments in the window");
+        } else {
+          policy.account_alerts_.score = *v;
+        }
+      }
+    }
+    if (const YAML::Node h = t["alert_rule_hits"]; h) {
+      if (const std::optional<double> v = Number(h, "alert_rule_hits"); v) {
+        if (*v < 1 || *v > kMaxAccountRuleHits || *v != std::floor(*v)) {
+          Error(h.Mark(),
+                absl::StrCat("'alert_rule_hits' is a whole number of payments, 1 to ",
+                             kMaxAccountRuleHits),
+                "payments of the account in the window on which an active rule fired");
+        } else {
+          policy.account_alerts_.rule_hits = static_cast<uint32_t>(*v);
+        }
+      }
+    }
+  }
+
+  void ParseConstants(const YAML::Node& c, Policy& policy) {
     if (!c.IsMap()) {
       Error(c.Mark(), "'constants' is a mapping of names to numbers");
       return;
@@ -254,7 +289,51 @@ class PolicyParser {
       if (!value) continue;
       if (absl::Status s = scope_.AddConstant(name, *value); !s.ok()) {
         Error(kv.first.Mark(), absl::StrCat("constant: ", s.message()));
+        continue;
       }
+      policy.constants_.push_back({name, *value, kv.second.Mark().line, kv.second.Mark().column,
+                                   kv.second.Scalar()});
+    }
+  }
+
+  // tune: {NAME: [low, high], ...}: constants `vigil policy tune` may move, within the range.
+  void ParseTune(const YAML::Node& t, Policy& policy) {
+    if (!t.IsMap()) {
+      Error(t.Mark(), "'tune' is a mapping of constant names to [low, high] ranges");
+      return;
+    }
+    for (const auto& kv : t) {
+      const std::string name = kv.first.Scalar();
+      const auto constant =
+          std::find_if(policy.constants_.begin(), policy.constants_.end(),
+                       [&](const PolicyConstant& c) { return c.name == name; });
+      if (constant == policy.constants_.end()) {
+        std::vector<std::string> names;
+        for (const PolicyConstant& c : policy.constants_) names.push_back(c.name);
+        const std::string near = NearestName(name, names);
+        Error(kv.first.Mark(), absl::StrCat("tune: '", name, "' is not a constant of the policy"),
+              near.empty() ? "only the policy's own constants can be tuned"
+                           : absl::StrCat("did you mean '", near, "'?"));
+        continue;
+      }
+      if (!kv.second.IsSequence() || kv.second.size() != 2) {
+        Error(kv.second.Mark(), absl::StrCat("tune: '", name, "' takes a range [low, high]"));
+        continue;
+      }
+      const std::optional<double> low = Number(kv.second[0], "low");
+      const std::optional<double> high = Number(kv.second[1], "high");
+      if (!low || !high) continue;
+      if (*low >= *high) {
+        Error(kv.second.Mark(), absl::StrCat("tune: '", name, "': low must be below high"));
+        continue;
+      }
+      if (constant->value < *low || constant->value > *high) {
+        Error(kv.second.Mark(),
+              absl::StrCat("tune: '", name, "' is ", constant->text, ", outside its range [",
+                           kv.second[0].Scalar(), ", ", kv.second[1].Scalar(), "]"));
+        continue;
+      }
+      policy.tunables_.push_back({name, *low, *high});
     }
   }
 

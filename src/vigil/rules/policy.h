@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vigil/core/account_standing.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/rules/expression.h"
 #include "vigil/rules/policy_inputs.h"
@@ -65,6 +66,26 @@ struct ListLibrary {
   static absl::StatusOr<ListLibrary> LoadDirectory(const std::string& dir);
 };
 
+// A named number of the policy's `constants:` section, and where its value is written (for
+// tools that rewrite one value and leave the rest of the text as it is: `vigil policy tune`).
+struct PolicyConstant {
+  std::string name;
+  double value = 0;
+  int line = 0, column = 0;  // 0-based, of the value's first character
+  std::string text;          // the value as written
+};
+
+// A constant the policy declares tunable (its `tune:` section): the range `vigil policy tune`
+// may search, both ends included.
+struct TunableConstant {
+  std::string name;
+  double low = 0, high = 0;
+};
+
+// The largest accounts.alert_rule_hits: what an account's window can count (AccountRisk keeps
+// up to 255 hits in each of its 6 buckets).
+inline constexpr int kMaxAccountRuleHits = 1530;
+
 class Policy {
  public:
   // "yaml" is the policy's text and "file" its name in messages. The policy's expressions may
@@ -88,6 +109,11 @@ class Policy {
   double screening_review_threshold() const { return screening_review_threshold_; }
   double screening_block_threshold() const { return screening_block_threshold_; }
   const std::vector<PolicyRule>& rules() const { return rules_; }
+  // When an account alerts (the policy's `accounts:` section; both triggers off without one).
+  const AccountAlertThresholds& account_alerts() const { return account_alerts_; }
+  // The `constants:` section in the order written, and the `tune:` section's ranges.
+  const std::vector<PolicyConstant>& constants() const { return constants_; }
+  const std::vector<TunableConstant>& tunables() const { return tunables_; }
 
   // Evaluates every rule (active and shadow) on "inputs", writing the indices of those that
   // fire, in policy order, to "fired"; returns how many. No allocation.
@@ -109,6 +135,9 @@ class Policy {
   double block_threshold_ = 1.0;
   double screening_review_threshold_ = 0.88;
   double screening_block_threshold_ = 0.95;
+  AccountAlertThresholds account_alerts_;
+  std::vector<PolicyConstant> constants_;
+  std::vector<TunableConstant> tunables_;
   std::vector<PolicyRule> rules_;
 };
 

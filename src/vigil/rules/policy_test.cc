@@ -222,6 +222,74 @@ TEST_F(PolicyTest, ScreeningThresholdsDefaultAndAreChecked) {
   }
 }
 
+TEST_F(PolicyTest, AccountAlertsAreOffUnlessSetAndAreChecked) {
+  ASSERT_OK_AND_ASSIGN(auto defaults, Parse(kGood));
+  EXPECT_FALSE(defaults->account_alerts().enabled());
+  const std::string head = "version: v\nthresholds: {review: 0.5, block: 0.9}\n";
+  ASSERT_OK_AND_ASSIGN(auto both,
+                       Parse(head + "accounts: {alert_score: 0.3, alert_rule_hits: 4}\nrules: []\n"));
+  EXPECT_DOUBLE_EQ(both->account_alerts().score, 0.3);
+  EXPECT_EQ(both->account_alerts().rule_hits, 4u);
+  ASSERT_OK_AND_ASSIGN(auto hits_only, Parse(head + "accounts: {alert_rule_hits: 2}\nrules: []\n"));
+  EXPECT_TRUE(std::isnan(hits_only->account_alerts().score));
+  EXPECT_TRUE(hits_only->account_alerts().enabled());
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"accounts: {alert_score: 0}\n", "'alert_score' is a model probability"},
+      {"accounts: {alert_score: 1.2}\n", "'alert_score' is a model probability"},
+      {"accounts: {alert_rule_hits: 2.5}\n", "'alert_rule_hits' is a whole number"},
+      {"accounts: {alert_rule_hits: 0}\n", "'alert_rule_hits' is a whole number"},
+      {"accounts: {alert_rule_hits: 1531}\n", "1 to 1530"},
+      {"accounts: {alert_scor: 0.5}\n", "did you mean 'alert_score'?"},
+      {"accounts: 0.5\n", "'accounts' is a mapping"},
+  };
+  for (const auto& [section, message] : cases) {
+    EXPECT_THAT(Parse(head + section + "rules: []\n").status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << section;
+  }
+}
+
+TEST_F(PolicyTest, ConstantsKeepWhereTheirValuesAreWrittenAndTuneRangesAreChecked) {
+  const std::string text = R"(version: v
+thresholds: {review: 0.5, block: 0.9}
+constants:
+  floor: 2500
+  days:   3.5
+tune:
+  floor: [1000, 5000]
+rules: []
+)";
+  ASSERT_OK_AND_ASSIGN(auto policy, Parse(text));
+  ASSERT_EQ(policy->constants().size(), 2u);
+  const PolicyConstant& days = policy->constants()[1];
+  EXPECT_EQ(days.name, "days");
+  EXPECT_DOUBLE_EQ(days.value, 3.5);
+  EXPECT_EQ(days.text, "3.5");
+  EXPECT_EQ(days.line, 4);
+  EXPECT_EQ(days.column, 10);
+  ASSERT_EQ(policy->tunables().size(), 1u);
+  EXPECT_EQ(policy->tunables()[0].name, "floor");
+  EXPECT_DOUBLE_EQ(policy->tunables()[0].low, 1000);
+  EXPECT_DOUBLE_EQ(policy->tunables()[0].high, 5000);
+
+  const std::string head =
+      "version: v\nthresholds: {review: 0.5, block: 0.9}\nconstants: {floor: 2500}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tune: {flor: [1, 2]}\n", "did you mean 'floor'?"},
+      {"tune: {floor: [5000, 1000]}\n", "low must be below high"},
+      {"tune: {floor: [3000, 4000]}\n", "outside its range [3000, 4000]"},
+      {"tune: {floor: 3000}\n", "takes a range [low, high]"},
+      {"tune: {floor: [a, 4000]}\n", "'low' must be a number"},
+      {"tune: [floor]\n", "'tune' is a mapping"},
+  };
+  for (const auto& [section, message] : cases) {
+    EXPECT_THAT(Parse(head + section + "rules: []\n").status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << section;
+  }
+}
+
 TEST_F(PolicyTest, RulesReadScreeningInputsByDottedNames) {
   ASSERT_OK_AND_ASSIGN(auto policy, Parse(R"(version: v
 thresholds: {review: 0.5, block: 0.9}

@@ -260,8 +260,20 @@ absl::StatusOr<TrainingReport> TrainOnHistory(
       originators.push_back(std::to_string(parties[r][0]));
       beneficiaries.push_back(std::to_string(parties[r][1]));
     }
+    {
+      std::vector<std::string> valid_originators, valid_beneficiaries;
+      for (const std::array<uint32_t, 2>& p : valid_parties) {
+        valid_originators.push_back(std::to_string(p[0]));
+        valid_beneficiaries.push_back(std::to_string(p[1]));
+      }
+      report.account_alert_score =
+          evaluation::AccountThresholdAtFpr(valid_scores, valid.labels, valid_originators,
+                                            valid_beneficiaries, options.account_max_fpr)
+              .threshold;
+    }
     evaluation::AccountEvaluationOptions accounts;
     accounts.threshold = report.review_threshold;
+    accounts.alert_score = report.account_alert_score;
     accounts.max_fpr = options.account_max_fpr;
     accounts.bootstrap_resamples = options.bootstrap_resamples;
     accounts.seed = options.bootstrap_seed;

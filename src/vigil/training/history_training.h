@@ -14,6 +14,7 @@
 #define VIGIL_TRAINING_HISTORY_TRAINING_H_
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -94,6 +95,10 @@ struct TrainingReport {
   std::vector<evaluation::SliceFigures> test_amount_bands;
   // The test figures per account (EvaluateAccounts at the review threshold), with parties.
   std::optional<evaluation::AccountEvaluation> test_accounts;
+  // For a policy's accounts.alert_score (docs/policy.md, Account alerts): the lowest account
+  // score at which at most account_max_fpr of validation's ordinary accounts alert; NaN without
+  // parties. The test's accounts at it: test_accounts->at_alert_score.
+  double account_alert_score = std::nan("");
   // The best three by validation average precision, then the named ones not among them.
   std::vector<Baseline> baselines;
   bool gate_passed = false;

@@ -1,0 +1,31 @@
+#include "vigil/engine/account_standings.h"
+
+#include <array>
+
+namespace vigil {
+
+bool ActiveRuleFired(const Decision& d, const Policy& policy) {
+  for (const Reason& r : d.reasons) {
+    if (r.kind != Reason::Kind::kRule || r.shadow) continue;
+    bool exemption = false;
+    for (const PolicyRule& rule : policy.rules()) {
+      if (rule.id == r.code) {
+        exemption = rule.action == RuleAction::kAllow;
+        break;
+      }
+    }
+    if (!exemption) return true;
+  }
+  return false;
+}
+
+void RecordAccountStandings(FeatureExtractor& features, const Policy& policy,
+                            const Transaction& tx, Decision& d) {
+  const std::array<AccountStanding, 2> s =
+      features.RecordRisk(tx, d.score, ActiveRuleFired(d, policy), policy.account_alerts());
+  d.accounts_scored = true;
+  d.originator_account = s[0];
+  d.beneficiary_account = s[1];
+}
+
+}  // namespace vigil
