@@ -282,6 +282,14 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   EXPECT_LE(accounts["pr_auc"]["low"].get<double>(), accounts["pr_auc"]["estimate"].get<double>());
   EXPECT_EQ(accounts["max_fpr"].get<double>(), 0.01);
   EXPECT_THAT(ReadFile(Path("log")), HasSubstr("recall at FPR <= 0.01"));
+  // The account alert score for the policy, chosen on validation, and test's figures at it.
+  const nlohmann::json share_thresholds =
+      nlohmann::json::parse(ReadFile(Path("share/thresholds.json")));
+  ASSERT_TRUE(share_thresholds["account_alert_score"].is_number()) << share_thresholds.dump();
+  EXPECT_EQ(share_thresholds["account_alert_score"], share["thresholds"]["account_alert_score"]);
+  const double fpr = accounts["at_account_alert_score"]["fpr"].get<double>();
+  EXPECT_LE(fpr, 0.05) << "chosen for 1% on validation; test may differ, not by this much";
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("the policy's accounts.alert_score"));
 }
 
 TEST_F(ModelTrainCommandTest, AModelNoBetterThanOneColumnExitsOneAndSaysSo) {

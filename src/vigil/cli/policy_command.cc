@@ -192,6 +192,13 @@ int CheckOnStream(const PolicyFlags& flags, const Policy& policy) {
       ++warnings;
     }
   }
+  const BacktestSummary::Accounts& a = b.accounts;
+  if (policy.account_alerts().enabled() && a.accounts > 0) {
+    std::cout << absl::StrFormat(
+        "  account alerts: %d raised (%.1f a day) on %d of %d accounts; recall %.3f, FPR %.4f "
+        "(labelled accounts)\n",
+        a.alerts, a.alerts_per_day, a.alerted, a.accounts, a.recall, a.false_positive_rate);
+  }
   std::cout << warnings << (warnings == 1 ? " warning" : " warnings") << "\n";
   return kExitOk;
 }

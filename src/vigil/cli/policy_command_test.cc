@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "vigil/testing/files.h"
 #include "vigil/testing/subprocess.h"
 #include "vigil/testing/testdata.h"
@@ -82,6 +83,55 @@ rules:
   EXPECT_THAT(out, HasSubstr("warning: never fires on this stream"));
   EXPECT_THAT(out, ::testing::ContainsRegex("some +shadow +[1-9][0-9]* "));
   EXPECT_THAT(out, HasSubstr("2 warnings"));
+}
+
+TEST_F(PolicyCommandTest, TuneWritesTheTunedPolicyAndReportsTheHeldOutPart) {
+  Write("p.yaml", R"(# kept
+version: "big-1"
+thresholds: {review: 0.5, block: 0.9}
+constants:
+  floor: 100000
+tune:
+  floor: [0, 100000]
+rules:
+  - id: big
+    when: amount_reporting >= floor
+    action: review
+    reason: "{amount_reporting}"
+)");
+  ASSERT_EQ(Vigil({"policy", "tune", Path("p.yaml"),
+                   Shipped("testdata/amlworld/HI-Small_Trans.sample.csv"), "--budget", "30/day",
+                   "--out", Path("tuned.yaml"), "--json-out", Path("tune.json"), "--grid", "21",
+                   "--fx-rates", Shipped("data/fx_rates.csv")}),
+            0)
+      << ReadFile(Path("log"));
+  const std::string out = ReadFile(Path("log"));
+  EXPECT_THAT(out, HasSubstr("budget: 30 payment alerts a day on the searched part: met"));
+  EXPECT_THAT(out, HasSubstr("~ floor: 100000 → "));
+  EXPECT_THAT(out, HasSubstr("held out"));
+  const std::string tuned = ReadFile(Path("tuned.yaml"));
+  EXPECT_THAT(tuned, HasSubstr("# kept\nversion: \"big-1-tuned\"\n"));
+  EXPECT_EQ(tuned.find("floor: 100000\n"), std::string::npos) << tuned;
+  // The tuned policy is a valid policy, and the JSON says what the text says.
+  EXPECT_EQ(Vigil({"policy", "check", Path("tuned.yaml")}), 0) << ReadFile(Path("log"));
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(Path("tune.json")));
+  EXPECT_EQ(j["within_budget"], true);
+  EXPECT_LE(j["searched"]["after"]["alerts_per_day"].get<double>(), 30);
+  EXPECT_GT(j["searched"]["after"]["recall"]["value"].get<double>(), 0);
+  EXPECT_EQ(j["constants"][0]["constant"], "floor");
+  EXPECT_LT(j["constants"][0]["after"].get<double>(), 100000);
+  // A policy with nothing to tune is refused with the reason.
+  Write("plain.yaml", "version: \"x\"\nthresholds: {review: 0.5, block: 0.9}\nrules: []\n");
+  EXPECT_EQ(Vigil({"policy", "tune", Path("plain.yaml"),
+                   Shipped("testdata/amlworld/HI-Small_Trans.sample.csv"), "--budget", "30",
+                   "--out", Path("x.yaml"), "--fx-rates", Shipped("data/fx_rates.csv")}),
+            1);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("declares nothing tunable"));
+  EXPECT_EQ(Vigil({"policy", "tune", Path("p.yaml"),
+                   Shipped("testdata/amlworld/HI-Small_Trans.sample.csv"), "--budget", "lots",
+                   "--out", Path("x.yaml")}),
+            1);
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("--budget: 'lots' is not a number"));
 }
 
 TEST_F(PolicyCommandTest, CheckRejectsABadPolicyWithEveryError) {
