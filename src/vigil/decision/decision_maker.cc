@@ -19,19 +19,6 @@ std::chrono::microseconds PerItem(SteadyClock::duration total, size_t n) {
   return std::chrono::duration_cast<std::chrono::microseconds>(total / static_cast<int64_t>(n));
 }
 
-Action RuleActionToDecision(RuleAction a) {
-  switch (a) {
-    case RuleAction::kBlock:
-      return Action::kBlock;
-    case RuleAction::kReview:
-      return Action::kReview;
-    case RuleAction::kAllow:
-    case RuleAction::kTag:
-      return Action::kAllow;
-  }
-  return Action::kAllow;
-}
-
 // "beneficiary name matches OFAC SDN 306 "BANCO NACIONAL DE CUBA" (as "ACME TRADING"), score
 // 0.9712 >= block threshold 0.95"; for identifiers, what was listed. The party is named by its
 // role, never by its own name or account: a decision is answered and recorded in the clear,
@@ -198,7 +185,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
       reason.code = rule.id;
       reason.text = policy.RenderReason(rule, view);
       reason.shadow = rule.mode == RuleMode::kShadow;
-      if (!reason.shadow) action = std::max(action, RuleActionToDecision(rule.action));
+      action = std::max(action, DecisionOf(rule));
       d.reasons.push_back(std::move(reason));
     }
     if (!std::isnan(d.score)) {
@@ -206,8 +193,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
                                : d.score >= policy.review_threshold() ? policy.review_threshold()
                                                                       : -1;
       if (threshold >= 0) {
-        const Action by_score =
-            d.score >= policy.block_threshold() ? Action::kBlock : Action::kReview;
+        const Action by_score = policy.ScoreDecision(d.score);
         action = std::max(action, by_score);
         d.reasons.push_back(
             {Reason::Kind::kModel, "score",

@@ -1,5 +1,6 @@
 #include "vigil/engine/account_standings.h"
 
+#include <algorithm>
 #include <array>
 
 namespace vigil {
@@ -7,14 +8,9 @@ namespace vigil {
 bool ActiveRuleFired(const Decision& d, const Policy& policy) {
   for (const Reason& r : d.reasons) {
     if (r.kind != Reason::Kind::kRule || r.shadow) continue;
-    bool exemption = false;
-    for (const PolicyRule& rule : policy.rules()) {
-      if (rule.id == r.code) {
-        exemption = rule.action == RuleAction::kAllow;
-        break;
-      }
-    }
-    if (!exemption) return true;
+    const auto rule = std::find_if(policy.rules().begin(), policy.rules().end(),
+                                   [&](const PolicyRule& p) { return p.id == r.code; });
+    if (rule == policy.rules().end() || CountsForAccounts(*rule)) return true;
   }
   return false;
 }

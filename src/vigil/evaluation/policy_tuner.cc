@@ -131,21 +131,12 @@ std::array<TuningFigures, 2> Evaluate(const Policy& policy, const PolicyInputLay
     const double score = h.score(i);
     inputs.Set(tx, h.row(i), score);
     const size_t hits = policy.Evaluate(inputs.view(), absl::MakeSpan(fired));
-    Action action = Action::kAllow;
+    Action action = policy.ScoreDecision(score);
     bool rule_hit = false;
     for (size_t k = 0; k < hits; ++k) {
       const PolicyRule& rule = policy.rules()[fired[k]];
-      if (rule.mode == RuleMode::kShadow) continue;
-      if (rule.action == RuleAction::kReview) action = std::max(action, Action::kReview);
-      if (rule.action == RuleAction::kBlock) action = Action::kBlock;
-      rule_hit |= rule.action != RuleAction::kAllow;
-    }
-    if (!std::isnan(score)) {
-      if (score >= policy.block_threshold()) {
-        action = Action::kBlock;
-      } else if (score >= policy.review_threshold()) {
-        action = std::max(action, Action::kReview);
-      }
+      action = std::max(action, DecisionOf(rule));
+      rule_hit |= CountsForAccounts(rule);
     }
     std::array<bool, 2> alert = {false, false};
     if (thresholds.enabled()) {

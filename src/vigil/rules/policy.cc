@@ -601,4 +601,19 @@ std::string Policy::RenderReason(const PolicyRule& rule, const EvalInputs& input
   return out;
 }
 
+Action DecisionOf(const PolicyRule& rule) {
+  if (rule.mode == RuleMode::kShadow) return Action::kAllow;
+  switch (rule.action) {
+    case RuleAction::kBlock: return Action::kBlock;
+    case RuleAction::kReview: return Action::kReview;
+    case RuleAction::kAllow:
+    case RuleAction::kTag: return Action::kAllow;
+  }
+  return Action::kAllow;
+}
+
+bool CountsForAccounts(const PolicyRule& rule) {
+  return rule.mode == RuleMode::kActive && rule.action != RuleAction::kAllow;
+}
+
 }  // namespace vigil

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "vigil/core/account_standing.h"
+#include "vigil/core/decision.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/rules/expression.h"
 #include "vigil/rules/policy_inputs.h"
@@ -66,6 +67,13 @@ struct ListLibrary {
   static absl::StatusOr<ListLibrary> LoadDirectory(const std::string& dir);
 };
 
+// What a fired rule asks of the payment: REVIEW or BLOCK for an active review or block rule,
+// ALLOW for tag and allow rules and for every shadow rule (they decide nothing).
+Action DecisionOf(const PolicyRule& rule);
+// Whether a fired rule counts as a hit for its payment's accounts (docs/policy.md, Account
+// alerts): active, and not an `allow` rule (an exemption).
+bool CountsForAccounts(const PolicyRule& rule);
+
 // A named number of the policy's `constants:` section, and where its value is written (for
 // tools that rewrite one value and leave the rest of the text as it is: `vigil policy tune`).
 struct PolicyConstant {
@@ -104,6 +112,13 @@ class Policy {
   // Model probability at or above which the score alone asks for review / block.
   double review_threshold() const { return review_threshold_; }
   double block_threshold() const { return block_threshold_; }
+  // What the model score alone asks for: BLOCK at or above block, REVIEW at or above review,
+  // else (and for NaN, no score) ALLOW.
+  Action ScoreDecision(double score) const {
+    return score >= block_threshold_    ? Action::kBlock
+           : score >= review_threshold_ ? Action::kReview
+                                        : Action::kAllow;
+  }
   // Watchlist match score at or above which a screening hit alone asks for review / block
   // (the policy's `screening:` section; 0.88 and 0.95 when it does not say).
   double screening_review_threshold() const { return screening_review_threshold_; }

@@ -1,6 +1,7 @@
 #include "vigil/rules/policy.h"
 
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <string>
 #include <vector>
@@ -220,6 +221,31 @@ TEST_F(PolicyTest, ScreeningThresholdsDefaultAndAreChecked) {
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
         << section;
   }
+}
+
+TEST(PolicyDecisions, RulesAndTheScoreAskForWhatTheDocsSay) {
+  PolicyRule rule;
+  const std::vector<std::tuple<RuleAction, RuleMode, Action, bool>> cases = {
+      {RuleAction::kBlock, RuleMode::kActive, Action::kBlock, true},
+      {RuleAction::kReview, RuleMode::kActive, Action::kReview, true},
+      {RuleAction::kTag, RuleMode::kActive, Action::kAllow, true},
+      {RuleAction::kAllow, RuleMode::kActive, Action::kAllow, false},
+      {RuleAction::kBlock, RuleMode::kShadow, Action::kAllow, false},
+  };
+  for (const auto& [action, mode, decision, counts] : cases) {
+    rule.action = action;
+    rule.mode = mode;
+    EXPECT_EQ(DecisionOf(rule), decision) << static_cast<int>(action);
+    EXPECT_EQ(CountsForAccounts(rule), counts) << static_cast<int>(action);
+  }
+}
+
+TEST_F(PolicyTest, TheScoreDecidesAgainstBothThresholds) {
+  ASSERT_OK_AND_ASSIGN(auto p, Parse("version: v\nthresholds: {review: 0.5, block: 0.9}\nrules: []\n"));
+  EXPECT_EQ(p->ScoreDecision(0.49), Action::kAllow);
+  EXPECT_EQ(p->ScoreDecision(0.5), Action::kReview);
+  EXPECT_EQ(p->ScoreDecision(0.9), Action::kBlock);
+  EXPECT_EQ(p->ScoreDecision(std::nan("")), Action::kAllow);
 }
 
 TEST_F(PolicyTest, AccountAlertsAreOffUnlessSetAndAreChecked) {
