@@ -44,5 +44,16 @@ TEST(PathRedactor, AnyAbsolutePathGoesButRoutesAndMediaTypesStay) {
   EXPECT_EQ(r.Redact("/var/lib/x", Mode::kConfiguredPaths), "/var/lib/x");
 }
 
+// A base64 signature that starts with '/' reads as a path to kAnyPath; kConfiguredPaths leaves
+// it whole. Why GET /v1/audit/verify, whose body carries signed tree heads, is redacted in the
+// configured mode (serve_api.cc): a signature that comes back changed no longer verifies.
+TEST(PathRedactor, ASignatureThatLooksLikeAPathStaysWholeInConfiguredMode) {
+  const PathRedactor r(
+      std::vector<std::pair<std::string, std::string>>{{"/srv/vigil/data", "<data_dir>"}});
+  const std::string head = R"({"signature":"/Qx3a+Zk/9bW2fh1kLr0=="})";
+  EXPECT_EQ(r.Redact(head, Mode::kAnyPath), R"({"signature":"<path>=="})");
+  EXPECT_EQ(r.Redact(head, Mode::kConfiguredPaths), head);
+}
+
 }  // namespace
 }  // namespace vigil

@@ -340,10 +340,12 @@ void ServeApi::PublicBody(int route, HttpResponse& response) const {
   }
   if (route == kScore || route == kScoreBatch) HideAuditFailures(response.body);
   // A batch's item errors may carry an engine's message: the server's own paths go, the
-  // decisions stay as decided.
-  response.body = redactor_.Redact(response.body, decisions
-                                                      ? PathRedactor::Mode::kConfiguredPaths
-                                                      : PathRedactor::Mode::kAnyPath);
+  // decisions stay as decided. A verification report carries signed tree heads, whose base64
+  // signatures may read as a path ("/Qx3/..."): only the configured paths go from it, so that
+  // every hash and signature comes back byte for byte and still verifies.
+  const bool own_data = decisions || (route == kAuditVerify && response.status < 400);
+  response.body = redactor_.Redact(response.body, own_data ? PathRedactor::Mode::kConfiguredPaths
+                                                           : PathRedactor::Mode::kAnyPath);
 }
 
 void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse response,
