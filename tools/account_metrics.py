@@ -3,7 +3,9 @@
 AMLSim run's account labels (nodes.csv `isFraud`).
 
 An account is flagged when it is the originator or the beneficiary of at least one alert
-(a REVIEW or BLOCK decision). Over the accounts that appear in the decisions:
+(a REVIEW or BLOCK decision), or when the policy's account step raised an account alert on it
+(the originator_alert / beneficiary_alert columns). Over the accounts that appear in the
+decisions:
   recall = flagged fraud accounts / fraud accounts
   false-positive rate = flagged normal accounts / normal accounts
 
@@ -32,6 +34,10 @@ def main(argv):
             seen.update(accounts)
             if row["action"] in ("REVIEW", "BLOCK"):
                 flagged.update(accounts)
+            if row.get("originator_alert"):
+                flagged.add(row["originator"])
+            if row.get("beneficiary_alert"):
+                flagged.add(row["beneficiary"])
     positives = fraud & seen
     negatives = seen - fraud
     tp = len(flagged & positives)

@@ -28,9 +28,14 @@ def above_100(bands):
 
 
 def zero_shot(decisions):
-    """Account recall and FPR of the policy's alerts: an account is alerted when a payment it
-    sends or receives is REVIEW or BLOCK, laundering when a labelled payment touches it."""
-    seen, laundering, alerted = set(), set(), set()
+    """Account recall and FPR of the policy's alerts (docs/detection.md (c)). An account is
+    laundering when a labelled payment touches it. It is found by an account alert when the
+    policy's account step raised one on it (originator_alert / beneficiary_alert), and by a
+    payment alert when a payment it sends or receives is REVIEW or BLOCK. Returns the accounts,
+    the laundering ones, (recall, FPR) of account alerts, of payment alerts and of either, and
+    the payment-level F1."""
+    seen, laundering = set(), set()
+    by_account, by_payment = set(), set()
     payments = {"tp": 0, "fp": 0, "fn": 0}
     with open(decisions, newline="") as f:
         for row in csv.DictReader(f):
@@ -41,7 +46,11 @@ def zero_shot(decisions):
             if label:
                 laundering.update(accounts)
             if alert:
-                alerted.update(accounts)
+                by_payment.update(accounts)
+            if row.get("originator_alert"):
+                by_account.add(row["originator"])
+            if row.get("beneficiary_alert"):
+                by_account.add(row["beneficiary"])
             if alert and label:
                 payments["tp"] += 1
             elif alert:
@@ -49,11 +58,16 @@ def zero_shot(decisions):
             elif label:
                 payments["fn"] += 1
     normal = seen - laundering
-    recall = len(alerted & laundering) / len(laundering) if laundering else 0.0
-    fpr = len(alerted & normal) / len(normal) if normal else 0.0
+
+    def rates(alerted):
+        recall = len(alerted & laundering) / len(laundering) if laundering else 0.0
+        fpr = len(alerted & normal) / len(normal) if normal else 0.0
+        return recall, fpr
+
     p = payments
     f1 = 2 * p["tp"] / (2 * p["tp"] + p["fp"] + p["fn"]) if p["tp"] else 0.0
-    return len(seen), len(laundering), recall, fpr, f1
+    return (len(seen), len(laundering), rates(by_account), rates(by_payment),
+            rates(by_account | by_payment), f1)
 
 
 def main(argv):
@@ -94,13 +108,14 @@ def main(argv):
     print("  targets: >= $100 PR-AUC >= 0.40; all payments F1 >= 0.75; account recall >= 0.85 "
           "at FPR <= 1%; generator F1 >= 0.60")
     print("\n(c) zero shot: policies/default.yaml, no model")
-    for run in runs:
+    for run in runs + ["generator_43"]:
         path = os.path.join(out, f"{run}.zero.csv")
         if not os.path.exists(path):
             continue
-        accounts, laundering, recall, fpr, f1 = zero_shot(path)
+        accounts, laundering, acc, pay, either, f1 = zero_shot(path)
         print(f"  {run:<22} {accounts} accounts ({laundering} laundering): account recall "
-              f"{recall:.3f} at account FPR {fpr:.4f}; payment F1 {f1:.3f}")
+              f"{either[0]:.3f} at account FPR {either[1]:.4f} (account alerts {acc[0]:.3f} / "
+              f"{acc[1]:.4f}, payment alerts {pay[0]:.3f} / {pay[1]:.4f}); payment F1 {f1:.3f}")
     print("  target: account recall >= 0.20 at account FPR <= 1%")
 
 

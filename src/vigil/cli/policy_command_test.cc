@@ -48,8 +48,8 @@ TEST_F(PolicyCommandTest, ShippedDefaultPolicyIsValid) {
       << ReadFile(Path("log"));
   const std::string out = ReadFile(Path("log"));
   EXPECT_THAT(out, HasSubstr("policies/default.yaml: valid"));
-  EXPECT_THAT(out, HasSubstr("version default-2026.11.1, sha256 "));
-  EXPECT_THAT(out, HasSubstr("10 rules (5 active, 5 shadow)"));
+  EXPECT_THAT(out, HasSubstr("version default-2026.12.1, sha256 "));
+  EXPECT_THAT(out, HasSubstr("10 rules (6 active, 4 shadow)"));
 }
 
 TEST_F(PolicyCommandTest, CheckOnAStreamCallsOutRulesThatNeverFireOrAlwaysDo) {
@@ -208,16 +208,16 @@ TEST_F(PolicyCommandTest, VersionsAreStoredActivatedAndRolledBack) {
                    "--author", "alice", "--activate"}),
             0)
       << ReadFile(Path("log"));
-  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("stored as id 1: version default-2026.11.1"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("stored as id 1: version default-2026.12.1"));
   Write("two.yaml", "version: \"two\"\nthresholds: {review: 0.2, block: 0.6}\nrules: []\n");
   ASSERT_EQ(Vigil({"policy", "add", Path("two.yaml"), "--data-dir", data, "--author", "bob"}), 0);
   ASSERT_EQ(Vigil({"policy", "activate", "2", "--data-dir", data, "--author", "bob"}), 0);
   EXPECT_THAT(ReadFile(Path("log")), HasSubstr("active: id 2, version two"));
   ASSERT_EQ(Vigil({"policy", "rollback", "--data-dir", data, "--author", "carol"}), 0);
-  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("active: id 1, version default-2026.11.1"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("active: id 1, version default-2026.12.1"));
   ASSERT_EQ(Vigil({"policy", "list", "--data-dir", data}), 0);
   const std::string list = ReadFile(Path("log"));
-  EXPECT_THAT(list, HasSubstr("* 1   default-2026.11.1"));
+  EXPECT_THAT(list, HasSubstr("* 1   default-2026.12.1"));
   EXPECT_THAT(list, HasSubstr("  2   two"));
   EXPECT_THAT(list, HasSubstr("activated id 2 by bob"));
   EXPECT_THAT(list, HasSubstr("activated id 1 by carol"));

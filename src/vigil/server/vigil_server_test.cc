@@ -247,7 +247,7 @@ TEST_F(VigilServerTest, ScoresATransaction) {
   EXPECT_LE(d["score"].get<double>(), 1.0);
   EXPECT_EQ(d["model_role"], "champion");
   EXPECT_EQ(d["model_version"], champion);
-  EXPECT_THAT(d["policy_version"].get<std::string>(), StartsWith("default-2026.11.1@"));
+  EXPECT_THAT(d["policy_version"].get<std::string>(), StartsWith("default-2026.12.1@"));
   EXPECT_EQ(d["degraded"], false);
   const std::string traceparent = d["traceparent"].get<std::string>();
   EXPECT_TRUE(std::regex_match(traceparent, std::regex("00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]")))
@@ -417,7 +417,7 @@ TEST_F(VigilServerTest, ReportsHealthReadinessAndMetrics) {
   const TestHttpResponse ready = Get("/readyz");
   ASSERT_EQ(ready.status, 200) << ready.body;
   EXPECT_EQ(ready.Json()["status"], "ready");
-  EXPECT_THAT(ready.Json()["policy_version"].get<std::string>(), StartsWith("default-2026.11.1@"));
+  EXPECT_THAT(ready.Json()["policy_version"].get<std::string>(), StartsWith("default-2026.12.1@"));
   EXPECT_EQ(ready.Json()["model_version"], server_->deployment().Current()->champion->version);
 
   for (int i = 0; i < 3; ++i) ASSERT_EQ(Score(Tx(absl::StrCat("m-", i))).status, 200);
