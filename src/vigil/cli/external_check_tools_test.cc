@@ -80,13 +80,15 @@ TEST(ExternalCheckTools, DetectionReportTabulatesTheProtocols) {
       << "{\"all\": {\"pr_auc\": {\"estimate\": 0.7, \"low\": 0.6, \"high\": 0.8}, "
          "\"f1\": 0.65}, \"amount_bands\": "
       << bands << ", \"accounts\": {\"recall_at_max_fpr\": 0.72}}";
-  // Zero shot: laundering accounts A, B (t1, alerted) and E (t4, not); normal C (alerted by t3)
-  // and D: account recall 2/3, FPR 1/2; payments TP 1, FP 1, FN 1: F1 0.5.
+  // Zero shot: laundering accounts A, B (t1, payment alert) and E (t4: only an account alert
+  // on the beneficiary); normal C (a payment alert by t3, an account alert by t2) and D.
+  // Account alerts find E of three (recall 1/3) and C of two (FPR 1/2), payment alerts A and
+  // B (2/3) and C (1/2), either all three (1) and C (1/2); payments TP 1, FP 1, FN 1: F1 0.5.
   std::ofstream(dir + "/runA.zero.csv")
       << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,shadow_rules,label,"
-         "typology\n"
-         "t1,x,A,B,REVIEW,,0,r,,1,\nt2,x,C,D,ALLOW,,0,,,0,\nt3,x,C,C,BLOCK,,0,r,,0,\n"
-         "t4,x,B,E,ALLOW,,0,,,1,\n";
+         "typology,originator_alert,beneficiary_alert\n"
+         "t1,x,A,B,REVIEW,,0,r,,1,,,\nt2,x,C,D,ALLOW,,0,,,0,,score,\n"
+         "t3,x,C,C,BLOCK,,0,r,,0,,,\nt4,x,B,E,ALLOW,,0,,,1,,,rule_hits\n";
   const std::string tools = ::vigil::testing::SourceDir() + "/tools/";
   ASSERT_EQ(::vigil::testing::RunProcess(
                 "/usr/bin/env", {"python3", tools + "detection_report.py", dir, "runA"},
@@ -100,7 +102,8 @@ TEST(ExternalCheckTools, DetectionReportTabulatesTheProtocols) {
   EXPECT_THAT(out, ::testing::ContainsRegex("runA_on_runB +0.700 \\[0.600, 0.800\\] +0.650 "
                                             "+0.250 \\[0.100, 0.900\\] +0.720"));
   EXPECT_THAT(out, HasSubstr("runA                   5 accounts (3 laundering): account recall "
-                             "0.667 at account FPR 0.5000; payment F1 0.500"));
+                             "1.000 at account FPR 0.5000 (account alerts 0.333 / 0.5000, "
+                             "payment alerts 0.667 / 0.5000); payment F1 0.500"));
   EXPECT_THAT(out, HasSubstr("runA.scale_free          (no model card)"));
   std::filesystem::remove_all(dir);
 }
