@@ -59,7 +59,7 @@ SHUTDOWN_TIMEOUT_S = 30
 MAX_ERRORS_PER_BODY = 8
 # The feature schema `vigil serve` computes: a drift profile must name it (a server built with
 # another schema refuses the profile at start, and this check says so).
-FEATURE_SCHEMA_VERSION = "vigil.features.v2"
+FEATURE_SCHEMA_VERSION = "vigil.features.v3"
 
 
 

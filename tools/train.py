@@ -33,7 +33,7 @@ import pandas as pd
 import xgboost as xgb
 from sklearn.metrics import average_precision_score, f1_score, precision_recall_curve
 
-SCHEMA_VERSION = "vigil.features.v2"
+SCHEMA_VERSION = "vigil.features.v3"
 NON_FEATURES = ("tx_id", "timestamp", "originator", "beneficiary", "label", "typology")
 SAMPLE_SIZE = 2000
 BINS = 10

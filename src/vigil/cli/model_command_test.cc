@@ -61,8 +61,8 @@ TEST_F(ModelCommandTest, InspectDescribesTheModel) {
   EXPECT_THAT(out, HasSubstr("depth: max 2"));
   EXPECT_THAT(out, HasSubstr("base margin: 0\n"));
   EXPECT_THAT(out, HasSubstr("features: 2 in the model, 2 used in splits"));
-  EXPECT_THAT(out, HasSubstr("feature schema vigil.features.v2: does not bind: model features "
-                             "missing from feature schema vigil.features.v2 (2): a, b"));
+  EXPECT_THAT(out, HasSubstr("feature schema vigil.features.v3: does not bind: model features "
+                             "missing from feature schema vigil.features.v3 (2): a, b"));
 }
 
 TEST_F(ModelCommandTest, PredictBindsToTheHeaderAndWritesMarginsProbabilitiesAndShap) {

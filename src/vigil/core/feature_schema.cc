@@ -54,7 +54,18 @@ absl::StatusOr<std::vector<size_t>> FeatureSchema::Bind(
 }
 
 bool SchemaExtends(absl::string_view version, absl::string_view older) {
-  return version == older || (version == "vigil.features.v2" && older == "vigil.features.v1");
+  // Each version appends to the one before it.
+  constexpr absl::string_view kVersions[] = {"vigil.features.v1", "vigil.features.v2",
+                                             "vigil.features.v3"};
+  const auto rank = [&](absl::string_view v) -> int {
+    for (int i = 0; i < 3; ++i) {
+      if (kVersions[i] == v) return i;
+    }
+    return -1;
+  };
+  if (version == older) return true;
+  const int newer = rank(version), base = rank(older);
+  return newer >= 0 && base >= 0 && newer > base;
 }
 
 }  // namespace vigil

@@ -47,8 +47,9 @@ class FeatureSchema {
 
 // Whether rows of schema "version" carry every column of schema "older" under the same name and
 // with the same meaning, so that what was built on "older" (a model, a drift profile, a stored
-// feature state) keeps working: true when they are equal, and for vigil.features.v2 over
-// vigil.features.v1 (v2 appends the long-memory columns).
+// feature state) keeps working: true when they are equal, and for a later vigil.features
+// version over an earlier one (v2 appends the long-memory columns to v1, v3 the counterparty
+// risk to v2).
 bool SchemaExtends(absl::string_view version, absl::string_view older);
 
 // One row of features. Missing values are NaN.

@@ -80,11 +80,16 @@ TEST(FeatureVector, CarriesItsSchema) {
   EXPECT_EQ(fv.values.size(), 2u);
 }
 
-TEST(FeatureSchema, V2ExtendsV1AndNothingElse) {
+TEST(FeatureSchema, EachVersionExtendsTheEarlierOnesAndNothingElse) {
   EXPECT_TRUE(SchemaExtends("vigil.features.v2", "vigil.features.v1"));
   EXPECT_TRUE(SchemaExtends("vigil.features.v2", "vigil.features.v2"));
+  EXPECT_TRUE(SchemaExtends("vigil.features.v3", "vigil.features.v2"));
+  EXPECT_TRUE(SchemaExtends("vigil.features.v3", "vigil.features.v1"));
   EXPECT_FALSE(SchemaExtends("vigil.features.v1", "vigil.features.v2"));
+  EXPECT_FALSE(SchemaExtends("vigil.features.v2", "vigil.features.v3"));
   EXPECT_FALSE(SchemaExtends("vigil.features.v2", "vigil.features.v0"));
+  EXPECT_FALSE(SchemaExtends("vigil.features.v3", "test.features.v1"));
+  EXPECT_FALSE(SchemaExtends("vigil.features.v4", "vigil.features.v1")) << "unknown: not assumed";
 }
 
 }  // namespace

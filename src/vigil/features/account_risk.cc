@@ -71,6 +71,13 @@ AccountStanding AccountRisk::At(int64_t time_us, int64_t bucket_us) const {
   return StandingAt(BucketOf(time_us, bucket_us));
 }
 
+bool AccountRisk::AlertedAt(int64_t time_us, int64_t bucket_us) const {
+  if (alert_bucket_ == 0) return false;
+  const int64_t alerted = static_cast<int64_t>(alert_bucket_) - 1;
+  const int64_t bucket = BucketOf(time_us, bucket_us);
+  return alerted <= bucket && bucket - alerted < kBuckets;
+}
+
 AccountStanding AccountRisk::Record(int64_t time_us, int64_t bucket_us, double score,
                                     bool rule_hit, uint32_t tag,
                                     const AccountAlertThresholds& thresholds) {

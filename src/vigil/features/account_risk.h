@@ -51,6 +51,9 @@ class AccountRisk {
 
   // The standing as of event time "time_us" (no alert), without folding anything in.
   AccountStanding At(int64_t time_us, int64_t bucket_us) const;
+  // Whether the account's last alert was raised within the window ending at "time_us"'s bucket
+  // (an open alert: it was raised at most kBuckets - 1 buckets before, not after).
+  bool AlertedAt(int64_t time_us, int64_t bucket_us) const;
 
   // A payment's tag: a nonzero 32-bit hash of its transaction id.
   static uint32_t TagOf(std::string_view transaction_id);

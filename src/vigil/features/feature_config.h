@@ -50,6 +50,10 @@ struct FeatureConfig {
   // it each (at least an hour). Changing it changes what a stored risk means: the buckets of a
   // state written under another window are read as this window's.
   std::chrono::microseconds account_window = std::chrono::hours(24 * 30);
+  // Counterparty risk (schema v3): the risk of at most this many of each party's counterparties
+  // is read per payment (its most recently active ones within the account window, from its
+  // long memory): at most 2 x this many account states touched, beyond the two parties'.
+  int counterparty_risk_max = 8;
 
   // When set, accounts are known by the keyed hash of their key ("<bank>\x1f<account>"),
   // never by the key itself: the state, in memory and stored, holds no account id

@@ -72,8 +72,21 @@ enum SideHistoryColumn : int {
   kNumSideHistoryColumns,
 };
 
+// Schema v3 appends counterparty risk (v2's columns keep their names and places): for each
+// side, its own standing and its counterparties', before this payment.
+enum SideRiskColumn : int {
+  kAccountScore = 0,
+  kAccountRuleHits,
+  kAccountAlerted,
+  kCounterpartyMaxScore,
+  kCounterpartiesAlerted,
+  kCounterpartiesWithRuleHits,
+  kNumSideRiskColumns,
+};
+
 constexpr int kV1Columns = kNumTxColumns + 2 * kNumSideColumns;
 constexpr int kV2Columns = kV1Columns + kNumTxHistoryColumns + 2 * kNumSideHistoryColumns;
+constexpr int kV3Columns = kV2Columns + 2 * kNumSideRiskColumns;
 
 std::vector<std::string> ColumnNames() {
   std::vector<std::string> names = {"amount_reporting", "is_round_amount",  "is_cross_currency",
@@ -106,6 +119,13 @@ std::vector<std::string> ColumnNames() {
          {"amount_to_out_median", "amount_out_quantile", "amount_to_in_median",
           "amount_in_quantile", "amount_to_last_in", "seconds_since_last_in", "out_degree_30d",
           "in_degree_30d", "out_degree_90d", "in_degree_90d"}) {
+      names.push_back(absl::StrCat(side, n));
+    }
+  }
+  for (const char* side : {"orig_", "bene_"}) {
+    for (const char* n : {"account_score", "account_rule_hits", "account_alerted",
+                          "counterparty_max_score", "counterparties_alerted",
+                          "counterparties_with_rule_hits"}) {
       names.push_back(absl::StrCat(side, n));
     }
   }
@@ -181,9 +201,9 @@ FeatureExtractor::FeatureExtractor(const FxRates& fx, FeatureConfig config)
 
 std::shared_ptr<const FeatureSchema> FeatureExtractor::Schema() {
   static const auto* schema = [] {
-    auto s = FeatureSchema::Create("vigil.features.v2", ColumnNames());
+    auto s = FeatureSchema::Create("vigil.features.v3", ColumnNames());
     VIGIL_CHECK(s.ok());
-    VIGIL_CHECK((*s)->size() == static_cast<size_t>(kV2Columns));
+    VIGIL_CHECK((*s)->size() == static_cast<size_t>(kV3Columns));
     return new std::shared_ptr<const FeatureSchema>(*std::move(s));
   }();
   return *schema;
@@ -287,6 +307,27 @@ void FeatureExtractor::LookaheadReceiverStates(const Lookahead& la) const {
   }
 }
 
+void FeatureExtractor::LookaheadCounterpartyRisk(const Transaction& tx,
+                                                 const Lookahead& la) const {
+  if (config_.counterparty_risk_max <= 0) return;
+  // The pairs were fetched with the state (LookaheadStates); the risks WriteRiskSide will read
+  // are each in a counterparty's state, at random.
+  const int64_t from = ToUnixMicros(tx.event_time) - config_.account_window.count();
+  const uint32_t start = from < kMinEventTimeUs ? 0 : HistorySeconds(from);
+  for (int k = 0; k < 2; ++k) {
+    if (la.account[k] < 0) continue;
+    int n = 0;
+    for (const PairSummary& p : states_[static_cast<size_t>(la.account[k])].history().pairs()) {
+      if (n == config_.counterparty_risk_max) break;
+      if (p.last_active() <= start) continue;
+      const char* risk = reinterpret_cast<const char*>(&states_[p.counterparty].risk());
+      __builtin_prefetch(risk);
+      __builtin_prefetch(risk + sizeof(AccountRisk) - 1);
+      ++n;
+    }
+  }
+}
+
 void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
                                     absl::Span<absl::Status> statuses) {
   const size_t width = schema_->size();
@@ -312,7 +353,10 @@ void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Spa
       LookaheadReceivers(txs[static_cast<size_t>(j)], &slot(j));
       LookaheadMotifAccounts(&slot(j));
     }
-    if (const int64_t j = i + d; in_range(j)) LookaheadReceiverStates(slot(j));
+    if (const int64_t j = i + d; in_range(j)) {
+      LookaheadReceiverStates(slot(j));
+      LookaheadCounterpartyRisk(txs[static_cast<size_t>(j)], slot(j));
+    }
     if (i >= 0) {
       const auto u = static_cast<size_t>(i);
       statuses[u] = ProcessPrepared(txs[u], slot(i), rows.subspan(u * width, width));
@@ -387,6 +431,8 @@ absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Look
 
   const double amount = static_cast<double>(*micros) / 1e6;
   WriteHistoryColumns(orig, bene, t, amount, row.data() + kV1Columns);
+  WriteRiskSide(orig, t, row.data() + kV2Columns);
+  WriteRiskSide(bene, t, row.data() + kV2Columns + kNumSideRiskColumns);
 
   const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
@@ -451,6 +497,38 @@ void FeatureExtractor::WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t
   double* side = out + kNumTxHistoryColumns;
   WriteHistorySide(oh, amount, t, side);
   WriteHistorySide(bh, amount, t, side + kNumSideHistoryColumns);
+}
+
+// One side's counterparty-risk columns: its own standing as of t, and that of its most recently
+// active counterparties within the account window (at most counterparty_risk_max of them, in
+// the long memory's recency order). Risk changes only in RecordRisk, after a decision, so all
+// of it is from payments decided before this one.
+void FeatureExtractor::WriteRiskSide(uint32_t account, int64_t t, double* out) const {
+  const int64_t bucket_us = RiskBucketMicros();
+  const AccountRisk& own = states_[account].risk();
+  const AccountStanding s = own.At(t, bucket_us);
+  out[kAccountScore] = s.score;
+  out[kAccountRuleHits] = s.rule_hits;
+  out[kAccountAlerted] = own.AlertedAt(t, bucket_us) ? 1 : 0;
+  const uint32_t end = HistorySeconds(t);
+  const int64_t window = config_.account_window.count();
+  const uint32_t start = t - window < kMinEventTimeUs ? 0 : HistorySeconds(t - window);
+  double best = kNaN;
+  int alerted = 0, with_hits = 0, read = 0;
+  for (const PairSummary& p : states_[account].history().pairs()) {
+    if (read >= config_.counterparty_risk_max) break;
+    const uint32_t last = p.last_active();
+    if (last <= start || last > end) continue;
+    ++read;
+    const AccountRisk& risk = states_[p.counterparty].risk();
+    const AccountStanding c = risk.At(t, bucket_us);
+    if (!std::isnan(c.score) && !(c.score <= best)) best = c.score;
+    alerted += risk.AlertedAt(t, bucket_us) ? 1 : 0;
+    with_hits += c.rule_hits > 0 ? 1 : 0;
+  }
+  out[kCounterpartyMaxScore] = best;
+  out[kCounterpartiesAlerted] = alerted;
+  out[kCounterpartiesWithRuleHits] = with_hits;
 }
 
 // Shortest cycle closed by this payment orig -> bene: 2 when bene paid orig in the last 7 days,

@@ -1,6 +1,6 @@
 // FeatureExtractor: turns each Transaction into one feature row while updating the per-account
-// state of both parties. The row layout is FeatureExtractor::Schema() ("vigil.features.v2": the
-// columns of v1 in their places, then the long-memory columns), documented in docs/features.md.
+// state of both parties. The row layout is FeatureExtractor::Schema() ("vigil.features.v3": the
+// columns of v1 and v2 in their places, then the counterparty-risk columns), documented in docs/features.md.
 //
 // Every transaction updates the originator's state with an outgoing event and the
 // beneficiary's with an incoming one; the row describes both accounts as of the transaction's
@@ -137,6 +137,7 @@ class FeatureExtractor {
   void LookaheadReceivers(const Transaction& tx, Lookahead* la) const;
   void LookaheadMotifAccounts(Lookahead* la) const;
   void LookaheadReceiverStates(const Lookahead& la) const;
+  void LookaheadCounterpartyRisk(const Transaction& tx, const Lookahead& la) const;
   void PrefetchState(uint32_t account) const;
 
   absl::Status ProcessPrepared(const Transaction& tx, const Lookahead& la, absl::Span<double> row);
@@ -147,6 +148,8 @@ class FeatureExtractor {
   // Schema v2's columns from both parties' long memory before this payment.
   void WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t t, double amount,
                            double* out) const;
+  // Schema v3's counterparty-risk columns of one side.
+  void WriteRiskSide(uint32_t account, int64_t t, double* out) const;
 
   // Account states in fixed chunks: a growing std::vector would leave up to half its capacity
   // unused (and copy every state on growth); chunks waste less than one chunk. The first

@@ -92,6 +92,8 @@ Warmed Warm(benchmark::State& state) {
   // The long memory's motif search (schema v2): its budget (histories read per payment; 0: off),
   // for the search's share of the cost.
   config.motif_budget = static_cast<int>(state.range(3));
+  // Counterparty risk (schema v3): counterparties' risks read per side (0: none, for its share).
+  config.counterparty_risk_max = static_cast<int>(state.range(4));
   if (state.range(2) != 0) {
     // Accounts known by HMAC-SHA-256 pseudonyms, as `vigil serve` and a data dir's replay keep
     // them: the cost of two keyed hashes per payment.
@@ -117,14 +119,16 @@ void ReportMemory(const FeatureExtractor& fe, benchmark::State& state) {
 }
 
 // The populations and configurations both paths are timed at: 10k and 1M accounts, the cycle
-// check off and on, pseudonymized keys, and the motif search off (its default) or at a budget.
+// check off and on, pseudonymized keys, the motif search off (its default) or at a budget, and
+// the counterparty risk at its default bound (8) or not read (0).
 void StateSizes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"accounts", "cycle_hops", "pseudonyms", "motif_budget"});
-  b->Args({10'000, 3, 0, 24});
-  b->Args({1'000'000, 0, 0, 0});
-  b->Args({1'000'000, 3, 0, 0});
-  for (int budget : {1, 4, 8, 24}) b->Args({1'000'000, 3, 0, budget});
-  b->Args({1'000'000, 3, 1, 0});
+  b->ArgNames({"accounts", "cycle_hops", "pseudonyms", "motif_budget", "counterparty_risk"});
+  b->Args({10'000, 3, 0, 24, 8});
+  b->Args({1'000'000, 0, 0, 0, 8});
+  b->Args({1'000'000, 3, 0, 0, 8});
+  b->Args({1'000'000, 3, 0, 0, 0});
+  for (int budget : {1, 4, 8, 24}) b->Args({1'000'000, 3, 0, budget, 8});
+  b->Args({1'000'000, 3, 1, 0, 8});
 }
 
 // One transaction at a time: the latency path (each transaction's misses in sequence).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/testing/status_matchers.h"
@@ -63,17 +64,20 @@ Row Process(FeatureExtractor& fe, const Transaction& tx) {
 
 TEST(FeatureExtractor, SchemaIsVersionedAndPrefixed) {
   auto schema = FeatureExtractor::Schema();
-  EXPECT_EQ(schema->version(), "vigil.features.v2");
+  EXPECT_EQ(schema->version(), "vigil.features.v3");
   EXPECT_TRUE(schema->IndexOf("orig_out_count_24h").has_value());
   EXPECT_TRUE(schema->IndexOf("bene_fan_in_7d").has_value());
   EXPECT_TRUE(schema->IndexOf("payment_format_credit_card").has_value());
   EXPECT_TRUE(schema->IndexOf("cycle_length").has_value());
-  // v2 keeps v1's 60 columns in their places and appends the long memory.
-  ASSERT_EQ(schema->size(), 86u);
+  // v2 keeps v1's 60 columns in their places and appends the long memory; v3 keeps v2's 86
+  // and appends the counterparty risk.
+  ASSERT_EQ(schema->size(), 98u);
   EXPECT_EQ(schema->names()[0], "amount_reporting");
   EXPECT_EQ(schema->names()[59], "bene_pass_through_ratio_24h");
   EXPECT_EQ(schema->names()[60], "pair_count_before");
   EXPECT_EQ(schema->names()[85], "bene_in_degree_90d");
+  EXPECT_EQ(schema->names()[86], "orig_account_score");
+  EXPECT_EQ(schema->names()[97], "bene_counterparties_with_rule_hits");
 }
 
 TEST(FeatureExtractor, WindowsCountBothSidesAndExpire) {
@@ -690,6 +694,192 @@ TEST(FeatureExtractorAccountRisk, FollowsTheConfiguredWindow) {
   Process(fe, day6);
   EXPECT_TRUE(std::isnan(fe.StandingsOf(day6)[0].score));
   EXPECT_EQ(fe.StandingsOf(day6)[0].rule_hits, 0u);
+}
+
+// Counterparty risk (schema v3): each side's own standing and its counterparties', read before
+// the payment, from what was decided before it.
+TEST(FeatureExtractorCounterpartyRisk, ReadsOwnAndCounterpartiesStandingsBeforeThePayment) {
+  const FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  AccountAlertThresholds t;
+  t.rule_hits = 1;
+  const Transaction ab = Identified(MakeTx(kBase, "A", "B", 100), "p1");
+  Row r = Process(fe, ab);
+  EXPECT_TRUE(std::isnan(r["orig_account_score"])) << "nothing decided yet";
+  EXPECT_EQ(r["orig_account_rule_hits"], 0);
+  EXPECT_TRUE(std::isnan(r["orig_counterparty_max_score"]));
+  EXPECT_EQ(r["orig_counterparties_alerted"], 0);
+  ASSERT_TRUE(fe.RecordRisk(ab, 0.9, true, t)[0].alert);
+
+  // C pays A: A (the beneficiary) alerted on p1, and its counterparty B did too.
+  const Transaction ca = Identified(MakeTx(kBase + kMinute, "C", "A", 100), "p2");
+  r = Process(fe, ca);
+  EXPECT_NEAR(r["bene_account_score"], 0.9, 1e-4);
+  EXPECT_EQ(r["bene_account_rule_hits"], 1);
+  EXPECT_EQ(r["bene_account_alerted"], 1);
+  EXPECT_NEAR(r["bene_counterparty_max_score"], 0.9, 1e-4);
+  EXPECT_EQ(r["bene_counterparties_alerted"], 1);
+  EXPECT_EQ(r["bene_counterparties_with_rule_hits"], 1);
+  EXPECT_TRUE(std::isnan(r["orig_account_score"])) << "C is new";
+  EXPECT_TRUE(std::isnan(r["orig_counterparty_max_score"]));
+  fe.RecordRisk(ca, 0.2, false, t);
+
+  // D pays C: C's own standing is p2's (0.2, no hit); its counterparty A stands at 0.9.
+  const Transaction dc = Identified(MakeTx(kBase + 2 * kMinute, "D", "C", 100), "p3");
+  r = Process(fe, dc);
+  EXPECT_NEAR(r["bene_account_score"], 0.2, 1e-4);
+  EXPECT_EQ(r["bene_account_rule_hits"], 0);
+  EXPECT_EQ(r["bene_account_alerted"], 0);
+  EXPECT_NEAR(r["bene_counterparty_max_score"], 0.9, 1e-4);
+  EXPECT_EQ(r["bene_counterparties_alerted"], 1);
+
+  // 31 days on, every window has emptied: nothing is read from the past month.
+  const Transaction later = Identified(MakeTx(kBase + 31 * 24 * 60 * kMinute, "E", "A", 100), "p4");
+  r = Process(fe, later);
+  EXPECT_TRUE(std::isnan(r["bene_account_score"]));
+  EXPECT_EQ(r["bene_account_alerted"], 0);
+  EXPECT_TRUE(std::isnan(r["bene_counterparty_max_score"]));
+  EXPECT_EQ(r["bene_counterparties_alerted"], 0);
+}
+
+TEST(FeatureExtractorCounterpartyRisk, ReadsOnlyTheMostRecentCounterparties) {
+  const FxRates fx = TestRates();
+  FeatureConfig config;
+  config.counterparty_risk_max = 3;
+  FeatureExtractor fe(fx, config);
+  // X pays Y0..Y4 in turn; the oldest two end up risky, the newest three not.
+  for (int i = 0; i < 5; ++i) {
+    const Transaction tx =
+        Identified(MakeTx(kBase + i * kMinute, "X", absl::StrCat("Y", i), 100), absl::StrCat("p", i));
+    Process(fe, tx);
+  }
+  for (int i = 0; i < 5; ++i) {
+    const Transaction y = Identified(
+        MakeTx(kBase + (10 + i) * kMinute, absl::StrCat("Y", i), "W", 100), absl::StrCat("q", i));
+    Process(fe, y);
+    fe.RecordRisk(y, i < 2 ? 0.95 : 0.1, i < 2, {});
+  }
+  // X's memory orders its counterparties by its own payments, most recent first: Y4, Y3, Y2
+  // are read, and the risky Y0 and Y1 are past the bound.
+  Row r = Process(fe, Identified(MakeTx(kBase + 20 * kMinute, "Z", "X", 100), "z"));
+  EXPECT_NEAR(r["bene_counterparty_max_score"], 0.1, 1e-4);
+  EXPECT_EQ(r["bene_counterparties_with_rule_hits"], 0);
+  // W's own counterparties, most recent first, are Y4, Y3, Y2: the same bound.
+  r = Process(fe, Identified(MakeTx(kBase + 21 * kMinute, "V", "W", 100), "w"));
+  EXPECT_NEAR(r["bene_counterparty_max_score"], 0.1, 1e-4);
+  EXPECT_EQ(r["bene_counterparties_with_rule_hits"], 0);
+  EXPECT_NEAR(r["bene_account_score"], 0.95, 1e-4) << "W's own standing sees all five";
+  EXPECT_EQ(r["bene_account_rule_hits"], 2);
+}
+
+// Against a brute-force recomputation on a random stream: every counterparty-risk column of
+// every row, with scores, rule hits and alerts recorded after each payment as a decider would.
+TEST(FeatureExtractorCounterpartyRisk, MatchesBruteForceOnARandomStream) {
+  const FxRates fx = TestRates();
+  FeatureConfig config;
+  config.counterparty_risk_max = 4;
+  config.history_max_counterparties = 6;
+  FeatureExtractor fe(fx, config);
+  const int64_t bucket_us = config.account_window.count() / AccountRisk::kBuckets;
+  AccountAlertThresholds thresholds;
+  thresholds.score = 0.97;
+  thresholds.rule_hits = 3;
+  struct Decided {
+    int64_t bucket;
+    double score;
+    bool hit;
+  };
+  struct Naive {
+    std::vector<Decided> decided;
+    int64_t alert_bucket = -1;
+    std::vector<std::pair<int, int64_t>> recent;  // counterparty, last payment (s), newest first
+  };
+  constexpr int kAccounts = 40;
+  std::vector<Naive> naive(kAccounts);
+  std::mt19937_64 rng(29);
+  int64_t now = kBase;
+  const auto standing = [&](const Naive& n, int64_t bucket, double* score, int* hits) {
+    *score = std::nan("");
+    *hits = 0;
+    for (const Decided& d : n.decided) {
+      if (d.bucket <= bucket - AccountRisk::kBuckets || d.bucket > bucket) continue;
+      if (!std::isnan(d.score) && !(d.score <= *score)) *score = d.score;
+      *hits += d.hit ? 1 : 0;
+    }
+  };
+  const auto alerted = [&](const Naive& n, int64_t bucket) {
+    return n.alert_bucket >= 0 && n.alert_bucket <= bucket &&
+           bucket - n.alert_bucket < AccountRisk::kBuckets;
+  };
+  const auto touch = [&](Naive& n, int counterparty, int64_t seconds) {
+    auto& r = n.recent;
+    r.erase(std::remove_if(r.begin(), r.end(), [&](const auto& p) { return p.first == counterparty; }),
+            r.end());
+    r.insert(r.begin(), {counterparty, seconds});
+    if (r.size() > static_cast<size_t>(config.history_max_counterparties)) r.pop_back();
+  };
+  int checked_risky = 0;
+  for (int i = 0; i < 4000; ++i) {
+    now += static_cast<int64_t>(rng() % (6 * 3600)) * kMicrosPerSecond;  // whole seconds
+    const int from = static_cast<int>(rng() % kAccounts);
+    int to = static_cast<int>(rng() % (kAccounts - 1));
+    to += to >= from ? 1 : 0;
+    const Transaction tx = Identified(
+        MakeTx(now, absl::StrCat("N", from), absl::StrCat("N", to), 100 + rng() % 10000),
+        absl::StrCat("r", i));
+    const Row row = Process(fe, tx);
+    const int64_t bucket = now / bucket_us;
+    const int64_t seconds = now / kMicrosPerSecond;
+    const int64_t window_s = config.account_window.count() / kMicrosPerSecond;
+    for (int side = 0; side < 2; ++side) {
+      const std::string p = side == 0 ? "orig_" : "bene_";
+      const Naive& n = naive[side == 0 ? from : to];
+      double score;
+      int hits;
+      standing(n, bucket, &score, &hits);
+      const std::string where = absl::StrCat("row ", i, " ", p);
+      if (std::isnan(score)) {
+        EXPECT_TRUE(std::isnan(row[p + "account_score"])) << where;
+      } else {
+        EXPECT_NEAR(row[p + "account_score"], score, 2e-5) << where;
+      }
+      EXPECT_EQ(row[p + "account_rule_hits"], hits) << where;
+      EXPECT_EQ(row[p + "account_alerted"], alerted(n, bucket) ? 1 : 0) << where;
+      double best = std::nan("");
+      int cp_alerted = 0, cp_hits = 0, read = 0;
+      for (const auto& [c, last] : n.recent) {
+        if (read == config.counterparty_risk_max) break;
+        if (last <= seconds - window_s) continue;
+        ++read;
+        double s;
+        int h;
+        standing(naive[c], bucket, &s, &h);
+        if (!std::isnan(s) && !(s <= best)) best = s;
+        cp_alerted += alerted(naive[c], bucket) ? 1 : 0;
+        cp_hits += h > 0 ? 1 : 0;
+      }
+      if (std::isnan(best)) {
+        EXPECT_TRUE(std::isnan(row[p + "counterparty_max_score"])) << where;
+      } else {
+        EXPECT_NEAR(row[p + "counterparty_max_score"], best, 2e-5) << where;
+      }
+      EXPECT_EQ(row[p + "counterparties_alerted"], cp_alerted) << where;
+      EXPECT_EQ(row[p + "counterparties_with_rule_hits"], cp_hits) << where;
+      checked_risky += cp_alerted > 0 ? 1 : 0;
+    }
+    touch(naive[from], to, seconds);
+    touch(naive[to], from, seconds);
+    // Decide: some payments unscored (rules only), some with a rule hit.
+    const double score = rng() % 4 == 0 ? std::nan("") : static_cast<double>(rng() % 1000) / 1000;
+    const bool hit = rng() % 5 == 0;
+    const std::array<AccountStanding, 2> s = fe.RecordRisk(tx, score, hit, thresholds);
+    for (int side = 0; side < 2; ++side) {
+      Naive& n = naive[side == 0 ? from : to];
+      n.decided.push_back({bucket, score, hit});
+      if (s[side].alert) n.alert_bucket = bucket;
+    }
+  }
+  EXPECT_GT(checked_risky, 100) << "the stream must exercise alerted counterparties";
 }
 
 }  // namespace
