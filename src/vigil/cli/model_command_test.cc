@@ -15,6 +15,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/drift/drift_monitor.h"
+#include "vigil/drift/reference_profile.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
@@ -225,6 +227,40 @@ std::string FeatureRowsCsv(size_t n, bool leaky, uint64_t seed) {
 
 class ModelTrainCommandTest : public ModelCommandTest {};
 
+// On the engine's own rows, vigil model train leaves the drift reference beside the model: the
+// training rows' columns and the validation scores, as the drift monitor reads it.
+TEST_F(ModelTrainCommandTest, WritesTheDriftReferenceOfTheEnginesRows) {
+  ASSERT_EQ(Vigil({"gen", "--accounts", "3000", "--days", "14", "--seed", "5", "--laundering-rate",
+                   "0.01", "--out", Path("s.csv")}),
+            0)
+      << ReadFile(Path("log"));
+  ASSERT_EQ(Vigil({"replay", Path("s.csv"), "--quiet", "--features-out", Path("f.csv")}), 0)
+      << ReadFile(Path("log"));
+  // The gate may fail a model of so small a stream (exit 1); the files are written either way.
+  const int code = Vigil({"model", "train", "--features", Path("f.csv"), "--out-dir", Path("m"),
+                          "--rounds", "20", "--bootstrap", "20"});
+  ASSERT_TRUE(code == 0 || code == 1) << code << ": " << ReadFile(Path("log"));
+  EXPECT_THAT(ReadFile(Path("log")), HasSubstr("reference_profile.json"));
+  const nlohmann::json card = nlohmann::json::parse(ReadFile(Path("m/model_card.json")));
+  absl::StatusOr<drift::ReferenceProfile> profile =
+      drift::ReferenceProfile::Load(Path("m/reference_profile.json"));
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_EQ(profile->feature_schema_version(), FeatureExtractor::Schema()->version());
+  EXPECT_EQ(profile->rows(), card["split"]["train"]["rows"].get<uint64_t>());
+  EXPECT_EQ(profile->features().size(), FeatureExtractor::Schema()->size());
+  const drift::FeatureReference* amount = profile->Find("amount_reporting");
+  ASSERT_NE(amount, nullptr);
+  EXPECT_EQ(amount->missing, 0u);
+  EXPECT_GT(amount->stddev, 0);
+  EXPECT_FALSE(amount->dispersion.empty()) << "event times make the dispersion";
+  ASSERT_TRUE(profile->score().has_value());
+  EXPECT_EQ(profile->score()->count, card["split"]["validation"]["rows"].get<uint64_t>());
+  // The monitor takes it for the engine's schema.
+  EXPECT_TRUE(drift::DriftMonitor::Create(*profile, FeatureExtractor::Schema()->version(),
+                                          FeatureExtractor::Schema()->names(), {}, nullptr)
+                  .ok());
+}
+
 TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines) {
   Write("rows.csv", FeatureRowsCsv(6000, false, 1));
   ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("out"),
@@ -251,6 +287,9 @@ TEST_F(ModelTrainCommandTest, TrainsSplitByTimeAndWritesAModelCardWithBaselines)
   const nlohmann::json thresholds = nlohmann::json::parse(ReadFile(Path("out/thresholds.json")));
   EXPECT_GE(thresholds["block"].get<double>(), thresholds["review"].get<double>());
   EXPECT_THAT(thresholds["chosen_by"].get<std::string>(), HasSubstr("best F1"));
+  EXPECT_FALSE(std::filesystem::exists(Path("out/reference_profile.json")))
+      << "rows of another schema have no drift reference the monitor could bind";
+  EXPECT_THAT(out, HasSubstr("no drift reference"));
 
   // With an alert budget (the rows span 6000 minutes: validation ~0.83 days, counted as one).
   ASSERT_EQ(Vigil({"model", "train", "--features", Path("rows.csv"), "--out-dir", Path("budget"),

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/cli/command.h"
 #include "vigil/common/sha256.h"
+#include "vigil/drift/profile_builder.h"
 #include "vigil/engine/feature_row_reader.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/xgboost_json.h"
@@ -85,7 +86,8 @@ void AddModelTrainOptions(CLI::App& train, ModelTrainFlags& flags) {
                    "left out")
       ->required();
   train.add_option("--out-dir", flags.out_dir,
-                   "Writes model.json, thresholds.json and model_card.json here")
+                   "Writes model.json, thresholds.json, model_card.json and "
+                   "reference_profile.json (the drift reference) here")
       ->required();
   train.add_option("--split", flags.split, "Train/validation/test shares by event time")
       ->capture_default_str();
@@ -327,13 +329,34 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                                  "; block: lowest threshold with precision >= ",
                                  options.block_precision, " on validation")}};
 
+  // The drift reference (docs/drift.md): the training rows' columns, and the model's score on
+  // validation, each with event times for the dispersion. Only rows of the engine's schema have
+  // one: the drift monitor binds a profile to the schema it was built on.
+  const auto seconds_of = [&](size_t i) { return ToUnixMicros(times[i]) / 1'000'000; };
+  std::vector<double> train_values;
+  std::vector<int64_t> train_seconds, valid_seconds;
+  const size_t kept_width = history.names.size();
+  for (size_t i : r.train.rows) {
+    train_values.insert(train_values.end(), history.values.begin() + i * kept_width,
+                        history.values.begin() + (i + 1) * kept_width);
+    train_seconds.push_back(seconds_of(i));
+  }
+  for (size_t i : r.validation.rows) valid_seconds.push_back(seconds_of(i));
+  const std::string profile =
+      engine_schema ? drift::ReferenceProfileJson(schema->version(), history.names, train_values,
+                                                  train_seconds, r.validation_scores,
+                                                  valid_seconds)
+                    : "";
+
   std::error_code ec;
   std::filesystem::create_directories(flags.out_dir, ec);
   const std::filesystem::path dir(flags.out_dir);
-  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
-           {"model.json", r.model.model_json},
-           {"thresholds.json", thresholds.dump(2) + "\n"},
-           {"model_card.json", card.dump(2) + "\n"}}) {
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"model.json", r.model.model_json},
+      {"thresholds.json", thresholds.dump(2) + "\n"},
+      {"model_card.json", card.dump(2) + "\n"}};
+  if (!profile.empty()) files.emplace_back("reference_profile.json", profile);
+  for (const auto& [name, text] : files) {
     if (absl::Status s = WriteText(dir / name, text); !s.ok()) return Fail(s.message());
   }
 
@@ -385,7 +408,10 @@ int RunModelTrain(const ModelTrainFlags& flags) {
                                  b.test_pr_auc.estimate, b.test_pr_auc.low, b.test_pr_auc.high);
   }
   std::cout << (r.gate_passed ? "gate: passed: " : "gate: FAILED: ") << r.gate << "\n";
-  std::cout << "wrote model.json, thresholds.json, model_card.json to " << flags.out_dir << "\n";
+  std::cout << "wrote model.json, thresholds.json, model_card.json"
+            << (profile.empty() ? " (no drift reference: the rows are not vigil's feature schema)"
+                                : ", reference_profile.json")
+            << " to " << flags.out_dir << "\n";
   return r.gate_passed ? kExitOk : kExitInputRejected;
 }
 

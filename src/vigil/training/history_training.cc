@@ -188,6 +188,7 @@ absl::StatusOr<TrainingReport> TrainOnHistory(
       XgboostProbabilities(report.model.model_json, valid.values, valid.names.size());
   if (!pv.ok()) return pv.status();
   const std::vector<double> valid_scores(pv->begin(), pv->end());
+  report.validation_scores = valid_scores;
   const auto parties_of = [&](const SplitPart& part) {
     std::vector<std::array<uint32_t, 2>> out;
     if (with_parties) {

@@ -87,6 +87,9 @@ struct TrainingReport {
   // without parties).
   double validation_alerted_account_share = 0, test_alerted_account_share = 0;
   double block_threshold = 0;   // the lowest with block_precision on validation (or review's)
+  // The model's probability on each validation row (validation.rows' order): the score's
+  // reference for drift, data it did not train on as live traffic will be.
+  std::vector<double> validation_scores;
   double test_base_rate = 0;
   evaluation::Interval test_pr_auc;
   evaluation::Confusion test_at_review;
