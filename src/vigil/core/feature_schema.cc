@@ -1,6 +1,7 @@
 #include "vigil/core/feature_schema.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -54,18 +55,13 @@ absl::StatusOr<std::vector<size_t>> FeatureSchema::Bind(
 }
 
 bool SchemaExtends(absl::string_view version, absl::string_view older) {
-  // Each version appends to the one before it.
+  if (version == older) return true;
+  // Each version appends to the one before it: a later one extends every earlier one.
   constexpr absl::string_view kVersions[] = {"vigil.features.v1", "vigil.features.v2",
                                              "vigil.features.v3"};
-  const auto rank = [&](absl::string_view v) -> int {
-    for (int i = 0; i < 3; ++i) {
-      if (kVersions[i] == v) return i;
-    }
-    return -1;
-  };
-  if (version == older) return true;
-  const int newer = rank(version), base = rank(older);
-  return newer >= 0 && base >= 0 && newer > base;
+  const auto* newer = std::find(std::begin(kVersions), std::end(kVersions), version);
+  const auto* base = std::find(std::begin(kVersions), std::end(kVersions), older);
+  return newer != std::end(kVersions) && base < newer;
 }
 
 }  // namespace vigil

@@ -17,14 +17,12 @@ using features_internal::PutFixed;
 
 uint16_t Increment(uint16_t n) { return n == UINT16_MAX ? n : static_cast<uint16_t>(n + 1); }
 
-// The HistorySeconds before which a summary is out of a window of "window_us" ending at t:
-// summaries with a time <= the returned value are outside (t - window, t].
-uint32_t WindowStart(int64_t t, int64_t window_us) {
+}  // namespace
+
+uint32_t HistoryWindowStart(int64_t t, int64_t window_us) {
   const int64_t start = t - window_us;
   return start < kMinEventTimeUs ? 0 : HistorySeconds(start);
 }
-
-}  // namespace
 
 uint32_t HistorySeconds(int64_t time_us) {
   const int64_t s = (time_us - kMinEventTimeUs) / kMicrosPerSecond + 1;
@@ -75,7 +73,7 @@ void AccountHistory::Observe(uint32_t counterparty, bool out, int64_t time_us, d
 }
 
 const PairSummary* AccountHistory::Find(uint32_t counterparty, int64_t t) const {
-  const uint32_t horizon = WindowStart(t, kHistoryRetentionUs);
+  const uint32_t horizon = HistoryWindowStart(t, kHistoryRetentionUs);
   for (const PairSummary& p : pairs_) {
     if (p.counterparty == counterparty) return p.last_active() > horizon ? &p : nullptr;
   }
@@ -84,8 +82,8 @@ const PairSummary* AccountHistory::Find(uint32_t counterparty, int64_t t) const 
 
 AccountHistory::Degrees AccountHistory::DegreesAt(int64_t t) const {
   const uint32_t end = HistorySeconds(t);
-  const uint32_t short_start = WindowStart(t, kHistoryShortWindowUs);
-  const uint32_t long_start = WindowStart(t, kHistoryRetentionUs);
+  const uint32_t short_start = HistoryWindowStart(t, kHistoryShortWindowUs);
+  const uint32_t long_start = HistoryWindowStart(t, kHistoryRetentionUs);
   // A payment known in (start, end]: the last, or with a late query (t before the newest
   // observed, so the last may be after t) the first. One between them is not known.
   const auto in_window = [end](uint32_t first, uint32_t last, uint32_t start) {

@@ -42,6 +42,9 @@ inline constexpr int64_t kHistoryShortWindowUs = 30 * kMicrosPerDay;
 
 // Seconds since 2000-01-01 plus one (0 means "never"), saturating in 2136.
 uint32_t HistorySeconds(int64_t time_us);
+// The HistorySeconds before which a summary is out of a window of "window_us" ending at t:
+// summaries with a time <= the returned value are outside (t - window, t].
+uint32_t HistoryWindowStart(int64_t t, int64_t window_us);
 
 struct PairSummary {
   uint32_t counterparty = 0;  // AccountIndex number
@@ -88,6 +91,21 @@ class AccountHistory {
   // The newest HistorySeconds observed (0 before the first).
   uint32_t newest() const { return newest_; }
   void Clear() { *this = AccountHistory(); }
+
+  // Calls f(const PairSummary&) for each counterparty last active in (t - window_us, t], most
+  // recently active first, at most "max_pairs" of them (schema v3's counterparty risk).
+  template <typename F>
+  void ForEachActiveCounterparty(int64_t t, int64_t window_us, int max_pairs, F&& f) const {
+    const uint32_t start = HistoryWindowStart(t, window_us), end = HistorySeconds(t);
+    int n = 0;
+    for (const PairSummary& p : pairs_) {
+      if (n >= max_pairs) return;
+      const uint32_t last = p.last_active();
+      if (last <= start || last > end) continue;
+      f(p);
+      ++n;
+    }
+  }
 
   size_t MemoryBytes() const { return pairs_.capacity() * sizeof(PairSummary); }  // heap only
   // Cache hints for the first "max_pairs" summaries (all by default).

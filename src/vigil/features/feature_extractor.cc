@@ -312,19 +312,16 @@ void FeatureExtractor::LookaheadCounterpartyRisk(const Transaction& tx,
   if (config_.counterparty_risk_max <= 0) return;
   // The pairs were fetched with the state (LookaheadStates); the risks WriteRiskSide will read
   // are each in a counterparty's state, at random.
-  const int64_t from = ToUnixMicros(tx.event_time) - config_.account_window.count();
-  const uint32_t start = from < kMinEventTimeUs ? 0 : HistorySeconds(from);
+  const int64_t t = ToUnixMicros(tx.event_time);
   for (int k = 0; k < 2; ++k) {
     if (la.account[k] < 0) continue;
-    int n = 0;
-    for (const PairSummary& p : states_[static_cast<size_t>(la.account[k])].history().pairs()) {
-      if (n == config_.counterparty_risk_max) break;
-      if (p.last_active() <= start) continue;
-      const char* risk = reinterpret_cast<const char*>(&states_[p.counterparty].risk());
-      __builtin_prefetch(risk);
-      __builtin_prefetch(risk + sizeof(AccountRisk) - 1);
-      ++n;
-    }
+    states_[static_cast<size_t>(la.account[k])].history().ForEachActiveCounterparty(
+        t, config_.account_window.count(), config_.counterparty_risk_max,
+        [&](const PairSummary& p) {
+          const char* risk = reinterpret_cast<const char*>(&states_[p.counterparty].risk());
+          __builtin_prefetch(risk);
+          __builtin_prefetch(risk + sizeof(AccountRisk) - 1);
+        });
   }
 }
 
@@ -510,22 +507,17 @@ void FeatureExtractor::WriteRiskSide(uint32_t account, int64_t t, double* out) c
   out[kAccountScore] = s.score;
   out[kAccountRuleHits] = s.rule_hits;
   out[kAccountAlerted] = own.AlertedAt(t, bucket_us) ? 1 : 0;
-  const uint32_t end = HistorySeconds(t);
-  const int64_t window = config_.account_window.count();
-  const uint32_t start = t - window < kMinEventTimeUs ? 0 : HistorySeconds(t - window);
   double best = kNaN;
-  int alerted = 0, with_hits = 0, read = 0;
-  for (const PairSummary& p : states_[account].history().pairs()) {
-    if (read >= config_.counterparty_risk_max) break;
-    const uint32_t last = p.last_active();
-    if (last <= start || last > end) continue;
-    ++read;
-    const AccountRisk& risk = states_[p.counterparty].risk();
-    const AccountStanding c = risk.At(t, bucket_us);
-    if (!std::isnan(c.score) && !(c.score <= best)) best = c.score;
-    alerted += risk.AlertedAt(t, bucket_us) ? 1 : 0;
-    with_hits += c.rule_hits > 0 ? 1 : 0;
-  }
+  int alerted = 0, with_hits = 0;
+  states_[account].history().ForEachActiveCounterparty(
+      t, config_.account_window.count(), config_.counterparty_risk_max,
+      [&](const PairSummary& p) {
+        const AccountRisk& risk = states_[p.counterparty].risk();
+        const AccountStanding c = risk.At(t, bucket_us);
+        if (!std::isnan(c.score) && !(c.score <= best)) best = c.score;
+        alerted += risk.AlertedAt(t, bucket_us) ? 1 : 0;
+        with_hits += c.rule_hits > 0 ? 1 : 0;
+      });
   out[kCounterpartyMaxScore] = best;
   out[kCounterpartiesAlerted] = alerted;
   out[kCounterpartiesWithRuleHits] = with_hits;

@@ -187,8 +187,8 @@ absl::StatusOr<TrainingReport> TrainOnHistory(
   absl::StatusOr<std::vector<float>> pv =
       XgboostProbabilities(report.model.model_json, valid.values, valid.names.size());
   if (!pv.ok()) return pv.status();
-  const std::vector<double> valid_scores(pv->begin(), pv->end());
-  report.validation_scores = valid_scores;
+  report.validation_scores.assign(pv->begin(), pv->end());
+  const std::vector<double>& valid_scores = report.validation_scores;
   const auto parties_of = [&](const SplitPart& part) {
     std::vector<std::array<uint32_t, 2>> out;
     if (with_parties) {
