@@ -42,7 +42,7 @@ fi
 if step 3; then
   echo "== vigil bench http, client and server sharing cores $SC"
   taskset -c $SC $B bench http --model $M $COMMON --no-drift --batchers immediate,fast \
-    --durable-ack on,off --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 \
+    --durable-acks on,off --rates 5000,10000,15000,20000 --duration-ms 3000 --warmup-ms 500 \
     --no-overload 2>&1 | grep -E "^(immediate|fast)"
 fi
 step 4 || exit 0

@@ -902,7 +902,7 @@ class Live:
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.args.policy,
                "--fx-rates", self.args.fx_rates, "--drift-profile", self.profile_path,
-               "--drift-freeze", "false", "--drift-min-rows", "1",
+               "--no-drift-freeze", "--drift-min-rows", "1",
                "--drift-short-window", "60/60", "--record-kek", self.kek_public_path,
                "--plaintext"]
         where = "vigil serve"

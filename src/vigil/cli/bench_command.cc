@@ -37,6 +37,9 @@
 #include "vigil/loadgen/sweep_report.h"
 #include "vigil/metrics/latency_histogram.h"
 #include "vigil/screening/screener.h"
+#include "vigil/cli/config_flags.h"
+#include "vigil/config/option_set.h"
+#include "vigil/engine/pipeline_options.h"
 #include "vigil/server/access_tokens.h"
 #include "vigil/server/serve_config.h"
 #include "vigil/server/vigil_server.h"
@@ -46,9 +49,11 @@ namespace vigil::cli {
 namespace {
 
 struct BenchFlags {
-  std::string model = "testdata/models/serve_model.json";
-  std::string policy = "policies/default.yaml";
-  std::string fx_rates;
+  // The in-process server's configuration (its pipeline options, as vigil serve takes them;
+  // docs/configuration.md); each point sets the data dir, listener, credentials and batcher.
+  ServeConfig base;
+  config::OptionSet settings;
+  std::unique_ptr<ConfigFlags> config_flags;
   std::string batchers = "immediate,fast,compliance";
   std::string rates = "5000,10000,20000,30000";
   std::string mix = "10,70,20";
@@ -56,22 +61,13 @@ struct BenchFlags {
   int64_t duration_ms = 3000;
   int64_t warmup_ms = 500;
   int connections = 32;
-  int io_threads = 2;
-  int workers = 64;
-  // The in-process server's idempotency_capacity (transaction ids remembered in memory).
-  size_t idempotency_capacity = ServeConfig{}.idempotency_capacity;
   bool overload = true;
   bool stages = false;
-  bool drift_freeze = true;
-  bool drift = true;
   // "on" (answer after the audit record is durable), "off", or "on,off" to compare both.
   std::string durable_ack = "on";
   std::string json_out;
   int client_threads = 1;
   std::string target;  // HOST:PORT of a running vigil serve; empty: one in this process
-  // Watchlists the in-process server screens against (its screening.lists); empty: no
-  // screening, and the payments carry no party names.
-  std::vector<std::string> screening_lists;
   // "plain" (HTTP), "tls" (HTTPS with mutual TLS) or "plain,tls" (both, compared). Every
   // request carries a scorer's bearer token either way, so the two differ by transport alone.
   std::string transport = "plain";
@@ -187,21 +183,13 @@ constexpr int kMaxBenchConnections = 2048;
 absl::StatusOr<Point> RunPoint(const BenchFlags& flags, const FxRates& fx, const Payments& payments,
                                const std::string& preset, bool durable_ack, bool tls, double rate,
                                const std::array<int, 3>& mix, int run, bool overload) {
-  ServeConfig config;
+  ServeConfig config = flags.base;
   config.port = 0;
   const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
                                        "/vigil-bench-", getpid(), "-", run);
   std::filesystem::remove_all(dir);
   config.data_dir = dir;
-  config.model = flags.model;
-  config.policy = flags.policy;
-  config.screening.lists = flags.screening_lists;
-  config.drift.monitor.freeze_on_l3 = flags.drift_freeze;
-  config.drift.enabled = flags.drift;
   config.audit.durable_ack = durable_ack;
-  config.io_threads = flags.io_threads;
-  config.worker_threads = flags.workers;
-  config.idempotency_capacity = flags.idempotency_capacity;
   // Beyond capacity the server must see the excess (and shed it), not the client's backlog:
   // one connection carries one request at a time, so the client needs about rate x answer
   // time of them (Little's law). 50 ms per answer is what the server lets a request wait
@@ -387,7 +375,11 @@ std::string Table(const std::vector<Point>& points) {
 }
 
 int RunBenchHttp(const BenchFlags& flags) {
-  absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
+  if (absl::Status s = flags.config_flags->Apply(); !s.ok()) {
+    std::cerr << "vigil bench http: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<FxRates> fx = LoadFxRates(flags.base.fx_rates);
   if (!fx.ok()) {
     std::cerr << "vigil bench http: " << fx.status().message() << "\n";
     return kExitUsage;
@@ -415,8 +407,8 @@ int RunBenchHttp(const BenchFlags& flags) {
     return kExitUsage;
   }
   Payments payments{*std::move(pool), {}};
-  if (!flags.screening_lists.empty()) {
-    if (absl::Status s = NameParties(flags.screening_lists, &payments); !s.ok()) {
+  if (!flags.base.screening.lists.empty()) {
+    if (absl::Status s = NameParties(flags.base.screening.lists, &payments); !s.ok()) {
       std::cerr << "vigil bench http: " << s.message() << "\n";
       return kExitUsage;
     }
@@ -427,7 +419,7 @@ int RunBenchHttp(const BenchFlags& flags) {
   std::vector<bool> ack_modes;
   for (absl::string_view mode : absl::StrSplit(flags.durable_ack, ',', absl::SkipEmpty())) {
     if (mode != "on" && mode != "off") {
-      std::cerr << "vigil bench http: --durable-ack: on, off or on,off\n";
+      std::cerr << "vigil bench http: --durable-acks: on, off or on,off\n";
       return kExitUsage;
     }
     ack_modes.push_back(mode == "on");
@@ -496,12 +488,12 @@ int RunBenchHttp(const BenchFlags& flags) {
   }
   }
   }
-  std::cout << "vigil bench http: model " << flags.model << ", policy " << flags.policy << ", "
+  std::cout << "vigil bench http: model " << flags.base.model << ", policy " << flags.base.policy << ", "
             << flags.mode << " loop, at least " << flags.connections
             << " connections (rate x 50 ms), mix P0/P1/P2 "
             << flags.mix << ", " << flags.duration_ms << " ms per point";
-  if (!flags.screening_lists.empty()) {
-    std::cout << ", screening against " << absl::StrJoin(flags.screening_lists, ", ") << " ("
+  if (!flags.base.screening.lists.empty()) {
+    std::cout << ", screening against " << absl::StrJoin(flags.base.screening.lists, ", ") << " ("
               << payments.listed_names.size() << " entries; every " << kListedNameEvery
               << "th beneficiary listed)";
   }
@@ -533,10 +525,12 @@ int RunBenchHttp(const BenchFlags& flags) {
 
 struct DriftBenchFlags {
   std::string input;
-  std::string model = "build/demo/model/model.json";
-  std::string policy = "policies/default.yaml";
-  std::string profile;  // default: reference_profile.json beside the model
-  std::string null;     // default: drift_null.json beside the profile, when present
+  // --model, --policy, --fx-rates, --drift-profile (default: reference_profile.json beside
+  // the model), --drift-measured-null (default: drift_null.json beside the profile) and the
+  // monitor's other settings, as vigil replay takes them.
+  PipelineConfig pipeline;
+  config::OptionSet settings;
+  std::unique_ptr<ConfigFlags> config_flags;
   int repeat = 5;
   std::string json_out;
 };
@@ -547,33 +541,37 @@ struct DriftBenchFlags {
 // the replay thread's own CPU time says what the monitor adds to the decision path (the tap's
 // copies, a colder cache), and the monitor thread's CPU time how much room it has to keep up.
 int RunBenchDrift(const DriftBenchFlags& flags) {
-  absl::StatusOr<FxRates> fx = LoadFxRates("");
+  if (absl::Status s = flags.config_flags->Apply(); !s.ok()) {
+    std::cerr << "vigil bench drift: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const PipelineConfig& p = flags.pipeline;
+  absl::StatusOr<FxRates> fx = LoadFxRates(p.fx_rates);
   if (!fx.ok()) {
     std::cerr << "vigil bench drift: " << fx.status().message() << "\n";
     return kExitUsage;
   }
   DecisionConfig decision;
-  decision.policy_path = flags.policy;
-  decision.model_path = flags.model;
+  decision.policy_path = p.policy;
+  decision.model_path = p.model;
+  decision.lists_dir = p.lists;
   absl::StatusOr<std::unique_ptr<DecisionMaker>> decider = BuildDecisionMaker(decision);
   if (!decider.ok()) {
     std::cerr << "vigil bench drift: " << decider.status().message() << "\n";
     return kExitUsage;
   }
-  const std::string profile_path =
-      !flags.profile.empty()
-          ? flags.profile
-          : (std::filesystem::path(flags.model).parent_path() / "reference_profile.json").string();
+  const std::string profile_path = p.DriftProfilePath();
+  if (profile_path.empty()) {
+    std::cerr << "vigil bench drift: no reference profile: give --drift-profile, or a --model "
+                 "with reference_profile.json beside it\n";
+    return kExitUsage;
+  }
   absl::StatusOr<drift::ReferenceProfile> profile = drift::ReferenceProfile::Load(profile_path);
   if (!profile.ok()) {
     std::cerr << "vigil bench drift: " << profile.status().message() << "\n";
     return kExitUsage;
   }
-  std::string null_path = flags.null;
-  if (null_path.empty()) {
-    const auto beside = std::filesystem::path(profile_path).parent_path() / "drift_null.json";
-    if (std::filesystem::exists(beside)) null_path = beside.string();
-  }
+  const std::string null_path = p.DriftNullPath(profile_path);
   std::shared_ptr<const drift::MeasuredNull> measured;
   if (!null_path.empty()) {
     absl::StatusOr<drift::MeasuredNull> loaded = drift::MeasuredNull::Load(null_path);
@@ -593,6 +591,7 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
     const bool with_drift = i % 2 == 1;
     if (with_drift) {
       o.drift_profile = &*profile;
+      o.drift = p.drift.monitor;
       o.drift.measured_null = measured;
     }
     const double cpu_start = ThreadCpuSeconds();
@@ -672,9 +671,11 @@ Command AddBenchCommand(CLI::App& vigil) {
       "point), for each batcher preset: offered and achieved QPS, client and server latency "
       "percentiles, shed (503) and degraded counts, memory; marks the Pareto-best; then 3x the "
       "highest sustainable rate (open loop)");
-  http->add_option("--model", flags->model, "Model file")->capture_default_str();
-  http->add_option("--policy", flags->policy, "Policy file")->capture_default_str();
-  http->add_option("--fx-rates", flags->fx_rates, "FX rates table");
+  // The server's own settings: --model, --policy, --workers, --no-drift, --screening-list, ...
+  flags->base.model = "testdata/models/serve_model.json";
+  flags->base.policy = "policies/default.yaml";
+  DeclareServeOptions(&flags->base, &flags->settings);
+  flags->config_flags = std::make_unique<ConfigFlags>(http, &flags->settings, config::kBench);
   http->add_option("--batchers", flags->batchers, "Batcher presets to compare")
       ->capture_default_str();
   http->add_option("--rates", flags->rates, "Offered loads, requests per second")
@@ -692,23 +693,12 @@ Command AddBenchCommand(CLI::App& vigil) {
       ->capture_default_str();
   http->add_option("--client-threads", flags->client_threads, "Load generator threads")
       ->capture_default_str();
-  http->add_option("--io-threads", flags->io_threads, "Server I/O threads")->capture_default_str();
-  http->add_option("--workers", flags->workers, "Server worker threads")->capture_default_str();
-  http->add_option("--idempotency-capacity", flags->idempotency_capacity,
-                   "Transaction ids the server remembers in memory (its memory per decision "
-                   "shows in rss_MiB)")
-      ->capture_default_str();
   http->add_flag("!--no-overload", flags->overload, "Skip the 3x-sustainable point");
   http->add_flag("--stages", flags->stages, "Print the server's per-stage latency per point");
-  http->add_option("--durable-ack", flags->durable_ack,
+  http->add_option("--durable-acks", flags->durable_ack,
                    "on: each answer waits for its audit record to be durable (vigil serve's "
                    "default); off: it does not; on,off: both, compared")
       ->capture_default_str();
-  http->add_flag("!--no-drift", flags->drift,
-                 "No drift monitoring, even with a reference_profile.json beside the model");
-  http->add_flag("!--no-drift-freeze", flags->drift_freeze,
-                 "Drift (on when a reference_profile.json is beside the model) watches but never "
-                 "freezes the model: measures monitoring, not the rules-only path");
   http->add_option("--json-out", flags->json_out, "Also write the points as JSON");
   http->add_option("--transport", flags->transport,
                    "plain: HTTP; tls: HTTPS with mutual TLS (a throwaway CA, server and client "
@@ -724,17 +714,6 @@ Command AddBenchCommand(CLI::App& vigil) {
   http->add_option("--target", flags->target,
                    "HOST:PORT of a running vigil serve to load instead of one in this process "
                    "(one batcher setting: the server's; its own latency figures are on /metrics)");
-  http->add_option("--screening-list", flags->screening_lists,
-                   absl::StrCat("Screen every payment against this watchlist (a list file in "
-                                "vigil's format or an OFAC folder holding sdn.csv; repeat for "
-                                "more lists), as vigil serve --screening-list does. The payments "
-                                "then carry party names: an ordinary person's or company's name "
-                                "per account, from a built-in pool, and every ",
-                                kListedNameEvery,
-                                "th beneficiary the primary name of a list entry (in turn), so "
-                                "that some hit. With --target the lists only name the payments: "
-                                "that server screens with its own lists"))
-      ->allow_extra_args(false);
   http->footer(
       "Examples:\n"
       "  vigil bench http --model build/demo/model/model.json --rates 10000,20000,30000\n"
@@ -749,12 +728,11 @@ Command AddBenchCommand(CLI::App& vigil) {
       "The drift monitor's overhead on the full replay pipeline (features, model, policy): "
       "replays of FILE alternate without and with the monitor; medians and their ratio");
   drift->add_option("FILE", drift_flags->input, "Transactions to replay")->required();
-  drift->add_option("--model", drift_flags->model, "Model file")->capture_default_str();
-  drift->add_option("--policy", drift_flags->policy, "Policy file")->capture_default_str();
-  drift->add_option("--profile", drift_flags->profile,
-                    "Reference profile (default: reference_profile.json beside the model)");
-  drift->add_option("--null", drift_flags->null,
-                    "Measured null (default: drift_null.json beside the profile, when present)");
+  drift_flags->pipeline.model = "build/demo/model/model.json";
+  drift_flags->pipeline.policy = "policies/default.yaml";
+  DeclarePipelineOptions(&drift_flags->pipeline, &drift_flags->settings);
+  drift_flags->config_flags =
+      std::make_unique<ConfigFlags>(drift, &drift_flags->settings, config::kBench);
   drift->add_option("--repeat", drift_flags->repeat, "Runs of each")->capture_default_str();
   drift->add_option("--json-out", drift_flags->json_out, "Also write the result as JSON");
   return Command{app, [flags, http, drift_flags, drift] {

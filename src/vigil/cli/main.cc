@@ -7,6 +7,7 @@
 #include "vigil/cli/audit_command.h"
 #include "vigil/cli/bench_command.h"
 #include "vigil/cli/command.h"
+#include "vigil/cli/config_command.h"
 #include "vigil/cli/drift_command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
                                    AddReplayCommand(vigil), AddServeCommand(vigil),
                                    AddTokenCommand(vigil),
                                    AddBenchCommand(vigil), AddDriftCommand(vigil),
-                                   AddAuditCommand(vigil)};
+                                   AddAuditCommand(vigil), AddConfigCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -13,7 +13,10 @@
 #include "absl/strings/str_split.h"
 #include "vigil/audit/log_hash.h"
 #include "vigil/audit/signing_key.h"
+#include "vigil/cli/config_flags.h"
 #include "vigil/cli/data_files.h"
+#include "vigil/config/option_set.h"
+#include "vigil/engine/pipeline_options.h"
 #include "vigil/engine/decision_pipeline.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
@@ -26,9 +29,13 @@
 namespace vigil::cli {
 namespace {
 
+// The pipeline's configuration (one OptionSet, docs/configuration.md) and replay's own
+// inputs and outputs.
 struct ReplayFlags {
   ReplayOptions options;
-  std::string fx_rates;
+  PipelineConfig pipeline;
+  config::OptionSet settings;
+  std::unique_ptr<ConfigFlags> config_flags;
   std::string summary_json;
   std::string priority = "P2";
   double threshold = 10000;
@@ -37,25 +44,38 @@ struct ReplayFlags {
   int64_t order_memory_mib = 256;
   bool quiet = false;
   bool fail_on_reject = false;
-  DecisionConfig decisions;  // with --policy
-  std::string compare;       // --compare: a second policy
-  std::string drift_profile;
-  std::string drift_calibration = "null";
-  int64_t drift_false_alarm_days = 30;
-  int64_t drift_half_life = 0;
-  int64_t drift_warmup = 7 * 24 * 3600;
-  std::string drift_short = "60/10", drift_long = "300/60";
-  std::string drift_null;
-  std::optional<std::string> drift_exclude;
-  std::string audit_key;
-  std::string audit_hash = "sha256";
+  int reason_codes = DecisionOptions{}.reason_codes;
+  std::string compare;  // --compare: a second policy
   bool no_audit = false;
-  std::string record_kek, record_cipher = "aes-256-gcm";
-  std::string pseudonym_key, pseudonym_hash = "hmac-sha256";
 };
 
+// The decision stage replay builds from the pipeline's configuration.
+DecisionConfig DecisionsOf(const PipelineConfig& p, int reason_codes) {
+  DecisionConfig d;
+  d.policy_path = p.policy;
+  d.lists_dir = p.lists;
+  d.model_path = p.model;
+  d.screening_lists = p.screening.lists;
+  d.options.screening_min_score = p.screening.min_score;
+  d.options.reason_codes = reason_codes;
+  d.gpu = p.gpu.enabled;
+  d.gpu_device = p.gpu.device;
+  return d;
+}
+
 int RunReplayCommand(ReplayFlags& flags) {
-  absl::StatusOr<FxRates> fx = LoadFxRates(flags.fx_rates);
+  if (absl::Status s = flags.config_flags->Apply(); !s.ok()) {
+    std::cerr << "vigil replay: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const PipelineConfig& p = flags.pipeline;
+  if (absl::Status s = p.Validate(/*needs_data_dir=*/false); !s.ok()) {
+    std::cerr << "vigil replay: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const DecisionConfig decisions = DecisionsOf(p, flags.reason_codes);
+  std::string drift_profile = p.drift.profile;
+  absl::StatusOr<FxRates> fx = LoadFxRates(p.fx_rates);
   if (!fx.ok()) {
     std::cerr << "vigil replay: " << fx.status().message() << "\n";
     return kExitUsage;
@@ -71,10 +91,12 @@ int RunReplayCommand(ReplayFlags& flags) {
   o.features.allowed_lateness = std::chrono::seconds(flags.lateness_seconds);
   o.max_event_lead = std::chrono::hours(flags.max_event_lead_hours);
   o.order_memory_bytes = static_cast<size_t>(flags.order_memory_mib) << 20;
+  o.data_dir = p.data_dir;
+  o.audit_durable_ack = p.audit.durable_ack;
   // A data dir's state knows accounts by keyed hashes, as `vigil serve`'s does.
   if (!o.data_dir.empty()) {
     absl::StatusOr<std::shared_ptr<const crypto::Pseudonymizer>> pseudonyms =
-        LoadAccountPseudonyms(flags.pseudonym_key, o.data_dir, flags.pseudonym_hash);
+        LoadAccountPseudonyms(p.state.pseudonym_key, o.data_dir, p.state.pseudonym_hash);
     if (!pseudonyms.ok()) {
       std::cerr << "vigil replay: " << pseudonyms.status().message() << "\n";
       return kExitUsage;
@@ -83,12 +105,12 @@ int RunReplayCommand(ReplayFlags& flags) {
   }
   if (!flags.quiet) o.progress = &std::cerr;
   std::unique_ptr<DecisionMaker> decider, comparer;
-  if (flags.decisions.gpu && flags.decisions.model_path.empty()) {
+  if (decisions.gpu && decisions.model_path.empty()) {
     std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
     return kExitUsage;
   }
-  if (!flags.decisions.policy_path.empty()) {
-    auto built = BuildDecisionMaker(flags.decisions);
+  if (!decisions.policy_path.empty()) {
+    auto built = BuildDecisionMaker(decisions);
     if (!built.ok()) {
       std::cerr << "vigil replay: " << built.status().message() << "\n";
       // A missing file, or a GPU asked for that this machine or build lacks: usage or
@@ -101,7 +123,7 @@ int RunReplayCommand(ReplayFlags& flags) {
     decider = *std::move(built);
     o.decisions = decider.get();
     if (!flags.compare.empty()) {
-      DecisionConfig other = flags.decisions;
+      DecisionConfig other = decisions;
       other.policy_path = flags.compare;
       auto candidate = BuildDecisionMaker(other);
       if (!candidate.ok()) {
@@ -112,13 +134,13 @@ int RunReplayCommand(ReplayFlags& flags) {
       comparer = *std::move(candidate);
       o.compare = comparer.get();
     }
-  } else if (!flags.decisions.model_path.empty()) {
+  } else if (!decisions.model_path.empty()) {
     std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
     return kExitUsage;
-  } else if (flags.decisions.gpu) {
+  } else if (decisions.gpu) {
     std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
     return kExitUsage;
-  } else if (!flags.decisions.screening_lists.empty()) {
+  } else if (!decisions.screening_lists.empty()) {
     std::cerr << "vigil replay: --screening-list needs --policy (the policy turns hits into "
                  "actions)\n";
     return kExitUsage;
@@ -130,107 +152,68 @@ int RunReplayCommand(ReplayFlags& flags) {
   // Decisions made with a data dir are recorded in its audit log, as `vigil serve` records
   // them (docs/audit.md).
   if (decider != nullptr && !o.data_dir.empty() && !flags.no_audit) {
-    absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(flags.audit_hash);
+    absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(p.audit.hash);
     if (!hash.ok()) {
       std::cerr << "vigil replay: --audit-hash: " << hash.status().message() << "\n";
       return kExitUsage;
     }
     o.audit_hash = *hash;
     absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
-        DataDirSigningKey(flags.audit_key, o.data_dir);
+        DataDirSigningKey(p.audit.signing_key, o.data_dir);
     if (!signer.ok()) {
       std::cerr << "vigil replay: --audit-key: " << signer.status().message() << "\n";
       return kExitUsage;
     }
     o.audit_signer = *std::move(signer);
-    absl::StatusOr<crypto::CipherSuite> suite = crypto::ParseCipherSuite(flags.record_cipher);
+    absl::StatusOr<crypto::CipherSuite> suite = crypto::ParseCipherSuite(p.audit.record_cipher);
     if (!suite.ok()) {
       std::cerr << "vigil replay: --record-cipher: " << suite.status().message() << "\n";
       return kExitUsage;
     }
     o.audit_record_suite = *suite;
-    if (!flags.record_kek.empty()) {
+    if (!p.audit.record_kek.empty()) {
       absl::StatusOr<crypto::KeyEncryptionKey> kek =
-          crypto::KeyEncryptionKey::LoadPublicKeyFile(flags.record_kek);
+          crypto::KeyEncryptionKey::LoadPublicKeyFile(p.audit.record_kek);
       if (!kek.ok()) {
         std::cerr << "vigil replay: --record-kek: " << kek.status().message() << "\n";
         return kExitUsage;
       }
       o.audit_record_kek = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
     }
-  } else if (!flags.record_kek.empty()) {
+  } else if (!p.audit.record_kek.empty()) {
     std::cerr << "vigil replay: --record-kek seals the audit records of a run with --data-dir and "
                  "--policy\n";
     return kExitUsage;
   }
 
-  // Drift: on with --drift-profile, or with --drift-report and a reference_profile.json beside
-  // the --model (tools/train.py writes it there).
+  // Drift: on with --drift-profile, or with --drift-report or --drift-null-out and a
+  // reference_profile.json beside the --model (vigil model train writes it there).
   std::optional<drift::ReferenceProfile> profile;
-  if (flags.drift_profile.empty() && (!o.drift_report.empty() || !o.drift_null_out.empty())) {
-    const std::filesystem::path beside =
-        std::filesystem::path(flags.decisions.model_path).parent_path() / "reference_profile.json";
-    if (flags.decisions.model_path.empty() || !std::filesystem::exists(beside)) {
+  if (drift_profile.empty() && (!o.drift_report.empty() || !o.drift_null_out.empty())) {
+    drift_profile = p.DriftProfilePath();
+    if (drift_profile.empty()) {
       std::cerr << "vigil replay: --drift-report and --drift-null-out need --drift-profile (or a "
                    "--model with reference_profile.json beside it)\n";
       return kExitUsage;
     }
-    flags.drift_profile = beside.string();
   }
-  if (!flags.drift_profile.empty()) {
-    absl::StatusOr<drift::ReferenceProfile> loaded = drift::ReferenceProfile::Load(flags.drift_profile);
+  if (!drift_profile.empty()) {
+    absl::StatusOr<drift::ReferenceProfile> loaded = drift::ReferenceProfile::Load(drift_profile);
     if (!loaded.ok()) {
       std::cerr << "vigil replay: --drift-profile: " << loaded.status().message() << "\n";
       return kExitUsage;
     }
     profile = *std::move(loaded);
     o.drift_profile = &*profile;
-    absl::StatusOr<drift::DriftCalibration> calibration =
-        drift::ParseDriftCalibration(flags.drift_calibration);
-    if (!calibration.ok()) {
-      std::cerr << "vigil replay: --drift-calibration: " << calibration.status().message() << "\n";
-      return kExitUsage;
-    }
-    o.drift.calibration = *calibration;
-    if (flags.drift_false_alarm_days < 1) {
-      std::cerr << "vigil replay: --drift-false-alarm-days must be at least 1\n";
-      return kExitUsage;
-    }
-    o.drift.false_alarm_period = std::chrono::hours(24 * flags.drift_false_alarm_days);
-    if (flags.drift_half_life < 0) {
-      std::cerr << "vigil replay: --drift-half-life must not be negative\n";
-      return kExitUsage;
-    }
-    if (flags.drift_warmup < 0) {
-      std::cerr << "vigil replay: --drift-warmup must not be negative\n";
-      return kExitUsage;
-    }
-    o.drift.warmup = std::chrono::seconds(flags.drift_warmup);
-    for (drift::DriftWindowSpec& w : o.drift.windows) {
-      const std::string& text = w.name == "short" ? flags.drift_short : flags.drift_long;
-      if (absl::Status s = drift::ParseDriftWindow(text, absl::StrCat("--drift-", w.name), &w);
-          !s.ok()) {
-        std::cerr << "vigil replay: " << s.message() << "\n";
-        return kExitUsage;
-      }
-      if (w.name == "long") w.decay_half_life = std::chrono::seconds(flags.drift_half_life);
-    }
-    if (flags.drift_exclude.has_value()) {
-      o.drift.exclude.clear();
-      for (absl::string_view name : absl::StrSplit(*flags.drift_exclude, ',', absl::SkipEmpty())) {
-        o.drift.exclude.emplace_back(name);
-      }
-    }
-    // The measured null: --drift-null, else drift_null.json beside the profile when present.
-    if (flags.drift_null.empty()) {
-      const std::filesystem::path beside =
-          std::filesystem::path(flags.drift_profile).parent_path() / "drift_null.json";
-      if (std::filesystem::exists(beside) && o.drift_null_out.empty()) flags.drift_null = beside.string();
-    }
-    if (!flags.drift_null.empty()) {
-      absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(flags.drift_null);
+    o.drift = p.drift.monitor;  // the windows, calibration, caps and warm-up, as serve's
+    // The measured null: --drift-measured-null, else drift_null.json beside the profile when
+    // present (not while measuring a new one).
+    const std::string null_path =
+        o.drift_null_out.empty() ? p.DriftNullPath(drift_profile) : p.drift.measured_null;
+    if (!null_path.empty()) {
+      absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(null_path);
       if (!null.ok()) {
-        std::cerr << "vigil replay: --drift-null: " << null.status().message() << "\n";
+        std::cerr << "vigil replay: --drift-measured-null: " << null.status().message() << "\n";
         return kExitUsage;
       }
       o.drift.measured_null = std::make_shared<const drift::MeasuredNull>(*std::move(null));
@@ -269,17 +252,19 @@ Command AddReplayCommand(CLI::App& vigil) {
       "Stream a transaction file (AMLworld CSV or JSON Lines) through ingest and per-account "
       "features in event-time order; print throughput, latency, rejects and memory");
   app->add_option("FILE", flags->options.input_path, "Input file")->required();
-  app->add_option("--data-dir", flags->options.data_dir,
-                  "Feature state directory (RocksDB): restored at start, checkpointed while "
-                  "running; a replay of the same file after a crash resumes where it stopped");
+  // The pipeline's settings, as vigil serve takes them (docs/configuration.md): the data dir
+  // (feature state restored at start and checkpointed, so a replay of the same file after a
+  // crash resumes where it stopped; with --policy the decisions are recorded in its audit
+  // log), --policy (decide every record and backtest the decisions against the labels),
+  // --model, --gpu, --screening-list, the drift and audit settings.
+  DeclarePipelineOptions(&flags->pipeline, &flags->settings);
+  flags->config_flags =
+      std::make_unique<ConfigFlags>(app, &flags->settings, config::kReplay);
   app->add_option("--features-out", flags->options.features_out,
                   "Write the feature vectors (tx_id, timestamp, features, label, typology) as CSV");
   app->add_option("--summary-json", flags->summary_json, "Write the summary as JSON");
   app->add_option("--rejects-out", flags->options.rejects_out,
                   "Write rejected records with line, field, reason and message (TSV)");
-  app->add_option("--fx-rates", flags->fx_rates,
-                  "FX rates table (default: data/fx_rates.csv in the current directory, else "
-                  "above the executable's directory)");
   app->add_option("--priority", flags->priority,
                   "Priority class of records that carry none (P0, P1, P2)")
       ->capture_default_str();
@@ -306,89 +291,24 @@ Command AddReplayCommand(CLI::App& vigil) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app->add_option("--temp-dir", flags->options.temp_dir,
                   "Directory for spilled sorted runs (default: the system temp directory)");
-  app->add_option("--policy", flags->decisions.policy_path,
-                  "Decide every record with this policy and backtest the decisions against the "
-                  "labels (confusion matrix, precision/recall/F1, per typology, alerts per day, "
-                  "rules fired)");
-  app->add_option("--model", flags->decisions.model_path,
-                  "Score every record with this model (XGBoost JSON or LightGBM text) for the "
-                  "policy's thresholds");
-  app->add_flag("--gpu", flags->decisions.gpu,
-               "With --model: score the replay's batches on the GPU (docs/gpu.md); the same "
-               "scores as the CPU, bit for bit; a batch the GPU fails is scored on the CPU. "
-               "Refused without a usable GPU");
-  app->add_option("--gpu-device", flags->decisions.gpu_device, "With --gpu: the CUDA device")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
   app->add_option("--compare", flags->compare,
                   "Also decide with this policy (same model) and report how the decisions change: "
                   "counts by from→to action with examples, and its own backtest");
   app->add_option("--decisions-out", flags->options.decisions_out,
                   "With --policy: one CSV row per decision (transaction, accounts, action, score, "
                   "rules fired, label)");
-  app->add_option("--lists", flags->decisions.lists_dir,
-                  "Directory of named lists for the policy (default: 'lists' beside it)");
-  app->add_option("--screening-list", flags->decisions.screening_lists,
-                  "With --policy: screen every payment's parties against this watchlist (a list "
-                  "file in vigil's format, or an OFAC folder holding sdn.csv and alt.csv); "
-                  "repeat for more lists. Hits decide by the policy's screening thresholds")
-      ->allow_extra_args(false);
-  app->add_option("--reason-codes", flags->decisions.options.reason_codes,
+  app->add_option("--reason-codes", flags->reason_codes,
                   "Model reason codes (TreeSHAP) per REVIEW/BLOCK decision; 0: none")
       ->capture_default_str();
-  app->add_option("--drift-profile", flags->drift_profile,
-                  "Watch every feature (and with --model the score) for drift against this "
-                  "reference profile (tools/train.py's reference_profile.json), on event time as "
-                  "`vigil serve` would have (docs/drift.md)");
   app->add_option("--drift-report", flags->options.drift_report,
                   "Write a self-contained HTML page with the drift severity per feature over "
                   "time and the level bands (the profile defaults to the one beside --model)");
-  app->add_option("--drift-calibration", flags->drift_calibration,
-                  "null (default: per window size, aimed at one false L2 per feature per "
-                  "--drift-false-alarm-days) or raw-preset (fixed cut-offs 0.15 / 0.30)");
-  app->add_option("--drift-false-alarm-days", flags->drift_false_alarm_days,
-                  "Expected days between false L2 alarms of one feature (default 30)");
-  app->add_option("--drift-null", flags->drift_null,
-                  "The training stream's measured no-drift scores (written by --drift-null-out; "
-                  "default: drift_null.json beside the profile, when present)");
   app->add_option("--drift-null-out", flags->options.drift_null_out,
                   "Write this replay's window scores as a measured null (replay the training "
                   "stream with the same drift settings)");
-  app->add_option("--drift-exclude", flags->drift_exclude,
-                  "Features the monitor leaves out, comma-separated (default: hour_of_day,"
-                  "day_of_week, seasonal by design; empty: watch every feature)");
-  app->add_option("--drift-short", flags->drift_short,
-                  "The short window, SIZE/SLIDE in seconds (default 60/10)");
-  app->add_option("--drift-long", flags->drift_long,
-                  "The long window, SIZE/SLIDE in seconds (default 300/60)");
-  app->add_option("--drift-half-life", flags->drift_half_life,
-                  "Exponential time decay of the long window, half-life in seconds (default 0: "
-                  "none)");
-  app->add_option("--drift-warmup", flags->drift_warmup,
-                  "Seconds of event time after the first payment in which no drift window is "
-                  "evaluated, while the fresh feature state warms up (default 604800: 7 days, "
-                  "the longest feature window; 0: none)");
   app->add_flag("--quiet", flags->quiet, "No progress lines on stderr");
   app->add_flag("--fail-on-reject", flags->fail_on_reject,
                 "Exit with status 1 when any record was rejected");
-  app->add_option("--audit-key", flags->audit_key,
-                  "With --data-dir and --policy, the decisions are recorded in the data dir's "
-                  "audit log (as vigil serve records them); its tree heads are signed with this "
-                  "Ed25519 or SM2 PEM key (default: DATA_DIR/audit_signing_key.pem, created when "
-                  "missing)");
-  app->add_option("--audit-hash", flags->audit_hash,
-                  "Hash of a new audit log: sha256 (default) or sm3");
-  app->add_option("--record-kek", flags->record_kek,
-                  "With the audit log: the public half of the key-encryption key (RSA >= 2048 "
-                  "bits or SM2, PEM) that wraps the data keys sealing the records' names, "
-                  "accounts and remittance text (as vigil serve --record-kek)");
-  app->add_option("--record-cipher", flags->record_cipher,
-                  "With --record-kek: aes-256-gcm (default) or sm4-ctr-hmac-sm3");
-  app->add_option("--pseudonym-key", flags->pseudonym_key,
-                  "With --data-dir: HMAC key file of the account ids kept in the state "
-                  "(default <data-dir>/state_pseudonym.key, created)");
-  app->add_option("--pseudonym-hash", flags->pseudonym_hash,
-                  "With --data-dir: hmac-sha256 (default) or hmac-sm3");
   app->add_flag("--no-audit", flags->no_audit,
                 "Do not record the decisions in the data dir's audit log");
   // Fault injection for crash-recovery tests; not for normal use.

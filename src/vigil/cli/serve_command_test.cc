@@ -102,10 +102,10 @@ TEST_F(ServeCommandTest, BadGpuValuesAreNamed) {
   std::string out;
   const std::string bad = WriteConfig("gpu:\n  enabled: true\n  min_rows: {P1: 0}\n");
   EXPECT_EQ(Serve({"--config", bad}, &out), 2) << out;
-  EXPECT_THAT(out, HasSubstr("serve.yaml:3:18: 'gpu.min_rows.P1' must be a positive integer or "
+  EXPECT_THAT(out, HasSubstr("serve.yaml:3:18: gpu.min_rows.P1: must be a positive integer or "
                              "never"));
   EXPECT_EQ(Serve({"--gpu", "--gpu-device", "-1"}, &out), 2) << out;
-  EXPECT_THAT(out, HasSubstr("--gpu-device: gpu.device must be a CUDA device ordinal"));
+  EXPECT_THAT(out, HasSubstr("--gpu-device (gpu.device): must be a whole number from 0 to 1023"));
 }
 
 }  // namespace

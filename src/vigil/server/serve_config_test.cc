@@ -16,7 +16,7 @@ TEST(ServeConfig, ReadsEveryKey) {
 listen: 0.0.0.0:9090
 data_dir: state/
 policy: policies/default.yaml
-model_ref: 1234abcd
+model: {ref: 1234abcd}
 io_threads: 4
 score_budget_ms: 50
 idempotency_capacity: 10
@@ -52,10 +52,10 @@ batcher: {preset: turbo}
                               "serve.yaml");
   ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string m(c.status().message());
-  EXPECT_THAT(m, HasSubstr("serve.yaml:1:9: listen 'localhost:http': the port must be a number"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:1:9: listen: 'localhost:http': the port must be a number"));
   EXPECT_THAT(m, HasSubstr("serve.yaml:3:1: unknown key 'io_thread' in the configuration "
                            "(did you mean 'io_threads'?)"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:4:22: 'body_bytes' must be a whole number from 256"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:22: limits.body_bytes: must be a whole number from 256"));
   EXPECT_THAT(m, HasSubstr("unknown batcher preset 'turbo' (fast, immediate or compliance)"));
 }
 
@@ -73,7 +73,7 @@ TEST(ServeConfig, ChecksTheCombination) {
   partial->tls.client_ca = "ca.pem";
   EXPECT_OK(partial->Validate());
   absl::StatusOr<ServeConfig> both =
-      ServeConfig::Parse("data_dir: d\nmodel: m.json\nmodel_ref: abcdef12\n", "s.yaml");
+      ServeConfig::Parse("data_dir: d\nmodel: {file: m.json, ref: abcdef12}\n", "s.yaml");
   ASSERT_OK(both);
   EXPECT_THAT(both->Validate(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not both")));
@@ -136,8 +136,8 @@ limits: {max_unauthenticated_share: 0, header_timeout_ms: 0}
 )",
                                 "serve.yaml");
   EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument,
-                            HasSubstr("'max_unauthenticated_share' must be a number above 0")));
-  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'header_timeout_ms'")));
+                            HasSubstr("limits.max_unauthenticated_share: must be a number above 0")));
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limits.header_timeout_ms: must be")));
 }
 
 TEST(ServeConfig, BadServingValuesAreNamed) {
@@ -146,10 +146,10 @@ workers: {threads: 0, qeue: 3}
 log: {sample_rate: 2}
 )",
                               "serve.yaml");
-  EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serve.yaml:2:20: 'threads'")));
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("serve.yaml:2:20: workers.threads: must be")));
   EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did you mean 'queue'?")));
   EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument,
-                          HasSubstr("'sample_rate' must be a number from 0 to 1")));
+                          HasSubstr("log.sample_rate: must be a number from 0 to 1")));
   EXPECT_THAT(BatcherPreset("slow"), StatusIs(absl::StatusCode::kInvalidArgument,
                                               HasSubstr("fast, immediate or compliance")));
 }
@@ -189,10 +189,10 @@ drift:
   EXPECT_THAT(c->drift.monitor.exclude, ::testing::ElementsAre("hour_of_day"));
   auto bad = ServeConfig::Parse("data_dir: d\ndrift:\n  exclude: hour_of_day\n", "serve.yaml");
   EXPECT_THAT(bad.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                     HasSubstr("'drift.exclude' must be a list")));
+                                     HasSubstr("drift.exclude: must be a list")));
   EXPECT_THAT(ServeConfig::Parse("data_dir: d\ndrift:\n  enabled: maybe\n", "serve.yaml").status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("'drift.enabled' must be true or false")));
+                       HasSubstr("drift.enabled: must be true or false")));
 }
 
 TEST(ServeConfig, DriftDefaultsAreTheMonitorsAndYamlNullIsTheNullCalibration) {
@@ -229,12 +229,12 @@ drift:
                               "serve.yaml");
   ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string m(c.status().message());
-  EXPECT_THAT(m, HasSubstr("serve.yaml:3:16: 'drift.calibration' must be null or raw-preset"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: 'drift.freeze' must be true or false"));
-  EXPECT_THAT(m, HasSubstr("'drift.false_alarm_days' must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:16: drift.calibration: must be null or raw-preset"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: drift.freeze: must be true or false"));
+  EXPECT_THAT(m, HasSubstr("drift.false_alarm_days: must be a whole number from 1"));
   EXPECT_THAT(m, HasSubstr("drift.short_window: '60/7': SIZE must be a multiple of SLIDE"));
   EXPECT_THAT(m, HasSubstr("drift.long_window: '300' is not SIZE/SLIDE"));
-  EXPECT_THAT(m, HasSubstr("'drift.queue' must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("drift.queue: must be a whole number from 1"));
   EXPECT_THAT(m, HasSubstr("unknown key 'min_row' in drift (did you mean 'min_rows'?)"));
 
   drift::DriftWindowSpec w;
@@ -288,19 +288,19 @@ screening:
                               "serve.yaml");
   ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string m(c.status().message());
-  EXPECT_THAT(m, HasSubstr("serve.yaml:3:10: 'screening.lists' must be a list"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:4:19: 'screening.reload_seconds' must be a whole number "
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:10: screening.lists: must be a list"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:19: screening.reload_seconds: must be a whole number "
                            "from 0"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:5:14: 'screening.min_score' must be a number from 0 to 1"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:14: screening.min_score: must be a number from 0 to 1"));
   EXPECT_THAT(m, HasSubstr("unknown key 'reload_second' in screening "
                            "(did you mean 'reload_seconds'?)"));
   EXPECT_THAT(
       ServeConfig::Parse("data_dir: d\nscreening: [a.csv]\n", "serve.yaml").status(),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'screening' must be a mapping")));
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("screening: must be a mapping")));
   EXPECT_THAT(
       ServeConfig::Parse("data_dir: d\nscreening: {lists: [a.csv, \"\"]}\n", "s.yaml").status(),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("s.yaml:2:28: 'screening.lists' must be a non-empty string")));
+               HasSubstr("s.yaml:2:28: screening.lists: must be a non-empty string")));
 
   // The same checks on values set by flags or code.
   ServeConfig set;
@@ -369,22 +369,22 @@ gpu:
                               "serve.yaml");
   ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string m(c.status().message());
-  EXPECT_THAT(m, HasSubstr("serve.yaml:3:12: 'gpu.enabled' must be true or false"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: 'gpu.device' must be a whole number from 0"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:5:18: 'gpu.min_rows.P0' must be a positive integer or "
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:12: gpu.enabled: must be true or false"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:11: gpu.device: must be a whole number from 0"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:18: gpu.min_rows.P0: must be a positive integer or "
                            "never"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:5:25: 'gpu.min_rows.P1' must be a positive integer or "
+  EXPECT_THAT(m, HasSubstr("serve.yaml:5:25: gpu.min_rows.P1: must be a positive integer or "
                            "never"));
-  EXPECT_THAT(m, HasSubstr("'gpu.min_rows.P2' must be a positive integer or never"));
+  EXPECT_THAT(m, HasSubstr("gpu.min_rows.P2: must be a positive integer or never"));
   EXPECT_THAT(m, HasSubstr("unknown key 'P3' in gpu.min_rows"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:6:15: 'gpu.timeout_ms' must be a number of milliseconds"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:6:15: gpu.timeout_ms: must be a number of milliseconds"));
   EXPECT_THAT(m, HasSubstr("unknown key 'timout_ms' in gpu (did you mean 'timeout_ms'?)"));
   EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: true\n", "serve.yaml").status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("serve.yaml:2:6: 'gpu' must be a mapping")));
+                       HasSubstr("serve.yaml:2:6: gpu: must be a mapping")));
   EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: {min_rows: 64}\n", "serve.yaml").status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("'gpu.min_rows' must map the classes (P0, P1, P2)")));
+                       HasSubstr("gpu.min_rows: must be a mapping (P0, P1, P2)")));
   EXPECT_THAT(ServeConfig::Parse("data_dir: d\ngpu: {gpu_enabled: true}\n", "s.yaml").status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("unknown key 'gpu_enabled' in gpu")));

@@ -54,25 +54,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 // The roles whose models queue (a shadow is scored directly).
 constexpr std::array<const char*, 2> kQueuedRoles = {"champion", "challenger"};
 
-constexpr char kProfileBesideModel[] = "reference_profile.json";
-constexpr char kNullBesideProfile[] = "drift_null.json";
-
-// "file" in the directory of "path" when it exists, else "".
-std::string Beside(const std::string& path, const char* file) {
-  const std::filesystem::path beside = std::filesystem::path(path).parent_path() / file;
-  std::error_code ec;
-  return std::filesystem::is_regular_file(beside, ec) ? beside.string() : "";
-}
-
-// The reference profile drift monitoring uses: drift.profile, else reference_profile.json
-// beside the model file when it exists; "" when there is none or drift.enabled is false
-// (drift off).
-std::string DriftProfilePath(const ServeConfig& c) {
-  if (!c.drift.enabled) return "";
-  if (!c.drift.profile.empty()) return c.drift.profile;
-  return c.model.empty() ? "" : Beside(c.model, kProfileBesideModel);
-}
-
 // Whether "host" names only this machine: localhost, 127.0.0.0/8 or ::1. Anything else
 // (0.0.0.0, an interface's address, a name) may be reached from the network.
 bool IsLoopbackHost(const std::string& host) {
@@ -527,7 +508,7 @@ absl::Status VigilServer::Load() {
 
   // The drift events share the feature store's RocksDB (one more column family), so a data dir
   // stays one store to back up and the events outlive restarts.
-  const std::string drift_profile = DriftProfilePath(c);
+  const std::string drift_profile = c.DriftProfilePath();
   // The audit log shares it too: its groups carry the feature state, atomically.
   std::vector<std::string> families = audit::AuditColumnFamilies();
   families.push_back(ScoreService::kPendingRowsFamily);
@@ -615,7 +596,7 @@ absl::Status VigilServer::DeployAtStart(const std::string& initial,
 }
 
 absl::Status VigilServer::StartGpu() {
-  const ServeGpuConfig& g = config_.gpu;
+  const GpuSection& g = config_.gpu;
   if (!g.enabled) return absl::OkStatus();  // "off": not a single CUDA call
   // A build without the CUDA backend answers that it lacks it (naming VIGIL_ENABLE_CUDA); a
   // host without a driver or device, the CUDA runtime's reason.
@@ -748,7 +729,7 @@ void VigilServer::RefreshGpuMetrics() {
 }
 
 absl::Status VigilServer::StartAudit(KvStore* kv) {
-  const ServeAuditConfig& a = config_.audit;
+  const AuditSection& a = config_.audit;
   const std::string key_path =
       a.signing_key.empty() ? DefaultSigningKeyPath(config_.data_dir) : a.signing_key;
   bool created = false;
@@ -804,7 +785,7 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
 }
 
 absl::Status VigilServer::StartScreening() {
-  const ServeScreeningConfig& sc = config_.screening;
+  const ScreeningSection& sc = config_.screening;
   if (sc.lists.empty()) {
     screening_summary_ = "off: no screening.lists";
     log_->Event("info", "screening off", {{"reason", screening_summary_}});
@@ -881,9 +862,7 @@ absl::Status VigilServer::StartDrift(const std::string& profile_path, KvStore* k
   if (!profile.ok()) return named("drift.profile", profile_path, profile.status());
   drift_profile_ = std::make_unique<drift::ReferenceProfile>(*std::move(profile));
   drift::DriftConfig monitor_config = c.drift.monitor;
-  const std::string null_path = !c.drift.measured_null.empty()
-                                    ? c.drift.measured_null
-                                    : Beside(profile_path, kNullBesideProfile);
+  const std::string null_path = c.DriftNullPath(profile_path);
   if (!null_path.empty()) {
     absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(null_path);
     if (!null.ok()) return named("drift.measured_null", null_path, null.status());

@@ -517,7 +517,7 @@ TEST_F(VigilServerAuditTest, VerifyAnswers500WithTheDamage) {
   EXPECT_EQ(report["damage"].value("sequence", -1), 2) << r.body;
 }
 
-TEST(ServeAuditConfig, ReadsEveryAuditKey) {
+TEST(AuditSection, ReadsEveryAuditKey) {
   auto c = ServeConfig::Parse(R"(plaintext: true
 data_dir: d
 audit:
@@ -550,7 +550,7 @@ audit:
   EXPECT_EQ(c->audit.records_per_data_key, 5000u);
 }
 
-TEST(ServeAuditConfig, DefaultsAreDurable) {
+TEST(AuditSection, DefaultsAreDurable) {
   auto c = ServeConfig::Parse("plaintext: true\ndata_dir: d\n", "serve.yaml");
   ASSERT_OK(c);
   EXPECT_TRUE(c->audit.durable_ack);  // answered only once recorded
@@ -567,7 +567,7 @@ TEST(ServeAuditConfig, DefaultsAreDurable) {
   EXPECT_EQ(c->audit.records_per_data_key, 1'000'000u);
 }
 
-TEST(ServeAuditConfig, BadAuditValuesNameTheirKey) {
+TEST(AuditSection, BadAuditValuesNameTheirKey) {
   auto c = ServeConfig::Parse(R"(data_dir: d
 audit:
   hash: md5
@@ -579,14 +579,14 @@ audit:
                               "serve.yaml");
   ASSERT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string m(c.status().message());
-  EXPECT_THAT(m, HasSubstr("serve.yaml:3:9: 'audit.hash' must be sha256 or sm3"));
-  EXPECT_THAT(m, HasSubstr("serve.yaml:4:16: 'audit.durable_ack' must be true or false"));
-  EXPECT_THAT(m, HasSubstr("'audit.group_max_records' must be a whole number from 1"));
-  EXPECT_THAT(m, HasSubstr("'audit.queue' must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:3:9: audit.hash: must be sha256 or sm3"));
+  EXPECT_THAT(m, HasSubstr("serve.yaml:4:16: audit.durable_ack: must be true or false"));
+  EXPECT_THAT(m, HasSubstr("audit.group_max_records: must be a whole number from 1"));
+  EXPECT_THAT(m, HasSubstr("audit.queue: must be a whole number from 1"));
   EXPECT_THAT(m, HasSubstr("unknown key 'tree_head_intervall_ms' in audit (did you mean "
                            "'tree_head_interval_ms'?)"));
   EXPECT_THAT(ServeConfig::Parse("data_dir: d\naudit: sha256\n", "serve.yaml").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'audit' must be a mapping")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("audit: must be a mapping")));
 }
 
 // The same hash refused when the configuration is built in code (an embedder, a test): the

@@ -170,7 +170,7 @@ TEST(ServeConfigModel, TakesAFileARefAndRequired) {
   EXPECT_EQ(c->model_ref, "abcdef12");
   EXPECT_THAT(ServeConfig::Parse("model: {required: maybe}\n", "serve.yaml").status(),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
-                                HasSubstr("'model.required' must be true or false")));
+                                HasSubstr("model.required: must be true or false")));
   EXPECT_THAT(ServeConfig::Parse("model: {requierd: true}\n", "serve.yaml").status(),
               testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("required")));
 }
