@@ -9,6 +9,7 @@
 #include "vigil/batching/backend_router.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/engine/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cuda/cuda_scorer.h"
@@ -94,9 +95,7 @@ absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const Decision
     VIGIL_ASSIGN_OR_RETURN(std::string bytes, ReadText(config.model_path));
     VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const TreeEnsemble> model,
                            LoadModelFile(config.model_path));
-    const std::string version =
-        absl::StrCat(std::filesystem::path(config.model_path).filename().string(), "@",
-                     Sha256Hex(bytes).substr(0, 12));
+    const std::string version = ModelVersionName(Sha256Hex(bytes));
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
                            CpuScorer::Create(model, *FeatureExtractor::Schema(), version));
     scorer = std::move(cpu);

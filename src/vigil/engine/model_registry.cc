@@ -14,6 +14,10 @@
 #include "vigil/model/model_file.h"
 
 namespace vigil {
+
+std::string ModelVersionName(std::string_view ref) {
+  return absl::StrCat("model@", absl::string_view(ref.data(), ref.size()).substr(0, 12));
+}
 namespace {
 
 constexpr char kSuffix[] = ".model";

@@ -22,6 +22,10 @@
 
 namespace vigil {
 
+// The name decisions give a model: "model@" and the first 12 hex digits of its file's SHA-256
+// (its registry ref), whichever command loaded it, so that serve and replay name it alike.
+std::string ModelVersionName(std::string_view ref);
+
 class ModelRegistry {
  public:
   struct Entry {

@@ -581,7 +581,10 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       // being compared (options_.compare) is compared on payment decisions only: its account
       // alerts would need state of their own.
       const std::shared_ptr<const Policy> policy = options_.decisions->policy();
+      // The only model of a replay is its champion, as vigil serve names it.
+      const char* role = options_.decisions->model_version().empty() ? "none" : "champion";
       for (size_t k = 0; k < decided; ++k) {
+        decisions[k].model_role = role;
         RecordAccountStandings(*extractor_, *policy, *decide_txs[k], decisions[k]);
       }
       if (options_.compare != nullptr) {

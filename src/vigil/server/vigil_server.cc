@@ -449,7 +449,7 @@ absl::Status VigilServer::Load() {
     VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const TreeEnsemble> ensemble, LoadModelFile(entry.path));
     auto model = std::make_shared<ModelDeployment::Model>();
     model->ref = entry.ref;
-    model->version = absl::StrCat("model@", entry.ref.substr(0, 12));
+    model->version = ModelVersionName(entry.ref);
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
                            CpuScorer::Create(ensemble, *FeatureExtractor::Schema(), model->version));
     model->direct = std::move(cpu);
