@@ -37,10 +37,12 @@ all: build
 setup:
 	@scripts/setup
 
-# $(call build_preset,DIR,PRESET): configure DIR from PRESET only if it is not configured yet
-# (afterwards `cmake --build` re-runs CMake by itself when a CMakeLists.txt changes), then build.
+# $(call build_preset,DIR,PRESET): configure DIR from PRESET only if it is not configured yet or
+# its cache lacks VIGIL_WERROR, which the presets turn on (afterwards `cmake --build` re-runs CMake
+# by itself when a CMakeLists.txt changes), then build.
 define build_preset
-	@if [[ ! -f $(1)/build.ninja ]]; then echo "cmake --preset $(2)"; cmake --preset $(2); fi
+	@if [[ ! -f $(1)/build.ninja ]] || ! grep -q '^VIGIL_WERROR:' $(1)/CMakeCache.txt; then \
+	  echo "cmake --preset $(2)"; cmake --preset $(2); fi
 	cmake --build $(1) -j $(JOBS)
 endef
 
@@ -107,7 +109,8 @@ tsan: setup
 fuzz: setup
 	@command -v clang++ >/dev/null || { \
 	  echo "make fuzz: needs clang++ and libFuzzer (Debian: clang libclang-rt-14-dev)" >&2; exit 2; }
-	@if [[ ! -f build-fuzz/build.ninja ]]; then echo "cmake --preset fuzz"; cmake --preset fuzz; fi
+	@if [[ ! -f build-fuzz/build.ninja ]] || ! grep -q '^VIGIL_WERROR:' build-fuzz/CMakeCache.txt; then \
+	  echo "cmake --preset fuzz"; cmake --preset fuzz; fi
 	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS:%=%_fuzzer)
 	@set -uo pipefail; \
 	report=build-fuzz/fuzz-report.txt; \

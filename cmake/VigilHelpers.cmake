@@ -4,11 +4,14 @@
 #   vigil_cc_test(NAME money_test SRCS money_test.cc DEPS vigil::core)
 #   vigil_cc_benchmark(NAME csv_parser_benchmark SRCS csv_parser_benchmark.cc DEPS vigil::ingest)
 #
-# Project code compiles with warnings as errors (C++ sources; CUDA sources take nvcc's own
-# options); third-party headers are SYSTEM includes.
+# Project code compiles with these warnings (C++ sources; CUDA sources take nvcc's own options),
+# as errors when VIGIL_WERROR is on (the presets); third-party headers are SYSTEM includes.
 
 set(VIGIL_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough
-                   -Wno-missing-field-initializers -Werror)
+                   -Wno-missing-field-initializers)
+if(VIGIL_WERROR)
+  list(APPEND VIGIL_WARNINGS -Werror)
+endif()
 
 function(vigil_cc_library)
   cmake_parse_arguments(V "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
