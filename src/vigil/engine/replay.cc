@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +37,27 @@
 
 namespace vigil {
 namespace {
+
+// Writes `row`'s counterparty-risk columns again (FeatureExtractor::RefreshRiskColumns) and
+// says whether any changed, bit for bit; `scratch` holds a row's width.
+bool RefreshChangedRow(const FeatureExtractor& extractor, const Transaction& tx,
+                       const RiskReads::Row& read, absl::Span<double> row,
+                       std::vector<double>* scratch) {
+  std::copy(row.begin(), row.end(), scratch->begin());
+  extractor.RefreshRiskColumns(tx, read, row);
+  return std::memcmp(row.data(), scratch->data(), row.size() * sizeof(double)) != 0;
+}
+
+// Whether a row's counterparty-risk columns read any of these accounts.
+bool ReadsAny(const RiskReads::Row& read, const absl::flat_hash_set<uint32_t>& accounts) {
+  for (const absl::Span<const uint32_t> list :
+       {read.parties, read.counterparties[0], read.counterparties[1]}) {
+    for (const uint32_t account : list) {
+      if (accounts.contains(account)) return true;
+    }
+  }
+  return false;
+}
 
 using Steady = std::chrono::steady_clock;
 
@@ -521,7 +544,12 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   std::vector<double> decide_rows(options_.decisions != nullptr ? kBatch * width : 0);
   std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
   std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
-  std::vector<size_t> decision_of(kBatch);
+  std::vector<size_t> decision_of(kBatch), record_of(kBatch);
+  // Which accounts each row's counterparty-risk columns read, and which accounts' risk the
+  // batch's decisions changed so far (see DecideInOrder).
+  RiskReads risk_reads;
+  absl::flat_hash_set<uint32_t> risk_changed;
+  std::vector<double> refreshed(width);
   UuidV7Generator ids(clock_, 0x5eed);
   if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
     decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
@@ -559,7 +587,8 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
     const auto t1 = Steady::now();
     extractor_->ProcessBatch(absl::MakeConstSpan(txs).subspan(0, n),
                              absl::MakeSpan(rows).subspan(0, n * width),
-                             absl::MakeSpan(statuses).subspan(0, n));
+                             absl::MakeSpan(statuses).subspan(0, n),
+                             options_.decisions != nullptr ? &risk_reads : nullptr);
     const auto t2 = Steady::now();
     // Decisions for the records whose features were computed, in one batch.
     size_t decided = 0;
@@ -569,6 +598,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         decide_txs[decided] = &txs[i];
         std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(i * width), width,
                     decide_rows.begin() + static_cast<std::ptrdiff_t>(decided * width));
+        record_of[decided] = i;
         decision_of[i] = decided++;
       }
       // Replay is bulk traffic with no deadline: every record is scored.
@@ -577,15 +607,37 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       VIGIL_RETURN_IF_ERROR(
           options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
                                           decide_rows, absl::MakeSpan(decisions), ids, context));
-      // The account step, as vigil serve runs it (engine/account_standings.h). The policy
-      // being compared (options_.compare) is compared on payment decisions only: its account
-      // alerts would need state of their own.
+      // The account step, as vigil serve runs it (engine/account_standings.h), in event-time
+      // order. Payments decided one by one (vigil serve's /v1/score) each see the account risk
+      // of those decided before them (schema v3's counterparty-risk columns); the batch was
+      // decided at once on the risk as it stood before it. So, in order: a row that read an
+      // account whose risk an earlier decision of this batch changed gets its risk columns
+      // again and is decided again, alone, before its own account step. The decisions are
+      // then exactly those of one payment at a time; the repair costs one more decision for
+      // the few rows whose accounts were busy within the batch. The policy being compared
+      // (options_.compare) is compared on payment decisions only, over the repaired rows: its
+      // account alerts would need state of their own.
       const std::shared_ptr<const Policy> policy = options_.decisions->policy();
       // The only model of a replay is its champion, as vigil serve names it.
       const char* role = options_.decisions->model_version().empty() ? "none" : "champion";
+      risk_changed.clear();
       for (size_t k = 0; k < decided; ++k) {
+        const size_t i = record_of[k];
+        const RiskReads::Row read = risk_reads.Of(i);
+        const absl::Span<double> row = absl::MakeSpan(decide_rows).subspan(k * width, width);
+        // A row is decided again only when its risk columns did change (bit for bit: a NaN
+        // stays a NaN), not merely because it read a busy account.
+        if (!risk_changed.empty() && ReadsAny(read, risk_changed) &&
+            RefreshChangedRow(*extractor_, *decide_txs[k], read, row, &refreshed)) {
+          std::copy(row.begin(), row.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * width));
+          VIGIL_RETURN_IF_ERROR(options_.decisions->DecideBatch(
+              absl::MakeConstSpan(decide_txs).subspan(k, 1), row,
+              absl::MakeSpan(decisions).subspan(k, 1), ids, context));
+          ++summary_.redecided;
+        }
         decisions[k].model_role = role;
         RecordAccountStandings(*extractor_, *policy, *decide_txs[k], decisions[k]);
+        risk_changed.insert(read.parties.begin(), read.parties.end());
       }
       if (options_.compare != nullptr) {
         VIGIL_RETURN_IF_ERROR(
@@ -818,6 +870,7 @@ std::string ReplaySummaryToJson(const ReplaySummary& s) {
       {"total_in_order", s.total_in_order},
       {"spilled_runs", s.spilled_runs},
       {"checkpoints", s.checkpoints},
+      {"redecided", s.redecided},
       {"elapsed_seconds", s.elapsed_seconds},
       {"records_per_second", s.records_per_second},
       {"stage_latency", stages},

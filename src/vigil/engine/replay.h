@@ -145,6 +145,9 @@ struct ReplaySummary {
   int64_t total_in_order = 0;  // accepted records of the input, in event-time order
   int64_t spilled_runs = 0;    // sorted runs written to disk while ordering
   int64_t checkpoints = 0;
+  // Decisions made again because an earlier decision of the same batch changed the account
+  // risk their row read (the repair that makes a batch decide as payments one by one do).
+  int64_t redecided = 0;
   double elapsed_seconds = 0;
   double records_per_second = 0;  // records / elapsed_seconds
   std::vector<StageLatency> stages;

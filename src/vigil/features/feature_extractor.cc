@@ -325,8 +325,20 @@ void FeatureExtractor::LookaheadCounterpartyRisk(const Transaction& tx,
   }
 }
 
+RiskReads::Row RiskReads::Of(size_t row) const {
+  const Extent& e = rows_[row];
+  Row out;
+  if (e.refused) return out;
+  const absl::Span<const uint32_t> all(accounts_);
+  out.parties = all.subspan(e.begin, 2);
+  out.counterparties[0] = all.subspan(e.begin + 2, e.orig_counterparties);
+  out.counterparties[1] = all.subspan(e.begin + 2 + e.orig_counterparties, e.bene_counterparties);
+  return out;
+}
+
 void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
-                                    absl::Span<absl::Status> statuses) {
+                                    absl::Span<absl::Status> statuses, RiskReads* reads) {
+  if (reads != nullptr) reads->Clear();
   const size_t width = schema_->size();
   VIGIL_CHECK(rows.size() == txs.size() * width && statuses.size() == txs.size());
   const auto n = static_cast<int64_t>(txs.size());
@@ -356,7 +368,7 @@ void FeatureExtractor::ProcessBatch(absl::Span<const Transaction> txs, absl::Spa
     }
     if (i >= 0) {
       const auto u = static_cast<size_t>(i);
-      statuses[u] = ProcessPrepared(txs[u], slot(i), rows.subspan(u * width, width));
+      statuses[u] = ProcessPrepared(txs[u], slot(i), rows.subspan(u * width, width), reads);
     }
   }
 }
@@ -378,8 +390,10 @@ std::string RefusedField(const absl::Status& status) {
 }
 
 absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Lookahead& la,
-                                               absl::Span<double> row) {
+                                               absl::Span<double> row, RiskReads* reads) {
   VIGIL_DCHECK(row.size() == schema_->size());
+  // A refused row reads nothing; an applied one replaces this entry below.
+  if (reads != nullptr) reads->rows_.emplace_back();
   const int64_t t = ToUnixMicros(tx.event_time);
   const int64_t lateness = config_.allowed_lateness.count();
   if (watermark_ != INT64_MIN && t < watermark_ - lateness) {
@@ -428,8 +442,21 @@ absl::Status FeatureExtractor::ProcessPrepared(const Transaction& tx, const Look
 
   const double amount = static_cast<double>(*micros) / 1e6;
   WriteHistoryColumns(orig, bene, t, amount, row.data() + kV1Columns);
-  WriteRiskSide(orig, t, row.data() + kV2Columns);
-  WriteRiskSide(bene, t, row.data() + kV2Columns + kNumSideRiskColumns);
+  if (reads == nullptr) {
+    WriteRiskSide(orig, t, row.data() + kV2Columns);
+    WriteRiskSide(bene, t, row.data() + kV2Columns + kNumSideRiskColumns);
+  } else {
+    RiskReads::Extent& e = reads->rows_.back();
+    e.refused = false;
+    e.begin = static_cast<uint32_t>(reads->accounts_.size());
+    reads->accounts_.push_back(orig);
+    reads->accounts_.push_back(bene);
+    WriteRiskSide(orig, t, row.data() + kV2Columns, &reads->accounts_);
+    e.orig_counterparties = static_cast<uint32_t>(reads->accounts_.size()) - e.begin - 2;
+    WriteRiskSide(bene, t, row.data() + kV2Columns + kNumSideRiskColumns, &reads->accounts_);
+    e.bene_counterparties =
+        static_cast<uint32_t>(reads->accounts_.size()) - e.begin - 2 - e.orig_counterparties;
+  }
 
   const ApplyOptions apply{lateness, config_.cycle_max_branching};
   AccountSnapshot orig_snap, bene_snap;
@@ -500,7 +527,24 @@ void FeatureExtractor::WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t
 // active counterparties within the account window (at most counterparty_risk_max of them, in
 // the long memory's recency order). Risk changes only in RecordRisk, after a decision, so all
 // of it is from payments decided before this one.
-void FeatureExtractor::WriteRiskSide(uint32_t account, int64_t t, double* out) const {
+void FeatureExtractor::WriteRiskSide(uint32_t account, int64_t t, double* out,
+                                     std::vector<uint32_t>* read) const {
+  // The counterparties first (the account's history alone decides which), then the arithmetic
+  // over them that RefreshRiskColumns repeats from a noted list.
+  risk_counterparties_.clear();
+  states_[account].history().ForEachActiveCounterparty(
+      t, config_.account_window.count(), config_.counterparty_risk_max,
+      [&](const PairSummary& p) { risk_counterparties_.push_back(p.counterparty); });
+  if (read != nullptr) {
+    read->insert(read->end(), risk_counterparties_.begin(), risk_counterparties_.end());
+  }
+  WriteRiskSideFrom(account, risk_counterparties_, t, out);
+}
+
+// WriteRiskSide's arithmetic over the counterparties it consulted then, in the same order.
+void FeatureExtractor::WriteRiskSideFrom(uint32_t account,
+                                         absl::Span<const uint32_t> counterparties, int64_t t,
+                                         double* out) const {
   const int64_t bucket_us = RiskBucketMicros();
   const AccountRisk& own = states_[account].risk();
   const AccountStanding s = own.At(t, bucket_us);
@@ -509,18 +553,25 @@ void FeatureExtractor::WriteRiskSide(uint32_t account, int64_t t, double* out) c
   out[kAccountAlerted] = own.AlertedAt(t, bucket_us) ? 1 : 0;
   double best = kNaN;
   int alerted = 0, with_hits = 0;
-  states_[account].history().ForEachActiveCounterparty(
-      t, config_.account_window.count(), config_.counterparty_risk_max,
-      [&](const PairSummary& p) {
-        const AccountRisk& risk = states_[p.counterparty].risk();
-        const AccountStanding c = risk.At(t, bucket_us);
-        if (!std::isnan(c.score) && !(c.score <= best)) best = c.score;
-        alerted += risk.AlertedAt(t, bucket_us) ? 1 : 0;
-        with_hits += c.rule_hits > 0 ? 1 : 0;
-      });
+  for (const uint32_t counterparty : counterparties) {
+    const AccountRisk& risk = states_[counterparty].risk();
+    const AccountStanding c = risk.At(t, bucket_us);
+    if (!std::isnan(c.score) && !(c.score <= best)) best = c.score;
+    alerted += risk.AlertedAt(t, bucket_us) ? 1 : 0;
+    with_hits += c.rule_hits > 0 ? 1 : 0;
+  }
   out[kCounterpartyMaxScore] = best;
   out[kCounterpartiesAlerted] = alerted;
   out[kCounterpartiesWithRuleHits] = with_hits;
+}
+
+void FeatureExtractor::RefreshRiskColumns(const Transaction& tx, const RiskReads::Row& reads,
+                                          absl::Span<double> row) const {
+  VIGIL_CHECK(reads.parties.size() == 2 && row.size() == schema_->size());
+  const int64_t t = ToUnixMicros(tx.event_time);
+  WriteRiskSideFrom(reads.parties[0], reads.counterparties[0], t, row.data() + kV2Columns);
+  WriteRiskSideFrom(reads.parties[1], reads.counterparties[1], t,
+                    row.data() + kV2Columns + kNumSideRiskColumns);
 }
 
 // Shortest cycle closed by this payment orig -> bene: 2 when bene paid orig in the last 7 days,

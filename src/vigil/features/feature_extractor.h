@@ -52,6 +52,34 @@ struct FeatureMemoryStats {
 // for a status that names none.
 std::string RefusedField(const absl::Status& status);
 
+// The accounts each row's counterparty-risk columns (schema v3) were read from: both parties
+// and the counterparties consulted for each. A caller that decides a batch of payments at once
+// can tell from them which rows an earlier decision of the same batch made stale (it changed
+// the risk of an account the row read) and refresh those rows (RefreshRiskColumns) before
+// deciding them again, so that the batch decides exactly as payments one by one would.
+class RiskReads {
+ public:
+  struct Row {
+    absl::Span<const uint32_t> parties;  // {originator, beneficiary}; empty: the row was refused
+    absl::Span<const uint32_t> counterparties[2];
+  };
+  void Clear() {
+    accounts_.clear();
+    rows_.clear();
+  }
+  size_t size() const { return rows_.size(); }
+  Row Of(size_t row) const;
+
+ private:
+  friend class FeatureExtractor;
+  struct Extent {
+    uint32_t begin = 0, orig_counterparties = 0, bene_counterparties = 0;
+    bool refused = true;
+  };
+  std::vector<uint32_t> accounts_;
+  std::vector<Extent> rows_;
+};
+
 class FeatureExtractor {
  public:
   // "fx" must outlive the extractor.
@@ -72,8 +100,17 @@ class FeatureExtractor {
   // (with the cycle check) the beneficiaries' receivers they will touch, so the DRAM misses of
   // several transactions overlap instead of following one another.
   // REQUIRES: rows.size() == txs.size() * width and statuses.size() == txs.size().
+  // With `reads`, also notes the accounts each row's risk columns were read from (one entry
+  // per transaction, refused ones empty; `reads` is cleared first).
   void ProcessBatch(absl::Span<const Transaction> txs, absl::Span<double> rows,
-                    absl::Span<absl::Status> statuses);
+                    absl::Span<absl::Status> statuses, RiskReads* reads = nullptr);
+
+  // Writes the counterparty-risk columns of `row` again from the accounts `reads` names, as
+  // their risk stands now (at tx's event time): what Process would have written had the
+  // payments decided since been decided before tx. The other columns are left as they are.
+  // REQUIRES: `reads` is tx's row of the ProcessBatch that applied tx, not refused.
+  void RefreshRiskColumns(const Transaction& tx, const RiskReads::Row& reads,
+                          absl::Span<double> row) const;
 
   // Folds one decided payment into both parties' account risk (AccountRisk, over
   // FeatureConfig::account_window) and returns their standings, originator first: "score" is
@@ -140,7 +177,8 @@ class FeatureExtractor {
   void LookaheadCounterpartyRisk(const Transaction& tx, const Lookahead& la) const;
   void PrefetchState(uint32_t account) const;
 
-  absl::Status ProcessPrepared(const Transaction& tx, const Lookahead& la, absl::Span<double> row);
+  absl::Status ProcessPrepared(const Transaction& tx, const Lookahead& la, absl::Span<double> row,
+                               RiskReads* reads = nullptr);
   uint32_t Touch(std::string_view key, uint64_t hash);
   void MarkDirty(uint32_t account);
   int64_t RiskBucketMicros() const;
@@ -149,7 +187,14 @@ class FeatureExtractor {
   void WriteHistoryColumns(uint32_t orig, uint32_t bene, int64_t t, double amount,
                            double* out) const;
   // Schema v3's counterparty-risk columns of one side.
-  void WriteRiskSide(uint32_t account, int64_t t, double* out) const;
+  // With `read`, appends the counterparties consulted.
+  void WriteRiskSide(uint32_t account, int64_t t, double* out,
+                     std::vector<uint32_t>* read = nullptr) const;
+  // The same columns from a list of counterparties noted before.
+  // (WriteRiskSide's scratch list; the extractor is used by one thread at a time.)
+  mutable std::vector<uint32_t> risk_counterparties_;
+  void WriteRiskSideFrom(uint32_t account, absl::Span<const uint32_t> counterparties, int64_t t,
+                         double* out) const;
 
   // Account states in fixed chunks: a growing std::vector would leave up to half its capacity
   // unused (and copy every state on growth); chunks waste less than one chunk. The first

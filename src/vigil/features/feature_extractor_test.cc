@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <random>
@@ -880,6 +881,88 @@ TEST(FeatureExtractorCounterpartyRisk, MatchesBruteForceOnARandomStream) {
     }
   }
   EXPECT_GT(checked_risky, 100) << "the stream must exercise alerted counterparties";
+}
+
+}  // namespace
+}  // namespace vigil
+
+namespace vigil {
+namespace {
+
+// A batch decided at once, then repaired in order (RiskReads, RefreshRiskColumns), gives the
+// rows payments decided one by one get: bit for bit, every column.
+TEST(FeatureExtractorRiskReads, RefreshedBatchRowsEqualOneByOne) {
+  const FxRates fx = TestRates();
+  FeatureConfig config;
+  config.counterparty_risk_max = 4;
+  FeatureExtractor one_by_one(fx, config), batched(fx, config);
+  const size_t width = FeatureExtractor::Schema()->size();
+  AccountAlertThresholds thresholds;
+  thresholds.score = 0.9;
+  std::mt19937_64 rng(41);
+  std::vector<Transaction> txs;
+  int64_t now = kBase;
+  for (int i = 0; i < 2048; ++i) {
+    now += static_cast<int64_t>(rng() % 600) * kMicrosPerSecond;
+    const int from = static_cast<int>(rng() % 30);
+    const int to = (from + 1 + static_cast<int>(rng() % 29)) % 30;
+    txs.push_back(Identified(
+        MakeTx(now, absl::StrCat("N", from), absl::StrCat("N", to), 100 + rng() % 10000),
+        absl::StrCat("r", i)));
+  }
+  // The decision of a payment, from its row (so that a stale row decides otherwise).
+  const auto score_of = [](absl::Span<const double> row, size_t i) {
+    double s = static_cast<double>((i * 7919) % 100) / 100;
+    for (const double v : row) {
+      if (!std::isnan(v)) s += v * 1e-9;
+    }
+    return s - std::floor(s);
+  };
+  std::vector<double> expected(width * txs.size());
+  for (size_t i = 0; i < txs.size(); ++i) {
+    const absl::Span<double> row = absl::MakeSpan(expected).subspan(i * width, width);
+    ASSERT_OK(one_by_one.Process(txs[i], row));
+    one_by_one.RecordRisk(txs[i], score_of(row, i), i % 5 == 0, thresholds);
+  }
+  constexpr size_t kBatch = 64;
+  std::vector<double> rows(width * kBatch), unrepaired(width * kBatch);
+  std::vector<absl::Status> statuses(kBatch);
+  RiskReads reads;
+  int stale = 0;
+  for (size_t start = 0; start < txs.size(); start += kBatch) {
+    const absl::Span<const Transaction> batch = absl::MakeConstSpan(txs).subspan(start, kBatch);
+    batched.ProcessBatch(batch, absl::MakeSpan(rows), absl::MakeSpan(statuses), &reads);
+    ASSERT_EQ(reads.size(), kBatch);
+    unrepaired = rows;
+    for (size_t k = 0; k < kBatch; ++k) {
+      ASSERT_OK(statuses[k]);
+      const absl::Span<double> row = absl::MakeSpan(rows).subspan(k * width, width);
+      batched.RefreshRiskColumns(batch[k], reads.Of(k), row);
+      const size_t i = start + k;
+      ASSERT_EQ(std::memcmp(row.data(), expected.data() + i * width, width * sizeof(double)), 0)
+          << "row " << i;
+      stale += std::memcmp(row.data(), unrepaired.data() + k * width, width * sizeof(double)) != 0;
+      batched.RecordRisk(batch[k], score_of(row, i), i % 5 == 0, thresholds);
+    }
+  }
+  EXPECT_GT(stale, 100) << "the stream must make batch rows stale for the test to mean much";
+}
+
+TEST(FeatureExtractorRiskReads, ARefusedPaymentReadsNothing) {
+  const FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{});
+  std::vector<Transaction> txs = {MakeTx(kBase, "A", "B", 100), MakeTx(kBase, "A", "B", 100)};
+  txs[1].amount = Money(-100, 0, txs[1].amount.currency());  // refused: negative
+  const size_t width = FeatureExtractor::Schema()->size();
+  std::vector<double> rows(2 * width);
+  std::vector<absl::Status> statuses(2);
+  RiskReads reads;
+  fe.ProcessBatch(txs, absl::MakeSpan(rows), absl::MakeSpan(statuses), &reads);
+  ASSERT_OK(statuses[0]);
+  ASSERT_FALSE(statuses[1].ok());
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads.Of(0).parties.size(), 2u);
+  EXPECT_TRUE(reads.Of(1).parties.empty());
 }
 
 }  // namespace
