@@ -62,7 +62,7 @@ absl::Status BreakerScorer::Score(absl::Span<const double> rows, size_t n,
     {
       absl::MutexLock lock(&mu_);
       from = breaker_.state();
-      allowed = breaker_.Allow(std::chrono::steady_clock::now());
+      allowed = breaker_.Allow(clock_->Monotonic());
       to = breaker_.state();
     }
     if (from != to && on_change_) on_change_(from, to);
@@ -71,9 +71,9 @@ absl::Status BreakerScorer::Score(absl::Span<const double> rows, size_t n,
           "the model's circuit breaker is open (it kept failing or missing its budget)");
     }
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = clock_->Monotonic();
   const absl::Status status = inner_->Score(rows, n, scores, context);
-  const auto end = std::chrono::steady_clock::now();
+  const auto end = clock_->Monotonic();
   // A full queue says the load is too high, not that the model is unhealthy.
   if (absl::IsResourceExhausted(status)) return status;
   CircuitBreaker::State from, to;

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/batching/batch_policy.h"
+#include "vigil/common/clock.h"
 #include "vigil/model/scorer.h"
 
 namespace vigil {
@@ -65,9 +66,13 @@ class BreakerScorer final : public Scorer {
   // Told of every state change (for the log and metrics), outside the breaker's lock.
   using StateChange = std::function<void(CircuitBreaker::State from, CircuitBreaker::State to)>;
 
+  // `clock` (its Monotonic time) times the calls and the open period; it must outlive this.
   BreakerScorer(std::shared_ptr<const Scorer> inner, CircuitBreakerConfig config,
-                StateChange on_change = nullptr)
-      : inner_(std::move(inner)), breaker_(config), on_change_(std::move(on_change)) {}
+                StateChange on_change = nullptr, const Clock& clock = RealClock())
+      : inner_(std::move(inner)),
+        breaker_(config),
+        on_change_(std::move(on_change)),
+        clock_(&clock) {}
 
   const std::string& model_version() const override { return inner_->model_version(); }
   size_t row_width() const override { return inner_->row_width(); }
@@ -86,6 +91,7 @@ class BreakerScorer final : public Scorer {
   mutable absl::Mutex mu_;
   mutable CircuitBreaker breaker_ ABSL_GUARDED_BY(mu_);
   StateChange on_change_;
+  const Clock* clock_;
 };
 
 }  // namespace vigil

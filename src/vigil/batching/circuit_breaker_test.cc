@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <memory>
-#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
 
 namespace vigil {
@@ -14,6 +14,7 @@ namespace {
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using State = CircuitBreaker::State;
+using ::vigil::testing::FakeClock;
 
 SteadyTime At(int64_t ms) { return SteadyTime{} + milliseconds(ms); }
 
@@ -79,7 +80,8 @@ TEST(BreakerScorer, AnOpenBreakerAnswersAtOnceWithoutCallingTheModel) {
   auto inner = std::make_shared<FlakyScorer>();
   CircuitBreakerConfig c = Config();
   c.open_for = milliseconds(50);
-  BreakerScorer scorer(inner, c);
+  FakeClock clock;
+  BreakerScorer scorer(inner, c, nullptr, clock);
   const double row = 1;
   double score;
   inner->failing = true;
@@ -93,7 +95,11 @@ TEST(BreakerScorer, AnOpenBreakerAnswersAtOnceWithoutCallingTheModel) {
                                 ::testing::HasSubstr("circuit breaker is open")));
   EXPECT_EQ(inner->calls.load(), 3);  // not asked while open
   inner->failing = false;
-  std::this_thread::sleep_for(milliseconds(60));       // the breaker's own timer, not a test wait
+  clock.Advance(milliseconds(49));
+  EXPECT_THAT(scorer.Score({&row, 1}, 1, {&score, 1}),
+              testing::StatusIs(absl::StatusCode::kUnavailable));  // still open
+  EXPECT_EQ(inner->calls.load(), 3);
+  clock.Advance(milliseconds(2));
   EXPECT_OK(scorer.Score({&row, 1}, 1, {&score, 1}));  // the probe
   EXPECT_EQ(scorer.state(), State::kClosed);
   EXPECT_EQ(score, 0.5);
