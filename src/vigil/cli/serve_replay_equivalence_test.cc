@@ -3,7 +3,7 @@
 // `vigil replay` (batches of 256, ordered by event time). Compared as both audit logs record
 // them (`vigil audit export`): the decision, the features it was made on, the rules that fired
 // and the payment, byte for byte; only what belongs to one run (trace ids, latencies, the
-// record's own times and hashes) may differ.
+// record's own times and hashes, the payment fingerprint's data-dir key) may differ.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +60,11 @@ class ServeReplayEquivalenceTest : public ::testing::Test {
     std::istringstream lines(ReadFile(out));
     for (std::string line; std::getline(lines, line);) {
       nlohmann::json record = nlohmann::json::parse(line);
+      // Both record the payment's fingerprint (under each data dir's own key, so the values
+      // differ between the two logs).
+      EXPECT_TRUE(record["payment_fingerprint"].is_string() &&
+                  record["payment_fingerprint"].get<std::string>().size() == 64)
+          << data_dir << ": " << record["payment_fingerprint"];
       nlohmann::json decision = record["decision"];
       for (const char* field : kPerRunDecisionFields) decision.erase(field);
       const nlohmann::json kept = {{"decision", decision},

@@ -30,6 +30,7 @@
 #include "vigil/engine/event_time_orderer.h"
 #include "vigil/engine/event_time_outliers.h"
 #include "vigil/engine/feature_row_writer.h"
+#include "vigil/engine/payment_fingerprint.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/ingest/transaction_reader.h"
@@ -256,6 +257,8 @@ class Replayer {
   // the store whose KvStore it writes, so it is closed (its last tree head signed) first.
   std::unique_ptr<audit::AuditLog> audit_log_;
   std::unique_ptr<AuditTrail> audit_;
+  // The data dir's payment fingerprints (as vigil serve records them), with the audit log.
+  std::optional<PaymentFingerprinter> fingerprints_;
   std::unique_ptr<FeatureExtractor> in_memory_;  // without one
   FeatureExtractor* extractor_ = nullptr;
   std::unique_ptr<FeatureRowWriter> features_out_;
@@ -396,6 +399,9 @@ absl::Status Replayer::OpenState() {
     log_options.record_suite = options_.audit_record_suite;
     VIGIL_ASSIGN_OR_RETURN(audit_log_,
                            audit::AuditLog::Open(&store_->kv(), std::move(log_options), clock_));
+    VIGIL_ASSIGN_OR_RETURN(PaymentFingerprinter fingerprints,
+                           PaymentFingerprinter::ForStore(store_->kv()));
+    fingerprints_.emplace(std::move(fingerprints));
     audit_ = std::make_unique<AuditTrail>(
         audit_log_.get(), AuditTrailOptions{.source = "replay",
                                             .input_format = summary_.format,
@@ -417,6 +423,13 @@ absl::Status Replayer::RecordDecisions(absl::Span<const EventTimeOrderer::Record
   const UtcTime now = clock_.Now();
   std::vector<DecisionToRecord> batch;
   batch.reserve(txs.size());
+  // Each payment's fingerprint, as vigil serve records it: a later arrival of the same id in
+  // this data dir (a serve after the backtest) is then told apart from another payment. The
+  // formats whose messages carry no time of their own are timed by their arrival.
+  std::vector<audit::Hash> fingerprints(txs.size());
+  const EventTimeSource time = summary_.format == "swift_mt" || summary_.format == "iso20022"
+                                   ? EventTimeSource::kArrival
+                                   : EventTimeSource::kSender;
   for (size_t i = 0; i < txs.size(); ++i) {
     if (!statuses[i].ok()) continue;
     // A resumed run meets the records its interrupted predecessor wrote after its last
@@ -426,12 +439,14 @@ absl::Status Replayer::RecordDecisions(absl::Span<const EventTimeOrderer::Record
       ++summary_.audit->already_recorded;
       continue;
     }
+    fingerprints[i] = fingerprints_->Of(txs[i], time);
     batch.push_back({.transaction = &txs[i],
                      .input = records[i].payload,
                      .features = rows.subspan(i * width, width),
                      .decision = &decisions[decision_of[i]],
                      .received = now,
-                     .decided = now});
+                     .decided = now,
+                     .payment_fingerprint = &fingerprints[i]});
   }
   VIGIL_RETURN_IF_ERROR(audit_->Record(batch));
   summary_.audit->recorded += static_cast<int64_t>(batch.size());
