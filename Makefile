@@ -3,6 +3,9 @@
 #
 #   make build      release build (preset "release", build/); the binary is build/vigil
 #   make test       build, then the ctest suite but the "long" label (benchmarks smoke-run once)
+#   make test-fast  build, then the tests labelled "unit" only: no child process, server, oracle
+#                   or long test (labels: cmake/VigilHelpers.cmake); with the build up to date
+#                   47 s on a 2-core machine for 1,170 tests (make test: 150 s, 1,452 tests)
 #   make demo       build, then scripts/demo
 #   make bench      build, then every benchmark measured for real; JSON in build/bench/
 #   make debug      Debug build + tests in build-debug/
@@ -30,7 +33,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= json_transaction amlworld_csv swift_mt iso20022 policy_expression
 FUZZ_FLAGS ?= -timeout=30
 
-.PHONY: all setup build test demo bench debug asan tsan test-long fuzz clean
+.PHONY: all setup build test test-fast demo bench debug asan tsan test-long fuzz clean
 
 all: build
 
@@ -51,6 +54,9 @@ build: setup
 
 test: build
 	ctest --test-dir build -LE long $(CTEST_FLAGS) -j $(TEST_JOBS)
+
+test-fast: build
+	ctest --test-dir build -L unit $(CTEST_FLAGS) -j $(TEST_JOBS)
 
 test-long: build
 	ctest --test-dir build -L long $(CTEST_FLAGS) -j $(TEST_JOBS)
