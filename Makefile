@@ -6,7 +6,8 @@
 #   make test-fast  build, then the tests labelled "unit" only: no child process, server, oracle
 #                   or long test (labels: cmake/VigilHelpers.cmake); with the build up to date
 #                   47 s on a 2-core machine for 1,170 tests (make test: 150 s, 1,452 tests)
-#   make demo       build, then scripts/demo
+#   make demo       build the vigil binary alone (what scripts/demo runs: 222 of the 497 build
+#                   steps), then scripts/demo, which ends with how long setup, build and demo took
 #   make bench      build, then every benchmark measured for real; JSON in build/bench/
 #   make debug      Debug build + tests in build-debug/
 #   make asan       ASan + UBSan build + tests in build-asan/
@@ -40,13 +41,14 @@ all: build
 setup:
 	@scripts/setup
 
-# $(call build_preset,DIR,PRESET): configure DIR from PRESET only if it is not configured yet or
-# its cache lacks VIGIL_WERROR, which the presets turn on (afterwards `cmake --build` re-runs CMake
-# by itself when a CMakeLists.txt changes), then build.
+# $(call build_preset,DIR,PRESET[,TARGETS]): configure DIR from PRESET only if it is not
+# configured yet or its cache lacks VIGIL_WERROR, which the presets turn on (afterwards
+# `cmake --build` re-runs CMake by itself when a CMakeLists.txt changes), then build TARGETS
+# (default: all).
 define build_preset
 	@if [[ ! -f $(1)/build.ninja ]] || ! grep -q '^VIGIL_WERROR:' $(1)/CMakeCache.txt; then \
 	  echo "cmake --preset $(2)"; cmake --preset $(2); fi
-	cmake --build $(1) -j $(JOBS)
+	cmake --build $(1) -j $(JOBS)$(if $(3), --target $(3))
 endef
 
 build: setup
@@ -61,8 +63,14 @@ test-fast: build
 test-long: build
 	ctest --test-dir build -L long $(CTEST_FLAGS) -j $(TEST_JOBS)
 
-demo: build
-	scripts/demo
+# The demo runs build/vigil and Python tools only: it builds that one target, not the tests and
+# benchmarks. VIGIL_DEMO_T0, when make started, lets the demo say how long setup and build took.
+ifneq ($(filter demo,$(MAKECMDGOALS)),)
+DEMO_T0 := $(shell date +%s.%N)
+endif
+demo: setup
+	$(call build_preset,build,release,vigil)
+	VIGIL_DEMO_T0=$(DEMO_T0) scripts/demo
 
 # Runs each benchmark binary with real timing (no --benchmark_min_time, no VIGIL_BENCH_SMOKE):
 # those listed in build/benchmarks.txt (one per line: a path, or a name found under build/), else
@@ -115,9 +123,7 @@ tsan: setup
 fuzz: setup
 	@command -v clang++ >/dev/null || { \
 	  echo "make fuzz: needs clang++ and libFuzzer (Debian: clang libclang-rt-14-dev)" >&2; exit 2; }
-	@if [[ ! -f build-fuzz/build.ninja ]] || ! grep -q '^VIGIL_WERROR:' build-fuzz/CMakeCache.txt; then \
-	  echo "cmake --preset fuzz"; cmake --preset fuzz; fi
-	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS:%=%_fuzzer)
+	$(call build_preset,build-fuzz,fuzz,$(FUZZ_TARGETS:%=%_fuzzer))
 	@set -uo pipefail; \
 	report=build-fuzz/fuzz-report.txt; \
 	echo "# make fuzz, $$(date -u +%FT%TZ), FUZZ_SECONDS=$(FUZZ_SECONDS) per target" > "$$report"; \
