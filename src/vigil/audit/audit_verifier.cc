@@ -140,6 +140,389 @@ absl::StatusOr<std::set<uint64_t>> AddHeldHeads(const AuditLog& log, const LogVe
   return sizes;
 }
 
+// The key the tree heads must verify with: the examiner's, else the one in the log's header
+// (then owned by "header_key"). Errors: an unusable header key.
+absl::StatusOr<const LogVerifier*> ChooseKey(const AuditLog& log, const VerifyOptions& options,
+                                             std::unique_ptr<LogVerifier>& header_key) {
+  if (options.trusted_key != nullptr) return options.trusted_key;
+  absl::StatusOr<std::unique_ptr<LogVerifier>> k =
+      LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header");
+  if (!k.ok()) return k.status();
+  header_key = *std::move(k);
+  return header_key.get();
+}
+
+// The stored tree heads, read once: those whose signature verified, and all of them as stored.
+struct StoredHeads {
+  std::map<uint64_t, SignedTreeHead> verified;  // by size
+  std::vector<internal::StoredHead> chain;      // as stored, for the chain's checks
+};
+
+// One stored head's form: it parses, names the size it is stored under and this log, and is
+// spelled as the log writes it. Damage goes to "walk"; returns the head unless it does not
+// parse or names another size or log (a respelled head is returned: its signature is checked).
+std::optional<SignedTreeHead> ReadStoredHead(const AuditLog& log, uint64_t key_size,
+                                             const std::string& json, Walk& walk) {
+  const uint64_t covers = key_size > 0 ? key_size - 1 : 0;
+  absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(json);
+  if (!head.ok()) {
+    walk.Found(DamageKind::kBadSignature, covers,
+               absl::StrCat("the tree head stored for size ", key_size,
+                            " does not parse: ", head.status().message()));
+    return std::nullopt;
+  }
+  if (head->size != key_size || head->log_id != log.header().log_id || head->hash != log.hash()) {
+    walk.Found(DamageKind::kModified, covers,
+               absl::StrCat("the tree head stored for size ", key_size,
+                            " names size ", head->size, " of log ", head->log_id));
+    return std::nullopt;
+  }
+  if (TreeHeadToJson(*head) != json) {
+    // Members outside the signed bytes ("time", "key_id"), or another spelling of the
+    // signature: the log writes each head in one form.
+    walk.Found(DamageKind::kModified, covers,
+               absl::StrCat("the tree head stored for size ", key_size,
+                            " is not as the log wrote it (a member outside the signed bytes "
+                            "was changed)"));
+  }
+  return *std::move(head);
+}
+
+// Reads the stored heads (from options.heads_from, up to options.up_to) and checks their form
+// and signatures now; their roots are checked during the walk. Damage goes to "walk".
+absl::StatusOr<StoredHeads> CheckStoredHeads(const AuditLog& log, const LogVerifier& key,
+                                             const VerifyOptions& options, VerifyReport& report,
+                                             Walk& walk) {
+  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored =
+      log.StoredTreeHeads(options.heads_from);
+  if (!stored.ok()) return stored.status();
+  StoredHeads heads;
+  for (const auto& [key_size, json] : *stored) {
+    if (options.up_to > 0 && key_size > options.up_to) break;
+    internal::StoredHead& entry = heads.chain.emplace_back(internal::StoredHead{key_size, {}});
+    std::optional<SignedTreeHead> head = ReadStoredHead(log, key_size, json, walk);
+    if (!head.has_value()) continue;
+    entry.head = *head;
+    ++report.tree_heads_checked;
+    absl::Status s = VerifyTreeHead(key, *head);
+    if (s.ok() && head->key_id != key.key_id()) {
+      s = absl::DataLossError(absl::StrCat("the tree head stored for size ", key_size,
+                                           " names signing key ", head->key_id.substr(0, 16),
+                                           ", it verifies with key ", key.key_id().substr(0, 16)));
+    }
+    if (!s.ok()) {
+      walk.Found(DamageKind::kBadSignature, key_size > 0 ? key_size - 1 : 0,
+                 std::string(s.message()));
+      continue;
+    }
+    heads.verified.emplace(key_size, *head);
+    report.latest_tree_head = *head;
+  }
+  return heads;
+}
+
+// The ids of the data keys the log holds; "damaged" says why audit_keys cannot be read, when it
+// cannot (a record sealed under a key the log does not hold can never be opened).
+struct DataKeys {
+  std::set<std::string, std::less<>> ids;
+  std::string damaged;
+};
+
+absl::StatusOr<DataKeys> ReadDataKeys(const AuditLog& log) {
+  DataKeys data_keys;
+  if (absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = log.DataKeys(); keys.ok()) {
+    for (const crypto::WrappedDataKey& wrapped : *keys) data_keys.ids.insert(wrapped.id);
+  } else if (absl::IsDataLoss(keys.status())) {
+    data_keys.damaged = std::string(keys.status().message());
+  } else {
+    return keys.status();
+  }
+  return data_keys;
+}
+
+// The walk over the stored records from options.from: each record's position, encoding, chain
+// link, stored leaf, seal and index entry, and the root of every verified head the walk
+// reaches. Each Check* step returns OK to go on, kCancelled after recording damage in "walk"
+// (the walk stops at the first), or a read error.
+class RecordWalk {
+ public:
+  // "log", "options", "heads", "data_keys", "report" and "walk" must outlive the RecordWalk.
+  RecordWalk(const AuditLog& log, const VerifyOptions& options,
+             const std::map<uint64_t, SignedTreeHead>& heads, const DataKeys& data_keys,
+             VerifyReport& report, Walk& walk)
+      : log_(log),
+        options_(options),
+        hash_(log.hash()),
+        heads_(heads),
+        data_keys_(data_keys),
+        report_(report),
+        walk_(walk),
+        stored_leaves_(log),
+        frontier_(hash_),
+        expected_(options.from),
+        next_head_(heads.lower_bound(options.from == 0 ? 1 : options.from + 1)) {}
+
+  // Walks the records; afterwards expected() is the number of records found.
+  absl::Status Run() {
+    VIGIL_RETURN_IF_ERROR(StartFromStoredTree());
+    const absl::Status scanned = log_.ForEachRecord(
+        options_.from,
+        [this](uint64_t sequence, std::string_view bytes) { return CheckRecord(sequence, bytes); },
+        [this](uint64_t first, std::string_view why) { return UnreadableChunk(first, why); });
+    if (!scanned.ok() && !absl::IsCancelled(scanned)) return scanned;
+    return absl::OkStatus();
+  }
+
+  // Nothing signed or recorded may lie beyond where the walk ended ("held": the sizes of the
+  // examiner's heads). Damage goes to "walk"; errors: reading the durable head.
+  absl::Status CheckEnd(const std::set<uint64_t>& held) {
+    if (next_head_ != heads_.end() && !(options_.up_to > 0 && expected_ >= options_.up_to)) {
+      const uint64_t largest = heads_.rbegin()->first;
+      walk_.Found(DamageKind::kTruncated, expected_,
+                  absl::StrCat("the log ends at record ", expected_, " but a tree head ",
+                               held.contains(largest) ? "the examiner holds, " : "",
+                               "signed at ", FormatUtc(heads_.rbegin()->second.time),
+                               ", covers ", largest, " records"));
+    } else if (options_.up_to == 0) {
+      absl::StatusOr<AuditLog::DurableHead> durable = log_.ReadDurableHead();
+      if (!durable.ok()) return durable.status();
+      if (durable->size > expected_) {
+        walk_.Found(DamageKind::kTruncated, expected_,
+                    absl::StrCat("the log ends at record ", expected_, " but its head records ",
+                                 durable->size));
+      } else if (durable->size < expected_) {
+        walk_.Found(DamageKind::kModified, durable->size,
+                    absl::StrCat("records from ", durable->size,
+                                 " on were added outside the log (its head records ",
+                                 durable->size, ")"));
+      } else if (durable->root != frontier_.Root()) {
+        walk_.Found(DamageKind::kModified, verified_head_,
+                    absl::StrCat("the records do not hash to the log's recorded head root; the "
+                                 "log was rewritten after record ", verified_head_));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  uint64_t expected() const { return expected_; }
+
+ private:
+  static absl::Status Stop() { return absl::CancelledError(); }
+
+  // The frontier and the previous leaf at options.from, from the stored tree; a verified head
+  // at that size pins the stored tree's root.
+  absl::Status StartFromStoredTree() {
+    if (absl::StatusOr<MerkleFrontier> f = log_.FrontierAt(options_.from); f.ok()) {
+      frontier_ = *std::move(f);
+    } else {
+      walk_.Found(DamageKind::kModified, options_.from,
+                  absl::StrCat("the stored tree cannot be read at ", options_.from, ": ",
+                               f.status().message()));
+    }
+    if (options_.from == 0) return absl::OkStatus();
+    if (auto at = heads_.find(options_.from);
+        at != heads_.end() && frontier_.Root() != at->second.root) {
+      walk_.Found(DamageKind::kModified, 0,
+                  absl::StrCat("the stored tree's root at size ", options_.from,
+                               " is not the one signed at that size (",
+                               FormatUtc(at->second.time), ")"));
+    }
+    absl::StatusOr<std::optional<Hash>> p = stored_leaves_.At(options_.from - 1);
+    if (!p.ok()) return p.status();
+    if (p->has_value()) previous_ = **p;
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRecord(uint64_t sequence, std::string_view bytes) {
+    if (options_.up_to > 0 && sequence >= options_.up_to) return Stop();
+    if (walk_.damage.has_value() && walk_.damage->sequence <= sequence) {
+      return Stop();  // nothing later can come first
+    }
+    VIGIL_RETURN_IF_ERROR(CheckPosition(sequence));
+    const Hash leaf = LeafHash(hash_, bytes);
+    absl::StatusOr<std::optional<Hash>> stored_leaf = stored_leaves_.At(sequence);
+    if (!stored_leaf.ok()) return stored_leaf.status();
+    absl::StatusOr<RecordLink> link = DecodeRecordLink(bytes);
+    if (!link.ok()) {
+      walk_.Found(DamageKind::kModified, sequence,
+                  absl::StrCat("record ", sequence, " does not decode: ", link.status().message()));
+      return Stop();
+    }
+    if (link->sequence != sequence) return ReportMisplaced(sequence, link->sequence, leaf);
+    VIGIL_RETURN_IF_ERROR(CheckChainLink(sequence, *link));
+    VIGIL_RETURN_IF_ERROR(CheckStoredLeaf(sequence, leaf, *stored_leaf));
+    VIGIL_RETURN_IF_ERROR(CheckDataKey(sequence, bytes));
+    VIGIL_RETURN_IF_ERROR(CheckIndexEntry(sequence, *link));
+    frontier_.Append(leaf, [](int, uint64_t, const Hash&) {});
+    previous_ = leaf;
+    ++expected_;
+    ++report_.records_checked;
+    return CheckSignedRoots();
+  }
+
+  // The store holds the positions in order, each once.
+  absl::Status CheckPosition(uint64_t sequence) {
+    if (sequence == expected_) return absl::OkStatus();
+    if (sequence < expected_) {
+      walk_.Found(DamageKind::kModified, sequence,
+                  absl::StrCat("the store holds position ", sequence, " twice (chunks overlap)"));
+    } else {
+      walk_.Found(DamageKind::kDeleted, expected_,
+                  absl::StrCat("record ", expected_, " is missing",
+                               sequence > expected_ + 1
+                                   ? absl::StrCat(" (and the next ", sequence - expected_ - 1,
+                                                  " too)")
+                                   : std::string(),
+                               "; record ", sequence, " follows"));
+    }
+    return Stop();
+  }
+
+  // Position "sequence" holds record "numbered", whose bytes hash to "leaf". Always stops:
+  // records damaged, removed or moved.
+  absl::Status ReportMisplaced(uint64_t sequence, uint64_t numbered, const Hash& leaf) {
+    // Intact but elsewhere: its bytes hash to the leaf the tree stores for its own number.
+    bool intact = false;
+    if (numbered < log_.size() || options_.up_to > numbered) {
+      StoredLeaves other(log_);
+      absl::StatusOr<std::optional<Hash>> own = other.At(numbered);
+      if (!own.ok()) return own.status();
+      intact = own->has_value() && **own == leaf;
+    }
+    if (!intact) {
+      walk_.Found(DamageKind::kModified, sequence,
+                  absl::StrCat("position ", sequence, " holds a record numbered ", numbered,
+                               " that is not the log's"));
+      return Stop();
+    }
+    // A later record in this place: either the records from here to it were removed (the rest
+    // shifted up), or this one was moved. Which: whether record "sequence" turns up further on.
+    std::optional<uint64_t> found_at;
+    if (numbered > sequence) {
+      absl::StatusOr<std::optional<uint64_t>> later = FindLater(log_, sequence);
+      if (!later.ok()) return later.status();
+      found_at = *later;
+    }
+    if (numbered > sequence && !found_at.has_value()) {
+      const uint64_t gap = numbered - sequence;
+      walk_.Found(DamageKind::kDeleted, sequence,
+                  absl::StrCat("record ", sequence, " is missing",
+                               gap > 1 ? absl::StrCat(" (and the next ", gap - 1, " too)")
+                                       : std::string(),
+                               "; record ", numbered, " follows"));
+    } else {
+      walk_.Found(DamageKind::kReordered, sequence,
+                  absl::StrCat("position ", sequence, " holds record ", numbered,
+                               " (intact: it belongs there)",
+                               found_at.has_value()
+                                   ? absl::StrCat("; record ", sequence, " is at position ",
+                                                  *found_at)
+                                   : std::string()));
+    }
+    return Stop();
+  }
+
+  // The record names the leaf hash of the one before it.
+  absl::Status CheckChainLink(uint64_t sequence, const RecordLink& link) {
+    if (sequence == 0 || link.previous_leaf_hash == previous_) return absl::OkStatus();
+    walk_.Found(DamageKind::kModified, sequence,
+                absl::StrCat("record ", sequence, " does not chain to record ", sequence - 1,
+                             ": its previous hash is ", HashHex(link.previous_leaf_hash),
+                             ", record ", sequence - 1, " hashes to ", HashHex(previous_)));
+    return Stop();
+  }
+
+  // The stored tree holds the record's leaf hash.
+  absl::Status CheckStoredLeaf(uint64_t sequence, const Hash& leaf,
+                               const std::optional<Hash>& stored_leaf) {
+    if (stored_leaf.has_value() && *stored_leaf == leaf) return absl::OkStatus();
+    walk_.Found(DamageKind::kModified, sequence,
+                absl::StrCat("record ", sequence, " hashes to ", HashHex(leaf),
+                             stored_leaf.has_value()
+                                 ? absl::StrCat(", the tree holds ", HashHex(*stored_leaf))
+                                 : std::string(", the tree holds no leaf for it")));
+    return Stop();
+  }
+
+  // The record decodes, and a sealed one names a data key the log holds.
+  absl::Status CheckDataKey(uint64_t sequence, std::string_view bytes) {
+    absl::StatusOr<AuditRecord> record = DecodeRecord(bytes);
+    if (!record.ok()) {
+      walk_.Found(DamageKind::kModified, sequence,
+                  absl::StrCat("record ", sequence, ": ", record.status().message()));
+      return Stop();
+    }
+    if (record->data_key_id.empty()) return absl::OkStatus();
+    ++report_.sealed_records;
+    if (data_keys_.ids.contains(record->data_key_id)) return absl::OkStatus();
+    walk_.Found(DamageKind::kMissingKey, sequence,
+                absl::StrCat("record ", sequence, " is sealed under data key ",
+                             record->data_key_id, ", which the log ",
+                             data_keys_.damaged.empty()
+                                 ? std::string("does not hold")
+                                 : absl::StrCat("cannot read (", data_keys_.damaged, ")"),
+                             ": its personal fields can never be opened"));
+    return Stop();
+  }
+
+  // The index entry of the record's transaction points to it.
+  absl::Status CheckIndexEntry(uint64_t sequence, const RecordLink& link) {
+    // An event record names no transaction: nothing indexes it (DecodeRecord checked that a
+    // record without a transaction id is an event).
+    absl::StatusOr<std::optional<uint64_t>> indexed =
+        link.transaction_id.empty() ? absl::StatusOr<std::optional<uint64_t>>(sequence)
+                                    : log_.FindTransaction(link.transaction_id);
+    if (!indexed.ok()) return indexed.status();
+    if (indexed->value_or(UINT64_MAX) == sequence) return absl::OkStatus();
+    walk_.Found(DamageKind::kModified, sequence,
+                absl::StrCat("the index entry of transaction \"", link.transaction_id, "\" ",
+                             indexed->has_value() ? absl::StrCat("points to ", **indexed)
+                                                  : std::string("is missing"),
+                             ", its record is ", sequence));
+    return Stop();
+  }
+
+  // Each verified head of the size the tree has reached signs its root.
+  absl::Status CheckSignedRoots() {
+    while (next_head_ != heads_.end() && next_head_->first == frontier_.size()) {
+      if (frontier_.Root() != next_head_->second.root) {
+        walk_.Found(DamageKind::kModified, verified_head_,
+                    absl::StrCat("records 0..", next_head_->first - 1,
+                                 " do not hash to the root signed at size ", next_head_->first,
+                                 " (", FormatUtc(next_head_->second.time),
+                                 "): the log was rewritten after record ", verified_head_));
+        return Stop();
+      }
+      verified_head_ = next_head_->first;
+      ++next_head_;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status UnreadableChunk(uint64_t first, std::string_view why) {
+    const uint64_t at = std::max(first, expected_);
+    if (options_.up_to > 0 && at >= options_.up_to) return Stop();
+    walk_.Found(DamageKind::kModified, at,
+                absl::StrCat("the stored chunk of records from ", first,
+                             " cannot be read: ", ToAbsl(why)));
+    return Stop();
+  }
+
+  const AuditLog& log_;
+  const VerifyOptions& options_;
+  const HashAlgorithm hash_;
+  const std::map<uint64_t, SignedTreeHead>& heads_;
+  const DataKeys& data_keys_;
+  VerifyReport& report_;
+  Walk& walk_;
+  StoredLeaves stored_leaves_;
+  MerkleFrontier frontier_;
+  Hash previous_{};
+  uint64_t expected_;
+  uint64_t verified_head_ = 0;  // size of the last head whose root matched
+  std::map<uint64_t, SignedTreeHead>::const_iterator next_head_;
+};
+
 }  // namespace
 
 std::string_view DamageKindName(DamageKind kind) {
@@ -157,291 +540,29 @@ std::string_view DamageKindName(DamageKind kind) {
 
 absl::StatusOr<VerifyReport> VerifyAuditLog(const AuditLog& log, const VerifyOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const HashAlgorithm hash = log.hash();
   VerifyReport report;
   Walk walk;
 
-  // The key: the examiner's, or the header's.
   std::unique_ptr<LogVerifier> header_key;
-  const LogVerifier* key = options.trusted_key;
-  if (key == nullptr) {
-    absl::StatusOr<std::unique_ptr<LogVerifier>> k =
-        LogVerifier::FromPem(log.header().public_key_pem, "the audit log's header");
-    if (!k.ok()) return k.status();
-    header_key = *std::move(k);
-    key = header_key.get();
-  }
+  VIGIL_ASSIGN_OR_RETURN(const LogVerifier* const key, ChooseKey(log, options, header_key));
   report.key_id = key->key_id();
   report.trusted_key = options.trusted_key != nullptr;
 
   // Tree heads: signatures and chain now, roots during the walk.
-  absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> stored =
-      log.StoredTreeHeads(options.heads_from);
-  if (!stored.ok()) return stored.status();
-  std::map<uint64_t, SignedTreeHead> heads;  // by size, signature verified
-  std::vector<internal::StoredHead> chain;   // as stored, for the chain's checks
-  for (const auto& [key_size, json] : *stored) {
-    if (options.up_to > 0 && key_size > options.up_to) break;
-    const uint64_t covers = key_size > 0 ? key_size - 1 : 0;
-    internal::StoredHead& entry = chain.emplace_back(internal::StoredHead{key_size, {}});
-    absl::StatusOr<SignedTreeHead> head = TreeHeadFromJson(json);
-    if (!head.ok()) {
-      walk.Found(DamageKind::kBadSignature, covers,
-                 absl::StrCat("the tree head stored for size ", key_size,
-                              " does not parse: ", head.status().message()));
-      continue;
-    }
-    if (head->size != key_size || head->log_id != log.header().log_id || head->hash != hash) {
-      walk.Found(DamageKind::kModified, covers,
-                 absl::StrCat("the tree head stored for size ", key_size,
-                              " names size ", head->size, " of log ", head->log_id));
-      continue;
-    }
-    entry.head = *head;
-    ++report.tree_heads_checked;
-    if (TreeHeadToJson(*head) != json) {
-      // Members outside the signed bytes ("time", "key_id"), or another spelling of the
-      // signature: the log writes each head in one form.
-      walk.Found(DamageKind::kModified, covers,
-                 absl::StrCat("the tree head stored for size ", key_size,
-                              " is not as the log wrote it (a member outside the signed bytes "
-                              "was changed)"));
-    }
-    absl::Status s = VerifyTreeHead(*key, *head);
-    if (s.ok() && head->key_id != key->key_id()) {
-      s = absl::DataLossError(absl::StrCat("the tree head stored for size ", key_size,
-                                           " names signing key ", head->key_id.substr(0, 16),
-                                           ", it verifies with key ", key->key_id().substr(0, 16)));
-    }
-    if (!s.ok()) {
-      walk.Found(DamageKind::kBadSignature, covers, std::string(s.message()));
-      continue;
-    }
-    heads.emplace(key_size, *head);
-    report.latest_tree_head = *head;
-  }
+  VIGIL_ASSIGN_OR_RETURN(StoredHeads heads, CheckStoredHeads(log, *key, options, report, walk));
   VIGIL_ASSIGN_OR_RETURN(std::optional<SignedTreeHead> newest,
-                         CheckChainOfHeads(log, options, chain, report, walk));
-  VIGIL_ASSIGN_OR_RETURN(std::set<uint64_t> held, AddHeldHeads(log, *key, options, heads, walk));
+                         CheckChainOfHeads(log, options, heads.chain, report, walk));
+  VIGIL_ASSIGN_OR_RETURN(std::set<uint64_t> held,
+                         AddHeldHeads(log, *key, options, heads.verified, walk));
+  VIGIL_ASSIGN_OR_RETURN(const DataKeys data_keys, ReadDataKeys(log));
+  report.data_keys = data_keys.ids.size();
 
-  // The data keys: a record sealed under a key the log does not hold can never be opened.
-  std::set<std::string, std::less<>> data_keys;
-  std::string damaged_keys;  // why audit_keys cannot be read, when it cannot
-  if (absl::StatusOr<std::vector<crypto::WrappedDataKey>> keys = log.DataKeys(); keys.ok()) {
-    for (const crypto::WrappedDataKey& wrapped : *keys) data_keys.insert(wrapped.id);
-  } else if (absl::IsDataLoss(keys.status())) {
-    damaged_keys = std::string(keys.status().message());
-  } else {
-    return keys.status();
-  }
-  report.data_keys = data_keys.size();
-
-  // The walk.
-  absl::StatusOr<MerkleFrontier> frontier = log.FrontierAt(options.from);
-  if (!frontier.ok()) {
-    walk.Found(DamageKind::kModified, options.from,
-               absl::StrCat("the stored tree cannot be read at ", options.from, ": ",
-                            frontier.status().message()));
-    frontier = MerkleFrontier(hash);
-  }
-  if (options.from > 0) {
-    // The walk starts from the stored tree: a head at that size pins it.
-    if (auto at = heads.find(options.from); at != heads.end() && frontier->Root() != at->second.root) {
-      walk.Found(DamageKind::kModified, 0,
-                 absl::StrCat("the stored tree's root at size ", options.from,
-                              " is not the one signed at that size (", FormatUtc(at->second.time),
-                              ")"));
-    }
-  }
-  StoredLeaves stored_leaves(log);
-  Hash previous{};
-  if (options.from > 0) {
-    absl::StatusOr<std::optional<Hash>> p = stored_leaves.At(options.from - 1);
-    if (!p.ok()) return p.status();
-    if (p->has_value()) previous = **p;
-  }
-  uint64_t expected = options.from;
-  uint64_t verified_head = 0;  // size of the last head whose root matched
-  auto next_head = heads.lower_bound(options.from == 0 ? 1 : options.from + 1);
-  const auto ignore = [](int, uint64_t, const Hash&) {};
-  const absl::Status scanned = log.ForEachRecord(
-      options.from, [&](uint64_t sequence, std::string_view bytes) -> absl::Status {
-        if (options.up_to > 0 && sequence >= options.up_to) return absl::CancelledError();
-        if (walk.damage.has_value() && walk.damage->sequence <= sequence) {
-          return absl::CancelledError();  // nothing later can come first
-        }
-        if (sequence != expected) {
-          if (sequence < expected) {
-            walk.Found(DamageKind::kModified, sequence,
-                       absl::StrCat("the store holds position ", sequence,
-                                    " twice (chunks overlap)"));
-          } else {
-            walk.Found(DamageKind::kDeleted, expected,
-                       absl::StrCat("record ", expected, " is missing",
-                                    sequence > expected + 1
-                                        ? absl::StrCat(" (and the next ", sequence - expected - 1,
-                                                       " too)")
-                                        : std::string(),
-                                    "; record ", sequence, " follows"));
-          }
-          return absl::CancelledError();
-        }
-        const Hash leaf = LeafHash(hash, bytes);
-        absl::StatusOr<std::optional<Hash>> stored_leaf = stored_leaves.At(sequence);
-        if (!stored_leaf.ok()) return stored_leaf.status();
-        absl::StatusOr<RecordLink> link = DecodeRecordLink(bytes);
-        if (!link.ok()) {
-          walk.Found(DamageKind::kModified, sequence,
-                     absl::StrCat("record ", sequence, " does not decode: ", link.status().message()));
-          return absl::CancelledError();
-        }
-        if (link->sequence != sequence) {
-          // Intact but elsewhere: its bytes hash to the leaf the tree stores for its own number.
-          bool intact = false;
-          if (link->sequence < log.size() || options.up_to > link->sequence) {
-            StoredLeaves other(log);
-            absl::StatusOr<std::optional<Hash>> own = other.At(link->sequence);
-            if (!own.ok()) return own.status();
-            intact = own->has_value() && **own == leaf;
-          }
-          if (!intact) {
-            walk.Found(DamageKind::kModified, sequence,
-                       absl::StrCat("position ", sequence, " holds a record numbered ",
-                                    link->sequence, " that is not the log's"));
-            return absl::CancelledError();
-          }
-          // A later record in this place: either the records from here to it were removed (the
-          // rest shifted up), or this one was moved. Which: whether record "sequence" turns up
-          // further on.
-          std::optional<uint64_t> found_at;
-          if (link->sequence > sequence) {
-            absl::StatusOr<std::optional<uint64_t>> later = FindLater(log, sequence);
-            if (!later.ok()) return later.status();
-            found_at = *later;
-          }
-          if (link->sequence > sequence && !found_at.has_value()) {
-            const uint64_t gap = link->sequence - sequence;
-            walk.Found(DamageKind::kDeleted, sequence,
-                       absl::StrCat("record ", sequence, " is missing",
-                                    gap > 1 ? absl::StrCat(" (and the next ", gap - 1, " too)")
-                                            : std::string(),
-                                    "; record ", link->sequence, " follows"));
-          } else {
-            walk.Found(DamageKind::kReordered, sequence,
-                       absl::StrCat("position ", sequence, " holds record ", link->sequence,
-                                    " (intact: it belongs there)",
-                                    found_at.has_value()
-                                        ? absl::StrCat("; record ", sequence, " is at position ",
-                                                       *found_at)
-                                        : std::string()));
-          }
-          return absl::CancelledError();
-        }
-        if (sequence > 0 && link->previous_leaf_hash != previous) {
-          walk.Found(DamageKind::kModified, sequence,
-                     absl::StrCat("record ", sequence,
-                                  " does not chain to record ", sequence - 1,
-                                  ": its previous hash is ", HashHex(link->previous_leaf_hash),
-                                  ", record ", sequence - 1, " hashes to ", HashHex(previous)));
-          return absl::CancelledError();
-        }
-        if (!stored_leaf->has_value() || **stored_leaf != leaf) {
-          walk.Found(DamageKind::kModified, sequence,
-                     absl::StrCat("record ", sequence, " hashes to ", HashHex(leaf),
-                                  stored_leaf->has_value()
-                                      ? absl::StrCat(", the tree holds ", HashHex(**stored_leaf))
-                                      : std::string(", the tree holds no leaf for it")));
-          return absl::CancelledError();
-        }
-        absl::StatusOr<AuditRecord> record = DecodeRecord(bytes);
-        if (!record.ok()) {
-          walk.Found(DamageKind::kModified, sequence,
-                     absl::StrCat("record ", sequence, ": ", record.status().message()));
-          return absl::CancelledError();
-        }
-        if (!record->data_key_id.empty()) {
-          ++report.sealed_records;
-          if (!data_keys.contains(record->data_key_id)) {
-            walk.Found(DamageKind::kMissingKey, sequence,
-                       absl::StrCat("record ", sequence, " is sealed under data key ",
-                                    record->data_key_id, ", which the log ",
-                                    damaged_keys.empty()
-                                        ? std::string("does not hold")
-                                        : absl::StrCat("cannot read (", damaged_keys, ")"),
-                                    ": its personal fields can never be opened"));
-            return absl::CancelledError();
-          }
-        }
-        // An event record names no transaction: nothing indexes it (DecodeRecord checked
-        // that a record without a transaction id is an event).
-        absl::StatusOr<std::optional<uint64_t>> indexed =
-            link->transaction_id.empty() ? absl::StatusOr<std::optional<uint64_t>>(sequence)
-                                         : log.FindTransaction(link->transaction_id);
-        if (!indexed.ok()) return indexed.status();
-        if (indexed->value_or(UINT64_MAX) != sequence) {
-          walk.Found(DamageKind::kModified, sequence,
-                     absl::StrCat("the index entry of transaction \"", link->transaction_id, "\" ",
-                                  indexed->has_value() ? absl::StrCat("points to ", **indexed)
-                                                       : std::string("is missing"),
-                                  ", its record is ", sequence));
-          return absl::CancelledError();
-        }
-        frontier->Append(leaf, ignore);
-        previous = leaf;
-        ++expected;
-        ++report.records_checked;
-        while (next_head != heads.end() && next_head->first == frontier->size()) {
-          if (frontier->Root() != next_head->second.root) {
-            walk.Found(DamageKind::kModified, verified_head,
-                       absl::StrCat("records 0..", next_head->first - 1,
-                                    " do not hash to the root signed at size ", next_head->first,
-                                    " (", FormatUtc(next_head->second.time),
-                                    "): the log was rewritten after record ", verified_head));
-            return absl::CancelledError();
-          }
-          verified_head = next_head->first;
-          ++next_head;
-        }
-        return absl::OkStatus();
-      },
-      [&](uint64_t first, std::string_view why) -> absl::Status {
-        const uint64_t at = std::max(first, expected);
-        if (options.up_to > 0 && at >= options.up_to) return absl::CancelledError();
-        walk.Found(DamageKind::kModified, at,
-                   absl::StrCat("the stored chunk of records from ", first,
-                                " cannot be read: ", ToAbsl(why)));
-        return absl::CancelledError();
-      });
-  if (!scanned.ok() && !absl::IsCancelled(scanned)) return scanned;
+  RecordWalk records(log, options, heads.verified, data_keys, report, walk);
+  VIGIL_RETURN_IF_ERROR(records.Run());
+  const uint64_t expected = records.expected();
   report.records = expected;
-
   if (!walk.damage.has_value() || walk.damage->sequence > expected) {
-    // The end: nothing signed or recorded may lie beyond it.
-    if (next_head != heads.end() && !(options.up_to > 0 && expected >= options.up_to)) {
-      const uint64_t largest = heads.rbegin()->first;
-      walk.Found(DamageKind::kTruncated, expected,
-                 absl::StrCat("the log ends at record ", expected, " but a tree head ",
-                              held.contains(largest) ? "the examiner holds, " : "",
-                              "signed at ", FormatUtc(heads.rbegin()->second.time), ", covers ",
-                              largest, " records"));
-    } else if (options.up_to == 0) {
-      absl::StatusOr<AuditLog::DurableHead> durable = log.ReadDurableHead();
-      if (!durable.ok()) return durable.status();
-      if (durable->size > expected) {
-        walk.Found(DamageKind::kTruncated, expected,
-                   absl::StrCat("the log ends at record ", expected, " but its head records ",
-                                durable->size));
-      } else if (durable->size < expected) {
-        walk.Found(DamageKind::kModified, durable->size,
-                   absl::StrCat("records from ", durable->size,
-                                " on were added outside the log (its head records ",
-                                durable->size, ")"));
-      } else if (durable->root != frontier->Root()) {
-        walk.Found(DamageKind::kModified, verified_head,
-                   absl::StrCat("the records do not hash to the log's recorded head root; the log "
-                                "was rewritten after record ", verified_head));
-      }
-    }
+    VIGIL_RETURN_IF_ERROR(records.CheckEnd(held));
   }
   // With up_to (a live log), its heads up to that size were durable with its records.
   const bool at_end = options.up_to == 0 || expected >= options.up_to;

@@ -19,6 +19,7 @@
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
+#include "vigil/crypto/pem_private_key.h"
 
 namespace vigil::audit {
 namespace internal {
@@ -68,24 +69,17 @@ std::string Prefix(std::string_view origin) {
   return absl::StrCat("audit key ", ToAbsl(origin), ": ");
 }
 
-// The reasons OpenSSL queued on this thread, oldest first, without repeats. Empties the queue: it
-// is per thread, and what is left in it would be blamed on some later call.
-std::string TakeOpensslErrors() {
-  std::string reasons;
-  std::string last;
-  while (const unsigned long code = ERR_get_error()) {
-    const char* reason = ERR_reason_error_string(code);
-    std::string text = reason != nullptr ? reason : absl::StrCat("error code ", code);
-    if (text == last) continue;
-    absl::StrAppend(&reasons, reasons.empty() ? "" : "; ", text);
-    last = std::move(text);
-  }
-  return reasons.empty() ? "no reason given by OpenSSL" : reasons;
+// "reasons": OpenSSL's, as crypto::TakeOpenSslReasons gives them.
+absl::Status OpensslError(std::string_view origin, std::string_view what,
+                          std::string_view reasons) {
+  return absl::InternalError(
+      absl::StrCat(Prefix(origin), ToAbsl(what), " failed: ", ToAbsl(reasons)));
 }
 
+// Takes the reasons off this thread's OpenSSL error queue: it is per thread, and what is left
+// in it would be blamed on some later call.
 absl::Status OpensslError(std::string_view origin, std::string_view what) {
-  return absl::InternalError(
-      absl::StrCat(Prefix(origin), ToAbsl(what), " failed: ", TakeOpensslErrors()));
+  return OpensslError(origin, what, crypto::TakeOpenSslReasons());
 }
 
 // OpenSSL calls this only for an encrypted PEM. It records that and fails: vigil never decrypts
@@ -102,17 +96,17 @@ absl::Status EncryptedPemError(std::string_view origin) {
       "(`openssl pkey -in KEY -out NEW`) in a file only vigil can read"));
 }
 
-bool LooksEncrypted(std::string_view pem) {
-  return absl::StrContains(ToAbsl(pem), "-----BEGIN ENCRYPTED PRIVATE KEY-----") ||
-         absl::StrContains(ToAbsl(pem), "Proc-Type: 4,ENCRYPTED");
-}
-
-absl::StatusOr<BioPtr> MemoryBio(std::string_view pem, std::string_view origin) {
+absl::Status CheckPemSize(std::string_view pem, std::string_view origin) {
   if (pem.size() > kMaxPemBytes) {
     return absl::InvalidArgumentError(absl::StrCat(Prefix(origin), pem.size(),
                                                    " bytes, more than a key PEM can be (",
                                                    kMaxPemBytes >> 10, " KiB at most)"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BioPtr> MemoryBio(std::string_view pem, std::string_view origin) {
+  VIGIL_RETURN_IF_ERROR(CheckPemSize(pem, origin));
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (bio == nullptr) return OpensslError(origin, "BIO_new_mem_buf");
   return bio;
@@ -121,25 +115,26 @@ absl::StatusOr<BioPtr> MemoryBio(std::string_view pem, std::string_view origin) 
 // The first private key in "pem". "wanted" names what the caller accepts, for the message.
 absl::StatusOr<PkeyPtr> ReadPrivateKey(std::string_view pem, std::string_view origin,
                                        std::string_view wanted) {
-  if (LooksEncrypted(pem)) return EncryptedPemError(origin);
-  VIGIL_ASSIGN_OR_RETURN(BioPtr bio, MemoryBio(pem, origin));
-  bool asked = false;
-  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, RefusePassphrase, &asked));
-  if (asked) {
-    ERR_clear_error();
-    return EncryptedPemError(origin);
+  // Encrypted first: an encrypted PEM is refused as such whatever its size.
+  if (crypto::LooksLikeEncryptedPem(pem)) return EncryptedPemError(origin);
+  VIGIL_RETURN_IF_ERROR(CheckPemSize(pem, origin));
+  crypto::PemPrivateKey read = crypto::ReadPrivateKeyPem(pem);
+  switch (read.failure) {
+    case crypto::PemPrivateKey::Failure::kNone:
+      return PkeyPtr(read.key.release());
+    case crypto::PemPrivateKey::Failure::kEncrypted:
+      return EncryptedPemError(origin);
+    case crypto::PemPrivateKey::Failure::kNoMemory:
+      return OpensslError(origin, "BIO_new_mem_buf", read.reasons);
+    case crypto::PemPrivateKey::Failure::kNoKey:
+      break;
   }
-  if (key == nullptr) {
-    const std::string reasons = TakeOpensslErrors();
-    if (absl::StrContains(ToAbsl(pem), ToAbsl(kPublicKeyBegin))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Prefix(origin), "a public key; signing needs the private key it belongs to"));
-    }
+  if (absl::StrContains(ToAbsl(pem), ToAbsl(kPublicKeyBegin))) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Prefix(origin), "no PEM ", ToAbsl(wanted), " (", reasons, ")"));
+        absl::StrCat(Prefix(origin), "a public key; signing needs the private key it belongs to"));
   }
-  ERR_clear_error();  // The decoders OpenSSL tried before the right one leave their errors.
-  return key;
+  return absl::InvalidArgumentError(
+      absl::StrCat(Prefix(origin), "no PEM ", ToAbsl(wanted), " (", read.reasons, ")"));
 }
 
 absl::StatusOr<PkeyPtr> ReadPublicKey(std::string_view pem, std::string_view origin) {
@@ -149,7 +144,7 @@ absl::StatusOr<PkeyPtr> ReadPublicKey(std::string_view pem, std::string_view ori
   if (key == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(Prefix(origin), "PUBLIC KEY block is not a SubjectPublicKeyInfo (",
-                     TakeOpensslErrors(), ")"));
+                     crypto::TakeOpenSslReasons(), ")"));
   }
   ERR_clear_error();
   return key;

@@ -237,6 +237,24 @@ absl::Status ReadNameAndAddress(const MtField& f, char option, PartyFieldValue* 
   return CheckLines(f, 4, first_text);
 }
 
+// Option F's first line when it is not numbered: "/account", or "CODE/CC/identifier" (a
+// passport, customer or national identity number), kept as the account.
+absl::Status ReadPartyIdentifier(const MtField& f, std::string_view line, PartyFieldValue* p) {
+  if (!line.empty() && line[0] == '/') {
+    absl::StatusOr<std::string_view> account = ReadAccountLine(f, 0, line);
+    if (!account.ok()) return account.status();
+    p->account = *account;
+    return absl::OkStatus();
+  }
+  if (line.size() < 9 || line[4] != '/' || line[7] != '/') {
+    return FieldError(f, 0,
+                      "the party identifier must be \"/account\" or "
+                      "\"CODE/country/identifier\"");
+  }
+  p->account = line;
+  return absl::OkStatus();
+}
+
 // Option F (50F, 59F): [party identifier] then numbered lines 1/ name, 2/ address,
 // 3/ country/town, 4/ to 7/ identification details, 8/ continuation.
 absl::Status ReadOptionF(const MtField& f, PartyFieldValue* p) {
@@ -248,19 +266,7 @@ absl::Status ReadOptionF(const MtField& f, PartyFieldValue* p) {
     const int i = lines.index();
     if (i == 0 && !(line.size() >= 2 && IsDigit(line[0]) && line[1] == '/')) {
       first_numbered = 1;
-      if (!line.empty() && line[0] == '/') {
-        absl::StatusOr<std::string_view> account = ReadAccountLine(f, 0, line);
-        if (!account.ok()) return account.status();
-        p->account = *account;
-      } else {
-        // "CODE/CC/identifier": a passport, customer or national identity number.
-        if (line.size() < 9 || line[4] != '/' || line[7] != '/') {
-          return FieldError(f, 0,
-                            "the party identifier must be \"/account\" or "
-                            "\"CODE/country/identifier\"");
-        }
-        p->account = line;
-      }
+      if (absl::Status s = ReadPartyIdentifier(f, line, p); !s.ok()) return s;
       continue;
     }
     if (line.size() < 3 || line[0] < '1' || line[0] > '8' || line[1] != '/') {
@@ -452,29 +458,21 @@ absl::Status ReadAcknowledgement(const SwiftMtMessage& m, Transaction* out) {
   return absl::OkStatus();
 }
 
-}  // namespace
+// The headers' logical terminals carry the BICs the agents and countries come from: both must
+// be BICs. "who" is "sender" or "receiver".
+absl::Status CheckHeaderBic(const SwiftMtMessage& m, std::string_view who, const std::string& bic) {
+  if (absl::Status s = CheckBic(bic); !s.ok()) {
+    const bool in_block_1 = (who == "sender") == m.application.input;
+    return absl::InvalidArgumentError(absl::StrCat("SWIFT MT block ", in_block_1 ? 1 : 2, ": the ",
+                                                   ToAbsl(who), "'s ", s.message()));
+  }
+  return absl::OkStatus();
+}
 
-absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
-  if (absl::Status s = ReadAcknowledgement(m, out); !s.ok()) return s;
-  absl::StatusOr<MtType> type = SupportedMtType(m);
-  if (!type.ok()) return type.status();
-  if (absl::Status fields = CheckMtFields(m, *type); !fields.ok()) return fields;
-  const bool customer_transfer = *type == MtType::kMt103 || *type == MtType::kMt103Stp;
-
-  const std::string sender = m.SenderBic();
-  const std::string receiver = m.ReceiverBic();
-  // The headers' logical terminals carry the BICs the agents and countries come from.
-  const auto header_bic = [&m](std::string_view who, const std::string& bic) -> absl::Status {
-    if (absl::Status s = CheckBic(bic); !s.ok()) {
-      const bool in_block_1 = (who == "sender") == m.application.input;
-      return absl::InvalidArgumentError(absl::StrCat("SWIFT MT block ", in_block_1 ? 1 : 2,
-                                                     ": the ", ToAbsl(who), "'s ", s.message()));
-    }
-    return absl::OkStatus();
-  };
-  if (absl::Status s = header_bic("sender", sender); !s.ok()) return s;
-  if (absl::Status s = header_bic("receiver", receiver); !s.ok()) return s;
-  out->message_type.assign(MtTypeName(*type));
+// Sets what the type and the application header say, and clears the fields a previous message
+// may have left in "out" that only some messages set.
+void StartTransaction(const SwiftMtMessage& m, MtType type, Transaction* out) {
+  out->message_type.assign(MtTypeName(type));
   out->payment_format = PaymentFormat::kWire;
   out->channel.clear();
   out->priority = m.application.priority == 'U' ? Priority::kP0 : Priority::kP1;
@@ -485,35 +483,44 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
   out->settled_amount.reset();
   out->ultimate_originator.reset();
   out->ultimate_beneficiary.reset();
+}
 
-  if (const std::optional<std::string_view> uetr = m.UserHeader("121"); uetr.has_value()) {
-    absl::StatusOr<std::string> normalized = NormalizeUetr(*uetr);
-    if (!normalized.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("SWIFT MT block 3, field {121:}: ", normalized.status().message()));
-    }
-    out->uetr = *std::move(normalized);
-  } else {
+// Block 3 field 121 (the UETR), normalized; cleared without one.
+absl::Status ReadUetr(const SwiftMtMessage& m, Transaction* out) {
+  const std::optional<std::string_view> uetr = m.UserHeader("121");
+  if (!uetr.has_value()) {
     out->uetr.clear();
+    return absl::OkStatus();
   }
-
-  // The agents: sender and receiver first, then the agent fields of sequence A in order.
-  size_t agents = 0;
-  {
-    Agent* a = NextAgent(out, &agents);
-    a->role = AgentRole::kInstructing;
-    a->bic = sender;
-    a->account_id.clear();
-    a->name.clear();
-    a->country.assign(BicCountry(sender));
-    a = NextAgent(out, &agents);
-    a->role = AgentRole::kInstructed;
-    a->bic = receiver;
-    a->account_id.clear();
-    a->name.clear();
-    a->country.assign(BicCountry(receiver));
+  absl::StatusOr<std::string> normalized = NormalizeUetr(*uetr);
+  if (!normalized.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SWIFT MT block 3, field {121:}: ", normalized.status().message()));
   }
+  out->uetr = *std::move(normalized);
+  return absl::OkStatus();
+}
 
+// The first two agents: the sender (instructing) and the receiver (instructed).
+void AddHeaderAgents(const std::string& sender, const std::string& receiver, Transaction* out,
+                     size_t* agents) {
+  Agent* a = NextAgent(out, agents);
+  a->role = AgentRole::kInstructing;
+  a->bic = sender;
+  a->account_id.clear();
+  a->name.clear();
+  a->country.assign(BicCountry(sender));
+  a = NextAgent(out, agents);
+  a->role = AgentRole::kInstructed;
+  a->bic = receiver;
+  a->account_id.clear();
+  a->name.clear();
+  a->country.assign(BicCountry(receiver));
+}
+
+// What block 4's fields name beyond what they write into the transaction directly: amounts,
+// parties and their banks, mapped once every field is read. Views point into the message text.
+struct Block4Values {
   std::optional<Money> interbank;   // 32A
   std::optional<Money> instructed;  // 33B (of sequence A; of B for MT202COV)
   PartyFieldValue ordering, beneficiary, cover_ordering, cover_beneficiary;
@@ -525,160 +532,221 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
   std::string_view cover_ordering_bank, cover_beneficiary_bank;  // 52A, 57A (sequence B)
   PartyFieldValue fi_originator, fi_beneficiary;                 // MT202: 52a, 58a
   bool has_fi_originator = false;
-  bool sequence_b = false;
+};
 
+// :23B: (4!c) and :26T: (3!c, kept as the purpose).
+absl::Status ReadCodeField(const MtField& f, int key, Transaction* out) {
+  if (key == Key(23, 'B')) {
+    if (f.value.size() != 4 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
+        !IsUpperAlnum(f.value[2]) || !IsUpperAlnum(f.value[3])) {
+      return FieldError(f, 0, "the bank operation code is 4 letters or digits (CRED, SPAY, ...)");
+    }
+    return absl::OkStatus();
+  }
+  if (f.value.size() != 3 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
+      !IsUpperAlnum(f.value[2])) {
+    return FieldError(f, 0, "the transaction type code is 3 letters or digits");
+  }
+  out->purpose.assign(f.value);
+  return absl::OkStatus();
+}
+
+// :32A: the value date, then the interbank settlement amount.
+absl::Status ReadValueDateAmount(const MtField& f, Transaction* out, Block4Values* v) {
+  if (f.value.size() < 10 || f.value.find_first_of("\r\n") != std::string_view::npos) {
+    return FieldError(f, 0, "expected date, currency and amount (\"250827USD7138,40\")");
+  }
+  absl::StatusOr<std::string> date = ParseMtDate(f.value.substr(0, 6));
+  if (!date.ok()) return WithField(f, 0, date.status());
+  out->value_date = *std::move(date);
+  absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value.substr(6));
+  if (!amount.ok()) return amount.status();
+  v->interbank = *amount;
+  return absl::OkStatus();
+}
+
+// :36: digits with one decimal comma, not first, 12 characters at most.
+absl::Status CheckExchangeRate(const MtField& f) {
+  const size_t comma = f.value.find(',');
+  bool ok = comma != std::string_view::npos && comma > 0 && f.value.size() <= 12;
+  for (size_t i = 0; ok && i < f.value.size(); ++i) ok = i == comma || IsDigit(f.value[i]);
+  if (!ok) return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
+  return absl::OkStatus();
+}
+
+// :70: 4 lines, joined with a space: the text reads on across line breaks (as RmtInf/Ustrd).
+absl::Status ReadRemittance(const MtField& f, Transaction* out) {
+  if (absl::Status s = CheckLines(f, 4); !s.ok()) return s;
+  out->remittance.clear();
+  LineCursor lines(f.value);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    if (!out->remittance.empty()) out->remittance += ' ';
+    out->remittance.append(line);
+  }
+  return absl::OkStatus();
+}
+
+// An agent field, 52a to 58a. In sequence A it is the next agent of the chain; in sequence B
+// (MT202COV) it names the underlying customer's banks, which locate its parties only.
+absl::Status ReadAgentField(const MtField& f, int number, bool sequence_b, Transaction* out,
+                            size_t* agents, Block4Values* values) {
+  PartyFieldValue v;
+  if (sequence_b) {
+    Agent cover_agent;
+    if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, &cover_agent); !s.ok()) return s;
+    if (number == 52) values->cover_ordering_bank = v.bic;
+    if (number == 57) values->cover_beneficiary_bank = v.bic;
+    return absl::OkStatus();
+  }
+  if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, NextAgent(out, agents)); !s.ok()) {
+    return s;
+  }
+  if (number == 52) {
+    values->ordering_bank = v.bic;
+    values->has_ordering_bank = true;
+    values->fi_originator = v;
+    values->has_fi_originator = true;
+  } else if (number == 57) {
+    values->beneficiary_bank = v.bic;
+    values->has_beneficiary_bank = true;
+  } else if (number == 58) {
+    values->fi_beneficiary = v;
+  }
+  return absl::OkStatus();
+}
+
+// Checks and maps one field of block 4 that its type allows; fields vigil does not map (:13C:,
+// :51A:) pass.
+absl::Status ReadBlock4Field(const MtField& f, bool sequence_b, Transaction* out, size_t* agents,
+                             Block4Values* values) {
+  const int number = f.number();
+  const int key = Key(number, f.option());
+  if (key == Key(20, ' ')) {
+    if (absl::Status s = CheckReference(f); !s.ok()) return s;
+    out->reference.assign(f.value);
+  } else if (key == Key(21, ' ')) {
+    return CheckReference(f);
+  } else if (key == Key(23, 'B') || key == Key(26, 'T')) {
+    return ReadCodeField(f, key, out);
+  } else if (key == Key(32, 'A')) {
+    return ReadValueDateAmount(f, out, values);
+  } else if (key == Key(33, 'B') || key == Key(71, 'F') || key == Key(71, 'G')) {
+    absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value);
+    if (!amount.ok()) return amount.status();
+    if (key == Key(33, 'B')) values->instructed = *amount;
+  } else if (key == Key(36, ' ')) {
+    return CheckExchangeRate(f);
+  } else if (key == Key(71, 'A')) {
+    if (f.value != "OUR" && f.value != "BEN" && f.value != "SHA") {
+      return FieldError(f, 0, "details of charges must be OUR, BEN or SHA");
+    }
+    out->charges.assign(f.value);
+  } else if (key == Key(70, ' ')) {
+    return ReadRemittance(f, out);
+  } else if (key == Key(72, ' ')) {
+    return CheckLines(f, 6);
+  } else if (key == Key(77, 'B')) {
+    return CheckLines(f, 3);
+  } else if (number == 50) {  // the ordering customer, 50a
+    if (absl::Status s =
+            ReadPartyField(f, sequence_b ? &values->cover_ordering : &values->ordering);
+        !s.ok()) {
+      return s;
+    }
+    if (sequence_b) values->has_cover_ordering = true;
+  } else if (number == 59) {  // the beneficiary customer, 59a
+    if (absl::Status s =
+            ReadPartyField(f, sequence_b ? &values->cover_beneficiary : &values->beneficiary);
+        !s.ok()) {
+      return s;
+    }
+    if (sequence_b) values->has_cover_beneficiary = true;
+  } else if (number >= 52 && number <= 58) {
+    return ReadAgentField(f, number, sequence_b, out, agents, values);
+  }
+  return absl::OkStatus();
+}
+
+// Every field of block 4, in order: its character set, whether its type (and, for MT202COV,
+// its sequence: B starts at field 50) allows it, then its content. Agents are appended after
+// the "*agents" already in out->agents.
+absl::Status ReadBlock4(const SwiftMtMessage& m, MtType type, Transaction* out, size_t* agents,
+                        Block4Values* values) {
+  bool sequence_b = false;
   for (const MtField& f : m.fields) {
     if (absl::Status chars = CheckCharset(f); !chars.ok()) return chars;
     const int number = f.number();
-    if (*type == MtType::kMt202Cov && !sequence_b && number == 50) sequence_b = true;
-    if (!AllowedIn(*type, sequence_b, number)) {
+    if (type == MtType::kMt202Cov && !sequence_b && number == 50) sequence_b = true;
+    if (!AllowedIn(type, sequence_b, number)) {
       return FieldError(f, 0,
-                        absl::StrCat("is not a field of ", ToAbsl(MtTypeName(*type)),
+                        absl::StrCat("is not a field of ", ToAbsl(MtTypeName(type)),
                                      sequence_b ? " sequence B" : ""));
     }
-    const int key = Key(number, f.option());
-    if (key == Key(20, ' ')) {
-      if (absl::Status s = CheckReference(f); !s.ok()) return s;
-      out->reference.assign(f.value);
-    } else if (key == Key(21, ' ')) {
-      if (absl::Status s = CheckReference(f); !s.ok()) return s;
-    } else if (key == Key(23, 'B')) {
-      if (f.value.size() != 4 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
-          !IsUpperAlnum(f.value[2]) || !IsUpperAlnum(f.value[3])) {
-        return FieldError(f, 0, "the bank operation code is 4 letters or digits (CRED, SPAY, ...)");
-      }
-    } else if (key == Key(26, 'T')) {
-      if (f.value.size() != 3 || !IsUpperAlnum(f.value[0]) || !IsUpperAlnum(f.value[1]) ||
-          !IsUpperAlnum(f.value[2])) {
-        return FieldError(f, 0, "the transaction type code is 3 letters or digits");
-      }
-      out->purpose.assign(f.value);
-    } else if (key == Key(32, 'A')) {
-      if (f.value.size() < 10 || f.value.find_first_of("\r\n") != std::string_view::npos) {
-        return FieldError(f, 0, "expected date, currency and amount (\"250827USD7138,40\")");
-      }
-      absl::StatusOr<std::string> date = ParseMtDate(f.value.substr(0, 6));
-      if (!date.ok()) return WithField(f, 0, date.status());
-      out->value_date = *std::move(date);
-      absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value.substr(6));
-      if (!amount.ok()) return amount.status();
-      interbank = *amount;
-    } else if (key == Key(33, 'B') || key == Key(71, 'F') || key == Key(71, 'G')) {
-      absl::StatusOr<Money> amount = ReadCurrencyAmount(f, f.value);
-      if (!amount.ok()) return amount.status();
-      if (key == Key(33, 'B')) instructed = *amount;
-    } else if (key == Key(36, ' ')) {
-      const size_t comma = f.value.find(',');
-      bool ok = comma != std::string_view::npos && comma > 0 && f.value.size() <= 12;
-      for (size_t i = 0; ok && i < f.value.size(); ++i) ok = i == comma || IsDigit(f.value[i]);
-      if (!ok)
-        return FieldError(f, 0, "the exchange rate is digits with a decimal comma, 12 at most");
-    } else if (key == Key(71, 'A')) {
-      if (f.value != "OUR" && f.value != "BEN" && f.value != "SHA") {
-        return FieldError(f, 0, "details of charges must be OUR, BEN or SHA");
-      }
-      out->charges.assign(f.value);
-    } else if (key == Key(70, ' ')) {
-      if (absl::Status s = CheckLines(f, 4); !s.ok()) return s;
-      // Lines joined with a space: the text reads on across line breaks (as RmtInf/Ustrd).
-      out->remittance.clear();
-      LineCursor lines(f.value);
-      std::string_view line;
-      while (lines.Next(&line)) {
-        if (!out->remittance.empty()) out->remittance += ' ';
-        out->remittance.append(line);
-      }
-    } else if (key == Key(72, ' ')) {
-      if (absl::Status s = CheckLines(f, 6); !s.ok()) return s;
-    } else if (key == Key(77, 'B')) {
-      if (absl::Status s = CheckLines(f, 3); !s.ok()) return s;
-    } else if (number == 50) {
-      PartyFieldValue* v = sequence_b ? &cover_ordering : &ordering;
-      if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
-      if (sequence_b) has_cover_ordering = true;
-    } else if (number == 59) {
-      PartyFieldValue* v = sequence_b ? &cover_beneficiary : &beneficiary;
-      if (absl::Status s = ReadPartyField(f, v); !s.ok()) return s;
-      if (sequence_b) has_cover_beneficiary = true;
-    } else if (number >= 52 && number <= 58) {
-      PartyFieldValue v;
-      if (sequence_b) {
-        // The underlying customer's banks: they locate its parties; the chain is sequence A's.
-        Agent cover_agent;
-        if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, &cover_agent); !s.ok()) {
-          return s;
-        }
-        if (number == 52) cover_ordering_bank = v.bic;
-        if (number == 57) cover_beneficiary_bank = v.bic;
-        continue;
-      }
-      if (absl::Status s = ReadAgent(f, AgentRoleOf(number), &v, NextAgent(out, &agents));
-          !s.ok()) {
-        return s;
-      }
-      if (number == 52) {
-        ordering_bank = v.bic;
-        has_ordering_bank = true;
-        fi_originator = v;
-        has_fi_originator = true;
-      } else if (number == 57) {
-        beneficiary_bank = v.bic;
-        has_beneficiary_bank = true;
-      } else if (number == 58) {
-        fi_beneficiary = v;
-      }
-    }
+    if (absl::Status s = ReadBlock4Field(f, sequence_b, out, agents, values); !s.ok()) return s;
   }
-  out->agents.resize(agents);
-  const std::string_view originator_bank =
-      has_ordering_bank ? ordering_bank : std::string_view(sender);
-  const std::string_view beneficiary_bank_bic =
-      has_beneficiary_bank ? beneficiary_bank : std::string_view(receiver);
+  return absl::OkStatus();
+}
 
-  // Amounts: the instructed amount when the message has one, the interbank amount settled.
+// The instructed amount when the message has one, else the interbank amount; the interbank
+// amount is the settled amount when it differs. REQUIRES: values.interbank (32A is mandatory).
+void MapAmounts(const Block4Values& values, Transaction* out) {
+  const std::optional<Money>& instructed = values.instructed;
+  const std::optional<Money>& interbank = values.interbank;
   out->amount = instructed.has_value() ? *instructed : *interbank;
   if (instructed.has_value() &&
       (instructed->currency() != interbank->currency() || *instructed != *interbank)) {
     out->settled_amount = *interbank;
   }
+}
 
-  if (customer_transfer) {
-    FillParty(ordering, originator_bank, PartyKind::kCustomer, &out->originator);
-    FillParty(beneficiary, beneficiary_bank_bic, PartyKind::kCustomer, &out->beneficiary);
+// The originator and beneficiary: customers for MT103, banks for MT202 (with MT202COV's
+// underlying customers as the ultimate parties). Errors: a party that names no account.
+absl::Status MapParties(MtType type, const Block4Values& v, const std::string& sender,
+                        const std::string& receiver, Transaction* out) {
+  if (type == MtType::kMt103 || type == MtType::kMt103Stp) {
+    FillParty(v.ordering, v.has_ordering_bank ? v.ordering_bank : std::string_view(sender),
+              PartyKind::kCustomer, &out->originator);
+    FillParty(v.beneficiary,
+              v.has_beneficiary_bank ? v.beneficiary_bank : std::string_view(receiver),
+              PartyKind::kCustomer, &out->beneficiary);
   } else {
     // A bank-to-bank transfer: the ordering institution (52a, else the sender) pays the
     // beneficiary institution (58a).
-    if (has_fi_originator) {
-      FillParty(fi_originator, std::string_view(), PartyKind::kBank, &out->originator);
+    if (v.has_fi_originator) {
+      FillParty(v.fi_originator, std::string_view(), PartyKind::kBank, &out->originator);
     } else {
       PartyFieldValue s;
       s.bic = sender;
       FillParty(s, std::string_view(), PartyKind::kBank, &out->originator);
     }
-    FillParty(fi_beneficiary, std::string_view(), PartyKind::kBank, &out->beneficiary);
-    if (has_cover_ordering) {
+    FillParty(v.fi_beneficiary, std::string_view(), PartyKind::kBank, &out->beneficiary);
+    if (v.has_cover_ordering) {
       out->ultimate_originator.emplace();
-      FillParty(cover_ordering, cover_ordering_bank, PartyKind::kCustomer,
+      FillParty(v.cover_ordering, v.cover_ordering_bank, PartyKind::kCustomer,
                 &*out->ultimate_originator);
     }
-    if (has_cover_beneficiary) {
+    if (v.has_cover_beneficiary) {
       out->ultimate_beneficiary.emplace();
-      FillParty(cover_beneficiary, cover_beneficiary_bank, PartyKind::kCustomer,
+      FillParty(v.cover_beneficiary, v.cover_beneficiary_bank, PartyKind::kCustomer,
                 &*out->ultimate_beneficiary);
     }
   }
   if (out->originator.account_id.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(type)),
                      ": the ordering party names neither an account, a BIC nor a name"));
   }
   if (out->beneficiary.account_id.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(*type)),
+        absl::StrCat("SWIFT MT block 4: ", ToAbsl(MtTypeName(type)),
                      ": the beneficiary names neither an account, a BIC nor a name"));
   }
+  return absl::OkStatus();
+}
 
-  // The id: the UETR, stable across the chain; else the sender's reference under its BIC.
+// The id: the UETR, stable across the chain; else the sender's reference under its BIC.
+void AssignId(const std::string& sender, Transaction* out) {
   if (!out->uetr.empty()) {
     out->id = out->uetr;
   } else {
@@ -686,9 +754,11 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
     out->id += '/';
     out->id += out->reference;
   }
+}
 
-  // Event time: when the sender input the message (output messages carry it, in the sender's
-  // local time, read as UTC), else the value date at midnight UTC.
+// Event time: when the sender input the message (output messages carry it, in the sender's
+// local time, read as UTC), else the value date at midnight UTC. REQUIRES: out->value_date set.
+absl::Status ReadEventTime(const SwiftMtMessage& m, Transaction* out) {
   if (!m.application.input && m.application.input_reference.size() >= 6 &&
       m.application.input_time.size() == 4) {
     const std::string_view d = m.application.input_reference.substr(0, 6);
@@ -709,6 +779,34 @@ absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
                  Digits(out->value_date.substr(8, 2)));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SwiftMtToTransaction(const SwiftMtMessage& m, Transaction* out) {
+  if (absl::Status s = ReadAcknowledgement(m, out); !s.ok()) return s;
+  absl::StatusOr<MtType> type = SupportedMtType(m);
+  if (!type.ok()) return type.status();
+  if (absl::Status fields = CheckMtFields(m, *type); !fields.ok()) return fields;
+
+  const std::string sender = m.SenderBic();
+  const std::string receiver = m.ReceiverBic();
+  if (absl::Status s = CheckHeaderBic(m, "sender", sender); !s.ok()) return s;
+  if (absl::Status s = CheckHeaderBic(m, "receiver", receiver); !s.ok()) return s;
+  StartTransaction(m, *type, out);
+  if (absl::Status s = ReadUetr(m, out); !s.ok()) return s;
+
+  // The agents: sender and receiver first, then the agent fields of sequence A in order.
+  size_t agents = 0;
+  AddHeaderAgents(sender, receiver, out, &agents);
+  Block4Values values;
+  if (absl::Status s = ReadBlock4(m, *type, out, &agents, &values); !s.ok()) return s;
+  out->agents.resize(agents);
+
+  MapAmounts(values, out);
+  if (absl::Status s = MapParties(*type, values, sender, receiver, out); !s.ok()) return s;
+  AssignId(sender, out);
+  return ReadEventTime(m, out);
 }
 
 absl::StatusOr<Transaction> ParseSwiftMt(std::string_view text) {

@@ -77,14 +77,9 @@ class Parser {
   absl::string_view source_;
 };
 
-}  // namespace
-
-absl::StatusOr<TreeEnsemble> LoadLightGbmText(std::string_view text_in,
-                                              std::string_view source_in) {
-  const absl::string_view text(text_in.data(), text_in.size());
-  const absl::string_view source(source_in.data(), source_in.size());
-  Parser p(source);
-  // Split into the header block and one block per "Tree=" section.
+// Splits "text" into the header block (blocks[0]) and one block per "Tree=" section, up to the
+// "end of trees" line. Errors: no such line, or no tree before it.
+absl::StatusOr<std::vector<Block>> SplitBlocks(const Parser& p, absl::string_view text) {
   std::vector<Block> blocks(1);
   blocks[0].first_line = 1;
   int line_no = 0;
@@ -113,31 +108,48 @@ absl::StatusOr<TreeEnsemble> LoadLightGbmText(std::string_view text_in,
   if (!ended)
     return p.Error(line_no, "no 'end of trees' line: not a LightGBM text model, or truncated");
   if (blocks.size() < 2) return p.Error(line_no, "no trees");
-  const Block& header = blocks[0];
+  return blocks;
+}
 
-  TreeEnsemble m;
-  m.format = ModelFormat::kLightGbm;
-  int num_class = 1, per_iteration = 1, max_feature = -1;
+// The header's shape: classes, trees per iteration and the largest feature index.
+struct HeaderCounts {
+  int num_class = 1;
+  int per_iteration = 1;
+  int max_feature = -1;
+};
+
+// Reads num_class, num_tree_per_iteration, max_feature_idx and feature_names (into
+// m.feature_names, one per feature index).
+absl::StatusOr<HeaderCounts> ReadHeaderCounts(const Parser& p, const Block& header,
+                                              TreeEnsemble& m) {
+  HeaderCounts c;
   VIGIL_ASSIGN_OR_RETURN(absl::string_view v, p.Get(header, "num_class"));
-  if (!absl::SimpleAtoi(v, &num_class) || num_class < 1) {
+  if (!absl::SimpleAtoi(v, &c.num_class) || c.num_class < 1) {
     return p.Error(p.LineOf(header, "num_class"), "num_class must be a positive integer");
   }
   VIGIL_ASSIGN_OR_RETURN(v, p.Get(header, "num_tree_per_iteration"));
-  if (!absl::SimpleAtoi(v, &per_iteration) || per_iteration < 1) {
+  if (!absl::SimpleAtoi(v, &c.per_iteration) || c.per_iteration < 1) {
     return p.Error(p.LineOf(header, "num_tree_per_iteration"), "must be a positive integer");
   }
   VIGIL_ASSIGN_OR_RETURN(v, p.Get(header, "max_feature_idx"));
-  if (!absl::SimpleAtoi(v, &max_feature) || max_feature < 0 || max_feature > 1'000'000) {
+  if (!absl::SimpleAtoi(v, &c.max_feature) || c.max_feature < 0 || c.max_feature > 1'000'000) {
     return p.Error(p.LineOf(header, "max_feature_idx"), "must be an integer in [0, 1000000]");
   }
   VIGIL_ASSIGN_OR_RETURN(v, p.Get(header, "feature_names"));
   m.feature_names = absl::StrSplit(v, ' ', absl::SkipEmpty());
-  if (m.feature_names.size() != static_cast<size_t>(max_feature) + 1) {
+  if (m.feature_names.size() != static_cast<size_t>(c.max_feature) + 1) {
     return p.Error(
         p.LineOf(header, "feature_names"),
-        absl::StrCat(m.feature_names.size(), " names for max_feature_idx=", max_feature));
+        absl::StrCat(m.feature_names.size(), " names for max_feature_idx=", c.max_feature));
   }
-  VIGIL_ASSIGN_OR_RETURN(v, p.Get(header, "objective"));
+  return c;
+}
+
+// The objective's link function (and sigmoid scale) into "m"; an objective vigil cannot score
+// is refused as "unsupported".
+absl::Status ReadObjective(const Parser& p, const Block& header, absl::string_view source,
+                           TreeEnsemble& m) {
+  VIGIL_ASSIGN_OR_RETURN(absl::string_view v, p.Get(header, "objective"));
   m.objective = std::string(v);
   const std::vector<absl::string_view> objective = absl::StrSplit(v, ' ', absl::SkipEmpty());
   const absl::string_view kind = objective.empty() ? "" : objective[0];
@@ -157,95 +169,135 @@ absl::StatusOr<TreeEnsemble> LoadLightGbmText(std::string_view text_in,
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": unsupported: LightGBM objective '", v, "'"));
   }
-  if (num_class != per_iteration && !(num_class == 1 && per_iteration == 1)) {
+  return absl::OkStatus();
+}
+
+// One tree block's arrays as LightGBM wrote them; the per-node ones hold leaves - 1 entries.
+struct TreeArrays {
+  int leaves = 0;
+  std::vector<double> leaf_value, leaf_count;
+  std::vector<int> split_feature, decision_type, left_child, right_child;
+  std::vector<double> threshold, internal_count;
+};
+
+// Reads a tree block's arrays, each of the length num_leaves gives it; refuses categorical and
+// linear trees.
+absl::StatusOr<TreeArrays> ReadTreeArrays(const Parser& p, const Block& b,
+                                          absl::string_view source) {
+  TreeArrays a;
+  VIGIL_ASSIGN_OR_RETURN(absl::string_view v, p.Get(b, "num_leaves"));
+  if (!absl::SimpleAtoi(v, &a.leaves) || a.leaves < 1 || a.leaves > (1 << 24)) {
+    return p.Error(p.LineOf(b, "num_leaves"), "num_leaves out of range");
+  }
+  if (auto it = b.values.find("num_cat"); it != b.values.end() && it->second != "0") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", b.first_line, ": unsupported: categorical splits"));
+  }
+  if (auto it = b.values.find("is_linear"); it != b.values.end() && it->second != "0") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", b.first_line, ": unsupported: linear trees"));
+  }
+  const auto leaves = static_cast<size_t>(a.leaves);
+  const size_t internal = leaves - 1;
+  VIGIL_ASSIGN_OR_RETURN(a.leaf_value, p.List<double>(b, "leaf_value", leaves));
+  // Counts feed TreeSHAP only; a writer may leave them empty (single-leaf trees).
+  a.leaf_count.assign(leaves, 0.0);
+  if (auto it = b.values.find("leaf_count"); it != b.values.end() && !it->second.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(a.leaf_count, p.List<double>(b, "leaf_count", leaves));
+  }
+  a.internal_count.assign(internal, 0.0);
+  if (internal > 0) {
+    VIGIL_ASSIGN_OR_RETURN(a.split_feature, p.List<int>(b, "split_feature", internal));
+    VIGIL_ASSIGN_OR_RETURN(a.threshold, p.List<double>(b, "threshold", internal));
+    VIGIL_ASSIGN_OR_RETURN(a.decision_type, p.List<int>(b, "decision_type", internal));
+    VIGIL_ASSIGN_OR_RETURN(a.left_child, p.List<int>(b, "left_child", internal));
+    VIGIL_ASSIGN_OR_RETURN(a.right_child, p.List<int>(b, "right_child", internal));
+    if (auto it = b.values.find("internal_count"); it != b.values.end() && !it->second.empty()) {
+      VIGIL_ASSIGN_OR_RETURN(a.internal_count, p.List<double>(b, "internal_count", internal));
+    }
+  }
+  return a;
+}
+
+// Appends tree "tree" (0-based, for messages) to "m": its internal nodes, checked, then its
+// leaves. Nodes: internal nodes 0..L-2, then leaves; LightGBM writes leaf j as child ~j
+// (= -j - 1).
+absl::Status AppendTree(const Parser& p, const Block& b, const TreeArrays& a, size_t tree,
+                        int max_feature, absl::string_view source, TreeEnsemble& m) {
+  const auto internal = static_cast<size_t>(a.leaves - 1);
+  const auto base = static_cast<int32_t>(m.num_nodes());
+  const auto node_of = [&](int child) -> int32_t {
+    return child >= 0 ? base + child : base + static_cast<int32_t>(internal) + (~child);
+  };
+  for (size_t i = 0; i < internal; ++i) {
+    const int line = p.LineOf(b, "decision_type");
+    if (a.decision_type[i] & kCategoricalMask) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", line, ": unsupported: categorical split in tree ", tree));
+    }
+    const int missing_type = (a.decision_type[i] >> 2) & 3;
+    if (missing_type == 3) return p.Error(line, "unknown missing type 3");
+    for (int child : {a.left_child[i], a.right_child[i]}) {
+      if (child >= static_cast<int>(internal) || ~child >= a.leaves) {
+        return p.Error(p.LineOf(b, "left_child"), absl::StrCat("child ", child, " out of range"));
+      }
+    }
+    if (a.split_feature[i] < 0 || a.split_feature[i] > max_feature) {
+      return p.Error(p.LineOf(b, "split_feature"),
+                     absl::StrCat("feature ", a.split_feature[i], " out of range"));
+    }
+    m.feature.push_back(a.split_feature[i]);
+    m.threshold.push_back(a.threshold[i]);
+    m.left.push_back(node_of(a.left_child[i]));
+    m.right.push_back(node_of(a.right_child[i]));
+    m.default_left.push_back((a.decision_type[i] & kDefaultLeftMask) ? 1 : 0);
+    m.missing.push_back(missing_type == 2   ? MissingType::kNaN
+                        : missing_type == 1 ? MissingType::kZero
+                                            : MissingType::kNone);
+    m.value.push_back(0.0);
+    m.cover.push_back(a.internal_count[i]);
+  }
+  for (size_t j = 0; j < static_cast<size_t>(a.leaves); ++j) {
+    m.feature.push_back(-1);
+    m.threshold.push_back(0.0);
+    m.left.push_back(-1);
+    m.right.push_back(-1);
+    m.default_left.push_back(0);
+    m.missing.push_back(MissingType::kNone);
+    m.value.push_back(a.leaf_value[j]);
+    m.cover.push_back(a.leaf_count[j]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TreeEnsemble> LoadLightGbmText(std::string_view text_in,
+                                              std::string_view source_in) {
+  const absl::string_view text(text_in.data(), text_in.size());
+  const absl::string_view source(source_in.data(), source_in.size());
+  Parser p(source);
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<Block> blocks, SplitBlocks(p, text));
+  const Block& header = blocks[0];
+
+  TreeEnsemble m;
+  m.format = ModelFormat::kLightGbm;
+  VIGIL_ASSIGN_OR_RETURN(const HeaderCounts counts, ReadHeaderCounts(p, header, m));
+  VIGIL_RETURN_IF_ERROR(ReadObjective(p, header, source, m));
+  if (counts.num_class != counts.per_iteration &&
+      !(counts.num_class == 1 && counts.per_iteration == 1)) {
     return p.Error(p.LineOf(header, "num_tree_per_iteration"),
                    "num_tree_per_iteration must equal num_class");
   }
-  m.num_groups = num_class;
-  m.base_margin.assign(static_cast<size_t>(num_class), 0.0);
+  m.num_groups = counts.num_class;
+  m.base_margin.assign(static_cast<size_t>(counts.num_class), 0.0);
 
   m.tree_begin.push_back(0);
   for (size_t t = 1; t < blocks.size(); ++t) {
-    const Block& b = blocks[t];
-    int leaves = 0;
-    VIGIL_ASSIGN_OR_RETURN(v, p.Get(b, "num_leaves"));
-    if (!absl::SimpleAtoi(v, &leaves) || leaves < 1 || leaves > (1 << 24)) {
-      return p.Error(p.LineOf(b, "num_leaves"), "num_leaves out of range");
-    }
-    if (auto it = b.values.find("num_cat"); it != b.values.end() && it->second != "0") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ":", b.first_line, ": unsupported: categorical splits"));
-    }
-    if (auto it = b.values.find("is_linear"); it != b.values.end() && it->second != "0") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ":", b.first_line, ": unsupported: linear trees"));
-    }
-    const auto internal = static_cast<size_t>(leaves - 1);
-    VIGIL_ASSIGN_OR_RETURN(auto leaf_value,
-                           p.List<double>(b, "leaf_value", static_cast<size_t>(leaves)));
-    // Counts feed TreeSHAP only; a writer may leave them empty (single-leaf trees).
-    std::vector<double> leaf_count(static_cast<size_t>(leaves), 0.0);
-    if (auto it = b.values.find("leaf_count"); it != b.values.end() && !it->second.empty()) {
-      VIGIL_ASSIGN_OR_RETURN(leaf_count,
-                             p.List<double>(b, "leaf_count", static_cast<size_t>(leaves)));
-    }
-    std::vector<int> split_feature, decision_type, left_child, right_child;
-    std::vector<double> threshold, internal_count(internal, 0.0);
-    if (internal > 0) {
-      VIGIL_ASSIGN_OR_RETURN(split_feature, p.List<int>(b, "split_feature", internal));
-      VIGIL_ASSIGN_OR_RETURN(threshold, p.List<double>(b, "threshold", internal));
-      VIGIL_ASSIGN_OR_RETURN(decision_type, p.List<int>(b, "decision_type", internal));
-      VIGIL_ASSIGN_OR_RETURN(left_child, p.List<int>(b, "left_child", internal));
-      VIGIL_ASSIGN_OR_RETURN(right_child, p.List<int>(b, "right_child", internal));
-      if (auto it = b.values.find("internal_count"); it != b.values.end() && !it->second.empty()) {
-        VIGIL_ASSIGN_OR_RETURN(internal_count, p.List<double>(b, "internal_count", internal));
-      }
-    }
-    // Nodes: internal nodes 0..L-2, then leaves; LightGBM writes leaf j as child ~j (= -j - 1).
-    const auto base = static_cast<int32_t>(m.num_nodes());
-    const auto node_of = [&](int child) -> int32_t {
-      return child >= 0 ? base + child : base + static_cast<int32_t>(internal) + (~child);
-    };
-    for (size_t i = 0; i < internal; ++i) {
-      const int line = p.LineOf(b, "decision_type");
-      if (decision_type[i] & kCategoricalMask) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(source, ":", line, ": unsupported: categorical split in tree ", t - 1));
-      }
-      const int missing_type = (decision_type[i] >> 2) & 3;
-      if (missing_type == 3) return p.Error(line, "unknown missing type 3");
-      for (int child : {left_child[i], right_child[i]}) {
-        if (child >= static_cast<int>(internal) || ~child >= leaves) {
-          return p.Error(p.LineOf(b, "left_child"), absl::StrCat("child ", child, " out of range"));
-        }
-      }
-      if (split_feature[i] < 0 || split_feature[i] > max_feature) {
-        return p.Error(p.LineOf(b, "split_feature"),
-                       absl::StrCat("feature ", split_feature[i], " out of range"));
-      }
-      m.feature.push_back(split_feature[i]);
-      m.threshold.push_back(threshold[i]);
-      m.left.push_back(node_of(left_child[i]));
-      m.right.push_back(node_of(right_child[i]));
-      m.default_left.push_back((decision_type[i] & kDefaultLeftMask) ? 1 : 0);
-      m.missing.push_back(missing_type == 2   ? MissingType::kNaN
-                          : missing_type == 1 ? MissingType::kZero
-                                              : MissingType::kNone);
-      m.value.push_back(0.0);
-      m.cover.push_back(internal_count[i]);
-    }
-    for (size_t j = 0; j < static_cast<size_t>(leaves); ++j) {
-      m.feature.push_back(-1);
-      m.threshold.push_back(0.0);
-      m.left.push_back(-1);
-      m.right.push_back(-1);
-      m.default_left.push_back(0);
-      m.missing.push_back(MissingType::kNone);
-      m.value.push_back(leaf_value[j]);
-      m.cover.push_back(leaf_count[j]);
-    }
+    VIGIL_ASSIGN_OR_RETURN(const TreeArrays arrays, ReadTreeArrays(p, blocks[t], source));
+    VIGIL_RETURN_IF_ERROR(AppendTree(p, blocks[t], arrays, t - 1, counts.max_feature, source, m));
     m.tree_begin.push_back(static_cast<uint32_t>(m.num_nodes()));
-    m.tree_group.push_back(static_cast<int32_t>((t - 1) % static_cast<size_t>(num_class)));
+    m.tree_group.push_back(static_cast<int32_t>((t - 1) % static_cast<size_t>(counts.num_class)));
   }
   if (const absl::Status s = m.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", s.message()));

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "vigil/screening/jaro_winkler.h"
@@ -302,6 +303,8 @@ struct WatchlistIndex::Data {
   absl::flat_hash_map<std::string, std::vector<uint32_t>> whole_keys;  // whole key -> names
   std::vector<std::string> name_whole_keys;                            // per name
 
+  class NameSearch;  // SearchName's steps
+
   // Identifier key -> (entry, position in its identifiers).
   absl::flat_hash_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> identifiers;
 
@@ -538,43 +541,118 @@ void WatchlistIndex::ScanName(const NormalizedName& query, const SearchOptions& 
   FinishMatches(matches, options, out);
 }
 
-void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions& options,
-                                std::vector<WatchlistMatch>& out, SearchCost* cost) const {
-  SearchCost local;
-  SearchCost& spent = cost != nullptr ? *cost : local;
-  if (query.tokens.empty()) return;
-  const Data& d = *data_;
-  const IndexOptions& io = d.options;
-  SearchScratch& s = ThreadScratch();
-  s.Begin(d.vocabulary.size(), d.names.size());
+// One SearchName call, in its steps: 1. the vocabulary tokens answering each query token;
+// 2. the names holding them, each bounded from its tokens' answers without scoring it, with
+// the query tokens whose postings cannot make a candidate skipped (max-score pruning), and the
+// names sharing a vowel-insensitive key; 3. the candidates among them scored. Single-threaded:
+// it works in the calling thread's SearchScratch.
+class WatchlistIndex::Data::NameSearch {
+ public:
+  // "d", "query", "options", "s" and "spent" must outlive the NameSearch.
+  // REQUIRES: !query.tokens.empty(); s.Begin() called for this search.
+  NameSearch(const Data& d, const NormalizedName& query, const SearchOptions& options,
+             SearchScratch& s, SearchCost& spent)
+      : d_(d),
+        io_(d.options),
+        query_(query),
+        options_(options),
+        s_(s),
+        spent_(spent),
+        masked_(std::min(query.tokens.size(), kMaxMaskedTokens)),
+        tau_(static_cast<float>(io_.token_min_similarity)),
+        least_(options.min_score - io_.coverage_slack) {
+    s.query_tokens.assign(query.tokens.begin(), query.tokens.end());
+    for (const std::string& t : query.tokens) query_bytes_ += t.size();
+  }
 
-  const size_t masked = std::min(query.tokens.size(), kMaxMaskedTokens);
-  s.query_tokens.assign(query.tokens.begin(), query.tokens.end());
-  const std::vector<std::string_view>& q_tokens = s.query_tokens;
-  size_t query_bytes = 0;
-  for (const std::string& t : query.tokens) query_bytes += t.size();
+  // Appends the matches, best first, to "out".
+  void Run(std::vector<WatchlistMatch>& out) {
+    s_.volume.assign(masked_, 0);
+    if (s_.answered_lists.size() < masked_) s_.answered_lists.resize(masked_);
+    for (size_t i = 0; i < masked_; ++i) AnswerQueryToken(static_cast<uint32_t>(i));
+    WalkEssentialPostings(FirstEssentialToken());
+    TouchByVowelKeys();
+    ScoreCandidates();
+    FinishMatches(s_.matches, options_, out);
+  }
 
-  // Step 1: the vocabulary tokens answering each query token.
-  const float tau = static_cast<float>(io.token_min_similarity);
-  s.volume.assign(masked, 0);
-  if (s.answered_lists.size() < masked) s.answered_lists.resize(masked);
-  for (size_t i = 0; i < masked; ++i) {
-    const std::string_view q = q_tokens[i];
-    const uint64_t q_sig = LetterSignature(q);
+ private:
+  // Step 2's bound of one name: tau plus, over the query tokens i it answers, w_i * (s_i - tau),
+  // s_i the best pair score among the name's tokens. Add() each of the name's tokens, then
+  // Finish(); best[i] holds query token i's best score for the tokens set in seen_.
+  class Bound {
+   public:
+    // "d" and "s" must outlive the Bound.
+    Bound(const Data& d, SearchScratch& s, float tau) : d_(d), s_(s), tau_(tau) {}
+    ABSL_ATTRIBUTE_ALWAYS_INLINE void Add(uint32_t v) {
+      if (s_.answer_stamp[v] != s_.search_epoch) return;
+      for (uint32_t a = s_.answer_head[v]; a != 0; a = s_.answers[a - 1].next) {
+        const SearchScratch::Answer& answer = s_.answers[a - 1];
+        const uint32_t bit = 1u << answer.query_token;
+        if ((seen_ & bit) == 0 || answer.score > s_.best[answer.query_token]) {
+          s_.best[answer.query_token] = answer.score;
+          seen_ |= bit;
+        }
+      }
+    }
+    ABSL_ATTRIBUTE_ALWAYS_INLINE double Finish() {
+      float bound = tau_;
+      for (uint32_t bits = seen_; bits != 0; bits &= bits - 1) {
+        const int i = __builtin_ctz(bits);
+        bound += s_.weights[i] * (s_.best[i] - tau_);
+      }
+      seen_ = 0;
+      return static_cast<double>(bound);
+    }
+    // The bound of name "n" from all its tokens.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE double Of(uint32_t n) {
+      const Name& name = d_.names[n];
+      for (uint32_t k = 0; k < name.token_count; ++k) Add(d_.name_tokens[name.token_begin + k]);
+      return Finish();
+    }
+
+   private:
+    const Data& d_;
+    SearchScratch& s_;
+    const float tau_;
+    uint32_t seen_ = 0;
+  };
+
+  // Step 1 for query token i: the vocabulary tokens scoring at least token_min_similarity
+  // against it (itself, if in the vocabulary, at 1), into answered_lists[i] and the answers;
+  // volume[i] gets the postings behind them. REQUIRES: volume and answered_lists sized.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void AnswerQueryToken(uint32_t i) {
+    SearchScratch& s = s_;
+    const std::string_view q = s.query_tokens[i];
     s.answered.clear();
     uint32_t exact = UINT32_MAX;
-    if (auto it = d.token_ids.find(q); it != d.token_ids.end()) {
+    if (auto it = d_.token_ids.find(q); it != d_.token_ids.end()) {
       exact = it->second;
       s.answered.push_back({exact, 1});
     }
-    // Tokens sharing enough of the query token's trigrams (NeededTrigrams).
+    const uint16_t needed = CountSharedTrigrams(q);
+    ScoreSharingTokens(q, exact, needed);
+    s.answered_lists[i].clear();
+    for (const auto& [v, pair] : s.answered) {
+      s.AddAnswer(v, i, pair);
+      s.answered_lists[i].push_back(v);
+      s.volume[i] += d_.token_names.offsets[v + 1] - d_.token_names.offsets[v];
+    }
+  }
+
+  // Counts, per vocabulary token, the trigrams it shares with "q" (touched_tokens lists those
+  // counted); a short query also counts the short tokens of its first byte (kShortQuery) as
+  // sharing enough. Returns how many are enough (NeededTrigrams).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint16_t CountSharedTrigrams(std::string_view q) {
+    SearchScratch& s = s_;
+    const Postings& trigram_tokens = d_.trigram_tokens;
     size_t trigrams = 0;
     s.NextToken();
     ForEachTrigram(q, [&](uint32_t bucket) {
       ++trigrams;
-      spent.trigram_postings += d.trigram_tokens.offsets[bucket + 1] - d.trigram_tokens.offsets[bucket];
-      for (const uint32_t* v = d.trigram_tokens.begin(bucket); v != d.trigram_tokens.end(bucket);
-           ++v) {
+      spent_.trigram_postings +=
+          trigram_tokens.offsets[bucket + 1] - trigram_tokens.offsets[bucket];
+      for (const uint32_t* v = trigram_tokens.begin(bucket); v != trigram_tokens.end(bucket); ++v) {
         if (s.token_stamp[*v] != s.token_epoch) {
           s.token_stamp[*v] = s.token_epoch;
           s.token_count[*v] = 0;
@@ -585,7 +663,7 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
     });
     const uint16_t needed = static_cast<uint16_t>(NeededTrigrams(trigrams));
     if (q.size() <= kShortQuery) {
-      for (uint32_t v : d.short_tokens[static_cast<uint8_t>(q[0])]) {
+      for (uint32_t v : d_.short_tokens[static_cast<uint8_t>(q[0])]) {
         if (s.token_stamp[v] != s.token_epoch) {
           s.token_stamp[v] = s.token_epoch;
           s.token_count[v] = needed;  // compared below, like a token sharing enough trigrams
@@ -595,183 +673,201 @@ void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions
         }
       }
     }
+    return needed;
+  }
+
+  // Scores "q" against the touched tokens sharing "needed" trigrams (but "exact", answered
+  // already); those at token_min_similarity or more go to s.answered.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void ScoreSharingTokens(std::string_view q, uint32_t exact,
+                                                       uint16_t needed) {
+    SearchScratch& s = s_;
+    const uint64_t q_sig = LetterSignature(q);
     for (uint32_t v : s.touched_tokens) {
       if (s.token_count[v] < needed || v == exact) continue;
       // Length, letters and common prefix first (16 bytes per token); the token's bytes only
       // when they pass.
-      const Data::TokenHead& head = d.vocabulary_heads[v];
+      const TokenHead& head = d_.vocabulary_heads[v];
       const size_t length = SignatureLength(head.signature);
       size_t prefix = 0;
       while (prefix < 4 && prefix < q.size() && prefix < length && q[prefix] == head.first[prefix]) {
         ++prefix;
       }
       if (length < 255 && PairSimilarityBound(q.size(), q_sig, length, head.signature, prefix) <
-                              io.token_min_similarity) {
+                              io_.token_min_similarity) {
         continue;
       }
-      const std::string& token = d.vocabulary[v];
-      ++spent.tokens_checked;
+      const std::string& token = d_.vocabulary[v];
+      ++spent_.tokens_checked;
       const double pair = TokenPairSimilarity(q, token);
-      if (pair >= io.token_min_similarity) s.answered.push_back({v, static_cast<float>(pair)});
-    }
-    s.answered_lists[i].clear();
-    for (const auto& [v, pair] : s.answered) {
-      s.AddAnswer(v, static_cast<uint32_t>(i), pair);
-      s.answered_lists[i].push_back(v);
-      s.volume[i] += d.token_names.offsets[v + 1] - d.token_names.offsets[v];
+      if (pair >= io_.token_min_similarity) s.answered.push_back({v, static_cast<float>(pair)});
     }
   }
 
-  // Step 2. A name's bound is tau + sum over the query tokens i it answers of
+  // Step 2's pruning. A name's bound is tau + sum over the query tokens i it answers of
   // w_i * (s_i - tau). Query tokens are taken from the most to the least postings; while the
   // most a name could gain from the tokens taken so far stays below the bound asked for, a
   // name answering only those cannot be a candidate, so their postings are not walked: only
   // the remaining ("essential") tokens' postings are (max-score pruning, as in search engines).
-  const double least = options.min_score - io.coverage_slack;
-  std::vector<uint32_t>& order = s.order;
-  order.resize(masked);
-  for (uint32_t i = 0; i < masked; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return s.volume[a] > s.volume[b]; });
-  double reachable = tau;  // the most a name answering only the skipped tokens can reach
-  size_t first_essential = 0;
-  while (first_essential < masked) {
-    const uint32_t i = order[first_essential];
-    const double w = static_cast<double>(q_tokens[i].size()) / static_cast<double>(query_bytes);
-    if (reachable + w * (1.0 - tau) >= least) break;
-    reachable += w * (1.0 - tau);
-    ++first_essential;
-  }
-  // The bound of one name from its tokens' answers: best[i] holds query token i's best pair
-  // score among the tokens seen, for the tokens set in "seen" (reset by finish_bound).
-  s.best.assign(masked, 0.0f);
-  s.weights.resize(masked);
-  for (size_t i = 0; i < masked; ++i) {
-    s.weights[i] = static_cast<float>(static_cast<double>(q_tokens[i].size()) /
-                                      static_cast<double>(query_bytes));
-  }
-  uint32_t seen = 0;
-  auto add_answers = [&](uint32_t v) {
-    if (s.answer_stamp[v] != s.search_epoch) return;
-    for (uint32_t a = s.answer_head[v]; a != 0; a = s.answers[a - 1].next) {
-      const SearchScratch::Answer& answer = s.answers[a - 1];
-      const uint32_t bit = 1u << answer.query_token;
-      if ((seen & bit) == 0 || answer.score > s.best[answer.query_token]) {
-        s.best[answer.query_token] = answer.score;
-        seen |= bit;
-      }
+  // Returns the index in s.order of the first essential token; sets each token's weight.
+  size_t FirstEssentialToken() {
+    SearchScratch& s = s_;
+    const std::vector<std::string_view>& q_tokens = s.query_tokens;
+    std::vector<uint32_t>& order = s.order;
+    order.resize(masked_);
+    for (uint32_t i = 0; i < masked_; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return s.volume[a] > s.volume[b]; });
+    double reachable = tau_;  // the most a name answering only the skipped tokens can reach
+    size_t first_essential = 0;
+    while (first_essential < masked_) {
+      const uint32_t i = order[first_essential];
+      const double w = static_cast<double>(q_tokens[i].size()) / static_cast<double>(query_bytes_);
+      if (reachable + w * (1.0 - tau_) >= least_) break;
+      reachable += w * (1.0 - tau_);
+      ++first_essential;
     }
-  };
-  auto finish_bound = [&]() {
-    float bound = tau;
-    for (uint32_t bits = seen; bits != 0; bits &= bits - 1) {
-      const int i = __builtin_ctz(bits);
-      bound += s.weights[i] * (s.best[i] - tau);
+    s.best.assign(masked_, 0.0f);
+    s.weights.resize(masked_);
+    for (size_t i = 0; i < masked_; ++i) {
+      s.weights[i] = static_cast<float>(static_cast<double>(q_tokens[i].size()) /
+                                        static_cast<double>(query_bytes_));
     }
-    seen = 0;
-    return static_cast<double>(bound);
-  };
-  auto bound_of = [&](uint32_t n) {
-    const Data::Name& name = d.names[n];
-    for (uint32_t k = 0; k < name.token_count; ++k) add_answers(d.name_tokens[name.token_begin + k]);
-    return finish_bound();
-  };
-  s.bounds.clear();
-  for (size_t k = first_essential; k < masked; ++k) {
-    for (uint32_t v : s.answered_lists[order[k]]) {
-      const Data::NameRef* end = d.name_refs.data() + d.token_names.offsets[v + 1];
-      for (const Data::NameRef* r = d.name_refs.data() + d.token_names.offsets[v]; r != end; ++r) {
-        if (!s.Touch(r->name)) continue;
-        if (r->tokens[3] == Data::NameRef::kMore) {
-          s.bounds.push_back(static_cast<float>(bound_of(r->name)));
-          continue;
+    return first_essential;
+  }
+
+  // Step 2: touches the names holding an answer of the essential tokens, bounding each from
+  // the tokens its posting carries inline (s.bounds[k] for s.touched_names[k]).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void WalkEssentialPostings(size_t first_essential) {
+    SearchScratch& s = s_;
+    Bound bound(d_, s, tau_);
+    s.bounds.clear();
+    for (size_t k = first_essential; k < masked_; ++k) {
+      for (uint32_t v : s.answered_lists[s.order[k]]) {
+        const NameRef* end = d_.name_refs.data() + d_.token_names.offsets[v + 1];
+        for (const NameRef* r = d_.name_refs.data() + d_.token_names.offsets[v]; r != end; ++r) {
+          if (!s.Touch(r->name)) continue;
+          if (r->tokens[3] == NameRef::kMore) {
+            s.bounds.push_back(static_cast<float>(bound.Of(r->name)));
+            continue;
+          }
+          for (uint32_t t : r->tokens) {
+            if (t != NameRef::kNone) bound.Add(t);
+          }
+          s.bounds.push_back(static_cast<float>(bound.Finish()));
         }
-        for (uint32_t t : r->tokens) {
-          if (t != Data::NameRef::kNone) add_answers(t);
-        }
-        s.bounds.push_back(static_cast<float>(finish_bound()));
-      }
-    }
-  }
-  // Step 2, vowel-insensitive: names sharing a token's key, or the whole name's key. A Latin
-  // query meets only the names that came from such scripts, a query from one meets every name
-  // holding the key; a Latin query against a list without such names skips the step (and its
-  // allocations) entirely.
-  std::vector<std::string> q_key_strings;
-  std::vector<std::string_view> q_keys;
-  std::string q_whole;
-  const bool by_keys = query.vowels_uncertain || d.has_uncertain_names;
-  if (by_keys) {
-    q_key_strings.reserve(query.tokens.size());
-    for (const std::string& t : query.tokens) q_key_strings.push_back(VowelInsensitiveKey(t));
-    q_keys.assign(q_key_strings.begin(), q_key_strings.end());
-    q_whole = WholeKey(query.tokens);
-  }
-  for (size_t i = 0; by_keys && i < masked; ++i) {
-    if (q_keys[i].empty()) continue;
-    if (query.vowels_uncertain) {
-      auto it = d.key_tokens.find(q_key_strings[i]);
-      if (it == d.key_tokens.end()) continue;
-      for (uint32_t v : it->second) {
-        for (const uint32_t* n = d.token_names.begin(v); n != d.token_names.end(v); ++n) {
-          s.Touch(*n);
-          s.vowel_marks[*n].mask |= 1u << i;
-        }
-      }
-    } else {
-      auto it = d.uncertain_key_names.find(q_key_strings[i]);
-      if (it == d.uncertain_key_names.end()) continue;
-      for (uint32_t n : it->second) {
-        s.Touch(n);
-        s.vowel_marks[n].mask |= 1u << i;
-      }
-    }
-  }
-  if (q_whole.size() >= 3) {
-    if (auto it = d.whole_keys.find(q_whole); it != d.whole_keys.end()) {
-      for (uint32_t n : it->second) {
-        if (!query.vowels_uncertain && !d.names[n].vowels_uncertain) continue;
-        s.Touch(n);
-        s.vowel_marks[n].whole_key = true;
       }
     }
   }
 
-  // Step 2's bound for each touched name, then step 3. The bound weighs tokens by the query's
-  // bytes where the score weighs pairs by both sides' bytes: coverage_slack absorbs the
-  // difference (checked against a full scan in watchlist_index_test.cc).
-  // Vowel-insensitive candidates: the query bytes whose keys a name shares, as a fraction f,
-  // must satisfy f + tau * (1 - f) >= least / vowel_insensitive_weight.
-  const double vowel_least = least / io.vowel_insensitive_weight;
-  auto share = [&](uint32_t mask) {
-    size_t bytes = 0;
-    for (size_t i = 0; i < masked; ++i) {
-      if (mask & (1u << i)) bytes += q_tokens[i].size();
+  // Step 2, vowel-insensitive: names sharing a token's key, or the whole name's key. A Latin
+  // query meets only the names that came from such scripts, a query from one meets every name
+  // holding the key; a Latin query against a list without such names skips the step (and its
+  // allocations) entirely. Touched names get their vowel marks; the keys are kept for scoring.
+  void TouchByVowelKeys() {
+    SearchScratch& s = s_;
+    const bool by_keys = query_.vowels_uncertain || d_.has_uncertain_names;
+    if (by_keys) {
+      q_key_strings_.reserve(query_.tokens.size());
+      for (const std::string& t : query_.tokens) q_key_strings_.push_back(VowelInsensitiveKey(t));
+      q_keys_.assign(q_key_strings_.begin(), q_key_strings_.end());
+      q_whole_ = WholeKey(query_.tokens);
     }
-    return static_cast<double>(bytes) / static_cast<double>(query_bytes);
-  };
-  s.matches.clear();
-  spent.names_touched += s.touched_names.size();
-  s.Untouch();
-  for (size_t t = 0; t < s.touched_names.size(); ++t) {
-    const uint32_t n = s.touched_names[t];
-    // Names the vowel-insensitive keys touched after the walk are bounded here.
-    const double bound = t < s.bounds.size() ? s.bounds[t] : bound_of(n);
-    bool candidate = bound >= least;
-    if (!candidate && !s.vowel_marks.empty()) {
-      if (auto it = s.vowel_marks.find(n); it != s.vowel_marks.end()) {
-        candidate = it->second.whole_key ||
-                    share(it->second.mask) * (1.0 - tau) + tau >= vowel_least;
+    for (size_t i = 0; by_keys && i < masked_; ++i) {
+      if (q_keys_[i].empty()) continue;
+      if (query_.vowels_uncertain) {
+        auto it = d_.key_tokens.find(q_key_strings_[i]);
+        if (it == d_.key_tokens.end()) continue;
+        for (uint32_t v : it->second) {
+          for (const uint32_t* n = d_.token_names.begin(v); n != d_.token_names.end(v); ++n) {
+            s.Touch(*n);
+            s.vowel_marks[*n].mask |= 1u << i;
+          }
+        }
+      } else {
+        auto it = d_.uncertain_key_names.find(q_key_strings_[i]);
+        if (it == d_.uncertain_key_names.end()) continue;
+        for (uint32_t n : it->second) {
+          s.Touch(n);
+          s.vowel_marks[n].mask |= 1u << i;
+        }
       }
     }
-    if (!candidate) continue;
-    ++spent.names_scored;
-    const double score = d.Score(n, query, q_tokens, q_keys, q_whole, s);
-    if (score >= options.min_score) {
-      s.matches.push_back({d.names[n].entry, d.names[n].name_index, score, false, 0});
+    if (q_whole_.size() >= 3) {
+      if (auto it = d_.whole_keys.find(q_whole_); it != d_.whole_keys.end()) {
+        for (uint32_t n : it->second) {
+          if (!query_.vowels_uncertain && !d_.names[n].vowels_uncertain) continue;
+          s.Touch(n);
+          s.vowel_marks[n].whole_key = true;
+        }
+      }
     }
   }
-  FinishMatches(s.matches, options, out);
+
+  // Step 2's bound for each touched name, then step 3: candidates are scored into s.matches.
+  // The bound weighs tokens by the query's bytes where the score weighs pairs by both sides'
+  // bytes: coverage_slack absorbs the difference (checked against a full scan in
+  // watchlist_index_test.cc). Vowel-insensitive candidates: the query bytes whose keys a name
+  // shares, as a fraction f, must satisfy f + tau * (1 - f) >= least / vowel_insensitive_weight.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void ScoreCandidates() {
+    SearchScratch& s = s_;
+    const std::vector<std::string_view>& q_tokens = s.query_tokens;
+    const double vowel_least = least_ / io_.vowel_insensitive_weight;
+    auto share = [&](uint32_t mask) {
+      size_t bytes = 0;
+      for (size_t i = 0; i < masked_; ++i) {
+        if (mask & (1u << i)) bytes += q_tokens[i].size();
+      }
+      return static_cast<double>(bytes) / static_cast<double>(query_bytes_);
+    };
+    Bound bound(d_, s, tau_);
+    s.matches.clear();
+    spent_.names_touched += s.touched_names.size();
+    s.Untouch();
+    for (size_t t = 0; t < s.touched_names.size(); ++t) {
+      const uint32_t n = s.touched_names[t];
+      // Names the vowel-insensitive keys touched after the walk are bounded here.
+      const double name_bound = t < s.bounds.size() ? s.bounds[t] : bound.Of(n);
+      bool candidate = name_bound >= least_;
+      if (!candidate && !s.vowel_marks.empty()) {
+        if (auto it = s.vowel_marks.find(n); it != s.vowel_marks.end()) {
+          candidate = it->second.whole_key ||
+                      share(it->second.mask) * (1.0 - tau_) + tau_ >= vowel_least;
+        }
+      }
+      if (!candidate) continue;
+      ++spent_.names_scored;
+      const double score = d_.Score(n, query_, q_tokens, q_keys_, q_whole_, s);
+      if (score >= options_.min_score) {
+        s.matches.push_back({d_.names[n].entry, d_.names[n].name_index, score, false, 0});
+      }
+    }
+  }
+
+  const Data& d_;
+  const IndexOptions& io_;
+  const NormalizedName& query_;
+  const SearchOptions& options_;
+  SearchScratch& s_;
+  SearchCost& spent_;
+  const size_t masked_;  // query tokens used to find candidates
+  const float tau_;      // token_min_similarity
+  const double least_;   // the bound a candidate needs
+  size_t query_bytes_ = 0;
+  // The query tokens' vowel-insensitive keys and the whole name's; empty unless some name or
+  // the query is vowel-uncertain.
+  std::vector<std::string> q_key_strings_;
+  std::vector<std::string_view> q_keys_;
+  std::string q_whole_;
+};
+
+void WatchlistIndex::SearchName(const NormalizedName& query, const SearchOptions& options,
+                                std::vector<WatchlistMatch>& out, SearchCost* cost) const {
+  SearchCost local;
+  SearchCost& spent = cost != nullptr ? *cost : local;
+  if (query.tokens.empty()) return;
+  SearchScratch& s = ThreadScratch();
+  s.Begin(data_->vocabulary.size(), data_->names.size());
+  Data::NameSearch(*data_, query, options, s, spent).Run(out);
 }
 
 void WatchlistIndex::SearchIdentifier(std::string_view identifier,
