@@ -14,8 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "vigil/common/csv_record_reader.h"
 #include "vigil/common/json_text.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/drift/binned.h"
 #include "vigil/drift/two_sample.h"
 
@@ -27,28 +28,31 @@ struct DriftFlags {
 };
 
 // The numeric columns of a CSV with a header: a column is numeric when every non-empty cell
-// parses as a number (empty cells are missing values, NaN).
+// parses as a number (empty cells are missing values, NaN). Read as pandas.read_csv reads it:
+// quoted cells (ids with commas, as `vigil replay --features-out` writes them) are one cell,
+// blank lines are skipped, and a quote inside an unquoted cell is text.
 struct NumericTable {
   std::vector<std::string> names;
   std::map<std::string, std::vector<double>> columns;
 };
 
+constexpr CsvDialect kTableCsvDialect{.skip_empty_lines = true, .allow_bare_quotes = true};
+
 absl::StatusOr<NumericTable> ReadNumericCsv(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::string line;
-  if (!std::getline(in, line)) return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
-  std::vector<std::string> header = absl::StrSplit(absl::StripSuffix(line, "\r"), ',');
+  CsvRecordReader reader(in, path, kTableCsvDialect);
+  std::vector<std::string> header;
+  VIGIL_ASSIGN_OR_RETURN(const bool has_header, reader.Next(&header));
+  if (!has_header) return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
   std::vector<std::vector<double>> values(header.size());
   std::vector<bool> numeric(header.size(), true);
-  int64_t line_number = 1;
-  while (std::getline(in, line)) {
-    ++line_number;
-    const absl::string_view row = absl::StripSuffix(line, "\r");
-    if (row.empty()) continue;
-    std::vector<absl::string_view> cells = absl::StrSplit(row, ',');
+  std::vector<std::string> cells;
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(const bool more, reader.Next(&cells));
+    if (!more) break;
     if (cells.size() != header.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_number, ": ", cells.size(),
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", reader.line(), ": ", cells.size(),
                                                      " cells, the header has ", header.size()));
     }
     for (size_t c = 0; c < cells.size(); ++c) {

@@ -110,5 +110,21 @@ TEST_F(DriftCommandTest, BadColumnsAndFilesAreUsageErrors) {
   EXPECT_THAT(ReadFile(Path("out")), HasSubstr("\"column\":\"x\",\"n_ref\":2"));
 }
 
+// Feature rows quote ids that hold commas; such a cell is one cell, not two. Blank lines and
+// CRLF line ends are no cells at all.
+TEST_F(DriftCommandTest, AQuotedCellIsOneCell) {
+  std::ofstream(Path("q.csv")) << "tx_id,amount\r\n\"a,1\",5\r\n\r\n\"b \"\"c\"\"\",7\r\nd,9\r\n";
+  ASSERT_EQ(RunProcess(VIGIL_BINARY, {"drift", "compare", Path("q.csv"), Path("q.csv")},
+                       Path("out")),
+            0)
+      << ReadFile(Path("out"));
+  EXPECT_THAT(ReadFile(Path("out")), HasSubstr("\"column\":\"amount\",\"n_ref\":3,"));
+  std::ofstream(Path("w.csv")) << "x,y\n1,2\n3,4,5\n";
+  EXPECT_EQ(RunProcess(VIGIL_BINARY, {"drift", "compare", Path("w.csv"), Path("w.csv")},
+                       Path("out")),
+            2);
+  EXPECT_THAT(ReadFile(Path("out")), HasSubstr("w.csv:3: 3 cells, the header has 2"));
+}
+
 }  // namespace
 }  // namespace vigil

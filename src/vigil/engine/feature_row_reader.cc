@@ -8,8 +8,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/common/csv_record_reader.h"
 #include "vigil/core/transaction.h"
-#include "vigil/ingest/csv_record.h"
 
 namespace vigil {
 
@@ -22,10 +22,9 @@ absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
            : e == EACCES ? absl::PermissionDeniedError(message)
                          : absl::UnavailableError(message);
   }
-  CsvRecordReader reader(in, path);
-  absl::StatusOr<std::vector<std::string>> header = reader.Next();
-  if (!header.ok()) return header.status();
-  const std::vector<std::string>& h = *header;
+  CsvRecordReader reader(in, path, kRfc4180CsvDialect);
+  std::vector<std::string> h;
+  if (absl::Status s = reader.Next(&h).status(); !s.ok()) return s;  // no header: h is empty
   if (h.size() < 4 || h[0] != "tx_id" || h[1] != "timestamp" || h[h.size() - 2] != "label" ||
       h.back() != "typology") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -37,11 +36,11 @@ absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
   const size_t first = parties ? 4 : 2;  // the first feature's column
   out.names.assign(h.begin() + static_cast<std::ptrdiff_t>(first), h.end() - 2);
   const size_t width = out.names.size();
+  std::vector<std::string> f;
   for (;;) {
-    absl::StatusOr<std::vector<std::string>> fields = reader.Next();
-    if (!fields.ok()) return fields.status();
-    if (fields->empty()) break;
-    const std::vector<std::string>& f = *fields;
+    absl::StatusOr<bool> more = reader.Next(&f);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
     const auto bad = [&](size_t column, std::string_view why) {
       return absl::InvalidArgumentError(absl::StrCat(path, ":", reader.line(), ": ", h[column],
                                                      ": ", absl::string_view(why.data(), why.size())));

@@ -63,6 +63,26 @@ TEST(ReadFeatureRows, ReadsBackWhatTheWriterWrote) {
   std::filesystem::remove(path);
 }
 
+// A quoted line break is kept as written: an id holding "\r\n" comes back with it.
+TEST(ReadFeatureRows, KeepsACarriageReturnInsideQuotes) {
+  const std::string path = TempPath("crlf.csv");
+  auto schema = FeatureSchema::Create("test.v1", {"a"});
+  ASSERT_OK(schema);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<FeatureRowWriter> w,
+                         FeatureRowWriter::Create(path, **schema));
+    Transaction tx;
+    tx.id = "t\r\n1\r";
+    tx.event_time = FromUnixMicros(1'661'990'400'000'000);
+    ASSERT_OK(w->Append(tx, {1.0}));
+    ASSERT_OK(w->Sync());
+  }
+  ASSERT_OK_AND_ASSIGN(FeatureRows rows, ReadFeatureRows(path));
+  ASSERT_EQ(rows.rows(), 1u);
+  EXPECT_EQ(rows.ids[0], "t\r\n1\r");
+  std::filesystem::remove(path);
+}
+
 TEST(ReadFeatureRows, ReadsFilesWrittenBeforeThePartiesColumns) {
   const std::string path = TempPath("old.csv");
   std::ofstream(path) << "tx_id,timestamp,a,label,typology\nt1,2022-09-01T00:00:00Z,2.5,1,CYCLE\n";
@@ -90,8 +110,15 @@ TEST(ReadFeatureRows, RefusesWhatIsNotFeatureRowsNamingTheLineAndColumn) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(":2: label: 'yes'")));
   EXPECT_THAT(with("time.csv", header + "t1,yesterday,1,2,1,\n"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(":2: timestamp")));
+  EXPECT_THAT(with("quote.csv", header + "t1,2022-09-01T00:00:00Z,1,2\"x,1,\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("quote.csv:2: column 4: quote inside an unquoted field")));
+  EXPECT_THAT(with("open.csv", header + "\"t1,2022-09-01T00:00:00Z,1,2,1,\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("open.csv:2: column 1: unterminated quoted field")));
   EXPECT_THAT(ReadFeatureRows(TempPath("absent.csv")), StatusIs(absl::StatusCode::kNotFound));
-  for (const char* n : {"header.csv", "width.csv", "number.csv", "label.csv", "time.csv"}) {
+  for (const char* n : {"header.csv", "width.csv", "number.csv", "label.csv", "time.csv",
+                        "quote.csv", "open.csv"}) {
     std::filesystem::remove(TempPath(n));
   }
 }

@@ -9,9 +9,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "vigil/common/csv_record_reader.h"
+#include "vigil/common/file_contents.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
-#include "vigil/screening/list_csv.h"
 
 namespace vigil::screening {
 namespace {
@@ -48,7 +49,7 @@ bool LooksLikeConsolidatedScreeningList(std::string_view first_line) {
 }
 
 absl::StatusOr<Watchlist> ParseConsolidatedScreeningList(std::string_view text, std::string name) {
-  CsvRecordReader reader(text, name);
+  CsvRecordReader reader(text, name, kListFileCsvDialect);
   std::vector<std::string> fields;
   VIGIL_ASSIGN_OR_RETURN(const bool has_header, reader.Next(&fields));
   if (!has_header) return absl::InvalidArgumentError(absl::StrCat(name, ": empty file"));
@@ -110,7 +111,7 @@ absl::StatusOr<Watchlist> ParseConsolidatedScreeningList(std::string_view text, 
 }
 
 absl::StatusOr<Watchlist> LoadConsolidatedScreeningList(const std::string& path) {
-  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadListFile(path, "list file"));
+  VIGIL_ASSIGN_OR_RETURN(const std::string text, ReadFileContents(path, "list file"));
   const size_t slash = path.find_last_of('/');
   return ParseConsolidatedScreeningList(text,
                                         slash == std::string::npos ? path : path.substr(slash + 1));

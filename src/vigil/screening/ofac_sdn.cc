@@ -11,10 +11,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/common/csv_record_reader.h"
+#include "vigil/common/file_contents.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
-#include "vigil/screening/list_csv.h"
 
 namespace vigil::screening {
 namespace {
@@ -47,7 +48,7 @@ std::string_view Value(const std::string& field) {
 template <size_t N, typename OnRecord>
 absl::Status ForEachRecord(std::string_view text, const char* file,
                            const std::array<std::string_view, N>& columns, OnRecord on_record) {
-  CsvRecordReader reader(text, file);
+  CsvRecordReader reader(text, file, kListFileCsvDialect);
   std::vector<std::string> fields;
   while (true) {
     VIGIL_ASSIGN_OR_RETURN(const bool more, reader.Next(&fields));
@@ -100,7 +101,7 @@ std::string ManifestLine(std::string_view bytes, const char* file) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  return ReadListFile(path, "OFAC SDN file");
+  return ReadFileContents(path, "OFAC SDN file");
 }
 
 }  // namespace

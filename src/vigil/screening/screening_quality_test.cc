@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "vigil/screening/list_csv.h"
+#include "vigil/common/csv_record_reader.h"
 #include "vigil/screening/name_normalizer.h"
 #include "vigil/screening/ofac_sdn.h"
 #include "vigil/screening/watchlist_index.h"
@@ -38,7 +38,7 @@ struct LabelledQuery {
 std::vector<LabelledQuery> LoadQueries() {
   const std::string text =
       vigil::testing::ReadFile(vigil::testing::TestDataPath("screening/labelled_queries.csv"));
-  CsvRecordReader reader(text, "labelled_queries.csv");
+  CsvRecordReader reader(text, "labelled_queries.csv", kListFileCsvDialect);
   std::vector<std::string> f;
   std::vector<LabelledQuery> out;
   bool header = true;
@@ -189,7 +189,7 @@ TEST(CrossScriptPairs, EachQueryScoresItsLatinSpellingAtLeastTheMinimum) {
   for (std::string line; std::getline(lines, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> f;
-    CsvRecordReader reader(line, "cross_script_pairs.csv");
+    CsvRecordReader reader(line, "cross_script_pairs.csv", kListFileCsvDialect);
     ASSERT_TRUE(*reader.Next(&f));
     ASSERT_EQ(f.size(), 4u) << line;
     rows.push_back(f);

@@ -12,9 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "vigil/common/csv_record_reader.h"
+#include "vigil/common/file_contents.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
-#include "vigil/screening/list_csv.h"
 
 namespace vigil::screening {
 namespace {
@@ -91,7 +92,7 @@ absl::Status AddEntry(WatchlistEntry e, std::string_view source, int64_t line,
 absl::StatusOr<std::vector<WatchlistEntry>> ParseCsv(std::string_view content,
                                                      const std::string& list_name,
                                                      std::string_view source) {
-  CsvRecordReader reader(content, std::string(source));
+  CsvRecordReader reader(content, std::string(source), kListFileCsvDialect);
   std::vector<std::string> fields;
   VIGIL_ASSIGN_OR_RETURN(const bool has_header, reader.Next(&fields));
   if (!has_header) {
@@ -300,7 +301,7 @@ absl::StatusOr<Watchlist> ParseWatchlist(std::string_view content, std::string n
 }
 
 absl::StatusOr<Watchlist> LoadWatchlistFile(const std::string& path) {
-  VIGIL_ASSIGN_OR_RETURN(const std::string content, ReadListFile(path, "list file"));
+  VIGIL_ASSIGN_OR_RETURN(const std::string content, ReadFileContents(path, "list file"));
   const size_t slash = path.find_last_of('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   return ParseWatchlist(content, std::move(name), path);
