@@ -555,6 +555,7 @@ int RunBenchDrift(const DriftBenchFlags& flags) {
   decision.policy_path = p.policy;
   decision.model_path = p.model;
   decision.lists_dir = p.lists;
+  decision.chain = ModelChainOptions::For(p, PipelineMode::kReplay);
   absl::StatusOr<std::unique_ptr<DecisionMaker>> decider = BuildDecisionMaker(decision);
   if (!decider.ok()) {
     std::cerr << "vigil bench drift: " << decider.status().message() << "\n";

@@ -58,8 +58,9 @@ DecisionConfig DecisionsOf(const PipelineConfig& p, int reason_codes) {
   d.screening_lists = p.screening.lists;
   d.options.screening_min_score = p.screening.min_score;
   d.options.reason_codes = reason_codes;
-  d.gpu = p.gpu.enabled;
-  d.gpu_device = p.gpu.device;
+  // Production's scorer chain, timed for history (model_chain.h).
+  d.chain = ModelChainOptions::For(p, PipelineMode::kReplay);
+  d.chain.gpu_setting = "--gpu";
   return d;
 }
 
@@ -105,7 +106,7 @@ int RunReplayCommand(ReplayFlags& flags) {
   }
   if (!flags.quiet) o.progress = &std::cerr;
   std::unique_ptr<DecisionMaker> decider, comparer;
-  if (decisions.gpu && decisions.model_path.empty()) {
+  if (decisions.chain.gpu.enabled && decisions.model_path.empty()) {
     std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
     return kExitUsage;
   }
@@ -137,7 +138,7 @@ int RunReplayCommand(ReplayFlags& flags) {
   } else if (!decisions.model_path.empty()) {
     std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
     return kExitUsage;
-  } else if (decisions.gpu) {
+  } else if (decisions.chain.gpu.enabled) {
     std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
     return kExitUsage;
   } else if (!decisions.screening_lists.empty()) {

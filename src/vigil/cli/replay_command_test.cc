@@ -305,7 +305,7 @@ TEST_F(VigilBinaryTest, ReplayOnTheGpuDecidesAsOnTheCpuOrRefusesToStart) {
   ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.out;
   const Result on_gpu = RunVigil(gpu, dir_);
   if (on_gpu.exit_code == 2) {
-    EXPECT_NE(on_gpu.out.find("--gpu: the CUDA backend cannot start: "), std::string::npos)
+    EXPECT_NE(on_gpu.out.find("--gpu: the CUDA backend cannot score model@"), std::string::npos)
         << on_gpu.out;
   } else {
     ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.out;

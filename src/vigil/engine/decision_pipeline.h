@@ -1,18 +1,16 @@
 // Assembles the decision stage from files: the policy (with its list library), and optionally
-// a model behind a CpuScorer and watchlists behind a Screener. `vigil replay --policy` uses it.
+// a model behind its scorer chain (model_chain.h) and watchlists behind a Screener. `vigil
+// replay --policy`, `vigil policy` and `vigil bench drift` use it.
 #ifndef VIGIL_ENGINE_DECISION_PIPELINE_H_
 #define VIGIL_ENGINE_DECISION_PIPELINE_H_
 
-#include <array>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "vigil/batching/backend_router.h"
 #include "vigil/decision/decision_maker.h"
-#include "vigil/model/tree_ensemble.h"
+#include "vigil/engine/model_chain.h"
 #include "vigil/rules/policy.h"
 #include "vigil/rules/policy_inputs.h"
 #include "vigil/rules/policy_store.h"
@@ -46,36 +44,15 @@ struct DecisionConfig {
   // or OFAC folders); empty: no screening. options.screening_min_score bounds the hits.
   std::vector<std::string> screening_lists;
   DecisionOptions options;
-  // Score batches on the GPU (docs/gpu.md): the model's CudaScorer behind a BackendRouter, the
-  // CPU scoring what the GPU fails. Needs model_path; fails (kUnavailable, naming --gpu) without
-  // a usable device or in a build without the CUDA backend.
-  bool gpu = false;
-  int gpu_device = 0;
+  // The model's scorer chain (model_chain.h), in replay mode unless told otherwise. With
+  // chain.gpu.enabled the model is also scored on the GPU (docs/gpu.md), which needs model_path
+  // and fails (kUnavailable, naming chain.gpu_setting) without a usable device or in a build without the
+  // CUDA backend.
+  ModelChainOptions chain = ModelChainOptions::For(PipelineConfig{}, PipelineMode::kReplay);
 };
 
-// How the GPU scores beside the CPU (docs/gpu.md): the device, the per-class row thresholds
-// (BackendRouterConfig::gpu_min_rows) and the longest a batch may spend on the GPU before the
-// CPU scores it instead.
-struct GpuRouting {
-  int device = 0;
-  std::array<size_t, 3> min_rows = BackendRouterConfig{}.gpu_min_rows;
-  std::chrono::microseconds timeout = BackendRouterConfig{}.gpu_timeout;
-};
-
-// "cpu" and a CudaScorer of the same model, under the engine's feature schema and the same
-// version, behind a BackendRouter; what vigil serve (gpu.enabled) and vigil replay (--gpu) score
-// with. The CudaScorer's bulk buffers hold 65,536 rows a half (the batches of serve and replay
-// are thousands of rows; larger ones pass in more chunks), it has no ranked nodes (batches that
-// small never run the ranked kernels), and the router's breaker counts a GPU batch as slow only
-// past `timeout`. Errors are CudaScorer::Create's (kUnavailable without a usable device or in a
-// build without CUDA), for the caller to name its setting.
-absl::StatusOr<std::unique_ptr<BackendRouter>> RouteToGpu(std::shared_ptr<const TreeEnsemble> model,
-                                                          std::shared_ptr<const Scorer> cpu,
-                                                          const std::string& version,
-                                                          const GpuRouting& gpu);
-
-// The engine's feature schema, the policy, the model (named "<file name>@<sha256 prefix>") and
-// the screener. Errors name the file that could not be read or checked, or the GPU that could
+// The engine's feature schema, the policy, the model (named "model@<sha256 prefix>", as
+// vigil serve names it) and the screener. Errors name the file that could not be read or checked, or the GPU that could
 // not be used.
 absl::StatusOr<std::unique_ptr<DecisionMaker>> BuildDecisionMaker(const DecisionConfig& config);
 

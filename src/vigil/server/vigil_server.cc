@@ -32,10 +32,10 @@
 #include "vigil/drift/reference_profile.h"
 #include "vigil/engine/audit_trail.h"
 #include "vigil/engine/decision_pipeline.h"
+#include "vigil/engine/model_chain.h"
 #include "vigil/engine/account_pseudonyms.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
-#include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/model_file.h"
 #include "vigil/screening/screener.h"
@@ -444,50 +444,31 @@ absl::Status VigilServer::Load() {
                                                      batch_bounds));
   VIGIL_RETURN_IF_ERROR(RegisterGpuMetrics());
 
-  auto loader = [this, policy_source, layout, decision_options](const ModelRegistry::Entry& entry)
+  // The production scorer chain (model_chain.h), with this server's metrics, log and hooks.
+  ModelChainOptions chain = ModelChainOptions::For(c, PipelineMode::kServe);
+  chain.hooks.wrap_model = hooks_.wrap_model;
+  chain.hooks.batch_sizes = batch_sizes_;
+  chain.hooks.adopt_router = [this](std::unique_ptr<BackendRouter> router) {
+    return AdoptRouter(std::move(router));
+  };
+  chain.hooks.on_breaker_change = [this](const std::string& version, CircuitBreaker::State from,
+                                         CircuitBreaker::State to) {
+    if (to == CircuitBreaker::State::kOpen && from != to) gauges_->breaker_openings->Increment();
+    log_->Event(to == CircuitBreaker::State::kOpen ? "warn" : "info",
+                "model circuit breaker changed state",
+                {{"model", version},
+                 {"from", std::string(CircuitBreaker::StateName(from))},
+                 {"to", std::string(CircuitBreaker::StateName(to))}});
+  };
+  auto loader = [policy_source, layout, decision_options, chain, screener = screener_](
+                    const ModelRegistry::Entry& entry)
       -> absl::StatusOr<std::shared_ptr<const ModelDeployment::Model>> {
     VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const TreeEnsemble> ensemble, LoadModelFile(entry.path));
-    auto model = std::make_shared<ModelDeployment::Model>();
-    model->ref = entry.ref;
-    model->version = ModelVersionName(entry.ref);
-    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<CpuScorer> cpu,
-                           CpuScorer::Create(ensemble, *FeatureExtractor::Schema(), model->version));
-    model->direct = std::move(cpu);
-    // Shadows and frozen models are scored through `direct`, never queued: on the CPU.
-    std::shared_ptr<const Scorer> scorer = model->direct;
-    CircuitBreakerConfig breaker_config = config_.breaker;
-    if (config_.gpu.enabled) {
-      // batcher → breaker → router → {CPU, GPU}. The router sits inside the batcher, so that it
-      // sees whole batches (a P0 single stays on the CPU, a large P2 batch goes to the GPU),
-      // and inside the breaker, which keeps guarding the model as a whole: the router answers
-      // with the CPU when the GPU fails or runs late (and keeps batches off a failing GPU with
-      // a breaker of its own), so the model's breaker opens only when the model itself cannot
-      // answer, and then every class goes rules-only at once, as without a GPU. A batch may
-      // spend up to gpu.timeout_ms on the GPU before the CPU starts on it; the model's breaker
-      // allows that on top of breaker.budget_ms, so that a stalled GPU, which the router
-      // already absorbs, does not also open the model's breaker.
-      VIGIL_ASSIGN_OR_RETURN(model->router, MakeRouter(ensemble, model->direct, model->version));
-      scorer = model->router;
-      breaker_config.budget += config_.gpu.timeout;
-    }
-    std::shared_ptr<const Scorer> inner = hooks_.wrap_model ? hooks_.wrap_model(scorer) : scorer;
-    auto breaker = std::make_shared<BreakerScorer>(
-        std::move(inner), breaker_config,
-        [this, version = model->version](CircuitBreaker::State from, CircuitBreaker::State to) {
-          if (to == CircuitBreaker::State::kOpen && from != to) gauges_->breaker_openings->Increment();
-          log_->Event(to == CircuitBreaker::State::kOpen ? "warn" : "info",
-                      "model circuit breaker changed state",
-                      {{"model", version},
-                       {"from", std::string(CircuitBreaker::StateName(from))},
-                       {"to", std::string(CircuitBreaker::StateName(to))}});
-        });
-    model->breaker = breaker;
-    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<BatchingScorer> batcher,
-                           BatchingScorer::Create(breaker, config_.batcher, batch_sizes_));
-    model->batcher = std::move(batcher);
+    VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<ModelDeployment::Model> model,
+                           BuildModelChain(std::move(ensemble), entry.ref, chain));
     VIGIL_ASSIGN_OR_RETURN(
         std::unique_ptr<DecisionMaker> decider,
-        DecisionMaker::Create(policy_source, model->batcher, layout, decision_options, screener_));
+        DecisionMaker::Create(policy_source, model->batcher, layout, decision_options, screener));
     model->decider = std::move(decider);
     return std::shared_ptr<const ModelDeployment::Model>(std::move(model));
   };
@@ -629,20 +610,8 @@ absl::Status VigilServer::StartGpu() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const BackendRouter>> VigilServer::MakeRouter(
-    std::shared_ptr<const TreeEnsemble> model, std::shared_ptr<const Scorer> cpu,
-    const std::string& version) {
-  // The same model, feature schema and version string as the CPU scorer: the two score bit for
-  // bit alike (CudaScorer), so a decision does not depend on the backend that scored it.
-  absl::StatusOr<std::unique_ptr<BackendRouter>> routed = RouteToGpu(
-      std::move(model), std::move(cpu), version,
-      GpuRouting{config_.gpu.device, config_.gpu.min_rows, config_.gpu.timeout});
-  if (!routed.ok()) {
-    return absl::Status(routed.status().code(),
-                        absl::StrCat("gpu.enabled: the CUDA backend cannot score ", version, ": ",
-                                     routed.status().message()));
-  }
-  std::unique_ptr<BackendRouter> router = *std::move(routed);
+std::shared_ptr<const BackendRouter> VigilServer::AdoptRouter(
+    std::unique_ptr<BackendRouter> router) {
   const std::shared_ptr<GpuMetrics> m = gpu_metrics_;
   {
     absl::MutexLock lock(&m->mu);

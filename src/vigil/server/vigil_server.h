@@ -128,11 +128,9 @@ class VigilServer {
   // The vigil_model_* and vigil_gpu_* metrics (gpu.enabled only).
   absl::Status RegisterGpuMetrics();
   void RefreshGpuMetrics();
-  // A CudaScorer for the model and a BackendRouter over it and "cpu" (gpu.enabled), counted in
-  // the GPU metrics for as long as it lives. Errors name gpu.enabled and the model.
-  absl::StatusOr<std::shared_ptr<const BackendRouter>> MakeRouter(
-      std::shared_ptr<const TreeEnsemble> model, std::shared_ptr<const Scorer> cpu,
-      const std::string& version);
+  // Holds a model's BackendRouter (gpu.enabled) so that it is counted in the GPU metrics for as
+  // long as it lives, and in their sums after.
+  std::shared_ptr<const BackendRouter> AdoptRouter(std::unique_ptr<BackendRouter> router);
 
   ServeConfig config_;
   ServeHooks hooks_;
