@@ -1,6 +1,9 @@
-# One CMake target per module, with explicit dependencies (DESIGN.md's module table).
+# One CMake target per module, with explicit dependencies (the module table,
+# src/vigil/modules.tsv, which the `layering` test checks every #include against).
 #
-#   vigil_cc_library(NAME core SRCS money.cc ... HDRS money.h ... DEPS vigil::common absl::status)
+#   vigil_cc_library(NAME core SRCS money.cc ... HDRS money.h ... DEPS vigil::common absl::status
+#                    PRIVATE_DEPS yaml-cpp)
+# DEPS are linked PUBLIC (its headers include theirs); PRIVATE_DEPS only its .cc files use.
 #   vigil_cc_test(NAME money_test SRCS money_test.cc DEPS vigil::core)
 #   vigil_cc_benchmark(NAME csv_parser_benchmark SRCS csv_parser_benchmark.cc DEPS vigil::ingest)
 #
@@ -14,13 +17,16 @@ if(VIGIL_WERROR)
 endif()
 
 function(vigil_cc_library)
-  cmake_parse_arguments(V "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
+  cmake_parse_arguments(V "" "NAME" "SRCS;HDRS;DEPS;PRIVATE_DEPS" ${ARGN})
   set(target vigil_${V_NAME})
   if(V_SRCS)
     add_library(${target} STATIC ${V_SRCS} ${V_HDRS})
     target_include_directories(${target} PUBLIC "${PROJECT_SOURCE_DIR}/src" "${PROJECT_BINARY_DIR}/src")
     target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${VIGIL_WARNINGS}>")
     target_link_libraries(${target} PUBLIC ${V_DEPS})
+    # Libraries only the module's .cc files include: its users neither see their headers nor
+    # depend on them (the static library still brings them to the final link).
+    target_link_libraries(${target} PRIVATE ${V_PRIVATE_DEPS})
   else()
     add_library(${target} INTERFACE ${V_HDRS})
     target_include_directories(${target} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${PROJECT_BINARY_DIR}/src")

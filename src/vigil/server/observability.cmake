@@ -6,7 +6,8 @@ vigil_cc_library(
   NAME observability
   SRCS request_log.cc trace_context.cc
   HDRS request_log.h trace_context.h
-  DEPS vigil::common absl::random_random absl::status absl::statusor absl::strings spdlog::spdlog)
+  DEPS vigil::common absl::random_random absl::status absl::statusor absl::strings
+  PRIVATE_DEPS spdlog::spdlog)
 
 if(VIGIL_BUILD_TESTS)
   find_package(nlohmann_json REQUIRED)
