@@ -29,6 +29,10 @@
 
 namespace vigil {
 
+namespace rules_internal {
+class ExpressionCompiler;
+}  // namespace rules_internal
+
 enum class ExprType : uint8_t { kNumber, kBool, kString, kNumberList, kStringList };
 std::string_view ExprTypeName(ExprType type);  // "number", "boolean", "string", ...
 
@@ -116,7 +120,7 @@ class Expression {
   };
 
  private:
-  friend class ExpressionCompiler;
+  friend class rules_internal::ExpressionCompiler;
   double Run(const EvalInputs& inputs) const;
 
   ExprType type_ = ExprType::kBool;

@@ -118,6 +118,29 @@ TEST_F(ExpressionTest, ReportsNamesAndSlotsRead) {
   EXPECT_EQ(e->string_slots(), 1u);
 }
 
+// A policy is input: nesting that would exhaust the stack of the thread reading it is refused
+// with an error, whatever the construct.
+TEST_F(ExpressionTest, NestingIsBoundedWithAnError) {
+  auto nested = [](int levels) {
+    return std::string(levels, '(') + "amount > 1" + std::string(levels, ')');
+  };
+  EXPECT_TRUE(Compile(nested(99)).ok());  // the whole expression is the 100th level
+  const absl::Status deep = Compile(nested(100)).status();
+  EXPECT_THAT(std::string(deep.message()),
+              ::testing::HasSubstr("nested more than 100 deep (parentheses, calls, 'not' and "
+                                   "unary '-' each count)"));
+  for (const std::string& prefix : {std::string("not "), std::string("-"),
+                                    std::string("abs(")}) {
+    std::string text;
+    for (int i = 0; i < 200'000; ++i) text += prefix;
+    text += "amount > 1";
+    const absl::Status refused = Compile(text).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(refused)) << prefix << ": " << refused;
+    EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("nested more than 100"))
+        << prefix;
+  }
+}
+
 TEST_F(ExpressionTest, UnknownNameErrorHasLocationCaretAndHint) {
   auto e = Compile("amount > 10 and cont_24h >= 3");
   EXPECT_THAT(e.status(), StatusIs(absl::StatusCode::kInvalidArgument));
