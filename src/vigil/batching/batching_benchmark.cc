@@ -118,7 +118,7 @@
 #include "vigil/metrics/value_histogram.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cuda/cuda_scorer.h"
-#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/model_file.h"
 
 namespace vigil {

@@ -24,51 +24,95 @@ absl::Status CheckOwnerOnly(const std::string& path, std::string_view what) {
                       ToAbsl(what), path, static_cast<unsigned>(st.st_mode & 0777)));
 }
 
+namespace {
+
+// Where a file's temporary twin and its directory live, and how a step's failure reads.
+struct PrivateWrite {
+  PrivateWrite(const std::string& path_in, std::string_view what_in)
+      : path(path_in), what(what_in) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    dir = parent.empty() ? "." : parent.string();
+  }
+
+  absl::Status Failed(const char* step, int error) const {
+    return absl::UnavailableError(
+        absl::StrCat(ToAbsl(what), " ", path, ": cannot ", step, ": ", std::strerror(error)));
+  }
+
+  // Writes "contents" whole and synced to a new temporary file beside the path, mode 0600;
+  // its name in *temp. The directory is created when missing.
+  absl::Status WriteTemporary(std::string_view contents, std::string* temp) const {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    *temp = absl::StrCat(path, ".tmp.XXXXXX");
+    const int fd = ::mkstemp(temp->data());
+    if (fd < 0) return Failed("create a temporary file", errno);
+    bool written = ::fchmod(fd, 0600) == 0;
+    for (size_t off = 0; written && off < contents.size();) {
+      const ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      written = n > 0;
+      if (written) off += static_cast<size_t>(n);
+    }
+    written = written && ::fsync(fd) == 0;
+    const int write_errno = errno;
+    ::close(fd);
+    if (!written) {
+      ::unlink(temp->c_str());
+      return Failed("write", write_errno);
+    }
+    return absl::OkStatus();
+  }
+
+  // The directory entry must survive an OS crash too.
+  absl::Status SyncDirectory() const {
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
+      const int error = errno;
+      if (dir_fd >= 0) ::close(dir_fd);
+      return Failed("sync its directory", error);
+    }
+    ::close(dir_fd);
+    return absl::OkStatus();
+  }
+
+  const std::string& path;
+  std::string_view what;
+  std::string dir;
+};
+
+}  // namespace
+
 absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
                                            std::string_view what) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) return false;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  const std::string dir = parent.empty() ? "." : parent.string();
-  std::filesystem::create_directories(dir, ec);
-  const auto failed = [&](const char* step) {
-    return absl::UnavailableError(
-        absl::StrCat(ToAbsl(what), " ", path, ": cannot ", step, ": ", std::strerror(errno)));
-  };
-  std::string temp = absl::StrCat(path, ".tmp.XXXXXX");
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return failed("create a temporary file");
-  bool written = ::fchmod(fd, 0600) == 0;
-  for (size_t off = 0; written && off < contents.size();) {
-    const ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    written = n > 0;
-    if (written) off += static_cast<size_t>(n);
-  }
-  written = written && ::fsync(fd) == 0;
-  const int write_errno = errno;
-  ::close(fd);
-  if (!written) {
-    ::unlink(temp.c_str());
-    errno = write_errno;
-    return failed("write");
-  }
+  const PrivateWrite file(path, what);
+  std::string temp;
+  if (absl::Status s = file.WriteTemporary(contents, &temp); !s.ok()) return s;
   // link, not rename: it fails with EEXIST when another process created the file meanwhile.
   const int linked = ::link(temp.c_str(), path.c_str());
   const int link_errno = errno;
   ::unlink(temp.c_str());
   if (linked != 0) {
     if (link_errno == EEXIST) return false;
-    errno = link_errno;
-    return failed("create");
+    return file.Failed("create", link_errno);
   }
-  // The directory entry must survive an OS crash too.
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
-    if (dir_fd >= 0) ::close(dir_fd);
-    return failed("sync its directory");
-  }
-  ::close(dir_fd);
+  if (absl::Status s = file.SyncDirectory(); !s.ok()) return s;
   return true;
+}
+
+absl::Status ReplacePrivateFile(const std::string& path, std::string_view contents,
+                                std::string_view what) {
+  const PrivateWrite file(path, what);
+  std::string temp;
+  if (absl::Status s = file.WriteTemporary(contents, &temp); !s.ok()) return s;
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    return file.Failed("replace", error);
+  }
+  return file.SyncDirectory();
 }
 
 }  // namespace vigil

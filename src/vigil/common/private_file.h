@@ -1,4 +1,5 @@
-// Files that must be private to their owner (private keys, the token file): a file its group
+// Files that must be private to their owner (private keys, the token file), and the one way
+// they are written: a file its group
 // or others may read or write is refused, since its secret is not secret any more.
 #ifndef VIGIL_COMMON_PRIVATE_FILE_H_
 #define VIGIL_COMMON_PRIVATE_FILE_H_
@@ -23,6 +24,13 @@ absl::Status CheckOwnerOnly(const std::string& path, std::string_view what);
 // Errors (kUnavailable) name "what", the path and the system's reason, never the contents.
 absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
                                            std::string_view what);
+
+// Replaces "path" (or creates it) with "contents", mode 0600, atomically: written whole and
+// synced under a temporary name, renamed into place, the directory synced; a reader or a crash
+// sees the old file or the new one, never a mix, and never a moment with group or others
+// allowed. Errors (kUnavailable) as CreatePrivateFileOnce's.
+absl::Status ReplacePrivateFile(const std::string& path, std::string_view contents,
+                                std::string_view what);
 
 }  // namespace vigil
 

@@ -61,26 +61,11 @@ std::string Line(const AccessToken& t) {
   return j.dump() + "\n";
 }
 
-// Writes the whole file anew (temp file, fsync, rename), mode 0600.
+// Writes the whole file anew (ReplacePrivateFile: atomic, mode 0600).
 absl::Status WriteAll(const std::string& data_dir, const std::vector<AccessToken>& tokens) {
-  const std::string path = PathOf(data_dir), tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot write '", tmp, "'"));
   std::string text;
   for (const AccessToken& t : tokens) text += Line(t);
-  bool ok = ::fchmod(fd, 0600) == 0;
-  for (size_t off = 0; ok && off < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  }
-  return absl::OkStatus();
+  return ReplacePrivateFile(PathOf(data_dir), text, "the token file");
 }
 
 }  // namespace

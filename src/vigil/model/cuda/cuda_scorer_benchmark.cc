@@ -42,7 +42,7 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/cuda/forest_layout.h"
-#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"

@@ -16,7 +16,7 @@
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/forest_layout.h"
-#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"

@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/model/cpu/predictor.h"
-#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/cuda/ranked_forest.h"
 #include "vigil/model/lightgbm_text.h"
 #include "vigil/model/model_file.h"

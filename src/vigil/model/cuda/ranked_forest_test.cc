@@ -10,7 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "vigil/model/cuda/random_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/testing_models.h"
 #include "vigil/model/xgboost_json.h"
 #include "vigil/testing/status_matchers.h"

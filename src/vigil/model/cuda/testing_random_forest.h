@@ -1,7 +1,7 @@
 // Random XGBoost-style forests and rows for the CUDA backend's parity tests and benchmarks.
 // Test and benchmark code only.
-#ifndef VIGIL_MODEL_CUDA_RANDOM_FOREST_H_
-#define VIGIL_MODEL_CUDA_RANDOM_FOREST_H_
+#ifndef VIGIL_MODEL_CUDA_TESTING_RANDOM_FOREST_H_
+#define VIGIL_MODEL_CUDA_TESTING_RANDOM_FOREST_H_
 
 #include <cmath>
 #include <cstdint>
@@ -176,4 +176,4 @@ inline absl::StatusOr<std::vector<BenchmarkModel>> BenchmarkModels(const std::st
 
 }  // namespace vigil::testing
 
-#endif  // VIGIL_MODEL_CUDA_RANDOM_FOREST_H_
+#endif  // VIGIL_MODEL_CUDA_TESTING_RANDOM_FOREST_H_
