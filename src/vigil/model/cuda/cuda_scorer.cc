@@ -662,25 +662,4 @@ void CudaScorerTesting::Gather(const CudaScorer& scorer, absl::Span<const double
   scorer.impl_->Gather(rows, first, count, out);
 }
 
-absl::Status CudaScorerTesting::MarginsWithVariant(const CudaScorer& scorer,
-                                                   absl::Span<const double> rows, size_t n,
-                                                   cuda::PredictVariant variant,
-                                                   absl::Span<float> out) {
-  const CudaScorer::Impl& m = *scorer.impl_;
-  VIGIL_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device.ordinal));
-  std::vector<float> x(n * m.inputs());
-  m.Gather(rows, 0, n, x.data());
-  DeviceArray<float> device_rows, device_margins;
-  VIGIL_RETURN_IF_ERROR(device_rows.Allocate(x.size()));
-  VIGIL_RETURN_IF_ERROR(device_margins.Allocate(n));
-  VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpy(device_rows.data, x.data(), x.size() * sizeof(float),
-                                        cudaMemcpyHostToDevice));
-  VIGIL_CUDA_RETURN_IF_ERROR(cuda::LaunchPredict(m.forest.view, device_rows.data,
-                                                 static_cast<uint32_t>(n), device_margins.data,
-                                                 variant, nullptr));
-  VIGIL_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), device_margins.data, n * sizeof(float),
-                                        cudaMemcpyDeviceToHost));
-  return absl::OkStatus();
-}
-
 }  // namespace vigil

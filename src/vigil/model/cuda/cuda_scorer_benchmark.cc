@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,14 +43,15 @@
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/cuda/forest_layout.h"
-#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/cuda/ranked_forest.h"
+#include "vigil/model/cuda/testing_random_forest.h"
 #include "vigil/model/model_file.h"
 #include "vigil/model/tree_shap.h"
 
 #if defined(VIGIL_CUDA_BUILT)
 #include "vigil/model/cuda/forest_kernels.h"
 #include "vigil/model/cuda/simple_forest_kernel.h"
+#include "vigil/model/cuda/testing_forest_kernels.h"
 #endif
 
 namespace vigil {
@@ -267,13 +269,15 @@ void TimeLaunches(benchmark::State& state, size_t n, Launch launch) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Kernel(benchmark::State& state, size_t model, size_t n, int variant) {
+// "variant": the one to time; none: ChoosePredictVariant's choice, as the scorer makes it.
+void BM_Kernel(benchmark::State& state, size_t model, size_t n,
+               std::optional<cuda::AnyPredictVariant> variant) {
   BenchModel& b = *Models()[model];
   const cuda::ForestView& view = CudaScorerTesting::Forest(*b.gpu);
-  const auto v = variant >= 0 ? static_cast<cuda::PredictVariant>(variant)
-                              : cuda::ChoosePredictVariant(static_cast<uint32_t>(n),
-                                                           view.num_trees,
-                                                           b.gpu->device().multiprocessors);
+  const cuda::AnyPredictVariant v =
+      variant.has_value() ? *variant
+                          : cuda::ChoosePredictVariant(static_cast<uint32_t>(n), view.num_trees,
+                                                       b.gpu->device().multiprocessors);
   TimeLaunches(state, n, [&] {
     return cuda::LaunchPredict(view, g_device[model].rows, static_cast<uint32_t>(n),
                                g_device[model].margins, v, nullptr);
@@ -289,7 +293,8 @@ void BM_Simple(benchmark::State& state, size_t model, size_t n) {
   // The peer computes the same function: its margins equal the tuned kernel's.
   const cuda::ForestView& view = CudaScorerTesting::Forest(*Models()[model]->gpu);
   CUDA_OR_FAIL(cuda::LaunchPredict(view, g_device[model].rows, static_cast<uint32_t>(n),
-                                   g_device[model].margins, cuda::PredictVariant::kRows4, nullptr));
+                                   g_device[model].margins, cuda::ComparisonVariant::kRows4,
+                                   nullptr));
   std::vector<float> a(n), b(n);
   CUDA_OR_FAIL(cudaMemcpy(a.data(), g_device[model].margins, n * sizeof(float),
                           cudaMemcpyDeviceToHost));
@@ -408,7 +413,8 @@ void RegisterGpu() {
     d.simple = UploadSimple(*b.model);
     g_device.push_back(d);
     for (size_t n : sizes) {
-      benchmark::RegisterBenchmark(absl::StrCat("kernel/", b.name, "/", n).c_str(), BM_Kernel, k, n, -1)
+      benchmark::RegisterBenchmark(absl::StrCat("kernel/", b.name, "/", n).c_str(), BM_Kernel, k, n,
+                                   std::nullopt)
           ->UseManualTime();
     }
     for (size_t n : sizes) {
@@ -417,10 +423,11 @@ void RegisterGpu() {
           ->UseManualTime();
     }
     for (size_t n : sizes) {
-      for (cuda::PredictVariant v : cuda::kAllPredictVariants) {
-        if (smoke && v != cuda::PredictVariant::kRows1) continue;
-        benchmark::RegisterBenchmark(absl::StrCat("variant/", b.name, "/", n, "/", cuda::PredictVariantName(v)).c_str(), BM_Kernel,
-            k, n, static_cast<int>(v))
+      for (const cuda::AnyPredictVariant v : cuda::kAllPredictVariants) {
+        if (smoke && v != cuda::AnyPredictVariant(cuda::ComparisonVariant::kRows1)) continue;
+        benchmark::RegisterBenchmark(
+            absl::StrCat("variant/", b.name, "/", n, "/", cuda::PredictVariantName(v)).c_str(),
+            BM_Kernel, k, n, v)
             ->UseManualTime();
       }
     }

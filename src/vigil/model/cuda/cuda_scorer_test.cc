@@ -25,6 +25,7 @@
 
 #if defined(VIGIL_CUDA_BUILT)
 #include "vigil/model/cuda/forest_kernels.h"
+#include "vigil/model/cuda/testing_forest_kernels.h"
 #endif
 
 namespace vigil {
@@ -193,8 +194,8 @@ TEST(CudaScorer, TheDemoModelScoresAsTheCpuDoes) {
 }
 
 #if defined(VIGIL_CUDA_BUILT)
-// Every kernel variant, launched directly on device-resident rows, gives the same bits, for one
-// row, a few and thousands.
+// Every kernel variant, production's and the comparisons' (testing_forest_kernels.h), launched
+// directly on device-resident rows, gives the same bits, for one row, a few and thousands.
 void ExpectEveryVariantGivesTheSameMargins(std::shared_ptr<const TreeEnsemble> model,
                                            const std::vector<double>& rows, size_t n) {
   auto gpu = CudaScorer::Create(model, model->feature_names, "m", CudaScorerOptions{});
@@ -204,12 +205,11 @@ void ExpectEveryVariantGivesTheSameMargins(std::shared_ptr<const TreeEnsemble> m
   std::vector<float> want(n);
   ASSERT_OK((*gpu)->Margins(rows, n, absl::MakeSpan(want)));
   // The scorer's own choice already equals the CPU (above); each variant equals it.
-  for (cuda::PredictVariant v : cuda::kAllPredictVariants) {
+  for (const cuda::AnyPredictVariant v : cuda::kAllPredictVariants) {
     for (size_t rows_now : {size_t{1}, size_t{3}, n}) {
       SCOPED_TRACE(absl::StrCat(cuda::PredictVariantName(v), ", ", rows_now, " rows"));
       std::vector<float> got(rows_now, std::nanf(""));
-      ASSERT_OK(
-          CudaScorerTesting::MarginsWithVariant(**gpu, rows, rows_now, v, absl::MakeSpan(got)));
+      ASSERT_OK(cuda::MarginsWithVariant(**gpu, rows, rows_now, v, absl::MakeSpan(got)));
       for (size_t i = 0; i < rows_now; ++i) ASSERT_EQ(got[i], want[i]) << "row " << i;
     }
   }

@@ -11,7 +11,6 @@
 #include <array>
 #include <cstdint>
 
-#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "vigil/model/cuda/forest_layout.h"
 #include "vigil/model/cuda/forest_node.h"
@@ -47,24 +46,16 @@ struct ForestView {
   uint32_t offset_bits = 0, slot_bits = 0;
 };
 
-// How a scoring launch spreads the work. kRowsN: one thread per row, walking all trees in
-// order, N trees at a time (independent walks overlap). kTreesN: N threads per row, each
-// walking every N-th tree; the row's leaf values meet in shared memory and one thread sums them
-// in tree order. Both sum in tree order: the margins are the same bits. kRows4Plain: kRows4 with its rows staged plain (half the shared memory of the expanded row,
-// more instructions a step); kTrees1024: a block of 1,024 threads for one row, a tree each;
-// kRows4Ranked: kRows4 over RankedForest's 4-byte nodes and per-row bins (kRows4 when the
-// forest has no ranked nodes: not uploaded, or the model's do not fit 4 bytes); kRows8Ranked and
-// kRows16Ranked: the same, eight and sixteen trees a thread at once (sixteen: the large batches'
-// kernel).
-enum class PredictVariant : int {
-  kRows1, kRows2, kRows4, kTrees4, kTrees16, kTrees64, kTrees256, kRows4Plain, kTrees1024,
-  kRows4Ranked, kRows8Ranked, kRows16Ranked,
-};
-inline constexpr PredictVariant kAllPredictVariants[] = {
-    PredictVariant::kRows1,   PredictVariant::kRows2,   PredictVariant::kRows4,
-    PredictVariant::kTrees4,  PredictVariant::kTrees16, PredictVariant::kTrees64,
-    PredictVariant::kTrees256, PredictVariant::kRows4Plain, PredictVariant::kTrees1024,
-    PredictVariant::kRows4Ranked, PredictVariant::kRows8Ranked, PredictVariant::kRows16Ranked};
+// How a scoring launch spreads the work: the variants production launches (ChoosePredictVariant
+// picks one per batch). kTreesN: N threads per row, each walking every N-th tree; the row's leaf
+// values meet in shared memory and one thread sums them in tree order. kRows16Ranked: one thread
+// per row, walking all trees in order, sixteen at a time (independent walks overlap), over
+// RankedForest's 4-byte nodes and per-row bins; where the forest has no ranked nodes (not
+// uploaded, or the model's do not fit 4 bytes) it runs the same walk four trees at a time over
+// the float nodes. Every variant sums in tree order: the margins are the same bits. The variants
+// kept only for the benchmark's comparisons and the parity tests are in
+// testing_forest_kernels.h.
+enum class PredictVariant : int { kTrees4, kTrees16, kTrees64, kTrees256, kRows16Ranked };
 const char* PredictVariantName(PredictVariant v);
 
 // The variant for n rows on a device with "multiprocessors" SMs (measured: docs/gpu.md).
@@ -94,10 +85,6 @@ struct CudaScorerTesting {
   // Rows [first, first + count) of "rows" as the device reads them (float32 model inputs).
   static void Gather(const CudaScorer& scorer, absl::Span<const double> rows, size_t first,
                      size_t count, float* out);
-  // Margins through one kernel variant (device buffers made for the call).
-  static absl::Status MarginsWithVariant(const CudaScorer& scorer, absl::Span<const double> rows,
-                                         size_t n, cuda::PredictVariant variant,
-                                         absl::Span<float> out);
 };
 
 }  // namespace vigil
