@@ -1,6 +1,5 @@
 #include "vigil/cli/audit_command.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +31,8 @@
 #include "vigil/audit/record_sealer.h"
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
+#include "vigil/cli/data_files.h"
+#include "vigil/common/private_file.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/decision.h"
@@ -128,13 +129,8 @@ struct OpenedLog {
 };
 
 // Errors carry the message for the user; every one is an environment error (exit 2).
+// "data_dir" exists (AddDataDirOption checked it).
 absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(data_dir, ec)) {
-    return absl::NotFoundError(absl::StrCat(
-        "data dir '", data_dir,
-        "' does not exist (--data-dir is the directory given to `vigil serve` or `vigil replay`)"));
-  }
   KvStoreOptions options;
   options.path = (std::filesystem::path(data_dir) / "features").string();
   options.create_if_missing = false;
@@ -161,8 +157,7 @@ absl::StatusOr<OpenedLog> OpenLog(const std::string& data_dir) {
   if (!store.ok()) {
     if (absl::IsNotFound(store.status())) {
       return absl::NotFoundError(
-          absl::StrCat("no vigil store at '", options.path,
-                       "' (--data-dir is the directory given to `vigil serve` or `vigil replay`)"));
+          absl::StrCat("no vigil store at '", options.path, "' (", kDataDirHint, ")"));
     }
     if (absl::IsFailedPrecondition(store.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -206,36 +201,6 @@ absl::Status WriteOutput(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
-}
-
-// Creates "path" with "mode" and writes "content"; refuses (kAlreadyExists) to replace a file.
-absl::Status WriteNewFile(const std::string& path, const std::string& content, mode_t mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == EEXIST) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("'", path,
-                       "' exists; refusing to overwrite it (a key is not replaced "
-                       "by accident: remove it first if you mean to)"));
-    }
-    return absl::UnavailableError(
-        absl::StrCat("cannot create '", path, "': ", std::strerror(error)));
-  }
-  size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const bool ok = written == content.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) {
-    ::unlink(path.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  }
   return absl::OkStatus();
 }
 
@@ -931,14 +896,15 @@ int RunKeygen(const AuditFlags& flags) {
   if (!algorithm.ok()) {
     return Fail(kCommand, absl::StrCat("--algorithm: ", algorithm.status().message()), kExitUsage);
   }
-  std::error_code ec;
-  for (const std::string& path : {flags.out, flags.public_out}) {
-    if (!path.empty() && std::filesystem::exists(path, ec)) {
-      return Fail(kCommand,
-                  absl::StrCat("'", path,
-                               "' exists; refusing to overwrite it (remove it first "
-                               "if you mean to replace it)"),
-                  kExitUsage);
+  // Both refused before either is written: a key is never replaced by accident, and a clash
+  // over the public key's file leaves no new private key behind.
+  constexpr char kPrivateWhat[] = "signing key", kPublicWhat[] = "public key";
+  if (absl::Status s = CheckAbsent(flags.out, kPrivateWhat); !s.ok()) {
+    return Fail(kCommand, s.message(), kExitUsage);
+  }
+  if (!flags.public_out.empty()) {
+    if (absl::Status s = CheckAbsent(flags.public_out, kPublicWhat); !s.ok()) {
+      return Fail(kCommand, s.message(), kExitUsage);
     }
   }
   absl::StatusOr<std::string> pem = audit::GeneratePrivateKeyPem(*algorithm);
@@ -946,11 +912,13 @@ int RunKeygen(const AuditFlags& flags) {
   absl::StatusOr<std::unique_ptr<audit::LogSigner>> signer =
       audit::LogSigner::FromPem(*pem, "new key");
   if (!signer.ok()) return Fail(kCommand, signer.status().message(), kExitUsage);
-  if (absl::Status s = WriteNewFile(flags.out, *pem, 0600); !s.ok()) {
+  if (absl::Status s = CreateNewFile(flags.out, *pem, kPrivateWhat); !s.ok()) {
     return Fail(kCommand, s.message(), kExitUsage);
   }
   if (!flags.public_out.empty()) {
-    if (absl::Status s = WriteNewFile(flags.public_out, (*signer)->PublicKeyPem(), 0644); !s.ok()) {
+    if (absl::Status s = CreateNewFile(flags.public_out, (*signer)->PublicKeyPem(), kPublicWhat,
+                                       /*mode=*/0644);
+        !s.ok()) {
       return Fail(kCommand, s.message(), kExitUsage);
     }
   }
@@ -967,19 +935,6 @@ struct Subcommand {
   int (*run)(const AuditFlags&) = nullptr;
 };
 
-// "flags" outlives the sub-apps (Command::run holds it).
-CLI::App* AddSubcommand(CLI::App* audit, const char* name, const char* description,
-                        AuditFlags* flags, bool data_dir) {
-  CLI::App* sub = audit->add_subcommand(name, description);
-  if (data_dir) {
-    sub->add_option("--data-dir", flags->data_dir,
-                    "The data dir of `vigil serve` / `vigil replay` (the log is in its "
-                    "features/ store)")
-        ->required();
-  }
-  return sub;
-}
-
 // --kek-command and --kek-public, the alternative to --kek (a private key file) where the
 // private half stays in a key service.
 void AddKekCommandOptions(CLI::App* app, AuditFlags* flags) {
@@ -994,12 +949,21 @@ void AddKekCommandOptions(CLI::App* app, AuditFlags* flags) {
                   "With --kek-command: the key-encryption key's public half (PEM)");
 }
 
+// A subcommand that reads the log of a data dir: `--data-dir`, which must exist. "flags" outlives
+// the sub-app (Command::run holds it).
+CLI::App* AddLogSubcommand(CLI::App* audit, const char* name, const char* description,
+                           AuditFlags* flags) {
+  CLI::App* sub = audit->add_subcommand(name, description);
+  AddDataDirOption(sub, &flags->data_dir, DataDirUse::kExisting);
+  return sub;
+}
+
 Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* verify = AddSubcommand(
+  CLI::App* verify = AddLogSubcommand(
       audit, "verify",
       "Check the whole log: every record's encoding, the hash chain, the Merkle tree, the index "
       "and every signed tree head; name the first damage (exit 1) or say it is intact",
-      flags, /*data_dir=*/true);
+      flags);
   verify->add_option("--from", flags->from,
                      "Re-hash records from this sequence on (those before are taken from the "
                      "stored tree; the tree heads are all checked)");
@@ -1023,11 +987,11 @@ Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddProve(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* prove = AddSubcommand(
+  CLI::App* prove = AddLogSubcommand(
       audit, "prove",
       "Write a self-contained proof (JSON, vigil-audit-proof/v1) that a transaction's decision "
       "is in the log: the record's bytes, the latest signed tree head and the Merkle path",
-      flags, /*data_dir=*/true);
+      flags);
   prove->add_option("TXID", flags->txid, "The transaction id")->required();
   prove->add_option("--out", flags->out, "Write the proof here (default: stdout)");
   prove->footer(
@@ -1037,11 +1001,11 @@ Subcommand AddProve(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddProveConsistency(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* consistency = AddSubcommand(
+  CLI::App* consistency = AddLogSubcommand(
       audit, "prove-consistency",
       "Write a proof (JSON, vigil-audit-proof/v1) that the log at an older signed tree head is "
       "a prefix of the log at a newer one: nothing recorded before was changed or removed",
-      flags, /*data_dir=*/true);
+      flags);
   consistency->add_option("--old", flags->old_size, "Size of the older signed tree head")
       ->check(CLI::PositiveNumber);
   consistency->add_option("--old-head", flags->old_head,
@@ -1060,11 +1024,10 @@ Subcommand AddProveConsistency(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddCheckProof(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* check = AddSubcommand(
-      audit, "check-proof",
+  CLI::App* check = audit->add_subcommand(
+      "check-proof",
       "Check a proof written by `prove` or `prove-consistency` with nothing but the file and "
-      "the log's public key: 'valid: ...' (exit 0) or 'INVALID: reason' (exit 1)",
-      flags, /*data_dir=*/false);
+      "the log's public key: 'valid: ...' (exit 0) or 'INVALID: reason' (exit 1)");
   check->add_option("FILE", flags->file, "The proof (JSON)")->required();
   check->add_option("--pubkey", flags->pubkey, "The log's public key (PEM)")->required();
   check->footer("Example:\n  vigil audit check-proof tx42.proof.json --pubkey audit_pub.pem");
@@ -1072,10 +1035,9 @@ Subcommand AddCheckProof(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddShow(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* show = AddSubcommand(
+  CLI::App* show = AddLogSubcommand(
       audit, "show",
-      "Show one recorded decision: times, action, score, versions, reasons, the payment", flags,
-      /*data_dir=*/true);
+      "Show one recorded decision: times, action, score, versions, reasons, the payment", flags);
   show->add_option("TXID", flags->txid, "The transaction id")->required();
   show->add_flag("--json", flags->json, "Print the record as `export` writes it");
   show->add_option("--kek", flags->kek,
@@ -1090,11 +1052,11 @@ Subcommand AddShow(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddExport(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* export_app = AddSubcommand(
+  CLI::App* export_app = AddLogSubcommand(
       audit, "export",
       "Export records as JSON Lines for an examiner: the decision, the transaction, the "
       "features, the hashes; by decision time or one transaction",
-      flags, /*data_dir=*/true);
+      flags);
   CLI::Option* since = export_app->add_option("--since", flags->since,
                                               "Records decided at or after this time (RFC 3339)");
   CLI::Option* until = export_app->add_option("--until", flags->until,
@@ -1115,11 +1077,10 @@ Subcommand AddExport(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddOpen(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* open = AddSubcommand(
-      audit, "open",
+  CLI::App* open = audit->add_subcommand(
+      "open",
       "Open the sealed personal fields of an export written without --kek, offline: the same "
-      "lines an export with the key writes",
-      flags, /*data_dir=*/false);
+      "lines an export with the key writes");
   open->add_option("--kek", flags->kek,
                    "The key-encryption key's private half (PEM, mode 0600); or --kek-command "
                    "with --kek-public");
@@ -1133,11 +1094,11 @@ Subcommand AddOpen(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddRewrap(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* rewrap = AddSubcommand(
+  CLI::App* rewrap = AddLogSubcommand(
       audit, "rewrap",
       "Rotate the key-encryption key: re-wrap the log's data keys under a new one (the records "
       "are not rewritten; verification is unaffected)",
-      flags, /*data_dir=*/true);
+      flags);
   rewrap->add_option("--kek", flags->kek,
                      "The current key-encryption key's private half (PEM, mode 0600); or "
                      "--kek-command with --kek-public");
@@ -1153,11 +1114,10 @@ Subcommand AddRewrap(CLI::App* audit, AuditFlags* flags) {
 }
 
 Subcommand AddKeygen(CLI::App* audit, AuditFlags* flags) {
-  CLI::App* keygen = AddSubcommand(
-      audit, "keygen",
+  CLI::App* keygen = audit->add_subcommand(
+      "keygen",
       "Make a new signing key for the log (unencrypted PKCS#8 PEM, mode 0600); print its public "
-      "key (stdout) and key id (stderr)",
-      flags, /*data_dir=*/false);
+      "key (stdout) and key id (stderr)");
   keygen->add_option("--out", flags->out, "The private key file to create (never overwritten)")
       ->required();
   keygen->add_option("--algorithm", flags->algorithm, "ed25519 or sm2")->capture_default_str();

@@ -1,22 +1,20 @@
 #include "vigil/cli/bench_pki.h"
 
-#include <fcntl.h>
+#include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
-#include <filesystem>
-#include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "vigil/common/private_file.h"
 #include "vigil/common/string_view.h"
 
 namespace vigil::cli {
@@ -73,19 +71,19 @@ absl::StatusOr<Cert> Issue(const std::string& cn, EVP_PKEY* key, X509* issuer,
   return cert;
 }
 
-absl::Status WritePem(const std::string& path, const std::function<bool(FILE*)>& write) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  FILE* f = ::fdopen(fd, "w");
-  if (f == nullptr) {
-    ::close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+
+// The PEM text "write" puts in a memory BIO.
+absl::StatusOr<std::string> PemText(const std::function<bool(BIO*)>& write, std::string_view what) {
+  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
+  if (bio == nullptr || !write(bio.get())) {
+    return Failed(absl::StrCat("writing the PEM of ", ToAbsl(what)));
   }
-  const bool ok = write(f);
-  if (std::fclose(f) != 0 || !ok) {
-    return absl::UnavailableError(absl::StrCat("cannot write '", path, "'"));
-  }
-  return absl::OkStatus();
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(size));
 }
 
 }  // namespace
@@ -121,20 +119,24 @@ absl::StatusOr<BenchPki> MakeBenchPki(const std::string& dir) {
   pki.client_cert = dir + "/client.pem";
   pki.client_key = dir + "/client.key";
   pki.client_subject = "CN=vigil bench client,O=vigil bench";
-  const auto cert = [](X509* c) { return [c](FILE* f) { return PEM_write_X509(f, c) == 1; }; };
+  const auto cert = [](X509* c) { return [c](BIO* b) { return PEM_write_bio_X509(b, c) == 1; }; };
   const auto key = [](EVP_PKEY* k) {
-    return [k](FILE* f) {
-      return PEM_write_PrivateKey(f, k, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+    return [k](BIO* b) {
+      return PEM_write_bio_PrivateKey(b, k, nullptr, nullptr, 0, nullptr, nullptr) == 1;
     };
   };
-  for (const auto& [path, write] :
-       std::vector<std::pair<std::string, std::function<bool(FILE*)>>>{
+  for (const auto& [path, write] : std::vector<std::pair<std::string, std::function<bool(BIO*)>>>{
            {pki.ca_cert, cert(ca->get())},
            {pki.server_cert, cert(server->get())},
            {pki.server_key, key(server_key.get())},
            {pki.client_cert, cert(client->get())},
            {pki.client_key, key(client_key.get())}}) {
-    if (absl::Status s = WritePem(path, write); !s.ok()) return s;
+    absl::StatusOr<std::string> pem = PemText(write, path);
+    if (!pem.ok()) return pem.status();
+    // Replaced, not created once: each run of the benchmark makes a new authority.
+    if (absl::Status s = ReplacePrivateFile(path, *pem, "bench certificate file"); !s.ok()) {
+      return s;
+    }
   }
   return pki;
 }

@@ -5,6 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "vigil/common/check.h"
+#include "vigil/config/option_set.h"
+#include "vigil/engine/pipeline_config.h"
+#include "vigil/engine/pipeline_options.h"
 
 namespace vigil::cli {
 namespace {
@@ -40,6 +44,29 @@ absl::StatusOr<FxRates> LoadFxRates(const std::string& flag) {
   }
   return absl::NotFoundError(
       absl::StrCat("no FX rates table found (tried ", tried, "); pass --fx-rates FILE"));
+}
+
+CLI::Option* AddDataDirOption(CLI::App* app, std::string* dir, DataDirUse use) {
+  // The help of the pipeline's own data_dir option (serve, replay, bench): one text everywhere.
+  static const std::string* const help = [] {
+    PipelineConfig config;
+    config::OptionSet set;
+    DeclarePipelineOptions(&config, &set);
+    const config::Option* declared = set.Find("data_dir");
+    VIGIL_CHECK(declared != nullptr);
+    return new std::string(declared->spec.help);
+  }();
+  CLI::Option* option = app->add_option("--data-dir", *dir, *help)->type_name("DIR")->required();
+  if (use == DataDirUse::kExisting) {
+    option->check(CLI::Validator(
+        [](const std::string& value) -> std::string {
+          std::error_code ec;
+          if (std::filesystem::is_directory(value, ec)) return "";
+          return absl::StrCat("data dir '", value, "' does not exist (", kDataDirHint, ")");
+        },
+        ""));
+  }
+  return option;
 }
 
 }  // namespace vigil::cli

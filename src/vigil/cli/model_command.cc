@@ -18,9 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "vigil/cli/data_files.h"
 #include "vigil/cli/model_evaluate_command.h"
 #include "vigil/cli/model_train_command.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
@@ -289,7 +290,7 @@ Command AddModelCommand(CLI::App& vigil) {
       "add", "Store a model in a data dir's registry, named by the SHA-256 of its bytes (checked "
              "to load first); prints the ref that `vigil serve --model-ref` and POST "
              "/v1/engine/activate take");
-  add->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
+  AddDataDirOption(add, &flags->data_dir, DataDirUse::kMayCreate);
   add->add_option("MODEL", flags->model, "Model file")->required();
   add->add_flag("--force", flags->force,
                 "Add a model whose model_card.json (beside it) records a failed baseline gate");
@@ -298,7 +299,7 @@ Command AddModelCommand(CLI::App& vigil) {
       "A model whose model_card.json beside it says it did not beat its one-feature baselines "
       "(vigil model train's gate) is refused unless --force.");
   CLI::App* list = app->add_subcommand("list", "The models in a data dir's registry");
-  list->add_option("--data-dir", flags->data_dir, "The server's data directory")->required();
+  AddDataDirOption(list, &flags->data_dir, DataDirUse::kExisting);
   auto train_flags = std::make_shared<ModelTrainFlags>();
   CLI::App* train = app->add_subcommand(
       "train",

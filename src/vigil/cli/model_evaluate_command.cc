@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "vigil/cli/command.h"
-#include "vigil/engine/feature_row_reader.h"
 #include "vigil/evaluation/account_evaluation.h"
+#include "vigil/evaluation/feature_row_reader.h"
 #include "vigil/evaluation/payment_evaluation.h"
 #include "vigil/model/cpu/predictor.h"
 #include "vigil/model/model_file.h"
@@ -90,7 +90,7 @@ int RunModelEvaluate(const ModelEvaluateFlags& flags) {
   if (flags.bootstrap < 1 || flags.top_k < 1) return Fail("--bootstrap and --top-k: at least 1");
   absl::StatusOr<std::shared_ptr<const TreeEnsemble>> model = LoadModelFile(flags.model);
   if (!model.ok()) return Fail(model.status().message());
-  absl::StatusOr<FeatureRows> rows = ReadFeatureRows(flags.rows);
+  absl::StatusOr<evaluation::FeatureRows> rows = evaluation::ReadFeatureRows(flags.rows);
   if (!rows.ok()) return Fail(rows.status().message());
   absl::StatusOr<CpuPredictor> predictor = CpuPredictor::Create(*model, rows->names, flags.rows);
   if (!predictor.ok()) return Fail(predictor.status().message());

@@ -20,7 +20,7 @@
 #include "vigil/cli/command.h"
 #include "vigil/common/sha256.h"
 #include "vigil/drift/profile_builder.h"
-#include "vigil/engine/feature_row_reader.h"
+#include "vigil/evaluation/feature_row_reader.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/xgboost_json.h"
 #include "vigil/training/history_training.h"
@@ -158,7 +158,7 @@ int RunModelTrain(const ModelTrainFlags& flags) {
   options.block_precision = flags.block_precision;
   options.bootstrap_resamples = static_cast<size_t>(flags.bootstrap);
 
-  absl::StatusOr<FeatureRows> rows = ReadFeatureRows(flags.features);
+  absl::StatusOr<evaluation::FeatureRows> rows = evaluation::ReadFeatureRows(flags.features);
   if (!rows.ok()) return Fail(rows.status().message());
   // The columns kept: all but those --drop names (each pattern must match one).
   std::vector<size_t> kept;

@@ -164,7 +164,7 @@ int CheckOnStream(const PolicyFlags& flags, const Policy& policy) {
   options.decisions = decider->get();
   absl::StatusOr<ReplaySummary> summary = RunReplay(options, *fx, RealClock());
   if (!summary.ok()) return Fail(kCommand, summary.status());
-  const BacktestSummary& b = *summary->backtest;
+  const evaluation::BacktestSummary& b = *summary->backtest;
   std::cout << "on " << flags.stream << ": " << b.decisions << " payments decided ("
             << b.labelled << " labelled), " << b.days << " days\n";
   if (b.decisions == 0) {
@@ -192,7 +192,7 @@ int CheckOnStream(const PolicyFlags& flags, const Policy& policy) {
       ++warnings;
     }
   }
-  const BacktestSummary::Accounts& a = b.accounts;
+  const evaluation::BacktestSummary::Accounts& a = b.accounts;
   if (policy.account_alerts().enabled() && a.accounts > 0) {
     std::cout << absl::StrFormat(
         "  account alerts: %d raised (%.1f a day) on %d of %d accounts; recall %.3f, FPR %.4f "
@@ -530,7 +530,7 @@ Command AddPolicyCommand(CLI::App& vigil) {
       "Check a policy and store it as a new version in --data-dir (the same text twice is "
       "one version); --activate makes it the active one");
   add->add_option("FILE", flags->file, "Policy YAML")->required();
-  add->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  AddDataDirOption(add, &flags->data_dir, DataDirUse::kMayCreate);
   add->add_option("--author", flags->author, "Who adds it (default: $USER)");
   add->add_option("--lists", flags->lists,
                   "Directory of named lists (default: 'lists' beside the policy); stored with "
@@ -542,15 +542,15 @@ Command AddPolicyCommand(CLI::App& vigil) {
   CLI::App* activate = app->add_subcommand(
       "activate", "Make a stored version the active policy (durable, then an atomic swap)");
   activate->add_option("ID", flags->id, "Version id (see vigil policy list)")->required();
-  activate->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  AddDataDirOption(activate, &flags->data_dir, DataDirUse::kExisting);
   activate->add_option("--author", flags->author, "Who activates it (default: $USER)");
   CLI::App* rollback = app->add_subcommand(
       "rollback", "Activate again the version that was active before the current one");
-  rollback->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  AddDataDirOption(rollback, &flags->data_dir, DataDirUse::kExisting);
   rollback->add_option("--author", flags->author, "Who rolls back (default: $USER)");
   CLI::App* list = app->add_subcommand(
       "list", "Stored versions (the active one marked *) and the activation history");
-  list->add_option("--data-dir", flags->data_dir, "The engine's data directory")->required();
+  AddDataDirOption(list, &flags->data_dir, DataDirUse::kExisting);
   return Command{app, [flags, check, tune, diff, add, activate, rollback, list] {
                    if (check->parsed()) return RunCheck(*flags);
                    if (tune->parsed()) return RunTune(*flags);

@@ -64,28 +64,40 @@ DecisionConfig DecisionsOf(const PipelineConfig& p, int reason_codes) {
   return d;
 }
 
-int RunReplayCommand(ReplayFlags& flags) {
-  if (absl::Status s = flags.config_flags->Apply(); !s.ok()) {
-    std::cerr << "vigil replay: " << s.message() << "\n";
-    return kExitUsage;
+// Why replay stops before it runs: printed as "vigil replay: <message>", exit "code".
+struct Stop {
+  std::string message;
+  int code = kExitUsage;
+};
+
+// What the steps below make for the run, which must outlive it: ReplayOptions points into it.
+struct ReplayParts {
+  std::optional<FxRates> fx;
+  std::unique_ptr<DecisionMaker> decider, comparer;
+  std::optional<drift::ReferenceProfile> profile;
+};
+
+// The configuration file and the flags, applied and checked together.
+std::optional<Stop> ApplyConfiguration(ReplayFlags& flags) {
+  if (absl::Status s = flags.config_flags->Apply(); !s.ok()) return Stop{std::string(s.message())};
+  if (absl::Status s = flags.pipeline.Validate(/*needs_data_dir=*/false); !s.ok()) {
+    return Stop{std::string(s.message())};
   }
-  const PipelineConfig& p = flags.pipeline;
-  if (absl::Status s = p.Validate(/*needs_data_dir=*/false); !s.ok()) {
-    std::cerr << "vigil replay: " << s.message() << "\n";
-    return kExitUsage;
-  }
-  const DecisionConfig decisions = DecisionsOf(p, flags.reason_codes);
-  std::string drift_profile = p.drift.profile;
+  return std::nullopt;
+}
+
+std::optional<Stop> LoadFx(const PipelineConfig& p, ReplayParts* parts) {
   absl::StatusOr<FxRates> fx = LoadFxRates(p.fx_rates);
-  if (!fx.ok()) {
-    std::cerr << "vigil replay: " << fx.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!fx.ok()) return Stop{std::string(fx.status().message())};
+  parts->fx = *std::move(fx);
+  return std::nullopt;
+}
+
+// Replay's own flags into flags.options, and the data dir's account pseudonyms.
+std::optional<Stop> ResolveOptions(ReplayFlags& flags) {
+  const PipelineConfig& p = flags.pipeline;
   absl::StatusOr<Priority> priority = ParsePriority(flags.priority);
-  if (!priority.ok()) {
-    std::cerr << "vigil replay: --priority: " << priority.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!priority.ok()) return Stop{absl::StrCat("--priority: ", priority.status().message())};
   ReplayOptions& o = flags.options;
   o.default_priority = *priority;
   o.features.reporting_threshold_micros = static_cast<int64_t>(flags.threshold * 1e6);
@@ -98,134 +110,132 @@ int RunReplayCommand(ReplayFlags& flags) {
   if (!o.data_dir.empty()) {
     absl::StatusOr<std::shared_ptr<const crypto::Pseudonymizer>> pseudonyms =
         LoadAccountPseudonyms(p.state.pseudonym_key, o.data_dir, p.state.pseudonym_hash);
-    if (!pseudonyms.ok()) {
-      std::cerr << "vigil replay: " << pseudonyms.status().message() << "\n";
-      return kExitUsage;
-    }
+    if (!pseudonyms.ok()) return Stop{std::string(pseudonyms.status().message())};
     o.features.account_pseudonyms = *std::move(pseudonyms);
   }
   if (!flags.quiet) o.progress = &std::cerr;
-  std::unique_ptr<DecisionMaker> decider, comparer;
-  if (decisions.chain.gpu.enabled && decisions.model_path.empty()) {
-    std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
-    return kExitUsage;
-  }
-  if (!decisions.policy_path.empty()) {
-    auto built = BuildDecisionMaker(decisions);
-    if (!built.ok()) {
-      std::cerr << "vigil replay: " << built.status().message() << "\n";
-      // A missing file, or a GPU asked for that this machine or build lacks: usage or
-      // environment (2); a file read and found wanting: 1.
-      const absl::StatusCode code = built.status().code();
-      return code == absl::StatusCode::kNotFound || code == absl::StatusCode::kUnavailable
-                 ? kExitUsage
-                 : kExitInputRejected;
-    }
-    decider = *std::move(built);
-    o.decisions = decider.get();
-    if (!flags.compare.empty()) {
-      DecisionConfig other = decisions;
-      other.policy_path = flags.compare;
-      auto candidate = BuildDecisionMaker(other);
-      if (!candidate.ok()) {
-        std::cerr << "vigil replay: --compare: " << candidate.status().message() << "\n";
-        return candidate.status().code() == absl::StatusCode::kNotFound ? kExitUsage
-                                                                        : kExitInputRejected;
-      }
-      comparer = *std::move(candidate);
-      o.compare = comparer.get();
-    }
-  } else if (!decisions.model_path.empty()) {
-    std::cerr << "vigil replay: --model needs --policy (the policy turns scores into actions)\n";
-    return kExitUsage;
-  } else if (decisions.chain.gpu.enabled) {
-    std::cerr << "vigil replay: --gpu needs --policy and --model (the GPU scores the model)\n";
-    return kExitUsage;
-  } else if (!decisions.screening_lists.empty()) {
-    std::cerr << "vigil replay: --screening-list needs --policy (the policy turns hits into "
-                 "actions)\n";
-    return kExitUsage;
-  }
-  if (decider == nullptr && !flags.compare.empty()) {
-    std::cerr << "vigil replay: --compare needs --policy (the baseline)\n";
-    return kExitUsage;
-  }
-  // Decisions made with a data dir are recorded in its audit log, as `vigil serve` records
-  // them (docs/audit.md).
-  if (decider != nullptr && !o.data_dir.empty() && !flags.no_audit) {
-    absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(p.audit.hash);
-    if (!hash.ok()) {
-      std::cerr << "vigil replay: --audit-hash: " << hash.status().message() << "\n";
-      return kExitUsage;
-    }
-    o.audit_hash = *hash;
-    absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
-        DataDirSigningKey(p.audit.signing_key, o.data_dir);
-    if (!signer.ok()) {
-      std::cerr << "vigil replay: --audit-key: " << signer.status().message() << "\n";
-      return kExitUsage;
-    }
-    o.audit_signer = *std::move(signer);
-    absl::StatusOr<crypto::CipherSuite> suite = crypto::ParseCipherSuite(p.audit.record_cipher);
-    if (!suite.ok()) {
-      std::cerr << "vigil replay: --record-cipher: " << suite.status().message() << "\n";
-      return kExitUsage;
-    }
-    o.audit_record_suite = *suite;
-    if (!p.audit.record_kek.empty()) {
-      absl::StatusOr<crypto::KeyEncryptionKey> kek =
-          crypto::KeyEncryptionKey::LoadPublicKeyFile(p.audit.record_kek);
-      if (!kek.ok()) {
-        std::cerr << "vigil replay: --record-kek: " << kek.status().message() << "\n";
-        return kExitUsage;
-      }
-      o.audit_record_kek = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
-    }
-  } else if (!p.audit.record_kek.empty()) {
-    std::cerr << "vigil replay: --record-kek seals the audit records of a run with --data-dir and "
-                 "--policy\n";
-    return kExitUsage;
-  }
+  return std::nullopt;
+}
 
-  // Drift: on with --drift-profile, or with --drift-report or --drift-null-out and a
-  // reference_profile.json beside the --model (vigil model train writes it there).
-  std::optional<drift::ReferenceProfile> profile;
+// With --policy, the decision maker (and --compare's); without it, no flag that needs one.
+std::optional<Stop> BuildDeciders(ReplayFlags& flags, ReplayParts* parts) {
+  const DecisionConfig decisions = DecisionsOf(flags.pipeline, flags.reason_codes);
+  if (decisions.chain.gpu.enabled && decisions.model_path.empty()) {
+    return Stop{"--gpu needs --policy and --model (the GPU scores the model)"};
+  }
+  if (decisions.policy_path.empty()) {
+    if (!decisions.model_path.empty()) {
+      return Stop{"--model needs --policy (the policy turns scores into actions)"};
+    }
+    if (!decisions.screening_lists.empty()) {
+      return Stop{"--screening-list needs --policy (the policy turns hits into actions)"};
+    }
+    if (!flags.compare.empty()) return Stop{"--compare needs --policy (the baseline)"};
+    return std::nullopt;
+  }
+  auto built = BuildDecisionMaker(decisions);
+  if (!built.ok()) {
+    // A missing file, or a GPU asked for that this machine or build lacks: usage or
+    // environment (2); a file read and found wanting: 1.
+    const absl::StatusCode code = built.status().code();
+    return Stop{std::string(built.status().message()),
+                code == absl::StatusCode::kNotFound || code == absl::StatusCode::kUnavailable
+                    ? kExitUsage
+                    : kExitInputRejected};
+  }
+  parts->decider = *std::move(built);
+  flags.options.decisions = parts->decider.get();
+  if (flags.compare.empty()) return std::nullopt;
+  DecisionConfig other = decisions;
+  other.policy_path = flags.compare;
+  auto candidate = BuildDecisionMaker(other);
+  if (!candidate.ok()) {
+    return Stop{
+        absl::StrCat("--compare: ", candidate.status().message()),
+        candidate.status().code() == absl::StatusCode::kNotFound ? kExitUsage : kExitInputRejected};
+  }
+  parts->comparer = *std::move(candidate);
+  flags.options.compare = parts->comparer.get();
+  return std::nullopt;
+}
+
+// Decisions made with a data dir are recorded in its audit log, as `vigil serve` records them
+// (docs/audit.md): its hash, signing key, record cipher and key-encryption key.
+std::optional<Stop> ResolveAudit(ReplayFlags& flags, const ReplayParts& parts) {
+  const PipelineConfig& p = flags.pipeline;
+  ReplayOptions& o = flags.options;
+  if (parts.decider == nullptr || o.data_dir.empty() || flags.no_audit) {
+    if (p.audit.record_kek.empty()) return std::nullopt;
+    return Stop{"--record-kek seals the audit records of a run with --data-dir and --policy"};
+  }
+  absl::StatusOr<audit::HashAlgorithm> hash = audit::ParseHashAlgorithm(p.audit.hash);
+  if (!hash.ok()) return Stop{absl::StrCat("--audit-hash: ", hash.status().message())};
+  o.audit_hash = *hash;
+  absl::StatusOr<std::shared_ptr<const audit::LogSigner>> signer =
+      DataDirSigningKey(p.audit.signing_key, o.data_dir);
+  if (!signer.ok()) return Stop{absl::StrCat("--audit-key: ", signer.status().message())};
+  o.audit_signer = *std::move(signer);
+  absl::StatusOr<crypto::CipherSuite> suite = crypto::ParseCipherSuite(p.audit.record_cipher);
+  if (!suite.ok()) return Stop{absl::StrCat("--record-cipher: ", suite.status().message())};
+  o.audit_record_suite = *suite;
+  if (p.audit.record_kek.empty()) return std::nullopt;
+  absl::StatusOr<crypto::KeyEncryptionKey> kek =
+      crypto::KeyEncryptionKey::LoadPublicKeyFile(p.audit.record_kek);
+  if (!kek.ok()) return Stop{absl::StrCat("--record-kek: ", kek.status().message())};
+  o.audit_record_kek = std::make_shared<const crypto::KeyEncryptionKey>(*std::move(kek));
+  return std::nullopt;
+}
+
+// Drift: on with --drift-profile, or with --drift-report or --drift-null-out and a
+// reference_profile.json beside the --model (vigil model train writes it there).
+std::optional<Stop> LoadDrift(ReplayFlags& flags, ReplayParts* parts) {
+  const PipelineConfig& p = flags.pipeline;
+  ReplayOptions& o = flags.options;
+  std::string drift_profile = p.drift.profile;
   if (drift_profile.empty() && (!o.drift_report.empty() || !o.drift_null_out.empty())) {
     drift_profile = p.DriftProfilePath();
     if (drift_profile.empty()) {
-      std::cerr << "vigil replay: --drift-report and --drift-null-out need --drift-profile (or a "
-                   "--model with reference_profile.json beside it)\n";
-      return kExitUsage;
+      return Stop{
+          "--drift-report and --drift-null-out need --drift-profile (or a --model with "
+          "reference_profile.json beside it)"};
     }
   }
-  if (!drift_profile.empty()) {
-    absl::StatusOr<drift::ReferenceProfile> loaded = drift::ReferenceProfile::Load(drift_profile);
-    if (!loaded.ok()) {
-      std::cerr << "vigil replay: --drift-profile: " << loaded.status().message() << "\n";
-      return kExitUsage;
+  if (drift_profile.empty()) return std::nullopt;
+  absl::StatusOr<drift::ReferenceProfile> loaded = drift::ReferenceProfile::Load(drift_profile);
+  if (!loaded.ok()) return Stop{absl::StrCat("--drift-profile: ", loaded.status().message())};
+  parts->profile = *std::move(loaded);
+  o.drift_profile = &*parts->profile;
+  o.drift = p.drift.monitor;  // the windows, calibration, caps and warm-up, as serve's
+  // The measured null: --drift-measured-null, else drift_null.json beside the profile when
+  // present (not while measuring a new one).
+  const std::string null_path =
+      o.drift_null_out.empty() ? p.DriftNullPath(drift_profile) : p.drift.measured_null;
+  if (!null_path.empty()) {
+    absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(null_path);
+    if (!null.ok()) {
+      return Stop{absl::StrCat("--drift-measured-null: ", null.status().message())};
     }
-    profile = *std::move(loaded);
-    o.drift_profile = &*profile;
-    o.drift = p.drift.monitor;  // the windows, calibration, caps and warm-up, as serve's
-    // The measured null: --drift-measured-null, else drift_null.json beside the profile when
-    // present (not while measuring a new one).
-    const std::string null_path =
-        o.drift_null_out.empty() ? p.DriftNullPath(drift_profile) : p.drift.measured_null;
-    if (!null_path.empty()) {
-      absl::StatusOr<drift::MeasuredNull> null = drift::MeasuredNull::Load(null_path);
-      if (!null.ok()) {
-        std::cerr << "vigil replay: --drift-measured-null: " << null.status().message() << "\n";
-        return kExitUsage;
-      }
-      o.drift.measured_null = std::make_shared<const drift::MeasuredNull>(*std::move(null));
-    }
-    if (absl::Status valid = o.drift.Validate(); !valid.ok()) {
-      std::cerr << "vigil replay: " << valid.message() << "\n";
-      return kExitUsage;
-    }
+    o.drift.measured_null = std::make_shared<const drift::MeasuredNull>(*std::move(null));
   }
+  if (absl::Status valid = o.drift.Validate(); !valid.ok()) {
+    return Stop{std::string(valid.message())};
+  }
+  return std::nullopt;
+}
 
-  absl::StatusOr<ReplaySummary> summary = RunReplay(o, *fx, RealClock());
+// Every step before the run, in order; the first that stops says why.
+std::optional<Stop> PrepareReplay(ReplayFlags& flags, ReplayParts* parts) {
+  if (std::optional<Stop> stop = ApplyConfiguration(flags)) return stop;
+  if (std::optional<Stop> stop = LoadFx(flags.pipeline, parts)) return stop;
+  if (std::optional<Stop> stop = ResolveOptions(flags)) return stop;
+  if (std::optional<Stop> stop = BuildDeciders(flags, parts)) return stop;
+  if (std::optional<Stop> stop = ResolveAudit(flags, *parts)) return stop;
+  return LoadDrift(flags, parts);
+}
+
+// Runs the replay and prints its summary (and writes --summary-json).
+int RunAndReport(const ReplayFlags& flags, const FxRates& fx) {
+  absl::StatusOr<ReplaySummary> summary = RunReplay(flags.options, fx, RealClock());
   if (!summary.ok()) {
     std::cerr << "vigil replay: " << summary.status().message() << "\n";
     return kExitUsage;
@@ -242,6 +252,15 @@ int RunReplayCommand(ReplayFlags& flags) {
   }
   if (flags.fail_on_reject && summary->rejected > 0) return kExitInputRejected;
   return kExitOk;
+}
+
+int RunReplayCommand(ReplayFlags& flags) {
+  ReplayParts parts;
+  if (std::optional<Stop> stop = PrepareReplay(flags, &parts)) {
+    std::cerr << "vigil replay: " << stop->message << "\n";
+    return stop->code;
+  }
+  return RunAndReport(flags, *parts.fx);
 }
 
 }  // namespace

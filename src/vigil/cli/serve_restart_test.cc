@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/cli/testing_serve_process.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"

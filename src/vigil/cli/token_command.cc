@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "vigil/cli/data_files.h"
 #include "vigil/server/access_tokens.h"
 
 namespace vigil::cli {
@@ -67,9 +68,9 @@ Command AddTokenCommand(CLI::App& vigil) {
   CLI::App* create = app->add_subcommand("create", "Create a token; it is printed once");
   CLI::App* list = app->add_subcommand("list", "List tokens as JSON lines (no secrets)");
   CLI::App* revoke = app->add_subcommand("revoke", "Revoke a token by its id");
-  for (CLI::App* sub : {create, list, revoke}) {
-    sub->add_option("--data-dir", flags->data_dir, "Data directory")->required();
-  }
+  AddDataDirOption(create, &flags->data_dir, DataDirUse::kMayCreate);
+  AddDataDirOption(list, &flags->data_dir, DataDirUse::kExisting);
+  AddDataDirOption(revoke, &flags->data_dir, DataDirUse::kExisting);
   create->add_option("--role", flags->role, "scorer, policy-admin, auditor or admin")->required();
   create->add_option("--description", flags->description, "Who or what holds it");
   revoke->add_option("ID", flags->id, "The token's id (from list)")->required();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 
 namespace vigil {
@@ -39,15 +40,15 @@ struct PrivateWrite {
         absl::StrCat(ToAbsl(what), " ", path, ": cannot ", step, ": ", std::strerror(error)));
   }
 
-  // Writes "contents" whole and synced to a new temporary file beside the path, mode 0600;
+  // Writes "contents" whole and synced to a new temporary file beside the path, with "mode";
   // its name in *temp. The directory is created when missing.
-  absl::Status WriteTemporary(std::string_view contents, std::string* temp) const {
+  absl::Status WriteTemporary(std::string_view contents, mode_t mode, std::string* temp) const {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     *temp = absl::StrCat(path, ".tmp.XXXXXX");
-    const int fd = ::mkstemp(temp->data());
+    const int fd = ::mkstemp(temp->data());  // mode 0600 from the start
     if (fd < 0) return Failed("create a temporary file", errno);
-    bool written = ::fchmod(fd, 0600) == 0;
+    bool written = ::fchmod(fd, mode) == 0;
     for (size_t off = 0; written && off < contents.size();) {
       const ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
       if (n < 0 && errno == EINTR) continue;
@@ -81,15 +82,14 @@ struct PrivateWrite {
   std::string dir;
 };
 
-}  // namespace
-
-absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
-                                           std::string_view what) {
+// CreatePrivateFileOnce with the file's mode: whether this call created the file.
+absl::StatusOr<bool> CreateOnce(const std::string& path, std::string_view contents,
+                                std::string_view what, mode_t mode) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) return false;
   const PrivateWrite file(path, what);
   std::string temp;
-  if (absl::Status s = file.WriteTemporary(contents, &temp); !s.ok()) return s;
+  if (absl::Status s = file.WriteTemporary(contents, mode, &temp); !s.ok()) return s;
   // link, not rename: it fails with EEXIST when another process created the file meanwhile.
   const int linked = ::link(temp.c_str(), path.c_str());
   const int link_errno = errno;
@@ -102,11 +102,35 @@ absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_
   return true;
 }
 
+absl::Status AlreadyExists(const std::string& path, std::string_view what) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      ToAbsl(what), " '", path,
+      "' exists; refusing to overwrite it (remove it first if you mean to replace it)"));
+}
+
+}  // namespace
+
+absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
+                                           std::string_view what) {
+  return CreateOnce(path, contents, what, 0600);
+}
+
+absl::Status CreateNewFile(const std::string& path, std::string_view contents,
+                           std::string_view what, mode_t mode) {
+  VIGIL_ASSIGN_OR_RETURN(const bool created, CreateOnce(path, contents, what, mode));
+  return created ? absl::OkStatus() : AlreadyExists(path, what);
+}
+
+absl::Status CheckAbsent(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? AlreadyExists(path, what) : absl::OkStatus();
+}
+
 absl::Status ReplacePrivateFile(const std::string& path, std::string_view contents,
                                 std::string_view what) {
   const PrivateWrite file(path, what);
   std::string temp;
-  if (absl::Status s = file.WriteTemporary(contents, &temp); !s.ok()) return s;
+  if (absl::Status s = file.WriteTemporary(contents, 0600, &temp); !s.ok()) return s;
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
     ::unlink(temp.c_str());

@@ -1,8 +1,10 @@
 // Files that must be private to their owner (private keys, the token file), and the one way
-// they are written: a file its group
+// they are written: whole and synced under a temporary name, then put in place. A file its group
 // or others may read or write is refused, since its secret is not secret any more.
 #ifndef VIGIL_COMMON_PRIVATE_FILE_H_
 #define VIGIL_COMMON_PRIVATE_FILE_H_
+
+#include <sys/types.h>
 
 #include <string>
 #include <string_view>
@@ -24,6 +26,19 @@ absl::Status CheckOwnerOnly(const std::string& path, std::string_view what);
 // Errors (kUnavailable) name "what", the path and the system's reason, never the contents.
 absl::StatusOr<bool> CreatePrivateFileOnce(const std::string& path, std::string_view contents,
                                            std::string_view what);
+
+// Creates "path" holding "contents" as CreatePrivateFileOnce does, for a file that must never
+// replace another (a new signing key): one already there, also one another process creates
+// meanwhile, is kAlreadyExists (CheckAbsent's message) and is left as it was. "mode" is the new
+// file's permission bits: 0600, or 0644 for one meant to be read by others, such as a public key
+// written beside its private half. Other errors as CreatePrivateFileOnce's.
+absl::Status CreateNewFile(const std::string& path, std::string_view contents,
+                           std::string_view what, mode_t mode = 0600);
+
+// OK when nothing is at "path"; kAlreadyExists otherwise, as "<what> '<path>' exists; refusing
+// to overwrite it (remove it first if you mean to replace it)". For a command that checks every
+// file it will create before it writes the first.
+absl::Status CheckAbsent(const std::string& path, std::string_view what);
 
 // Replaces "path" (or creates it) with "contents", mode 0600, atomically: written whole and
 // synced under a temporary name, renamed into place, the directory synced; a reader or a crash

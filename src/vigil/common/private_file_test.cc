@@ -67,6 +67,35 @@ TEST(CreatePrivateFileOnce, CreatesOnceOwnerOnlyAndKeepsTheFirst) {
   EXPECT_EQ(FilesIn(dir), 1u);
 }
 
+TEST(CreateNewFile, CreatesWithItsModeAndRefusesToReplaceAFile) {
+  const std::string dir = ::testing::TempDir() + "/private_new";
+  std::filesystem::remove_all(dir);
+  const std::string key = dir + "/key.pem", pub = dir + "/key_pub.pem";
+  ASSERT_TRUE(CreateNewFile(key, "secret", "signing key").ok());
+  ASSERT_TRUE(CreateNewFile(pub, "public", "public key", 0644).ok());
+  EXPECT_EQ(ModeOf(key), 0600u);  // the default: owner only
+  EXPECT_EQ(ModeOf(pub), 0644u);  // as asked, whatever the umask
+  const absl::Status again = CreateNewFile(key, "another secret", "signing key");
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(std::string(again.message()),
+            "signing key '" + key +
+                "' exists; refusing to overwrite it (remove it first if you mean to replace it)");
+  EXPECT_EQ(Contents(key), "secret");
+  EXPECT_EQ(ModeOf(key), 0600u);
+  EXPECT_EQ(FilesIn(dir), 2u);  // no temporary file left beside them
+}
+
+TEST(CheckAbsent, RefusesAnythingAtThePathWithCreateNewFilesMessage) {
+  const std::string dir = ::testing::TempDir() + "/private_absent";
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(CheckAbsent(dir + "/key.pem", "signing key").ok());
+  ASSERT_TRUE(CreateNewFile(dir + "/key.pem", "secret", "signing key").ok());
+  const absl::Status present = CheckAbsent(dir + "/key.pem", "signing key");
+  EXPECT_EQ(present.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(present.message(), CreateNewFile(dir + "/key.pem", "x", "signing key").message());
+  EXPECT_EQ(CheckAbsent(dir, "output").code(), absl::StatusCode::kAlreadyExists);  // a directory
+}
+
 TEST(ReplacePrivateFile, ReplacesWholeAndOwnerOnlyWhateverTheOldMode) {
   const std::string dir = ::testing::TempDir() + "/private_replace";
   std::filesystem::remove_all(dir);

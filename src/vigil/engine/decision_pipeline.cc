@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/model_file.h"
 #include "vigil/screening/screener.h"

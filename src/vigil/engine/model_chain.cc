@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/common/status_macros.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/cpu/cpu_scorer.h"
 #include "vigil/model/cuda/cuda_scorer.h"

@@ -35,7 +35,7 @@
 #include "vigil/batching/batch_policy.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/common/clock.h"
-#include "vigil/engine/model_deployment.h"
+#include "vigil/decision/model_deployment.h"
 #include "vigil/engine/pipeline_config.h"
 #include "vigil/model/scorer.h"
 #include "vigil/model/tree_ensemble.h"

@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vigil/batching/batching_scorer.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/model/model_file.h"
 #include "vigil/testing/fake_clock.h"

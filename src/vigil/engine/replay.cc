@@ -12,7 +12,6 @@
 #include <memory>
 #include <optional>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,11 +24,12 @@
 #include "vigil/drift/drift_report.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/source_ledger.h"
-#include "vigil/engine/account_standings.h"
 #include "vigil/engine/audit_trail.h"
-#include "vigil/engine/event_time_orderer.h"
-#include "vigil/engine/event_time_outliers.h"
-#include "vigil/engine/feature_row_writer.h"
+#include "vigil/ingest/event_time_orderer.h"
+#include "vigil/ingest/event_time_outliers.h"
+#include "vigil/evaluation/feature_row_writer.h"
+#include "vigil/engine/decide_in_order.h"
+#include "vigil/engine/drift_feed.h"
 #include "vigil/engine/payment_fingerprint.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
@@ -38,27 +38,6 @@
 
 namespace vigil {
 namespace {
-
-// Writes `row`'s counterparty-risk columns again (FeatureExtractor::RefreshRiskColumns) and
-// says whether any changed, bit for bit; `scratch` holds a row's width.
-bool RefreshChangedRow(const FeatureExtractor& extractor, const Transaction& tx,
-                       const RiskReads::Row& read, absl::Span<double> row,
-                       std::vector<double>* scratch) {
-  std::copy(row.begin(), row.end(), scratch->begin());
-  extractor.RefreshRiskColumns(tx, read, row);
-  return std::memcmp(row.data(), scratch->data(), row.size() * sizeof(double)) != 0;
-}
-
-// Whether a row's counterparty-risk columns read any of these accounts.
-bool ReadsAny(const RiskReads::Row& read, const absl::flat_hash_set<uint32_t>& accounts) {
-  for (const absl::Span<const uint32_t> list :
-       {read.parties, read.counterparties[0], read.counterparties[1]}) {
-    for (const uint32_t account : list) {
-      if (accounts.contains(account)) return true;
-    }
-  }
-  return false;
-}
 
 using Steady = std::chrono::steady_clock;
 
@@ -261,13 +240,13 @@ class Replayer {
   std::optional<PaymentFingerprinter> fingerprints_;
   std::unique_ptr<FeatureExtractor> in_memory_;  // without one
   FeatureExtractor* extractor_ = nullptr;
-  std::unique_ptr<FeatureRowWriter> features_out_;
+  std::unique_ptr<evaluation::FeatureRowWriter> features_out_;
   int64_t resume_position_ = 0;
 
   LatencyHistogram read_latency_, order_latency_, features_latency_, decide_latency_,
       output_latency_;
-  Backtest backtest_;
-  PolicyComparer comparer_;
+  evaluation::Backtest backtest_;
+  evaluation::PolicyComparer comparer_;
   std::ofstream decisions_out_;
 
   // With ReplayOptions::drift_profile: the monitor, fed by its own thread (the tap blocks when
@@ -518,9 +497,9 @@ absl::Status Replayer::OpenFeaturesOut(int64_t resume_offset) {
   if (options_.features_out.empty()) return absl::OkStatus();
   if (resume_offset > 0) {
     VIGIL_ASSIGN_OR_RETURN(features_out_,
-                           FeatureRowWriter::ResumeAt(options_.features_out, resume_offset));
+                           evaluation::FeatureRowWriter::ResumeAt(options_.features_out, resume_offset));
   } else {
-    VIGIL_ASSIGN_OR_RETURN(features_out_, FeatureRowWriter::Create(options_.features_out,
+    VIGIL_ASSIGN_OR_RETURN(features_out_, evaluation::FeatureRowWriter::Create(options_.features_out,
                                                                    *FeatureExtractor::Schema()));
   }
   return absl::OkStatus();
@@ -563,8 +542,7 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
   // Which accounts each row's counterparty-risk columns read, and which accounts' risk the
   // batch's decisions changed so far (see DecideInOrder).
   RiskReads risk_reads;
-  absl::flat_hash_set<uint32_t> risk_changed;
-  std::vector<double> refreshed(width);
+  AccountsChanged risk_changed;
   UuidV7Generator ids(clock_, 0x5eed);
   if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
     decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
@@ -616,43 +594,35 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
         record_of[decided] = i;
         decision_of[i] = decided++;
       }
-      // Replay is bulk traffic with no deadline: every record is scored.
+      // Replay is bulk traffic with no deadline: every record is scored. The decide step and
+      // the account step are vigil serve's (engine/decide_in_order.h), in event-time order,
+      // repairing the rows an earlier decision of the batch made stale. The policy being
+      // compared (options_.compare) is compared on payment decisions only, over the repaired
+      // rows: its account alerts would need state of their own.
       ScoreContext context;
       context.priority = Priority::kP2;
-      VIGIL_RETURN_IF_ERROR(
-          options_.decisions->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
-                                          decide_rows, absl::MakeSpan(decisions), ids, context));
-      // The account step, as vigil serve runs it (engine/account_standings.h), in event-time
-      // order. Payments decided one by one (vigil serve's /v1/score) each see the account risk
-      // of those decided before them (schema v3's counterparty-risk columns); the batch was
-      // decided at once on the risk as it stood before it. So, in order: a row that read an
-      // account whose risk an earlier decision of this batch changed gets its risk columns
-      // again and is decided again, alone, before its own account step. The decisions are
-      // then exactly those of one payment at a time; the repair costs one more decision for
-      // the few rows whose accounts were busy within the batch. The policy being compared
-      // (options_.compare) is compared on payment decisions only, over the repaired rows: its
-      // account alerts would need state of their own.
-      const std::shared_ptr<const Policy> policy = options_.decisions->policy();
       // The only model of a replay is its champion, as vigil serve names it.
-      const char* role = options_.decisions->model_version().empty() ? "none" : "champion";
+      const DecisionStep step{
+          .decider = options_.decisions,
+          .features = extractor_,
+          .ids = &ids,
+          .model_role = options_.decisions->model_version().empty() ? "none" : "champion"};
       risk_changed.clear();
-      for (size_t k = 0; k < decided; ++k) {
-        const size_t i = record_of[k];
-        const RiskReads::Row read = risk_reads.Of(i);
-        const absl::Span<double> row = absl::MakeSpan(decide_rows).subspan(k * width, width);
-        // A row is decided again only when its risk columns did change (bit for bit: a NaN
-        // stays a NaN), not merely because it read a busy account.
-        if (!risk_changed.empty() && ReadsAny(read, risk_changed) &&
-            RefreshChangedRow(*extractor_, *decide_txs[k], read, row, &refreshed)) {
-          std::copy(row.begin(), row.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * width));
-          VIGIL_RETURN_IF_ERROR(options_.decisions->DecideBatch(
-              absl::MakeConstSpan(decide_txs).subspan(k, 1), row,
-              absl::MakeSpan(decisions).subspan(k, 1), ids, context));
-          ++summary_.redecided;
+      VIGIL_ASSIGN_OR_RETURN(
+          const int64_t redecided,
+          DecideInOrder(step,
+                        {.txs = absl::MakeConstSpan(decide_txs).subspan(0, decided),
+                         .rows = absl::MakeSpan(decide_rows).subspan(0, decided * width),
+                         .reads = &risk_reads,
+                         .read_of = absl::MakeConstSpan(record_of).subspan(0, decided)},
+                        context, risk_changed, absl::MakeSpan(decisions)));
+      summary_.redecided += redecided;
+      if (redecided > 0) {
+        // The repaired rows are the ones recorded, written and watched.
+        for (size_t k = 0; k < decided; ++k) {
+          std::copy_n(decide_rows.begin() + static_cast<std::ptrdiff_t>(k * width), width,
+                      rows.begin() + static_cast<std::ptrdiff_t>(record_of[k] * width));
         }
-        decisions[k].model_role = role;
-        RecordAccountStandings(*extractor_, *policy, *decide_txs[k], decisions[k]);
-        risk_changed.insert(read.parties.begin(), read.parties.end());
       }
       if (options_.compare != nullptr) {
         VIGIL_RETURN_IF_ERROR(
@@ -674,21 +644,14 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
       batch.times.reserve(n);
       batch.scores.reserve(n);
       batch.features.reserve(n * width);
+      batch.sources.reserve(n);
       for (size_t i = 0; i < n; ++i) {
         if (!statuses[i].ok()) continue;
-        batch.times.push_back(txs[i].event_time);
-        batch.scores.push_back(options_.decisions != nullptr ? decisions[decision_of[i]].score
-                                                             : std::nan(""));
-        batch.features.insert(batch.features.end(),
-                              rows.begin() + static_cast<std::ptrdiff_t>(i * width),
-                              rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
-        // The parties, as vigil serve names them (a file has no client: one unknown client).
-        batch.sources.push_back(
-            {drift::SourceHash(absl::StrCat(txs[i].originator.bank_id, "\x1f",
-                                            txs[i].originator.account_id)),
-             drift::SourceHash(absl::StrCat(txs[i].beneficiary.bank_id, "\x1f",
-                                            txs[i].beneficiary.account_id)),
-             0});
+        // A file has no client: one unknown client (0).
+        AppendDriftRow(txs[i], absl::MakeConstSpan(rows).subspan(i * width, width),
+                       options_.decisions != nullptr ? decisions[decision_of[i]].score
+                                                     : std::nan(""),
+                       0, batch);
       }
       drift_tap_->Offer(std::move(batch));
     }

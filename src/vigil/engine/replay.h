@@ -35,7 +35,7 @@
 #include "vigil/decision/decision_maker.h"
 #include "vigil/drift/drift_config.h"
 #include "vigil/drift/reference_profile.h"
-#include "vigil/engine/backtest.h"
+#include "vigil/evaluation/backtest.h"
 #include "vigil/features/feature_config.h"
 
 namespace vigil {
@@ -159,9 +159,9 @@ struct ReplaySummary {
   int64_t labelled_laundering = 0;                // records labelled as laundering
   std::map<std::string, int64_t> typologies;      // labelled records per typology
   std::string first_event_time, last_event_time;  // RFC 3339, empty when no records
-  std::optional<BacktestSummary> backtest;        // with ReplayOptions::decisions
+  std::optional<evaluation::BacktestSummary> backtest;        // with ReplayOptions::decisions
   std::string policy_version, model_version;      // of the decisions, when made
-  std::optional<PolicyComparison> comparison;     // with ReplayOptions::compare
+  std::optional<evaluation::PolicyComparison> comparison;     // with ReplayOptions::compare
   std::optional<DriftSummary> drift;              // with ReplayOptions::drift_profile
   // With ReplayOptions::audit_signer: decisions recorded by this run, those found already
   // recorded (by an interrupted run of the same input, or an earlier replay), and the log's

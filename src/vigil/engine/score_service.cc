@@ -19,8 +19,9 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/freeze_floor.h"
 #include "vigil/drift/source_ledger.h"
-#include "vigil/engine/account_standings.h"
 #include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decide_in_order.h"
+#include "vigil/engine/drift_feed.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/ingest/record_error.h"
@@ -114,6 +115,9 @@ struct ScoreService::Item {
   bool first = false;  // this call decides the id (else: it waits for entry)
   int same_as = -1;    // an earlier item of this batch with the same id
   std::vector<double> row;
+  // Its row's entry in the call's RiskReads (Call::reads); kNotRead: none (one payment, or a
+  // row kept from an earlier attempt).
+  size_t read = PaymentsInOrder::kNotRead;
   Steady::duration parse{0}, features{0};
   MessageFormat format = MessageFormat::kJson;
   bool parsed = false;  // tx was read from a payment message (not JSON to parse)
@@ -125,6 +129,9 @@ struct ScoreService::Call {
   std::vector<Item> items;
   ScoreRequest request;
   bool batch = false;
+  // The accounts the rows of a batch's payments read their risk columns from, so that the
+  // batch decides as its payments one at a time would (engine/decide_in_order.h).
+  RiskReads reads;
   ReplyFn done;
   // The records of one decision group (Decide's), on their way to the audit log.
   struct Recording {
@@ -574,7 +581,7 @@ void ScoreService::DecideItems(const std::shared_ptr<Call>& call) {
     AnswerRecorded(items);
   }
   Claim(items);
-  Features(items);
+  Features(*call);
   Decide(call);
   Settle(call);  // the deciding thread's own wait
 }
@@ -628,14 +635,17 @@ void ScoreService::Claim(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::Features(std::vector<Item>& items) {
+void ScoreService::Features(Call& call) {
   const size_t width = FeatureExtractor::Schema()->size();
+  // A batch notes what its rows read; one payment has no earlier payment to be stale against.
+  RiskReads* reads = call.items.size() > 1 ? &call.reads : nullptr;
   absl::MutexLock lock(&features_mu_);
-  for (Item& item : items) {
+  for (Item& item : call.items) {
     if (item.done || !item.first || !item.row.empty()) continue;
     const Steady::time_point t0 = Steady::now();
     item.row.resize(width);
-    const absl::Status s = extractor_->Process(item.tx, absl::MakeSpan(item.row));
+    if (reads != nullptr) item.read = reads->size();
+    const absl::Status s = extractor_->Process(item.tx, absl::MakeSpan(item.row), reads);
     item.features = Steady::now() - t0;
     if (s.ok() && audit_ != nullptr) {
       pending_rows_.emplace_back(item.tx.id, KeptRow{item.row, item.fingerprint});
@@ -687,11 +697,14 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
     groups[challenger ? 1 : 0].members.push_back(i);
   }
   const std::chrono::microseconds budget = request.budget.value_or(options_.score_budget);
+  // With a challenger, the champion's payments are decided before the challenger's.
+  AccountsChanged changed;
   for (size_t g = 0; g < groups.size(); ++g) {
     Group& group = groups[g];
     if (group.members.empty()) continue;
     const size_t n = group.members.size();
     std::vector<const Transaction*> txs(n);
+    std::vector<size_t> read_of(n);
     // One transaction (every POST /v1/score) decides on its own row; a batch's rows are
     // gathered into one contiguous block.
     std::vector<double> gathered;
@@ -701,18 +714,31 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
     for (size_t k = 0; k < n; ++k) {
       const Item& item = items[group.members[k]];
       txs[k] = &item.tx;
+      read_of[k] = item.read;
       if (n > 1) {
         std::copy(item.row.begin(), item.row.end(),
                   gathered.begin() + static_cast<std::ptrdiff_t>(k * width));
       }
       context.priority = std::min(context.priority, item.tx.priority);
     }
-    const absl::Span<const double> rows =
-        n > 1 ? absl::MakeConstSpan(gathered) : absl::MakeConstSpan(items[group.members[0]].row);
+    const absl::Span<double> rows =
+        n > 1 ? absl::MakeSpan(gathered) : absl::MakeSpan(items[group.members[0]].row);
     context.deadline = Steady::now() + budget;
     std::vector<Decision> decisions(n);
-    const absl::Status decided =
-        group.decider->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids_, context);
+    // The decide step and the account step (both parties' standing and any account alert),
+    // before the decision is answered or recorded: vigil replay's (engine/decide_in_order.h).
+    const DecisionStep step{.decider = group.decider,
+                            .features = extractor_,
+                            .features_mu = &features_mu_,
+                            .ids = &ids_,
+                            .model_role = group.role};
+    const absl::StatusOr<int64_t> decided = DecideInOrder(
+        step,
+        {.txs = txs,
+         .rows = rows,
+         .reads = call->reads.size() > 0 ? &call->reads : nullptr,
+         .read_of = read_of},
+        context, changed, absl::MakeSpan(decisions));
     if (!decided.ok()) {
       // Overloaded: nothing decided; keep the rows for the retries.
       absl::MutexLock lock(&seen_mu_);
@@ -721,21 +747,20 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
         item.reply.status = 503;
         item.reply.error_code = "overloaded";
         item.reply.shed_reason = "batcher";
-        item.reply.body = JsonErrorBody("overloaded", "", View(decided.message()));
+        item.reply.body = JsonErrorBody("overloaded", "", View(decided.status().message()));
         item.done = true;
         KeepUnscored(item);
       }
       continue;
     }
-    // The account step (engine/account_standings.h): both parties' standing and any account
-    // alert, before the decision is answered or recorded.
-    const std::shared_ptr<const Policy> policy = group.decider->policy();
-    {
-      absl::MutexLock lock(&features_mu_);
+    if (*decided > 0 && n > 1) {
+      // The repaired rows are the ones recorded and watched.
       for (size_t k = 0; k < n; ++k) {
-        RecordAccountStandings(*extractor_, *policy, items[group.members[k]].tx, decisions[k]);
+        const absl::Span<const double> row = rows.subspan(k * width, width);
+        std::copy(row.begin(), row.end(), items[group.members[k]].row.begin());
       }
     }
+    const std::shared_ptr<const Policy> policy = group.decider->policy();
     if (metrics_ != nullptr) {
       for (const Decision& d : decisions) {
         for (const AccountStanding* a : {&d.originator_account, &d.beneficiary_account}) {
@@ -757,7 +782,6 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
     for (size_t k = 0; k < n; ++k) {
       Item& item = items[group.members[k]];
       Decision& d = decisions[k];
-      d.model_role = group.role;
       d.traceparent = request.traceparent;
       if (frozen) {
         d.degraded = true;
@@ -835,36 +859,27 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
                               bool champion, absl::Span<const double> frozen_scores,
                               const ScoreRequest& request) {
   const size_t n = members.size();
+  const size_t width = FeatureExtractor::Schema()->size();
   // Buffers the monitor has observed before, when it has some to spare.
   drift::DriftTap::Rows batch = drift_tap_->Spare();
-  batch.times.resize(n);
-  batch.scores.resize(n);
-  batch.sources.resize(n);
+  batch.times.reserve(n);
+  batch.scores.reserve(n);
+  batch.features.reserve(n * width);
+  batch.sources.reserve(n);
   // Who each row comes from, so that no one account, counterparty or client makes up a
   // window (drift/source_ledger.h).
   const uint64_t client = drift::SourceHash(request.actor);
-  const auto account = [](const Party& p) {
-    return drift::SourceHash(absl::StrCat(p.bank_id, "\x1f", p.account_id));
-  };
   for (size_t k = 0; k < n; ++k) {
-    const Transaction& tx = items[members[k]].tx;
-    batch.times[k] = tx.event_time;
-    batch.scores[k] = decisions[k].score;
-    batch.sources[k] = {account(tx.originator), account(tx.beneficiary), client};
-  }
-  if (!champion) {
     // A challenger's score comes from another model: against the champion's profile it would
-    // look like drift. Its rows still count for the features.
-    std::fill(batch.scores.begin(), batch.scores.end(), std::nan(""));
+    // look like drift, so only its row counts. A frozen model decides nothing, but the
+    // monitor still needs its score distribution to see the traffic return to what the model
+    // was trained on (and to lift the freeze when the score was what drifted); the Decision
+    // carries no score.
+    const double score = !frozen_scores.empty() ? frozen_scores[k]
+                         : champion            ? decisions[k].score
+                                               : std::nan("");
+    AppendDriftRow(items[members[k]].tx, rows.subspan(k * width, width), score, client, batch);
   }
-  if (!frozen_scores.empty()) {
-    // A frozen model decides nothing, but the monitor still needs its score distribution to
-    // see the traffic return to what the model was trained on (and to lift the freeze when the
-    // score was what drifted); the Decision carries no score.
-    std::copy(frozen_scores.begin(), frozen_scores.end(), batch.scores.begin());
-  }
-  batch.features.assign(rows.begin(),
-                        rows.begin() + static_cast<std::ptrdiff_t>(n * drift_monitor_->width()));
   if (!drift_tap_->Offer(std::move(batch)) && metrics_ != nullptr &&
       metrics_->drift_dropped != nullptr) {
     metrics_->drift_dropped->Increment(n);

@@ -75,7 +75,7 @@
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/decision_maker.h"
 #include "vigil/ingest/payment_message.h"
-#include "vigil/engine/model_deployment.h"
+#include "vigil/decision/model_deployment.h"
 #include "vigil/engine/payment_fingerprint.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
@@ -250,7 +250,7 @@ class ScoreService {
   // and Answer once the duplicates' decisions are in.
   void DecideItems(const std::shared_ptr<Call>& call);
   void Claim(std::vector<Item>& items);
-  void Features(std::vector<Item>& items);
+  void Features(Call& call);
   void Decide(const std::shared_ptr<Call>& call);
   // Ends one of the call's waits; the last one moves the call on.
   void Settle(const std::shared_ptr<Call>& call);

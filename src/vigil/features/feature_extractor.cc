@@ -233,9 +233,14 @@ void FeatureExtractor::PrepareKeys(const Transaction& tx, Lookahead* la) {
 }
 
 absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row) {
+  return Process(tx, row, nullptr);
+}
+
+absl::Status FeatureExtractor::Process(const Transaction& tx, absl::Span<double> row,
+                                       RiskReads* reads) {
   PrepareKeys(tx, &single_);
   for (int k = 0; k < 2; ++k) single_.hash[k] = index_.Hash(single_.key[k]);
-  return ProcessPrepared(tx, single_, row);
+  return ProcessPrepared(tx, single_, row, reads);
 }
 
 // The lookahead stages. Each one only reads state and issues cache hints, so what it sees may

@@ -92,6 +92,9 @@ class FeatureExtractor {
   // kOutOfRange when tx is older than watermark - allowed_lateness ("event_too_late"). Each
   // names the member of the transaction at fault in RefusedField (a status payload).
   absl::Status Process(const Transaction& tx, absl::Span<double> row);
+  // The same, also noting the accounts the row's risk columns were read from as the next row
+  // of `reads` (appended, not cleared: an empty row when refused), as ProcessBatch does.
+  absl::Status Process(const Transaction& tx, absl::Span<double> row, RiskReads* reads);
 
   // Applies txs in order with the same results as Process on each in turn: row i goes to
   // rows[i * width, (i + 1) * width) with width = Schema()->size(), its result to statuses[i].

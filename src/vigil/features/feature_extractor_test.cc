@@ -948,6 +948,43 @@ TEST(FeatureExtractorRiskReads, RefreshedBatchRowsEqualOneByOne) {
   EXPECT_GT(stale, 100) << "the stream must make batch rows stale for the test to mean much";
 }
 
+// Process with reads appends what ProcessBatch would have noted for the same payments.
+TEST(FeatureExtractorRiskReads, ProcessAppendsTheReadsProcessBatchNotes) {
+  const FxRates fx = TestRates();
+  FeatureConfig config;
+  config.counterparty_risk_max = 4;
+  FeatureExtractor single(fx, config), batched(fx, config);
+  std::vector<Transaction> txs;
+  for (int i = 0; i < 12; ++i) {
+    txs.push_back(Identified(MakeTx(kBase + i * kMicrosPerSecond, absl::StrCat("P", i % 4),
+                                    absl::StrCat("P", (i + 1) % 4), 100 + i),
+                             absl::StrCat("t", i)));
+  }
+  txs[5].amount = Money(-100, 0, txs[5].amount.currency());  // refused: negative
+  const size_t width = FeatureExtractor::Schema()->size();
+  std::vector<double> rows(txs.size() * width), row(width);
+  std::vector<absl::Status> statuses(txs.size());
+  RiskReads batch_reads, single_reads;
+  batched.ProcessBatch(txs, absl::MakeSpan(rows), absl::MakeSpan(statuses), &batch_reads);
+  for (size_t i = 0; i < txs.size(); ++i) {
+    EXPECT_EQ(single.Process(txs[i], absl::MakeSpan(row), &single_reads).ok(), statuses[i].ok());
+  }
+  ASSERT_EQ(single_reads.size(), txs.size());
+  for (size_t i = 0; i < txs.size(); ++i) {
+    const RiskReads::Row a = single_reads.Of(i), b = batch_reads.Of(i);
+    EXPECT_EQ(std::vector<uint32_t>(a.parties.begin(), a.parties.end()),
+              std::vector<uint32_t>(b.parties.begin(), b.parties.end()))
+        << "row " << i;
+    for (int side = 0; side < 2; ++side) {
+      EXPECT_EQ(std::vector<uint32_t>(a.counterparties[side].begin(), a.counterparties[side].end()),
+                std::vector<uint32_t>(b.counterparties[side].begin(), b.counterparties[side].end()))
+          << "row " << i << " side " << side;
+    }
+  }
+  EXPECT_TRUE(single_reads.Of(5).parties.empty());
+  EXPECT_FALSE(single_reads.Of(6).counterparties[0].empty());
+}
+
 TEST(FeatureExtractorRiskReads, ARefusedPaymentReadsNothing) {
   const FxRates fx = TestRates();
   FeatureExtractor fe(fx, FeatureConfig{});

@@ -36,7 +36,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "vigil/engine/model_deployment.h"
+#include "vigil/decision/model_deployment.h"
 #include "vigil/engine/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/rules/policy_store.h"

@@ -39,7 +39,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "vigil/core/fx_rates.h"
-#include "vigil/engine/model_deployment.h"
+#include "vigil/decision/model_deployment.h"
 #include "vigil/engine/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/model/scorer.h"

@@ -22,7 +22,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/common/sha256.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/serve_config.h"
 #include "vigil/server/testing_http_client.h"

@@ -29,7 +29,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/batching/backend_router.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/testing_server_util.h"

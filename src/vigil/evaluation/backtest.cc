@@ -1,4 +1,4 @@
-#include "vigil/engine/backtest.h"
+#include "vigil/evaluation/backtest.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "nlohmann/json.hpp"
 #include "vigil/evaluation/detection_metrics.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 
 void Backtest::Add(const Transaction& tx, const Decision& d) {
   ++s_.decisions;
@@ -125,10 +125,10 @@ BacktestSummary Backtest::Summary() const {
       sorted_scores[i] = scores[order[i]];
       sorted_labels[i] = labels[order[i]];
     }
-    const evaluation::Interval pr = evaluation::BootstrapInterval(
+    const Interval pr = BootstrapInterval(
         sorted_scores, sorted_labels,
         [](absl::Span<const double> x, absl::Span<const uint8_t> y) {
-          return evaluation::AveragePrecision(x, y);
+          return AveragePrecision(x, y);
         },
         200, 1);
     a.scored = true;
@@ -317,4 +317,4 @@ std::string BacktestToText(const BacktestSummary& s, int top_rules) {
   return out;
 }
 
-}  // namespace vigil
+}  // namespace vigil::evaluation

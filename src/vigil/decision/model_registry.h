@@ -8,8 +8,8 @@
 //
 // Thread safety: reentrant; concurrent Adds of the same model are harmless (same bytes, same
 // name, atomic rename).
-#ifndef VIGIL_ENGINE_MODEL_REGISTRY_H_
-#define VIGIL_ENGINE_MODEL_REGISTRY_H_
+#ifndef VIGIL_DECISION_MODEL_REGISTRY_H_
+#define VIGIL_DECISION_MODEL_REGISTRY_H_
 
 #include <cstdint>
 #include <memory>
@@ -56,4 +56,4 @@ class ModelRegistry {
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_MODEL_REGISTRY_H_
+#endif  // VIGIL_DECISION_MODEL_REGISTRY_H_

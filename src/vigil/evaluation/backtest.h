@@ -6,8 +6,8 @@
 // average precision by their highest payment score.
 //
 // Thread safety: externally synchronized.
-#ifndef VIGIL_ENGINE_BACKTEST_H_
-#define VIGIL_ENGINE_BACKTEST_H_
+#ifndef VIGIL_EVALUATION_BACKTEST_H_
+#define VIGIL_EVALUATION_BACKTEST_H_
 
 #include <cstdint>
 #include <map>
@@ -19,7 +19,7 @@
 #include "vigil/core/decision.h"
 #include "vigil/core/transaction.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 
 struct BacktestSummary {
   int64_t decisions = 0;
@@ -120,6 +120,6 @@ nlohmann::json ComparisonToJson(const PolicyComparison& c);
 std::string ComparisonToText(const PolicyComparison& c);
 std::string BacktestToText(const BacktestSummary& s, int top_rules = 10);
 
-}  // namespace vigil
+}  // namespace vigil::evaluation
 
-#endif  // VIGIL_ENGINE_BACKTEST_H_
+#endif  // VIGIL_EVALUATION_BACKTEST_H_

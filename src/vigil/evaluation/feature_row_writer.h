@@ -10,8 +10,8 @@
 // checkpoint and, after a crash, truncate the file to exactly that offset and append.
 //
 // Thread safety: externally synchronized.
-#ifndef VIGIL_ENGINE_FEATURE_ROW_WRITER_H_
-#define VIGIL_ENGINE_FEATURE_ROW_WRITER_H_
+#ifndef VIGIL_EVALUATION_FEATURE_ROW_WRITER_H_
+#define VIGIL_EVALUATION_FEATURE_ROW_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -21,7 +21,7 @@
 #include "vigil/core/feature_schema.h"
 #include "vigil/core/transaction.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 
 class FeatureRowWriter {
  public:
@@ -51,6 +51,6 @@ class FeatureRowWriter {
   std::string buffer_;
 };
 
-}  // namespace vigil
+}  // namespace vigil::evaluation
 
-#endif  // VIGIL_ENGINE_FEATURE_ROW_WRITER_H_
+#endif  // VIGIL_EVALUATION_FEATURE_ROW_WRITER_H_

@@ -1,4 +1,4 @@
-#include "vigil/engine/feature_row_writer.h"
+#include "vigil/evaluation/feature_row_writer.h"
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 namespace {
 
 using ::vigil::testing::ReadFile;
@@ -77,4 +77,4 @@ TEST_F(FeatureRowWriterTest, ResumeTruncatesToTheCheckpointOffset) {
 }
 
 }  // namespace
-}  // namespace vigil
+}  // namespace vigil::evaluation

@@ -1,4 +1,4 @@
-#include "vigil/engine/event_time_orderer.h"
+#include "vigil/ingest/event_time_orderer.h"
 
 #include <signal.h>
 #include <stdlib.h>

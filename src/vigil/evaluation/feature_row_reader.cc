@@ -1,4 +1,4 @@
-#include "vigil/engine/feature_row_reader.h"
+#include "vigil/evaluation/feature_row_reader.h"
 
 #include <cerrno>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "vigil/common/csv_record_reader.h"
 #include "vigil/core/transaction.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 
 absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -74,4 +74,4 @@ absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path) {
   return out;
 }
 
-}  // namespace vigil
+}  // namespace vigil::evaluation

@@ -1,4 +1,4 @@
-#include "vigil/engine/model_deployment.h"
+#include "vigil/decision/model_deployment.h"
 
 #include <cmath>
 

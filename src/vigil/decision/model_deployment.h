@@ -18,8 +18,8 @@
 // nothing, so it never outlives an activation made later, and never masks one made before.
 //
 // Thread safety: all methods may be called concurrently.
-#ifndef VIGIL_ENGINE_MODEL_DEPLOYMENT_H_
-#define VIGIL_ENGINE_MODEL_DEPLOYMENT_H_
+#ifndef VIGIL_DECISION_MODEL_DEPLOYMENT_H_
+#define VIGIL_DECISION_MODEL_DEPLOYMENT_H_
 
 #include <functional>
 #include <memory>
@@ -33,8 +33,8 @@
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
 #include "vigil/decision/decision_maker.h"
-#include "vigil/engine/deployment_record.h"
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/deployment_record.h"
+#include "vigil/decision/model_registry.h"
 #include "vigil/model/scorer.h"
 
 namespace vigil {
@@ -108,4 +108,4 @@ class ModelDeployment {
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_MODEL_DEPLOYMENT_H_
+#endif  // VIGIL_DECISION_MODEL_DEPLOYMENT_H_

@@ -3,8 +3,8 @@
 // evaluate`: tx_id, timestamp, the features, label, typology (feature_row_writer.h).
 //
 // Thread safety: a pure function.
-#ifndef VIGIL_ENGINE_FEATURE_ROW_READER_H_
-#define VIGIL_ENGINE_FEATURE_ROW_READER_H_
+#ifndef VIGIL_EVALUATION_FEATURE_ROW_READER_H_
+#define VIGIL_EVALUATION_FEATURE_ROW_READER_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "vigil/common/clock.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 
 struct FeatureRows {
   std::vector<std::string> names;  // the feature columns, in the file's order
@@ -34,6 +34,6 @@ struct FeatureRows {
 // another width, a timestamp, number or label that does not parse.
 absl::StatusOr<FeatureRows> ReadFeatureRows(const std::string& path);
 
-}  // namespace vigil
+}  // namespace vigil::evaluation
 
-#endif  // VIGIL_ENGINE_FEATURE_ROW_READER_H_
+#endif  // VIGIL_EVALUATION_FEATURE_ROW_READER_H_

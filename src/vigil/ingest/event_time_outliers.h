@@ -23,8 +23,8 @@
 // later than they went in (all of them after Finish).
 //
 // Thread safety: externally synchronized.
-#ifndef VIGIL_ENGINE_EVENT_TIME_OUTLIERS_H_
-#define VIGIL_ENGINE_EVENT_TIME_OUTLIERS_H_
+#ifndef VIGIL_INGEST_EVENT_TIME_OUTLIERS_H_
+#define VIGIL_INGEST_EVENT_TIME_OUTLIERS_H_
 
 #include <chrono>
 #include <cstddef>
@@ -88,4 +88,4 @@ class EventTimeOutliers {
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_EVENT_TIME_OUTLIERS_H_
+#endif  // VIGIL_INGEST_EVENT_TIME_OUTLIERS_H_

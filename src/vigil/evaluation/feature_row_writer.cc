@@ -1,4 +1,4 @@
-#include "vigil/engine/feature_row_writer.h"
+#include "vigil/evaluation/feature_row_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "vigil/common/status_macros.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;
@@ -130,4 +130,4 @@ absl::Status FeatureRowWriter::Sync() {
   return absl::OkStatus();
 }
 
-}  // namespace vigil
+}  // namespace vigil::evaluation

@@ -38,8 +38,8 @@
 // failed: its temporary files are removed and every later call returns that error.
 //
 // Thread safety: externally synchronized (one thread at a time, typically the replay reader).
-#ifndef VIGIL_ENGINE_EVENT_TIME_ORDERER_H_
-#define VIGIL_ENGINE_EVENT_TIME_ORDERER_H_
+#ifndef VIGIL_INGEST_EVENT_TIME_ORDERER_H_
+#define VIGIL_INGEST_EVENT_TIME_ORDERER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -172,4 +172,4 @@ class EventTimeOrderer {
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_EVENT_TIME_ORDERER_H_
+#endif  // VIGIL_INGEST_EVENT_TIME_ORDERER_H_

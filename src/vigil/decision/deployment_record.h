@@ -12,8 +12,8 @@
 //
 // Thread safety: functions over files; writers are serialized by their caller
 // (ModelDeployment's activation lock).
-#ifndef VIGIL_ENGINE_DEPLOYMENT_RECORD_H_
-#define VIGIL_ENGINE_DEPLOYMENT_RECORD_H_
+#ifndef VIGIL_DECISION_DEPLOYMENT_RECORD_H_
+#define VIGIL_DECISION_DEPLOYMENT_RECORD_H_
 
 #include <optional>
 #include <string>
@@ -45,4 +45,4 @@ absl::Status WriteDeploymentRecord(const std::string& path, const DeploymentReco
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_DEPLOYMENT_RECORD_H_
+#endif  // VIGIL_DECISION_DEPLOYMENT_RECORD_H_

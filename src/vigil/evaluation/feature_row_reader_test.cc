@@ -1,4 +1,4 @@
-#include "vigil/engine/feature_row_reader.h"
+#include "vigil/evaluation/feature_row_reader.h"
 
 #include <unistd.h>
 
@@ -12,10 +12,10 @@
 #include "gtest/gtest.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/core/transaction.h"
-#include "vigil/engine/feature_row_writer.h"
+#include "vigil/evaluation/feature_row_writer.h"
 #include "vigil/testing/status_matchers.h"
 
-namespace vigil {
+namespace vigil::evaluation {
 namespace {
 
 using ::testing::HasSubstr;
@@ -124,4 +124,4 @@ TEST(ReadFeatureRows, RefusesWhatIsNotFeatureRowsNamingTheLineAndColumn) {
 }
 
 }  // namespace
-}  // namespace vigil
+}  // namespace vigil::evaluation

@@ -1,10 +1,10 @@
-#include "vigil/engine/backtest.h"
+#include "vigil/evaluation/backtest.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace vigil {
+namespace vigil::evaluation {
 namespace {
 
 Transaction Tx(int64_t day, std::optional<Label> label) {
@@ -70,9 +70,9 @@ TEST(Backtest, EmptyHasNoRatesAndNoDivisionByZero) {
 }
 
 }  // namespace
-}  // namespace vigil
+}  // namespace vigil::evaluation
 
-namespace vigil {
+namespace vigil::evaluation {
 namespace {
 
 Transaction Between(const char* from, const char* to, std::optional<Label> label) {
@@ -146,4 +146,4 @@ TEST(Backtest, RulesOnlyDecisionsHaveNoAccountRanking) {
 }
 
 }  // namespace
-}  // namespace vigil
+}  // namespace vigil::evaluation

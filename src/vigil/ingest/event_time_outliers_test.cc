@@ -1,4 +1,4 @@
-#include "vigil/engine/event_time_outliers.h"
+#include "vigil/ingest/event_time_outliers.h"
 
 #include <string>
 #include <vector>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "vigil/engine/event_time_orderer.h"
+#include "vigil/ingest/event_time_orderer.h"
 
 namespace vigil {
 namespace {

@@ -1,4 +1,4 @@
-#include "vigil/engine/deployment_record.h"
+#include "vigil/decision/deployment_record.h"
 
 #include <fcntl.h>
 #include <unistd.h>

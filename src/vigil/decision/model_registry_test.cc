@@ -1,4 +1,4 @@
-#include "vigil/engine/model_registry.h"
+#include "vigil/decision/model_registry.h"
 
 #include <filesystem>
 #include <fstream>
