@@ -207,7 +207,52 @@ class Replayer {
  private:
   absl::Status OpenState();
   absl::Status ReadAndOrder(TransactionReader& reader, EventTimeOrderer& orderer);
+  // Steps 3 and on: every record in event-time order, a batch at a time (TakeBatch), through
+  // the features, the decide step (DecideBatch), the drift monitor (FeedDrift) and the
+  // outputs (OutputRecord), checkpointed every checkpoint_every records.
   absl::Status ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer);
+  // The buffers of one batch of records, reused from batch to batch.
+  struct Batch {
+    static constexpr int64_t kSize = 256;
+    Batch(size_t width, bool decide, bool compare)
+        : records(kSize),
+          positions(kSize),
+          txs(kSize),
+          rows(static_cast<size_t>(kSize) * width),
+          statuses(kSize),
+          decide_txs(kSize),
+          decide_rows(decide ? kSize * width : 0),
+          decisions(decide ? kSize : 0),
+          compared(compare ? kSize : 0),
+          decision_of(kSize),
+          record_of(kSize) {}
+    size_t n = 0;        // records taken
+    size_t decided = 0;  // of them, accepted by the features and decided
+    std::vector<EventTimeOrderer::Record> records;
+    std::vector<int64_t> positions;  // in the ordered stream, from 1
+    std::vector<Transaction> txs;
+    std::vector<double> rows;
+    std::vector<absl::Status> statuses;
+    // With decisions: the accepted records, compacted; decision_of[record], record_of[decision].
+    std::vector<const Transaction*> decide_txs;
+    std::vector<double> decide_rows;
+    std::vector<Decision> decisions, compared;
+    std::vector<size_t> decision_of, record_of;
+    RiskReads risk_reads;         // what each row's risk columns read (engine/decide_in_order.h)
+    AccountsChanged risk_changed;
+  };
+  absl::Status OpenDecisionsOut();
+  // Takes up to "limit" (at least one) records of this run from the ordered stream; false once
+  // the stream is exhausted.
+  absl::StatusOr<bool> TakeBatch(TransactionReader& reader, EventTimeOrderer& orderer,
+                                 int64_t limit, Batch& b);
+  // Decides the records the features accepted, compares, and records them in the audit log.
+  absl::Status DecideBatch(Batch& b, UuidV7Generator& ids);
+  void FeedDrift(const Batch& b);
+  // Counts, backtests and writes record i, which the features accepted.
+  absl::Status OutputRecord(const Batch& b, size_t i);
+  // The event-time span, the decisions file closed and the final checkpoint.
+  absl::Status FinishOutputs();
   absl::Status OpenFeaturesOut(int64_t resume_offset);
   absl::Status OpenDrift();
   absl::Status FinishDrift();
@@ -242,6 +287,8 @@ class Replayer {
   FeatureExtractor* extractor_ = nullptr;
   std::unique_ptr<evaluation::FeatureRowWriter> features_out_;
   int64_t resume_position_ = 0;
+  int64_t position_ = 0;  // records taken from the ordered stream
+  int64_t first_time_ = INT64_MAX, last_time_ = INT64_MIN;  // accepted records' event times
 
   LatencyHistogram read_latency_, order_latency_, features_latency_, decide_latency_,
       output_latency_;
@@ -522,198 +569,145 @@ absl::Status Replayer::Checkpoint(int64_t position) {
   return absl::OkStatus();
 }
 
-absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer) {
-  // Records go to the extractor in batches (FeatureExtractor::ProcessBatch overlaps the memory
-  // misses of a batch's transactions). A batch never crosses a checkpoint, so the state a
-  // checkpoint saves is exactly that of the position it records.
-  constexpr int64_t kBatch = 256;
-  const size_t width = FeatureExtractor::Schema()->size();
-  std::vector<EventTimeOrderer::Record> records(kBatch);
-  std::vector<int64_t> positions(kBatch);
-  std::vector<Transaction> txs(kBatch);
-  std::vector<double> rows(static_cast<size_t>(kBatch) * width);
-  std::vector<absl::Status> statuses(kBatch);
-  // Decisions (with ReplayOptions::decisions): the batch's accepted records, compacted.
-  std::vector<const Transaction*> decide_txs(kBatch);
-  std::vector<double> decide_rows(options_.decisions != nullptr ? kBatch * width : 0);
-  std::vector<Decision> decisions(options_.decisions != nullptr ? kBatch : 0);
-  std::vector<Decision> compared(options_.compare != nullptr ? kBatch : 0);
-  std::vector<size_t> decision_of(kBatch), record_of(kBatch);
-  // Which accounts each row's counterparty-risk columns read, and which accounts' risk the
-  // batch's decisions changed so far (see DecideInOrder).
-  RiskReads risk_reads;
-  AccountsChanged risk_changed;
-  UuidV7Generator ids(clock_, 0x5eed);
-  if (options_.decisions != nullptr && !options_.decisions_out.empty()) {
-    decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
-    if (!decisions_out_) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot write decisions to '", options_.decisions_out, "'"));
-    }
-    decisions_out_ << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,"
-                      "shadow_rules,label,typology,originator_alert,beneficiary_alert\n";
+absl::Status Replayer::OpenDecisionsOut() {
+  if (options_.decisions == nullptr || options_.decisions_out.empty()) return absl::OkStatus();
+  decisions_out_.open(options_.decisions_out, std::ios::binary | std::ios::trunc);
+  if (!decisions_out_) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write decisions to '", options_.decisions_out, "'"));
   }
+  decisions_out_ << "tx_id,timestamp,originator,beneficiary,action,score,degraded,rules,"
+                    "shadow_rules,label,typology,originator_alert,beneficiary_alert\n";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Replayer::TakeBatch(TransactionReader& reader, EventTimeOrderer& orderer,
+                                         int64_t limit, Batch& b) {
+  b.n = 0;
+  b.decided = 0;
+  bool more = true;
   RecordError error;
-  int64_t position = 0;  // records taken from the ordered stream
-  int64_t since_checkpoint = 0;
-  int64_t first_time = INT64_MAX, last_time = INT64_MIN;
-  for (bool more = true; more;) {
-    const int64_t limit = std::min(kBatch, options_.checkpoint_every - since_checkpoint);
-    size_t n = 0;
-    const auto t0 = Steady::now();
-    while (static_cast<int64_t>(n) < std::max<int64_t>(limit, 1)) {
-      EventTimeOrderer::Record& record = records[n];
-      VIGIL_ASSIGN_OR_RETURN(more, orderer.Next(&record));
-      if (!more) break;
-      ++position;
-      if (position <= resume_position_) continue;  // done by the interrupted run
-      const ReadResult r = reader.ParseRecord(record.payload, record.sequence, &txs[n], &error);
-      if (r != ReadResult::kRecord) {
-        // The record parsed in the first pass; failing now means the file changed underneath.
-        return absl::DataLossError(
-            absl::StrCat(options_.input_path, ":", record.sequence,
-                         ": record changed while replaying: ", error.ToString()));
-      }
-      positions[n++] = position;
+  while (static_cast<int64_t>(b.n) < std::max<int64_t>(limit, 1)) {
+    EventTimeOrderer::Record& record = b.records[b.n];
+    VIGIL_ASSIGN_OR_RETURN(more, orderer.Next(&record));
+    if (!more) break;
+    ++position_;
+    if (position_ <= resume_position_) continue;  // done by the interrupted run
+    const ReadResult r = reader.ParseRecord(record.payload, record.sequence, &b.txs[b.n], &error);
+    if (r != ReadResult::kRecord) {
+      // The record parsed in the first pass; failing now means the file changed underneath.
+      return absl::DataLossError(absl::StrCat(options_.input_path, ":", record.sequence,
+                                              ": record changed while replaying: ",
+                                              error.ToString()));
     }
-    if (n == 0) continue;
-    const auto t1 = Steady::now();
-    extractor_->ProcessBatch(absl::MakeConstSpan(txs).subspan(0, n),
-                             absl::MakeSpan(rows).subspan(0, n * width),
-                             absl::MakeSpan(statuses).subspan(0, n),
-                             options_.decisions != nullptr ? &risk_reads : nullptr);
-    const auto t2 = Steady::now();
-    // Decisions for the records whose features were computed, in one batch.
-    size_t decided = 0;
-    if (options_.decisions != nullptr) {
-      for (size_t i = 0; i < n; ++i) {
-        if (!statuses[i].ok()) continue;
-        decide_txs[decided] = &txs[i];
-        std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(i * width), width,
-                    decide_rows.begin() + static_cast<std::ptrdiff_t>(decided * width));
-        record_of[decided] = i;
-        decision_of[i] = decided++;
-      }
-      // Replay is bulk traffic with no deadline: every record is scored. The decide step and
-      // the account step are vigil serve's (engine/decide_in_order.h), in event-time order,
-      // repairing the rows an earlier decision of the batch made stale. The policy being
-      // compared (options_.compare) is compared on payment decisions only, over the repaired
-      // rows: its account alerts would need state of their own.
-      ScoreContext context;
-      context.priority = Priority::kP2;
-      // The only model of a replay is its champion, as vigil serve names it.
-      const DecisionStep step{
-          .decider = options_.decisions,
-          .features = extractor_,
-          .ids = &ids,
-          .model_role = options_.decisions->model_version().empty() ? "none" : "champion"};
-      risk_changed.clear();
-      VIGIL_ASSIGN_OR_RETURN(
-          const int64_t redecided,
-          DecideInOrder(step,
-                        {.txs = absl::MakeConstSpan(decide_txs).subspan(0, decided),
-                         .rows = absl::MakeSpan(decide_rows).subspan(0, decided * width),
-                         .reads = &risk_reads,
-                         .read_of = absl::MakeConstSpan(record_of).subspan(0, decided)},
-                        context, risk_changed, absl::MakeSpan(decisions)));
-      summary_.redecided += redecided;
-      if (redecided > 0) {
-        // The repaired rows are the ones recorded, written and watched.
-        for (size_t k = 0; k < decided; ++k) {
-          std::copy_n(decide_rows.begin() + static_cast<std::ptrdiff_t>(k * width), width,
-                      rows.begin() + static_cast<std::ptrdiff_t>(record_of[k] * width));
-        }
-      }
-      if (options_.compare != nullptr) {
-        VIGIL_RETURN_IF_ERROR(
-            options_.compare->DecideBatch(absl::MakeConstSpan(decide_txs).subspan(0, decided),
-                                          decide_rows, absl::MakeSpan(compared), ids, context));
-      }
-    }
-    if (audit_ != nullptr && decided > 0) {
-      // Before any output of the batch: what a replay reports, it has recorded.
-      VIGIL_RETURN_IF_ERROR(RecordDecisions(
-          absl::MakeConstSpan(records).subspan(0, n), absl::MakeConstSpan(txs).subspan(0, n),
-          rows, absl::MakeConstSpan(statuses).subspan(0, n), decisions, decision_of));
-    }
-    const auto t2b = Steady::now();
-    if (drift_tap_ != nullptr) {
-      // The accepted rows with their scores, in event-time order, to the monitor's thread, in
-      // buffers it has already observed.
-      drift::DriftTap::Rows batch = drift_tap_->Spare();
-      batch.times.reserve(n);
-      batch.scores.reserve(n);
-      batch.features.reserve(n * width);
-      batch.sources.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        if (!statuses[i].ok()) continue;
-        // A file has no client: one unknown client (0).
-        AppendDriftRow(txs[i], absl::MakeConstSpan(rows).subspan(i * width, width),
-                       options_.decisions != nullptr ? decisions[decision_of[i]].score
-                                                     : std::nan(""),
-                       0, batch);
-      }
-      drift_tap_->Offer(std::move(batch));
-    }
-    // Per-record stage latencies are the batch's time shared evenly among its records.
-    const auto order_each = (t1 - t0) / static_cast<int64_t>(n);
-    const auto features_each = (t2 - t1) / static_cast<int64_t>(n);
-    const auto decide_each =
-        decided == 0 ? Steady::duration{0} : (t2b - t2) / static_cast<int64_t>(decided);
-    for (size_t i = 0; i < n; ++i) {
-      const auto t3 = Steady::now();
-      order_latency_.Record(order_each);
-      features_latency_.Record(features_each);
-      const EventTimeOrderer::Record& record = records[i];
-      const Transaction& tx = txs[i];
-      const absl::Status& s = statuses[i];
-      if (!s.ok()) {
-        Reject(record.sequence, "amount", FeatureRejectReason(s),
-               std::string_view(s.message().data(), s.message().size()), record.payload);
-      } else {
-        ++summary_.records;
-        const int64_t t = ToUnixMicros(tx.event_time);
-        first_time = std::min(first_time, t);
-        last_time = std::max(last_time, t);
-        if (tx.label.has_value() && tx.label->is_laundering) {
-          ++summary_.labelled_laundering;
-          if (!tx.label->typology.empty()) ++summary_.typologies[tx.label->typology];
-        }
-        if (options_.decisions != nullptr) {
-          decide_latency_.Record(decide_each);
-          backtest_.Add(tx, decisions[decision_of[i]]);
-          if (decisions_out_.is_open())
-            WriteDecision(decisions_out_, tx, decisions[decision_of[i]]);
-          if (options_.compare != nullptr) {
-            comparer_.Add(tx, decisions[decision_of[i]], compared[decision_of[i]]);
-          }
-        }
-        if (features_out_ != nullptr) {
-          VIGIL_RETURN_IF_ERROR(
-              features_out_->Append(tx, absl::MakeConstSpan(rows).subspan(i * width, width)));
-        }
-        if (options_.on_record) {
-          options_.on_record(tx, absl::MakeConstSpan(rows).subspan(i * width, width),
-                             options_.decisions != nullptr ? &decisions[decision_of[i]] : nullptr);
-        }
-        output_latency_.Record(Steady::now() - t3);
-      }
-      if (options_.crash_after_records >= 0 &&
-          positions[i] - resume_position_ >= options_.crash_after_records) {
-        std::_Exit(137);  // fault injection: die like SIGKILL, nothing flushed
-      }
-      if (++since_checkpoint >= options_.checkpoint_every) {
-        VIGIL_RETURN_IF_ERROR(Checkpoint(positions[i]));
-        since_checkpoint = 0;
-      }
-      progress_.Maybe("features", positions[i], summary_.total_in_order);
+    b.positions[b.n++] = position_;
+  }
+  return more;
+}
+
+absl::Status Replayer::DecideBatch(Batch& b, UuidV7Generator& ids) {
+  const size_t width = FeatureExtractor::Schema()->size();
+  // The records whose features were computed, compacted.
+  for (size_t i = 0; i < b.n; ++i) {
+    if (!b.statuses[i].ok()) continue;
+    b.decide_txs[b.decided] = &b.txs[i];
+    std::copy_n(b.rows.begin() + static_cast<std::ptrdiff_t>(i * width), width,
+                b.decide_rows.begin() + static_cast<std::ptrdiff_t>(b.decided * width));
+    b.record_of[b.decided] = i;
+    b.decision_of[i] = b.decided++;
+  }
+  // Replay is bulk traffic with no deadline: every record is scored. The decide step and the
+  // account step are vigil serve's (engine/decide_in_order.h), in event-time order, repairing
+  // the rows an earlier decision of the batch made stale. The policy being compared
+  // (options_.compare) is compared on payment decisions only, over the repaired rows: its
+  // account alerts would need state of their own.
+  ScoreContext context;
+  context.priority = Priority::kP2;
+  // The only model of a replay is its champion, as vigil serve names it.
+  const DecisionStep step{
+      .decider = options_.decisions,
+      .features = extractor_,
+      .ids = &ids,
+      .model_role = options_.decisions->model_version().empty() ? "none" : "champion"};
+  b.risk_changed.clear();
+  VIGIL_ASSIGN_OR_RETURN(
+      const int64_t redecided,
+      DecideInOrder(step,
+                    {.txs = absl::MakeConstSpan(b.decide_txs).subspan(0, b.decided),
+                     .rows = absl::MakeSpan(b.decide_rows).subspan(0, b.decided * width),
+                     .reads = &b.risk_reads,
+                     .read_of = absl::MakeConstSpan(b.record_of).subspan(0, b.decided)},
+                    context, b.risk_changed, absl::MakeSpan(b.decisions)));
+  summary_.redecided += redecided;
+  if (redecided > 0) {
+    // The repaired rows are the ones recorded, written and watched.
+    for (size_t k = 0; k < b.decided; ++k) {
+      std::copy_n(b.decide_rows.begin() + static_cast<std::ptrdiff_t>(k * width), width,
+                  b.rows.begin() + static_cast<std::ptrdiff_t>(b.record_of[k] * width));
     }
   }
+  if (options_.compare != nullptr) {
+    VIGIL_RETURN_IF_ERROR(options_.compare->DecideBatch(
+        absl::MakeConstSpan(b.decide_txs).subspan(0, b.decided), b.decide_rows,
+        absl::MakeSpan(b.compared), ids, context));
+  }
+  if (audit_ != nullptr && b.decided > 0) {
+    // Before any output of the batch: what a replay reports, it has recorded.
+    VIGIL_RETURN_IF_ERROR(RecordDecisions(
+        absl::MakeConstSpan(b.records).subspan(0, b.n), absl::MakeConstSpan(b.txs).subspan(0, b.n),
+        b.rows, absl::MakeConstSpan(b.statuses).subspan(0, b.n), b.decisions, b.decision_of));
+  }
+  return absl::OkStatus();
+}
+
+void Replayer::FeedDrift(const Batch& b) {
+  const size_t width = FeatureExtractor::Schema()->size();
+  // The accepted rows with their scores, in event-time order, to the monitor's thread, in
+  // buffers it has already observed.
+  drift::DriftTap::Rows batch = drift_tap_->Spare();
+  batch.times.reserve(b.n);
+  batch.scores.reserve(b.n);
+  batch.features.reserve(b.n * width);
+  batch.sources.reserve(b.n);
+  for (size_t i = 0; i < b.n; ++i) {
+    if (!b.statuses[i].ok()) continue;
+    // A file has no client: one unknown client (0).
+    AppendDriftRow(b.txs[i], absl::MakeConstSpan(b.rows).subspan(i * width, width),
+                   options_.decisions != nullptr ? b.decisions[b.decision_of[i]].score
+                                                 : std::nan(""),
+                   0, batch);
+  }
+  drift_tap_->Offer(std::move(batch));
+}
+
+absl::Status Replayer::OutputRecord(const Batch& b, size_t i) {
+  const size_t width = FeatureExtractor::Schema()->size();
+  const Transaction& tx = b.txs[i];
+  ++summary_.records;
+  const int64_t t = ToUnixMicros(tx.event_time);
+  first_time_ = std::min(first_time_, t);
+  last_time_ = std::max(last_time_, t);
+  if (tx.label.has_value() && tx.label->is_laundering) {
+    ++summary_.labelled_laundering;
+    if (!tx.label->typology.empty()) ++summary_.typologies[tx.label->typology];
+  }
+  const absl::Span<const double> row = absl::MakeConstSpan(b.rows).subspan(i * width, width);
+  const Decision* d = options_.decisions != nullptr ? &b.decisions[b.decision_of[i]] : nullptr;
+  if (d != nullptr) {
+    backtest_.Add(tx, *d);
+    if (decisions_out_.is_open()) WriteDecision(decisions_out_, tx, *d);
+    if (options_.compare != nullptr) comparer_.Add(tx, *d, b.compared[b.decision_of[i]]);
+  }
+  if (features_out_ != nullptr) VIGIL_RETURN_IF_ERROR(features_out_->Append(tx, row));
+  if (options_.on_record) options_.on_record(tx, row, d);
+  return absl::OkStatus();
+}
+
+absl::Status Replayer::FinishOutputs() {
   if (summary_.records > 0) {
-    summary_.first_event_time = FormatUtc(FromUnixMicros(first_time));
-    summary_.last_event_time = FormatUtc(FromUnixMicros(last_time));
+    summary_.first_event_time = FormatUtc(FromUnixMicros(first_time_));
+    summary_.last_event_time = FormatUtc(FromUnixMicros(last_time_));
   }
-  // Final checkpoint, also when nothing was left to do, so the position is recorded.
   if (decisions_out_.is_open()) {
     decisions_out_.close();
     if (!decisions_out_) {
@@ -721,9 +715,67 @@ absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrdere
           absl::StrCat("writing decisions to '", options_.decisions_out, "' failed"));
     }
   }
-  if (store_ != nullptr) return Checkpoint(position);
+  // Final checkpoint, also when nothing was left to do, so the position is recorded.
+  if (store_ != nullptr) return Checkpoint(position_);
   if (features_out_ != nullptr) return features_out_->Sync();
   return absl::OkStatus();
+}
+
+absl::Status Replayer::ProcessInOrder(TransactionReader& reader, EventTimeOrderer& orderer) {
+  // Records go to the extractor in batches (FeatureExtractor::ProcessBatch overlaps the memory
+  // misses of a batch's transactions). A batch never crosses a checkpoint, so the state a
+  // checkpoint saves is exactly that of the position it records.
+  const size_t width = FeatureExtractor::Schema()->size();
+  Batch b(width, options_.decisions != nullptr, options_.compare != nullptr);
+  UuidV7Generator ids(clock_, 0x5eed);
+  VIGIL_RETURN_IF_ERROR(OpenDecisionsOut());
+  int64_t since_checkpoint = 0;
+  for (bool more = true; more;) {
+    const int64_t limit = std::min(Batch::kSize, options_.checkpoint_every - since_checkpoint);
+    const auto t0 = Steady::now();
+    VIGIL_ASSIGN_OR_RETURN(more, TakeBatch(reader, orderer, limit, b));
+    if (b.n == 0) continue;
+    const auto t1 = Steady::now();
+    extractor_->ProcessBatch(absl::MakeConstSpan(b.txs).subspan(0, b.n),
+                             absl::MakeSpan(b.rows).subspan(0, b.n * width),
+                             absl::MakeSpan(b.statuses).subspan(0, b.n),
+                             options_.decisions != nullptr ? &b.risk_reads : nullptr);
+    const auto t2 = Steady::now();
+    if (options_.decisions != nullptr) VIGIL_RETURN_IF_ERROR(DecideBatch(b, ids));
+    const auto t2b = Steady::now();
+    if (drift_tap_ != nullptr) FeedDrift(b);
+    // Per-record stage latencies are the batch's time shared evenly among its records.
+    const auto n = static_cast<int64_t>(b.n);
+    const auto order_each = (t1 - t0) / n;
+    const auto features_each = (t2 - t1) / n;
+    const auto decide_each = b.decided == 0 ? Steady::duration{0}
+                                            : (t2b - t2) / static_cast<int64_t>(b.decided);
+    for (size_t i = 0; i < b.n; ++i) {
+      const auto t3 = Steady::now();
+      order_latency_.Record(order_each);
+      features_latency_.Record(features_each);
+      const EventTimeOrderer::Record& record = b.records[i];
+      const absl::Status& s = b.statuses[i];
+      if (!s.ok()) {
+        Reject(record.sequence, "amount", FeatureRejectReason(s),
+               std::string_view(s.message().data(), s.message().size()), record.payload);
+      } else {
+        if (options_.decisions != nullptr) decide_latency_.Record(decide_each);
+        VIGIL_RETURN_IF_ERROR(OutputRecord(b, i));
+        output_latency_.Record(Steady::now() - t3);
+      }
+      if (options_.crash_after_records >= 0 &&
+          b.positions[i] - resume_position_ >= options_.crash_after_records) {
+        std::_Exit(137);  // fault injection: die like SIGKILL, nothing flushed
+      }
+      if (++since_checkpoint >= options_.checkpoint_every) {
+        VIGIL_RETURN_IF_ERROR(Checkpoint(b.positions[i]));
+        since_checkpoint = 0;
+      }
+      progress_.Maybe("features", b.positions[i], summary_.total_in_order);
+    }
+  }
+  return FinishOutputs();
 }
 
 absl::StatusOr<ReplaySummary> Replayer::Run() {

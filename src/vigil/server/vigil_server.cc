@@ -324,9 +324,8 @@ void VigilServer::WarnAboutExposure() {
   }
 }
 
-absl::Status VigilServer::Load() {
+absl::Status VigilServer::LoadPolicies() {
   const ServeConfig& c = config_;
-  const PolicyInputLayout layout(FeatureExtractor::Schema());
   VIGIL_ASSIGN_OR_RETURN(ListLibrary library, LoadListLibrary(c.lists, c.policy));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<PolicyStore> store,
                          OpenPolicyStore(c.data_dir, std::move(library), RealClock()));
@@ -371,12 +370,10 @@ absl::Status VigilServer::Load() {
         "no active policy in ", c.data_dir, "/policies: give --policy FILE (or policy: in the "
         "configuration)"));
   }
-  // Shared with the decision makers, which hold it for their lifetime.
-  std::shared_ptr<const PolicySource> policy_source(policies_.get(), [](const PolicySource*) {});
-  VIGIL_RETURN_IF_ERROR(StartScreening());
-  DecisionOptions decision_options;
-  decision_options.screening_min_score = c.screening.min_score;
+  return absl::OkStatus();
+}
 
+absl::Status VigilServer::RegisterServerMetrics() {
   gauges_ = std::make_unique<Gauges>();
   Gauges& g = *gauges_;
   for (size_t r = 0; r < kQueuedRoles.size(); ++r) {
@@ -442,8 +439,14 @@ absl::Status VigilServer::Load() {
                          metrics_->AddValueHistogram("vigil_batch_size",
                                                      "Rows per batch the model scored.", {},
                                                      batch_bounds));
-  VIGIL_RETURN_IF_ERROR(RegisterGpuMetrics());
+  return RegisterGpuMetrics();
+}
 
+absl::Status VigilServer::DeployModels(std::shared_ptr<const PolicySource> policy_source) {
+  const ServeConfig& c = config_;
+  const PolicyInputLayout layout(FeatureExtractor::Schema());
+  DecisionOptions decision_options;
+  decision_options.screening_min_score = c.screening.min_score;
   // The production scorer chain (model_chain.h), with this server's metrics, log and hooks.
   ModelChainOptions chain = ModelChainOptions::For(c, PipelineMode::kServe);
   chain.hooks.wrap_model = hooks_.wrap_model;
@@ -487,6 +490,11 @@ absl::Status VigilServer::Load() {
                                                   record_path);
   VIGIL_RETURN_IF_ERROR(DeployAtStart(initial, record_path));
 
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VigilServer::OpenedState> VigilServer::OpenService() {
+  const ServeConfig& c = config_;
   // The drift events share the feature store's RocksDB (one more column family), so a data dir
   // stays one store to back up and the events outlive restarts.
   const std::string drift_profile = c.DriftProfilePath();
@@ -529,8 +537,19 @@ absl::Status VigilServer::Load() {
                  {"events_forgotten", absl::StrCat(r.events_dropped)},
                  {"max_future_skew_seconds", absl::StrCat(c.max_future_skew.count())}});
   }
-  VIGIL_RETURN_IF_ERROR(StartAudit(kv));
-  VIGIL_RETURN_IF_ERROR(StartDrift(drift_profile, kv, warm_state));
+  return OpenedState{.kv = kv, .drift_profile = drift_profile, .warm = warm_state};
+}
+
+absl::Status VigilServer::Load() {
+  VIGIL_RETURN_IF_ERROR(LoadPolicies());
+  // Shared with the decision makers, which hold it for their lifetime.
+  std::shared_ptr<const PolicySource> policy_source(policies_.get(), [](const PolicySource*) {});
+  VIGIL_RETURN_IF_ERROR(StartScreening());
+  VIGIL_RETURN_IF_ERROR(RegisterServerMetrics());
+  VIGIL_RETURN_IF_ERROR(DeployModels(std::move(policy_source)));
+  VIGIL_ASSIGN_OR_RETURN(const OpenedState state, OpenService());
+  VIGIL_RETURN_IF_ERROR(StartAudit(state.kv));
+  VIGIL_RETURN_IF_ERROR(StartDrift(state.drift_profile, state.kv, state.warm));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
 }

@@ -96,7 +96,26 @@ class VigilServer {
 
  private:
   VigilServer() = default;
+  // Assembles the pipeline from config_, in order: the policies, screening, the metrics, the
+  // models (each behind the production scorer chain), the feature state and the service, the
+  // audit log and the drift monitor.
   absl::Status Load();
+  // The policy store of the data dir, with --policy stored and activated unless a version was
+  // activated since (that choice stays; a WARN says how to use the file). Sets policy_summary_.
+  absl::Status LoadPolicies();
+  // The server's own gauges and the batch-size histogram (and the GPU's, with gpu.enabled).
+  absl::Status RegisterServerMetrics();
+  // The model registry and deployment: every model loaded behind BuildModelChain with this
+  // server's hooks, deciding under "policy_source"; the start's champion (DeployAtStart).
+  absl::Status DeployModels(std::shared_ptr<const PolicySource> policy_source);
+  // The feature store (one RocksDB for features, audit and drift events) and the service over
+  // it; logs an event-time repair made at open.
+  struct OpenedState {
+    KvStore* kv = nullptr;      // the feature store's, owned by the service
+    std::string drift_profile;  // empty: none found
+    bool warm = false;          // the state held accounts: no drift warm-up
+  };
+  absl::StatusOr<OpenedState> OpenService();
   // Deploys the stored activation (model registry's deployment.json) when there is one, else
   // "initial" (the ref of --model or --model-ref; empty: none) as champion for this process.
   // Sets model_summary_ and warns when the stored activation overrides the command line.
