@@ -37,7 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/decision/model_deployment.h"
-#include "vigil/engine/score_service.h"
+#include "vigil/server/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/rules/policy_store.h"
 #include "vigil/server/api_access.h"

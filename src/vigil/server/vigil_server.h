@@ -40,7 +40,7 @@
 #include "absl/synchronization/notification.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/model_deployment.h"
-#include "vigil/engine/score_service.h"
+#include "vigil/server/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/model/scorer.h"
 #include "vigil/rules/policy_store.h"

@@ -19,7 +19,7 @@
 #include "vigil/decision/decision_json.h"
 #include "vigil/decision/model_deployment.h"
 #include "vigil/engine/audit_trail.h"
-#include "vigil/engine/score_service.h"
+#include "vigil/server/score_service.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"

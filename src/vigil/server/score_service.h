@@ -49,8 +49,8 @@
 //
 // Thread safety: Score and ScoreBatch may be called from any number of threads. Feature updates
 // are serialized (one lock); parsing, deciding and encoding run in parallel.
-#ifndef VIGIL_ENGINE_SCORE_SERVICE_H_
-#define VIGIL_ENGINE_SCORE_SERVICE_H_
+#ifndef VIGIL_SERVER_SCORE_SERVICE_H_
+#define VIGIL_SERVER_SCORE_SERVICE_H_
 
 #include <array>
 #include <chrono>
@@ -337,4 +337,4 @@ class ScoreService {
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_SCORE_SERVICE_H_
+#endif  // VIGIL_SERVER_SCORE_SERVICE_H_

@@ -1,4 +1,4 @@
-#include "vigil/engine/score_service.h"
+#include "vigil/server/score_service.h"
 
 #include <algorithm>
 #include <cmath>
