@@ -27,6 +27,7 @@
 #include "vigil/ingest/record_error.h"
 #include "vigil/ingest/swift_mt.h"
 #include "vigil/metrics/value_histogram.h"
+#include "vigil/server/http_status.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil {
@@ -345,7 +346,7 @@ namespace {
 ScoreService::Reply MessageErrorReply(const absl::Status& status) {
   ScoreService::Reply r;
   const bool unsupported = status.code() == absl::StatusCode::kUnimplemented;
-  r.status = unsupported ? 422 : 400;
+  r.status = HttpStatusOf(unsupported ? status.code() : absl::StatusCode::kInvalidArgument);
   r.error_code = unsupported ? "unsupported_message_type" : "invalid_message";
   r.body = JsonErrorBody(r.error_code, "$", View(status.message()));
   return r;
@@ -744,7 +745,7 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
       absl::MutexLock lock(&seen_mu_);
       for (size_t k = 0; k < n; ++k) {
         Item& item = items[group.members[k]];
-        item.reply.status = 503;
+        item.reply.status = HttpStatusOf(decided.status().code());
         item.reply.error_code = "overloaded";
         item.reply.shed_reason = "batcher";
         item.reply.body = JsonErrorBody("overloaded", "", View(decided.status().message()));

@@ -24,6 +24,7 @@
 #include "vigil/engine/audit_trail.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/screening/screener.h"
+#include "vigil/server/http_status.h"
 #include "vigil/server/trace_context.h"
 
 namespace vigil {
@@ -648,7 +649,8 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view
       parts_.policies->Add(request.body, "request", author);
   if (!entry.ok()) {
     if (entry.status().code() != absl::StatusCode::kInvalidArgument) {
-      return HttpError(500, "internal", "", View(entry.status().message()));
+      return HttpError(HttpStatusOf(entry.status().code()), "internal", "",
+                       View(entry.status().message()));
     }
     std::string body = "{\"error\":{\"code\":\"policy_invalid\",\"field\":\"\",\"message\":";
     const std::string_view message = View(entry.status().message());
@@ -676,7 +678,7 @@ HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view
   }
   if (activate) {
     if (absl::Status s = parts_.policies->Activate(entry->id, author); !s.ok()) {
-      return HttpError(500, "internal", "", View(s.message()));
+      return HttpError(HttpStatusOf(s.code()), "internal", "", View(s.message()));
     }
   }
   const std::shared_ptr<const Policy> active = parts_.policies->Active();
@@ -730,18 +732,19 @@ HttpResponse ServeApi::Activate(const HttpRequest& request) {
       parts_.deployment->Activate(ref, weight, shadow);
   if (!snapshot.ok()) {
     const std::string_view message = View(snapshot.status().message());
+    const int status = HttpStatusOf(snapshot.status().code());
     switch (snapshot.status().code()) {
       case absl::StatusCode::kNotFound:
-        return HttpError(404, "model_not_found", "$.model_ref", message);
+        return HttpError(status, "model_not_found", "$.model_ref", message);
       case absl::StatusCode::kInvalidArgument:
       case absl::StatusCode::kFailedPrecondition:
-        return HttpError(400, "invalid_field",
+        return HttpError(status, "invalid_field",
                          absl::StrContains(Absl(message), "traffic_weight") ? "$.traffic_weight"
                          : absl::StrContains(Absl(message), "shadow")       ? "$.shadow"
                                                                             : "$.model_ref",
                          message);
       default:
-        return HttpError(500, "internal", "", message);
+        return HttpError(status, "internal", "", message);
     }
   }
   const auto model = [](const std::shared_ptr<const ModelDeployment::Model>& m) {
@@ -812,7 +815,8 @@ HttpResponse ServeApi::AuditVerify(const HttpRequest& request) const {
   }
   absl::StatusOr<audit::VerifyReport> report = audit::VerifyAuditLog(*parts_.audit_log, options);
   if (!report.ok()) {
-    return HttpError(500, "audit_unreadable", "", View(report.status().message()));
+    return HttpError(HttpStatusOf(report.status().code()), "audit_unreadable", "",
+                     View(report.status().message()));
   }
   // A damaged log is the server's failure, not the caller's: 500 with the report.
   return Json(report->intact() ? 200 : 500, audit::VerifyReportToJson(*report));
@@ -881,10 +885,11 @@ HttpResponse ServeApi::AuditExport(const HttpRequest& request) const {
         return absl::OkStatus();
       });
   if (!summary.ok()) {
+    const int status = HttpStatusOf(summary.status().code());
     if (summary.status().code() == absl::StatusCode::kNotFound) {
-      return HttpError(404, "not_found", "transaction_id", View(summary.status().message()));
+      return HttpError(status, "not_found", "transaction_id", View(summary.status().message()));
     }
-    return HttpError(500, "audit_unreadable", "", View(summary.status().message()));
+    return HttpError(status, "audit_unreadable", "", View(summary.status().message()));
   }
   r.headers.push_back({"X-Vigil-Records", absl::StrCat(summary->exported)});
   if (summary->next_from.has_value()) {
