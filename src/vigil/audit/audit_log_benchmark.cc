@@ -183,7 +183,7 @@ crypto::CipherSuite SuiteArg(int64_t arg) {
 }
 
 // The next record to append: a pool record under a new transaction id, encoded from
-// references as the engine encodes its decisions (AuditTrail), sealed by "sealer" if given.
+// references as the engine encodes its decisions (DecisionRecorder), sealed by "sealer" if given.
 PendingRecord NextRecord(uint64_t id, const RecordSealer* sealer = nullptr) {
   const AuditRecord& r = Pool()[id % Pool().size()];
   PendingRecord p;
@@ -343,7 +343,7 @@ BENCHMARK(BM_AppendBatches)
     ->Unit(benchmark::kMicrosecond);
 
 // BM_AppendBatches/1024 with the personal fields sealed (the argument is the suite): each
-// batch is encoded with the log's current sealer, as AuditTrail does.
+// batch is encoded with the log's current sealer, as DecisionRecorder does.
 void BM_AppendBatches_Sealed(benchmark::State& state) {
   SharedLog::Start(state, absl::StrCat("batches-sealed-", state.range(0)), true, state.range(0));
   const size_t batch = 1024;

@@ -41,7 +41,7 @@ PendingRecord Record(const std::string& id) {
   return {id, EncodeRecordBody(r)};
 }
 
-// A record with personal fields, sealed with the log's current sealer as AuditTrail encodes.
+// A record with personal fields, sealed with the log's current sealer as DecisionRecorder encodes.
 AuditRecord PersonalRecord(const std::string& id) {
   AuditRecord r;
   r.transaction.id = id;

@@ -39,7 +39,7 @@
 #include "vigil/core/transaction.h"
 #include "vigil/crypto/kek_command.h"
 #include "vigil/crypto/key_encryption_key.h"
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil::cli {

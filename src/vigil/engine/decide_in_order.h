@@ -1,5 +1,5 @@
 // DecideInOrder: the pipeline's decide step for payments whose features were applied in order,
-// shared by `vigil serve` (ScoreService) and `vigil replay` (Replayer), so that a backtest
+// shared by `vigil serve` (DecisionService) and `vigil replay` (Replayer), so that a backtest
 // decides as production does.
 //
 // The payments are decided in one call (one model batch), on rows computed before any of them

@@ -1,4 +1,4 @@
-// What fingerprinting a payment costs per decision (ScoreService::Admit does it once per
+// What fingerprinting a payment costs per decision (DecisionService::Admit does it once per
 // transaction). Run with a release build: build/src/vigil/engine/payment_fingerprint_benchmark.
 #include "benchmark/benchmark.h"
 #include "vigil/engine/payment_fingerprint.h"

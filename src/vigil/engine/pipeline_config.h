@@ -58,12 +58,12 @@ struct AuditSection {
   std::chrono::microseconds group_max_delay{0};
   size_t queue = 262'144;
   // audit.max_waiting: decisions that may wait at once for their records to become durable
-  // (AuditTrailOptions::max_waiting); beyond it a decision is answered 503 overloaded, its row
-  // kept for the retry. 0: unbounded.
+  // (DecisionRecorderOptions::max_waiting); beyond it a decision is answered 503 overloaded, its
+  // row kept for the retry. 0: unbounded.
   size_t max_waiting = 16'384;
   // audit.max_wait_ms: while the oldest decision waiting for its durable record has waited
   // longer than this, new scoring requests are refused 503 overloaded on arrival
-  // (AuditTrailOptions::max_wait), so a slow disk or a starved log sheds the excess instead
+  // (DecisionRecorderOptions::max_wait), so a slow disk or a starved log sheds the excess instead
   // of queueing it. 0: never by time.
   std::chrono::milliseconds max_wait{50};
   bool compress_records = true;  // LZ4 record chunks (docs/audit.md "Record chunks")
@@ -132,7 +132,7 @@ struct PipelineConfig {
   std::chrono::milliseconds score_budget{200};
   size_t idempotency_capacity = 100'000;
   // max_future_skew_seconds: a transaction dated further ahead of the clock is refused, 422
-  // event_in_future (ScoreServiceOptions::max_future_skew; docs/serve.md).
+  // event_in_future (DecisionServiceOptions::max_future_skew; docs/serve.md).
   std::chrono::seconds max_future_skew{300};
   std::string batcher_preset = "fast";
   BatchPolicyConfig batcher = BatchPolicyConfig::Fast();

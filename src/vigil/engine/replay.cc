@@ -24,15 +24,15 @@
 #include "vigil/drift/drift_report.h"
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/source_ledger.h"
-#include "vigil/engine/audit_trail.h"
-#include "vigil/ingest/event_time_orderer.h"
-#include "vigil/ingest/event_time_outliers.h"
-#include "vigil/evaluation/feature_row_writer.h"
 #include "vigil/engine/decide_in_order.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/engine/drift_feed.h"
 #include "vigil/engine/payment_fingerprint.h"
+#include "vigil/evaluation/feature_row_writer.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
+#include "vigil/ingest/event_time_orderer.h"
+#include "vigil/ingest/event_time_outliers.h"
 #include "vigil/ingest/transaction_reader.h"
 #include "vigil/metrics/latency_histogram.h"
 
@@ -280,7 +280,7 @@ class Replayer {
   // With ReplayOptions::audit_signer (and a data dir and decisions). The log is declared after
   // the store whose KvStore it writes, so it is closed (its last tree head signed) first.
   std::unique_ptr<audit::AuditLog> audit_log_;
-  std::unique_ptr<AuditTrail> audit_;
+  std::unique_ptr<DecisionRecorder> audit_;
   // The data dir's payment fingerprints (as vigil serve records them), with the audit log.
   std::optional<PaymentFingerprinter> fingerprints_;
   std::unique_ptr<FeatureExtractor> in_memory_;  // without one
@@ -428,10 +428,10 @@ absl::Status Replayer::OpenState() {
     VIGIL_ASSIGN_OR_RETURN(PaymentFingerprinter fingerprints,
                            PaymentFingerprinter::ForStore(store_->kv()));
     fingerprints_.emplace(std::move(fingerprints));
-    audit_ = std::make_unique<AuditTrail>(
-        audit_log_.get(), AuditTrailOptions{.source = "replay",
-                                            .input_format = summary_.format,
-                                            .durable_ack = options_.audit_durable_ack});
+    audit_ = std::make_unique<DecisionRecorder>(
+        audit_log_.get(), DecisionRecorderOptions{.source = "replay",
+                                                  .input_format = summary_.format,
+                                                  .durable_ack = options_.audit_durable_ack});
     // Assigned, not emplace()d: clang does not count a nested struct with default member
     // initializers as default-constructible inside its enclosing class.
     summary_.audit = ReplaySummary::Audit{.log_id = audit_log_->header().log_id};

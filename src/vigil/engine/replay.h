@@ -90,7 +90,7 @@ struct ReplayOptions {
   // null for monitors with the same configuration (replay the training stream); empty: none.
   std::string drift_null_out;
   // With decisions and a data dir: every decision is recorded in the data dir's audit log
-  // through the same AuditTrail as `vigil serve` (docs/audit.md), so a backtest leaves a
+  // through the same DecisionRecorder as `vigil serve` (docs/audit.md), so a backtest leaves a
   // verifiable record; the log's tree heads are signed with this key. Null: not recorded. A
   // resumed run records nothing twice: a transaction id the log holds is not recorded again.
   std::shared_ptr<const audit::LogSigner> audit_signer;

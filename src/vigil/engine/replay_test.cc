@@ -1,14 +1,15 @@
 #include "vigil/engine/replay.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_verifier.h"
@@ -16,11 +17,10 @@
 #include "vigil/audit/testing_log.h"
 #include "vigil/common/sha256.h"
 #include "vigil/drift/measured_null.h"
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
+#include "vigil/features/feature_extractor.h"
 #include "vigil/rules/policy.h"
 #include "vigil/store/kv_store.h"
-#include "gtest/gtest.h"
-#include "vigil/features/feature_extractor.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"

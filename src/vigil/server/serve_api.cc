@@ -10,18 +10,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "vigil/common/string_view.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_export.h"
 #include "vigil/audit/audit_verifier.h"
 #include "vigil/common/json_text.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/common/string_view.h"
 #include "vigil/core/transaction.h"
 #include "vigil/drift/drift_event.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
 #include "vigil/drift/drift_tap.h"
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/screening/screener.h"
 #include "vigil/server/http_status.h"
@@ -438,7 +438,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
                   start, {}, std::move(respond), authenticated);
   }
   if (route == kScore || route == kScoreBatch) {
-    // The audit log is behind (ScoreService::Congestion): refused on arrival, on this thread,
+    // The audit log is behind (DecisionService::Congestion): refused on arrival, on this thread,
     // so that what the server cannot record costs it no worker, no parse and no decision.
     if (const absl::Status congestion = parts_.service->Congestion(); !congestion.ok()) {
       HttpResponse r = HttpError(503, "overloaded", "", View(congestion.message()));
@@ -579,7 +579,7 @@ void ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point 
   std::string trace_id = ours.TraceIdHex();
   auto replied = [this, traceparent = std::move(traceparent), trace_id = std::move(trace_id),
                   actor = std::string(actor),
-                  scored = std::move(scored)](ScoreService::Reply reply) mutable {
+                  scored = std::move(scored)](DecisionService::Reply reply) mutable {
     if (!reply.conflicts.empty()) {
       // A batch is answered 200: its refused items get a line of their own, as a single
       // transaction's 409 does (an id reused for another payment is worth an analyst's look).

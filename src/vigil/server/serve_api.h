@@ -37,10 +37,10 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/decision/model_deployment.h"
-#include "vigil/server/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/rules/policy_store.h"
 #include "vigil/server/api_access.h"
+#include "vigil/server/decision_service.h"
 #include "vigil/server/http_server.h"
 #include "vigil/server/path_redactor.h"
 #include "vigil/server/request_log.h"
@@ -62,7 +62,7 @@ class Screener;
 
 // What the routes serve once loaded. Owned by the caller; must outlive the ServeApi's use.
 struct ServeParts {
-  ScoreService* service = nullptr;
+  DecisionService* service = nullptr;
   PolicyStore* policies = nullptr;
   ModelDeployment* deployment = nullptr;
   // Drift monitoring: all three set, or all null when it is off (GET /v1/drift is then 404).
@@ -139,7 +139,7 @@ class ServeApi final : public HttpHandler {
   };
   // Decides a scoring request and calls "scored" once with the answer: on this thread, or
   // from the thread that completes the decision (the audit log's writer once its record is
-  // durable: ScoreService::ScoreThen), so that no worker waits for a sync.
+  // durable: DecisionService::ScoreThen), so that no worker waits for a sync.
   using ScoredFn = absl::AnyInvocable<void(HttpResponse, ScoreOutcome) &&>;
   void Score(const HttpRequest& request, bool batch, std::chrono::steady_clock::time_point arrival,
              std::string_view actor, ScoredFn scored);

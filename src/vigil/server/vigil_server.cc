@@ -1,8 +1,8 @@
 #include "vigil/server/vigil_server.h"
 
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,10 +30,10 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/measured_null.h"
 #include "vigil/drift/reference_profile.h"
-#include "vigil/engine/audit_trail.h"
-#include "vigil/engine/decision_pipeline.h"
-#include "vigil/engine/model_chain.h"
 #include "vigil/engine/account_pseudonyms.h"
+#include "vigil/engine/decision_pipeline.h"
+#include "vigil/engine/decision_recorder.h"
+#include "vigil/engine/model_chain.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
 #include "vigil/model/cuda/cuda_scorer.h"
@@ -500,7 +500,7 @@ absl::StatusOr<VigilServer::OpenedState> VigilServer::OpenService() {
   const std::string drift_profile = c.DriftProfilePath();
   // The audit log shares it too: its groups carry the feature state, atomically.
   std::vector<std::string> families = audit::AuditColumnFamilies();
-  families.push_back(ScoreService::kPendingRowsFamily);
+  families.push_back(DecisionService::kPendingRowsFamily);
   if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
   // Accounts are known by keyed hashes in the state (docs/security.md).
   FeatureConfig feature_config;
@@ -514,7 +514,7 @@ absl::StatusOr<VigilServer::OpenedState> VigilServer::OpenService() {
   KvStore* const kv = &features->kv();
   // A data dir whose feature state already holds accounts is warm: no drift warm-up.
   const bool warm_state = features->extractor().num_accounts() > 0;
-  ScoreServiceOptions options;
+  DecisionServiceOptions options;
   options.idempotency_capacity = c.idempotency_capacity;
   options.score_budget = c.score_budget;
   options.max_batch = c.limits.batch_size;
@@ -522,8 +522,8 @@ absl::StatusOr<VigilServer::OpenedState> VigilServer::OpenService() {
   // The deployment is owned here; the service holds it without owning it.
   std::shared_ptr<const ModelDeployment> deployment(deployment_.get(),
                                                     [](const ModelDeployment*) {});
-  service_ = std::make_unique<ScoreService>(std::move(features), options, std::move(deployment),
-                                            RealClock());
+  service_ = std::make_unique<DecisionService>(std::move(features), options, std::move(deployment),
+                                               RealClock());
   if (const EventTimeRepair& r = service_->event_time_repair(); r.repaired()) {
     // A state from before event times were bounded at admission (or a clock set back).
     log_->Event("warn",
@@ -910,7 +910,7 @@ absl::Status VigilServer::ListenToDrift() {
   }
   // And a record in the audit log (an event record: docs/audit.md "Events"), so that what
   // the monitor changed is as tamper-evident as the decisions it changed.
-  AuditTrail* trail = service_->audit_trail();
+  DecisionRecorder* trail = service_->decision_recorder();
   drift_monitor_->SetListener([log = log_.get(), counters, trail](const drift::DriftEvent& e) {
     const auto it = counters->find(e.kind);
     if (it != counters->end()) it->second->Increment();

@@ -40,11 +40,11 @@
 #include "absl/synchronization/notification.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/model_deployment.h"
-#include "vigil/server/score_service.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/model/scorer.h"
 #include "vigil/rules/policy_store.h"
 #include "vigil/server/api_access.h"
+#include "vigil/server/decision_service.h"
 #include "vigil/server/http_server.h"
 #include "vigil/server/request_log.h"
 #include "vigil/server/serve_api.h"
@@ -86,7 +86,7 @@ class VigilServer {
 
   uint16_t port() const { return http_->port(); }
   MetricsRegistry& metrics() { return *metrics_; }
-  ScoreService& service() { return *service_; }
+  DecisionService& service() { return *service_; }
   ModelDeployment& deployment() { return *deployment_; }
   RequestLog& log() { return *log_; }
 
@@ -164,7 +164,7 @@ class VigilServer {
   std::shared_ptr<screening::Screener> screener_;
   std::string screening_summary_;  // for the startup log
   std::unique_ptr<ModelDeployment> deployment_;
-  std::unique_ptr<ScoreService> service_;
+  std::unique_ptr<DecisionService> service_;
   // Drift (null when off). Declared after service_, so destroyed before it: the event log
   // writes to the KvStore that the service's feature store owns; the tap goes first (it
   // observes what it still holds), then the monitor, the log and the profile it points into.

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,13 +25,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_export.h"
+#include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
 #include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/decision/decision_json.h"
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/server/serve_config.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/testing_server_util.h"
@@ -176,7 +176,7 @@ class VigilServerAuditTest : public ::testing::Test {
   }
   // What the running server's log holds for "id", as the decision JSON it would answer.
   std::string RecordedDecision(const std::string& id) {
-    AuditTrail trail(server_->service().audit_log(), {});
+    DecisionRecorder trail(server_->service().audit_log(), {});
     absl::StatusOr<std::optional<audit::AuditRecord>> record = trail.Recorded(id);
     EXPECT_OK(record);
     if (!record.ok() || !record->has_value()) return "<not recorded>";

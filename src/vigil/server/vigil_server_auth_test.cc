@@ -17,14 +17,14 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_record.h"
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/server/access_tokens.h"
 #include "vigil/server/testing_http_client.h"
-#include "vigil/testing/testing_pki.h"
 #include "vigil/server/testing_server_util.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testing_pki.h"
 
 namespace vigil {
 namespace {
@@ -186,7 +186,7 @@ TEST_F(VigilServerAuthTest, TheTokenIdIsTheDecisionsActorInTheAuditLog) {
   StartServer();
   const std::string scorer = Token(Role::kScorer);
   EXPECT_EQ(Status("POST", "/v1/score", Bearer(scorer), Payment("actor-1")), 200);
-  AuditTrail trail(server_->service().audit_log(), {});
+  DecisionRecorder trail(server_->service().audit_log(), {});
   ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("actor-1"));
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(record->actor, absl::StrCat("token:", AccessTokens::IdOf(scorer)));
@@ -244,7 +244,7 @@ TEST_F(VigilServerAuthTest, UnderMutualTlsTheCertificateSubjectIsTheActorAndItsG
   };
   // The gateway's certificate carries the scorer role: no token needed.
   EXPECT_EQ(call(&gateway, "/v1/score", Payment("mtls-1")), 200);
-  AuditTrail trail(server_->service().audit_log(), {});
+  DecisionRecorder trail(server_->service().audit_log(), {});
   ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("mtls-1"));
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(record->actor, "tls:" + gateway.subject);

@@ -1,6 +1,6 @@
 // WorkerPool: the threads that run requests which may wait (for the batcher, for an admin
 // write), so that the I/O threads never do. (A decision waiting for its durable audit record
-// holds no worker: it is answered from the log's completion, ScoreService::ScoreThen.)
+// holds no worker: it is answered from the log's completion, DecisionService::ScoreThen.)
 // What waits in front of them is bounded twice, so that overload is answered, not absorbed:
 //  - by count: a task that finds max_queue tasks waiting is refused;
 //  - by time: a task that finds the oldest waiting task queued for longer than max_queue_delay

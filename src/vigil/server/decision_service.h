@@ -1,4 +1,4 @@
-// ScoreService: what `POST /v1/score` and `POST /v1/score/batch` do, independent of HTTP:
+// DecisionService: what `POST /v1/score` and `POST /v1/score/batch` do, independent of HTTP:
 // parse transactions (the JSON of docs/ingest.md), update the accounts' features, decide with
 // the deployed models (champion, a canary challenger, a shadow), and answer with the Decision
 // JSON. The HTTP server of `vigil serve` is a thin face over it.
@@ -31,8 +31,8 @@
 // {"index":i,"status":s,"error":{...}}.
 //
 // Audit (AttachAudit; `vigil serve` always attaches it): every decision is recorded in the
-// audit log through AuditTrail, and answered only once its record is durable (durable_ack, the
-// default). A decision that cannot be recorded is not answered: 503 "audit_unavailable", and
+// audit log through DecisionRecorder, and answered only once its record is durable (durable_ack,
+// the default). A decision that cannot be recorded is not answered: 503 "audit_unavailable", and
 // its feature row is kept for the retry as after an overload. A transaction id the log already
 // holds (from before a restart, or evicted from the idempotency memory) is answered with the
 // recorded decision, and nothing is counted or written again. The feature state becomes
@@ -49,8 +49,8 @@
 //
 // Thread safety: Score and ScoreBatch may be called from any number of threads. Feature updates
 // are serialized (one lock); parsing, deciding and encoding run in parallel.
-#ifndef VIGIL_SERVER_SCORE_SERVICE_H_
-#define VIGIL_SERVER_SCORE_SERVICE_H_
+#ifndef VIGIL_SERVER_DECISION_SERVICE_H_
+#define VIGIL_SERVER_DECISION_SERVICE_H_
 
 #include <array>
 #include <chrono>
@@ -93,7 +93,7 @@ namespace audit {
 class AuditLog;
 struct AuditRecord;
 }  // namespace audit
-class AuditTrail;
+class DecisionRecorder;
 
 // The degraded_reason of a decision made rules-only because the drift monitor froze the model.
 inline constexpr std::string_view kDriftFreezeReason = "drift_freeze";
@@ -106,7 +106,7 @@ inline constexpr std::string_view kOverloadReason =
 
 // vigil_shed_total{class,reason}: every request refused 503 for overload, counted where it was
 // refused. "class" is the payment's priority class, "unknown" when it was refused before its
-// body was read. ScoreService counts reasons "batcher" (the model's class queue was full) and
+// body was read. DecisionService counts reasons "batcher" (the model's class queue was full) and
 // "audit" (the audit log's admission bound, audit.max_waiting, or its queue was full); the HTTP
 // face counts "connections", "workers" and "budget".
 inline constexpr char kShedMetric[] = "vigil_shed_total";
@@ -114,7 +114,7 @@ inline constexpr char kShedMetricHelp[] =
     "Requests refused with 503 because the server was overloaded (nothing decided), by the "
     "payment's class (unknown: refused before the body was read) and where they were refused.";
 
-struct ScoreServiceOptions {
+struct DecisionServiceOptions {
   FeatureConfig features;
   size_t idempotency_capacity = 100'000;
   // How long a request may wait for a model score before it is decided on rules alone
@@ -144,16 +144,16 @@ struct ScoreRequest {
   MessageFormat format = MessageFormat::kJson;
 };
 
-class ScoreService {
+class DecisionService {
  public:
   // Features in memory only, decided by one fixed decision maker (tests, tools).
   // "decider" must use FeatureExtractor::Schema() (the layout BuildDecisionMaker gives).
-  ScoreService(const FxRates& fx, ScoreServiceOptions options,
-               std::shared_ptr<const DecisionMaker> decider, const Clock& clock);
+  DecisionService(const FxRates& fx, DecisionServiceOptions options,
+                  std::shared_ptr<const DecisionMaker> decider, const Clock& clock);
   // Features from (and checkpointed to) "store"; decided by "deployment"'s models.
-  ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOptions options,
-               std::shared_ptr<const ModelDeployment> deployment, const Clock& clock);
-  ~ScoreService();
+  DecisionService(std::unique_ptr<FeatureStore> store, DecisionServiceOptions options,
+                  std::shared_ptr<const ModelDeployment> deployment, const Clock& clock);
+  ~DecisionService();
 
   struct Reply {
     int status = 200;
@@ -199,7 +199,7 @@ class ScoreService {
   // transactions applied but never acknowledged before a restart. Call once, before
   // RegisterMetrics and before serving. Errors: reading those rows, or a service without a
   // feature store (kFailedPrecondition).
-  // "max_waiting" and "max_wait": AuditTrailOptions's admission bounds (0 and max():
+  // "max_waiting" and "max_wait": DecisionRecorderOptions's admission bounds (0 and max():
   // unbounded). While the log's backlog is beyond them a request is refused before anything is
   // done, 503 overloaded (shed "audit"); a decision refused by them after it was made (a race)
   // is answered the same, its row kept for the retry.
@@ -208,13 +208,13 @@ class ScoreService {
                            std::chrono::microseconds max_wait = std::chrono::microseconds::max());
   // OK, or kResourceExhausted with the message a refused caller is answered (why, and that it
   // may retry) when a request now would be refused because the audit log is behind
-  // (AuditTrail::Congestion): for a server to refuse it on arrival, before any work. OK
+  // (DecisionRecorder::Congestion): for a server to refuse it on arrival, before any work. OK
   // without an audit log.
   absl::Status Congestion() const;
 
   // The attached audit log and the trail that records into it (null before AttachAudit).
   audit::AuditLog* audit_log() const { return audit_log_.get(); }
-  AuditTrail* audit_trail() const { return audit_.get(); }
+  DecisionRecorder* decision_recorder() const { return audit_.get(); }
   // The feature store's column family of rows applied but not yet recorded.
   static constexpr char kPendingRowsFamily[] = "features_pending";
 
@@ -257,7 +257,7 @@ class ScoreService {
   void Release(const std::shared_ptr<Call>& call);
   static void Answer(Call& call);
   // Refuses every item not yet answered, 503 overloaded (shed "audit"), while the audit log's
-  // backlog is beyond its admission bounds (AuditTrail::Congestion).
+  // backlog is beyond its admission bounds (DecisionRecorder::Congestion).
   void RefuseWhileCongested(std::vector<Item>& items);
   // Answers the items whose ids the audit log holds with their recorded decisions.
   void AnswerRecorded(std::vector<Item>& items);
@@ -290,7 +290,7 @@ class ScoreService {
   // Whether the recorded decision is of the same payment as "item" (see the file comment).
   bool SamePayment(const Item& item, const audit::AuditRecord& record) const;
 
-  ScoreServiceOptions options_;
+  DecisionServiceOptions options_;
   const Clock& clock_;
   std::shared_ptr<const ModelDeployment> deployment_;         // or
   std::shared_ptr<const ModelDeployment::Snapshot> fixed_;    // a fixed decision maker
@@ -331,10 +331,10 @@ class ScoreService {
   // The log is declared last: destroyed first, while the feature store its committer writes
   // through, the members its companion reads, and the trail and the members that its last
   // records' completions (RecordThen) reach still exist.
-  std::unique_ptr<AuditTrail> audit_;
+  std::unique_ptr<DecisionRecorder> audit_;
   std::unique_ptr<audit::AuditLog> audit_log_;
 };
 
 }  // namespace vigil
 
-#endif  // VIGIL_SERVER_SCORE_SERVICE_H_
+#endif  // VIGIL_SERVER_DECISION_SERVICE_H_

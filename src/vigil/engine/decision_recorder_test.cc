@@ -1,4 +1,4 @@
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 
 #include <sys/stat.h>
 
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "vigil/audit/audit_verifier.h"
 #include "nlohmann/json.hpp"
+#include "vigil/audit/audit_verifier.h"
 #include "vigil/audit/record_sealer.h"
 #include "vigil/audit/testing_log.h"
 #include "vigil/common/sha256.h"
@@ -28,11 +28,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::vigil::testing::StatusIs;
 
-class AuditTrailTest : public ::testing::Test {
+class DecisionRecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = (std::filesystem::path(::testing::TempDir()) /
-            absl::StrCat("audit_trail_test_", getpid(), "_",
+            absl::StrCat("decision_recorder_test_", getpid(), "_",
                          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                .string();
     std::filesystem::remove_all(dir_);
@@ -62,10 +62,10 @@ class AuditTrailTest : public ::testing::Test {
   std::unique_ptr<audit::AuditLog> log_;
 };
 
-TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
+TEST_F(DecisionRecorderTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
   ASSERT_NO_FATAL_FAILURE(OpenLog());
   audit::AuditLog* log = log_.get();
-  AuditTrail trail(log, {.source = "serve", .input_format = "json"});
+  DecisionRecorder trail(log, {.source = "serve", .input_format = "json"});
   EXPECT_TRUE(trail.durable_ack());
 
   Transaction tx;
@@ -106,7 +106,7 @@ TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
   EXPECT_FALSE(none.has_value());
 
   // Without durable acknowledgement Record returns at once; Flush makes it durable.
-  AuditTrail quick(log, {.source = "replay", .input_format = "json", .durable_ack = false});
+  DecisionRecorder quick(log, {.source = "replay", .input_format = "json", .durable_ack = false});
   tx.id = d.transaction_id = "tx-2";
   ASSERT_OK(quick.Record({&one, 1}));
   ASSERT_OK(log->Flush());
@@ -115,13 +115,13 @@ TEST_F(AuditTrailTest, RecordsWhatWasDecidedOnWhatInputByWhomAndWhen) {
 
 // What waits for the log is bounded in count and in time: beyond either, RecordThen refuses
 // at once (its callback is never called) and Congestion says so before any work is done.
-TEST_F(AuditTrailTest, ABacklogBeyondTheAdmissionBoundsIsRefusedAtOnce) {
+TEST_F(DecisionRecorderTest, ABacklogBeyondTheAdmissionBoundsIsRefusedAtOnce) {
   auto faults = std::make_shared<KvFaults>();
   ASSERT_NO_FATAL_FAILURE(OpenLog(faults));
   audit::AuditLog* log = log_.get();
   using Steady = std::chrono::steady_clock;
   Steady::time_point now = Steady::now();
-  AuditTrail trail(log, {.source = "serve",
+  DecisionRecorder trail(log, {.source = "serve",
                                .input_format = "json",
                                .max_waiting = 3,
                                .max_wait = std::chrono::milliseconds(50),
@@ -180,10 +180,10 @@ TEST_F(AuditTrailTest, ABacklogBeyondTheAdmissionBoundsIsRefusedAtOnce) {
 
 // An event (a drift freeze, say) is a record among the decisions: chained, in the tree, shown
 // by the examiner's view, and found by no transaction id.
-TEST_F(AuditTrailTest, AnEventIsRecordedAmongTheDecisionsAndVerifies) {
+TEST_F(DecisionRecorderTest, AnEventIsRecordedAmongTheDecisionsAndVerifies) {
   ASSERT_NO_FATAL_FAILURE(OpenLog());
   audit::AuditLog* log = log_.get();
-  AuditTrail trail(log, {.source = "serve", .input_format = "json"});
+  DecisionRecorder trail(log, {.source = "serve", .input_format = "json"});
   Transaction tx;
   tx.amount = Money(100, 2, *Currency::FromCode("EUR"));
   Decision d;
@@ -224,7 +224,7 @@ TEST_F(AuditTrailTest, AnEventIsRecordedAmongTheDecisionsAndVerifies) {
 
 // With a key-encryption key the trail seals the personal fields with the log's sealer; the
 // decision stays readable, so a repeated transaction id is answered without any key.
-TEST_F(AuditTrailTest, SealsPersonalFieldsWhenTheLogHasAKeyEncryptionKey) {
+TEST_F(DecisionRecorderTest, SealsPersonalFieldsWhenTheLogHasAKeyEncryptionKey) {
   const audit::TestKek kek = audit::MakeTestKek(dir_ + "/keys", "kek", audit::KekKind::kRsa);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> signer,
                        LoadOrCreateSigningKey(DefaultSigningKeyPath(dir_)));
@@ -237,7 +237,7 @@ TEST_F(AuditTrailTest, SealsPersonalFieldsWhenTheLogHasAKeyEncryptionKey) {
   log_options.record_kek = kek.public_key;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
                        audit::AuditLog::Open(store.get(), log_options, clock_));
-  AuditTrail trail(log.get(), {.source = "serve", .input_format = "json"});
+  DecisionRecorder trail(log.get(), {.source = "serve", .input_format = "json"});
   Transaction tx;
   tx.id = "tx-1";
   tx.originator = {.account_id = "DE89370400440532013000", .name = "Jane Roe"};
@@ -267,7 +267,7 @@ TEST_F(AuditTrailTest, SealsPersonalFieldsWhenTheLogHasAKeyEncryptionKey) {
   EXPECT_EQ(r->transaction, tx);
 }
 
-TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
+TEST_F(DecisionRecorderTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
   const std::string path = DefaultSigningKeyPath(dir_);
   bool created = false;
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const audit::LogSigner> first,
@@ -300,7 +300,7 @@ TEST_F(AuditTrailTest, TheDefaultKeyIsCreatedOncePrivatelyAndThenReused) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/missing.pem"));
 }
 
-TEST_F(AuditTrailTest, AKeyFileThatIsNotAKeyIsRefused) {
+TEST_F(DecisionRecorderTest, AKeyFileThatIsNotAKeyIsRefused) {
   std::filesystem::create_directories(dir_);
   const std::string path = dir_ + "/bad.pem";
   { std::ofstream(path) << "not a key"; }

@@ -1,4 +1,4 @@
-// AuditTrail: how vigil records the decisions it makes, the one path that `vigil serve` and
+// DecisionRecorder: how vigil records the decisions it makes, the one path that `vigil serve` and
 // `vigil replay` share, so that a backtest leaves the same verifiable record as production.
 //
 // For each decision it builds the audit record (docs/audit.md): the decision as answered, the
@@ -10,8 +10,8 @@
 // data (AuditLogOptions::record_kek), the records are encoded with its current sealer.
 //
 // Thread safety: safe for concurrent use (the log serializes appends).
-#ifndef VIGIL_ENGINE_AUDIT_TRAIL_H_
-#define VIGIL_ENGINE_AUDIT_TRAIL_H_
+#ifndef VIGIL_ENGINE_DECISION_RECORDER_H_
+#define VIGIL_ENGINE_DECISION_RECORDER_H_
 
 #include <atomic>
 #include <chrono>
@@ -41,7 +41,7 @@ namespace vigil {
 struct DecisionToRecord {
   const Transaction* transaction = nullptr;
   std::string_view input;  // the transaction's bytes as received (a JSON object, a CSV line)
-  std::string_view input_format;  // when not empty, replaces AuditTrailOptions::input_format
+  std::string_view input_format;  // when not empty, replaces DecisionRecorderOptions::input_format
   absl::Span<const double> features;
   const Decision* decision = nullptr;
   UtcTime received{};
@@ -51,7 +51,7 @@ struct DecisionToRecord {
   const audit::Hash* payment_fingerprint = nullptr;
 };
 
-struct AuditTrailOptions {
+struct DecisionRecorderOptions {
   std::string source;        // "serve" or "replay"
   std::string input_format;  // "json", "amlworld_csv", ...
   // Wait until the records are durable before Record returns (default). false: Record returns
@@ -72,10 +72,10 @@ struct AuditTrailOptions {
   std::function<std::chrono::steady_clock::time_point()> now;
 };
 
-class AuditTrail {
+class DecisionRecorder {
  public:
   // "log" must outlive the trail.
-  AuditTrail(audit::AuditLog* log, AuditTrailOptions options);
+  DecisionRecorder(audit::AuditLog* log, DecisionRecorderOptions options);
 
   // Records the decisions in order, contiguously in the log. "actor": who asked ("token:<id>",
   // "tls:<subject>" or both; empty without authentication). Errors: kResourceExhausted when
@@ -132,7 +132,7 @@ class AuditTrail {
   using Steady = std::chrono::steady_clock;
   Steady::time_point Now() const { return options_.now ? options_.now() : Steady::now(); }
 
-  const AuditTrailOptions options_;
+  const DecisionRecorderOptions options_;
   std::atomic<size_t> waiting_{0};
   // When each RecordThen now waiting for the log was queued, in the log's order (its
   // completions come in that order): the front is the oldest.
@@ -162,4 +162,4 @@ absl::StatusOr<std::shared_ptr<const audit::LogSigner>> DataDirSigningKey(
 
 }  // namespace vigil
 
-#endif  // VIGIL_ENGINE_AUDIT_TRAIL_H_
+#endif  // VIGIL_ENGINE_DECISION_RECORDER_H_

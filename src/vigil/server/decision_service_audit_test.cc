@@ -1,5 +1,5 @@
-// ScoreService with its audit log: what is answered is what is recorded, a restart keeps both the
-// record and the feature state, and what cannot be recorded is not answered.
+// DecisionService with its audit log: what is answered is what is recorded, a restart keeps both
+// the record and the feature state, and what cannot be recorded is not answered.
 #include <filesystem>
 #include <map>
 #include <string>
@@ -18,9 +18,9 @@
 #include "vigil/common/sha256.h"
 #include "vigil/decision/decision_json.h"
 #include "vigil/decision/model_deployment.h"
-#include "vigil/engine/audit_trail.h"
-#include "vigil/server/score_service.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/features/feature_store.h"
+#include "vigil/server/decision_service.h"
 #include "vigil/store/kv_store.h"
 #include "vigil/testing/fake_clock.h"
 #include "vigil/testing/status_matchers.h"
@@ -53,16 +53,16 @@ std::string Batch(const std::vector<std::string>& bodies) {
 }
 
 // The originator's 24-hour count as the decision's reason states it.
-std::string Count(const ScoreService::Reply& reply) {
+std::string Count(const DecisionService::Reply& reply) {
   const nlohmann::json j = nlohmann::json::parse(reply.body);
   return j["reasons"][0]["text"].get<std::string>();
 }
 
-class ScoreServiceAuditTest : public ::testing::Test {
+class DecisionServiceAuditTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = (std::filesystem::path(::testing::TempDir()) /
-            absl::StrCat("score_service_audit_", getpid(), "_",
+            absl::StrCat("decision_service_audit_", getpid(), "_",
                          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                .string();
     std::filesystem::remove_all(dir_);
@@ -79,7 +79,7 @@ class ScoreServiceAuditTest : public ::testing::Test {
              std::chrono::microseconds max_wait = std::chrono::microseconds::max()) {
     service_.reset();
     std::vector<std::string> families = audit::AuditColumnFamilies();
-    families.push_back(ScoreService::kPendingRowsFamily);
+    families.push_back(DecisionService::kPendingRowsFamily);
     absl::StatusOr<std::unique_ptr<FeatureStore>> store =
         FeatureStore::Open(dir_, fx_, FeatureConfig{}, families, faults_);
     ASSERT_TRUE(store.ok()) << store.status();
@@ -91,8 +91,8 @@ class ScoreServiceAuditTest : public ::testing::Test {
     ASSERT_TRUE(registry.ok()) << registry.status();
     deployment_ = std::make_shared<ModelDeployment>(
         *std::move(registry), nullptr, std::make_shared<DecisionMaker>(*policy, nullptr, layout));
-    service_ = std::make_unique<ScoreService>(*std::move(store), ScoreServiceOptions{},
-                                              deployment_, clock_);
+    service_ = std::make_unique<DecisionService>(*std::move(store), DecisionServiceOptions{},
+                                                 deployment_, clock_);
     ASSERT_OK_AND_ASSIGN(log_options.signer, LoadOrCreateSigningKey(dir_ + "/key.pem"));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<audit::AuditLog> log,
                          audit::AuditLog::Open(kv, log_options, clock_));
@@ -107,16 +107,17 @@ class ScoreServiceAuditTest : public ::testing::Test {
   ::vigil::testing::FakeClock clock_;
   std::shared_ptr<KvFaults> faults_ = std::make_shared<KvFaults>();
   std::shared_ptr<ModelDeployment> deployment_;
-  std::unique_ptr<ScoreService> service_;
+  std::unique_ptr<DecisionService> service_;
 };
 
-TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
+TEST_F(DecisionServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
   Start();
   const std::string body = Tx("t1");
-  const ScoreService::Reply reply = service_->Score(body, {.traceparent = "", .actor = "token:7"});
+  const DecisionService::Reply reply =
+      service_->Score(body, {.traceparent = "", .actor = "token:7"});
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(Log().size(), 1u);
-  AuditTrail trail(&Log(), {});
+  DecisionRecorder trail(&Log(), {});
   ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, trail.Recorded("t1"));
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(DecisionToJson(record->decision), reply.body);
@@ -132,7 +133,7 @@ TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
   EXPECT_EQ(record->received, clock_.Now());
 
   // A batch records every decided item, in order, and nothing for the refused one.
-  const ScoreService::Reply batch =
+  const DecisionService::Reply batch =
       service_->ScoreBatch(Batch({Tx("b1"), R"({"id":"bad"})", Tx("b2")}));
   ASSERT_EQ(batch.status, 200) << batch.body;
   EXPECT_EQ(Log().size(), 3u);
@@ -145,14 +146,14 @@ TEST_F(ScoreServiceAuditTest, TheRecordHoldsExactlyWhatWasAnswered) {
 // With durable acknowledgement the answer waits for the record, but no thread does: the
 // calls return while the disk stalls, and each is answered once its record is durable (a
 // duplicate in flight with its first arrival's decision).
-TEST_F(ScoreServiceAuditTest, ScoreThenHoldsNoThreadWhileTheRecordSyncs) {
+TEST_F(DecisionServiceAuditTest, ScoreThenHoldsNoThreadWhileTheRecordSyncs) {
   Start();
   ASSERT_EQ(service_->Score(Tx("t0")).status, 200);
   faults_->set_hold_syncs(true);
   absl::Mutex mu;
-  std::map<std::string, ScoreService::Reply> answered;
+  std::map<std::string, DecisionService::Reply> answered;
   const auto answer = [&](std::string name) {
-    return [&, name](ScoreService::Reply r) {
+    return [&, name](DecisionService::Reply r) {
       absl::MutexLock lock(&mu);
       answered.emplace(name, std::move(r));
     };
@@ -192,18 +193,18 @@ TEST_F(ScoreServiceAuditTest, ScoreThenHoldsNoThreadWhileTheRecordSyncs) {
 
 // While the log is behind (its oldest waiting record older than max_wait) a request is
 // refused at once, before its payment is counted: the retry is counted once.
-TEST_F(ScoreServiceAuditTest, WhileTheLogIsBehindARequestIsRefusedBeforeAnythingChanges) {
+TEST_F(DecisionServiceAuditTest, WhileTheLogIsBehindARequestIsRefusedBeforeAnythingChanges) {
   Start({}, std::chrono::milliseconds(20));
   faults_->set_hold_syncs(true);
   absl::Notification first_answered;
-  ScoreService::Reply first;
+  DecisionService::Reply first;
   const std::string t1 = Tx("t1");
-  service_->ScoreThen(t1, {}, [&](ScoreService::Reply r) {
+  service_->ScoreThen(t1, {}, [&](DecisionService::Reply r) {
     first = std::move(r);
     first_answered.Notify();
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(40));
-  const ScoreService::Reply refused = service_->Score(Tx("t2"));  // answered at once
+  const DecisionService::Reply refused = service_->Score(Tx("t2"));  // answered at once
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(refused.error_code, "overloaded");
   EXPECT_EQ(refused.shed_reason, "audit");
@@ -211,41 +212,41 @@ TEST_F(ScoreServiceAuditTest, WhileTheLogIsBehindARequestIsRefusedBeforeAnything
   faults_->set_hold_syncs(false);
   ASSERT_TRUE(first_answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
   ASSERT_EQ(first.status, 200) << first.body;
-  const ScoreService::Reply retried = service_->Score(Tx("t2"));
+  const DecisionService::Reply retried = service_->Score(Tx("t2"));
   ASSERT_EQ(retried.status, 200) << retried.body;
   EXPECT_EQ(Count(retried), "2 sent in 24 h");  // t1 and t2, the refusal not counted
   EXPECT_EQ(Log().size(), 2u);
 }
 
-TEST_F(ScoreServiceAuditTest, AfterARestartARepeatedIdIsAnsweredFromTheLogAndCountedOnce) {
+TEST_F(DecisionServiceAuditTest, AfterARestartARepeatedIdIsAnsweredFromTheLogAndCountedOnce) {
   Start();
-  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  const DecisionService::Reply first = service_->Score(Tx("t1"));
   ASSERT_EQ(first.status, 200);
   EXPECT_EQ(Count(first), "1 sent in 24 h");
   Start();  // a restart: the idempotency memory is gone, the log and the state are not
-  const ScoreService::Reply again = service_->Score(Tx("t1"));
+  const DecisionService::Reply again = service_->Score(Tx("t1"));
   ASSERT_EQ(again.status, 200);
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, first.body);
   EXPECT_EQ(Log().size(), 1u);  // nothing new written
   // Counted once, before the restart: the next payment of the account is its second, and its
   // account standing (restored with the feature state) counts the rule hit once too.
-  const ScoreService::Reply second = service_->Score(Tx("t2"));
+  const DecisionService::Reply second = service_->Score(Tx("t2"));
   EXPECT_EQ(Count(second), "2 sent in 24 h");
   EXPECT_EQ(nlohmann::json::parse(second.body)["accounts"]["originator"]["rule_hits"], 2);
   // A repeated id inside a batch, too.
-  const ScoreService::Reply batch = service_->ScoreBatch(Batch({Tx("t1"), Tx("t3")}));
+  const DecisionService::Reply batch = service_->ScoreBatch(Batch({Tx("t1"), Tx("t3")}));
   ASSERT_EQ(batch.status, 200);
   EXPECT_THAT(batch.body, HasSubstr(first.body));
   EXPECT_THAT(batch.body, HasSubstr("3 sent in 24 h"));
   EXPECT_EQ(Log().size(), 3u);
 }
 
-TEST_F(ScoreServiceAuditTest, ADecisionThatCannotBeRecordedIsNotAnswered) {
+TEST_F(DecisionServiceAuditTest, ADecisionThatCannotBeRecordedIsNotAnswered) {
   Start();
   ASSERT_EQ(service_->Score(Tx("t1")).status, 200);
   faults_->set_fail_syncs(true);
-  const ScoreService::Reply refused = service_->Score(Tx("t2"));
+  const DecisionService::Reply refused = service_->Score(Tx("t2"));
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(refused.error_code, "audit_unavailable");
   EXPECT_THAT(refused.body, HasSubstr("could not be recorded"));
@@ -259,11 +260,11 @@ TEST_F(ScoreServiceAuditTest, ADecisionThatCannotBeRecordedIsNotAnswered) {
   // t1 was acknowledged: it is there. The refused ones were applied to the features (and
   // their group may have reached the disk unsynced): whichever way, each counts once.
   EXPECT_EQ(service_->Score(Tx("t1")).status, 200);
-  const ScoreService::Reply t2 = service_->Score(Tx("t2"));
+  const DecisionService::Reply t2 = service_->Score(Tx("t2"));
   ASSERT_EQ(t2.status, 200) << t2.body;
   EXPECT_EQ(Count(t2), "2 sent in 24 h");
-  const ScoreService::Reply t3 = service_->Score(Tx("t3"));
-  const ScoreService::Reply t4 = service_->Score(Tx("t4"));
+  const DecisionService::Reply t3 = service_->Score(Tx("t3"));
+  const DecisionService::Reply t4 = service_->Score(Tx("t4"));
   ASSERT_EQ(t3.status, 200);
   ASSERT_EQ(t4.status, 200);
   EXPECT_EQ(Count(t3), "3 sent in 24 h");
@@ -273,13 +274,13 @@ TEST_F(ScoreServiceAuditTest, ADecisionThatCannotBeRecordedIsNotAnswered) {
   EXPECT_TRUE(report.intact()) << report.damage->detail;
 }
 
-TEST_F(ScoreServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsRetry) {
+TEST_F(DecisionServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsRetry) {
   // A queue of one record: a batch of two cannot be recorded (503 for both), while the
   // payment after it can; its group carries the two unrecorded rows.
   audit::AuditLogOptions tight;
   tight.max_queued_records = 1;
   Start(tight);
-  const ScoreService::Reply refused = service_->ScoreBatch(Batch({Tx("r1"), Tx("r2")}));
+  const DecisionService::Reply refused = service_->ScoreBatch(Batch({Tx("r1"), Tx("r2")}));
   ASSERT_EQ(refused.status, 200);
   // A full queue is overload: 503 overloaded, to retry.
   EXPECT_THAT(refused.body, HasSubstr("\"code\":\"overloaded\""));
@@ -289,43 +290,43 @@ TEST_F(ScoreServiceAuditTest, ARowAppliedButNeverRecordedSurvivesARestartForItsR
 
   Start(tight);
   // The retries are decided on their kept rows: not counted again.
-  const ScoreService::Reply r1 = service_->Score(Tx("r1"));
+  const DecisionService::Reply r1 = service_->Score(Tx("r1"));
   ASSERT_EQ(r1.status, 200) << r1.body;
   EXPECT_EQ(Count(r1), "1 sent in 24 h");
   EXPECT_EQ(Count(service_->Score(Tx("t4"))), "4 sent in 24 h");
-  const ScoreService::Reply r2 = service_->Score(Tx("r2"));
+  const DecisionService::Reply r2 = service_->Score(Tx("r2"));
   ASSERT_EQ(r2.status, 200) << r2.body;
   EXPECT_EQ(Count(r2), "2 sent in 24 h");
   EXPECT_EQ(Log().size(), 4u);
   // Recorded now: their kept rows are gone from the store, so yet another restart answers
   // them from the log.
   Start(tight);
-  const ScoreService::Reply again = service_->Score(Tx("r2"));
+  const DecisionService::Reply again = service_->Score(Tx("r2"));
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, r2.body);
 }
 
 // The idempotency key is bound to the payment across restarts: the record's fingerprint tells
 // a resend from another payment under the same id.
-TEST_F(ScoreServiceAuditTest, AfterARestartAnotherPaymentUnderARecordedIdIsAConflict) {
+TEST_F(DecisionServiceAuditTest, AfterARestartAnotherPaymentUnderARecordedIdIsAConflict) {
   Start();
-  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  const DecisionService::Reply first = service_->Score(Tx("t1"));
   ASSERT_EQ(first.status, 200);
-  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record, AuditTrail(&Log(), {})
-                                                                      .Recorded("t1"));
+  ASSERT_OK_AND_ASSIGN(std::optional<audit::AuditRecord> record,
+                       DecisionRecorder(&Log(), {}).Recorded("t1"));
   ASSERT_TRUE(record.has_value());
   EXPECT_NE(record->payment_fingerprint, audit::Hash{});
   Start();
   std::string bigger = Tx("t1");
   bigger.replace(bigger.find("9000.00"), 7, "900000.00");
-  const ScoreService::Reply other = service_->Score(bigger);
+  const DecisionService::Reply other = service_->Score(bigger);
   EXPECT_EQ(other.status, 409) << other.body;
   EXPECT_THAT(other.body, HasSubstr("idempotency_conflict"));
   EXPECT_FALSE(other.repeated);
   // The same payment, written otherwise, is still the first decision.
   std::string respaced = Tx("t1");
   respaced.replace(respaced.find("9000.00"), 7, "9000.0");
-  const ScoreService::Reply again = service_->Score(respaced);
+  const DecisionService::Reply again = service_->Score(respaced);
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, first.body);
@@ -336,7 +337,7 @@ TEST_F(ScoreServiceAuditTest, AfterARestartAnotherPaymentUnderARecordedIdIsAConf
 }
 
 // A payment counted by the features but answered 503 binds its id too.
-TEST_F(ScoreServiceAuditTest, AnotherPaymentUnderAnIdAnswered503IsAConflict) {
+TEST_F(DecisionServiceAuditTest, AnotherPaymentUnderAnIdAnswered503IsAConflict) {
   audit::AuditLogOptions tight;
   tight.max_queued_records = 1;
   Start(tight);
@@ -345,14 +346,14 @@ TEST_F(ScoreServiceAuditTest, AnotherPaymentUnderAnIdAnswered503IsAConflict) {
   ASSERT_EQ(service_->Score(Tx("t3")).status, 200);  // its group makes the kept rows durable
   Start(tight);
   EXPECT_EQ(service_->Score(Tx("r1", "A7")).status, 409);
-  const ScoreService::Reply r1 = service_->Score(Tx("r1"));
+  const DecisionService::Reply r1 = service_->Score(Tx("r1"));
   ASSERT_EQ(r1.status, 200) << r1.body;
   EXPECT_EQ(Count(r1), "1 sent in 24 h");
 }
 
 // A data dir whose watermark a payment dated 2099 poisoned (written before event times were
 // bounded at admission) is repaired at start: real payments are heard again.
-TEST_F(ScoreServiceAuditTest, AStatePoisonedByAFutureEventIsRepairedAtStart) {
+TEST_F(DecisionServiceAuditTest, AStatePoisonedByAFutureEventIsRepairedAtStart) {
   {
     FeatureConfig config;
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<FeatureStore> store,
@@ -377,7 +378,7 @@ TEST_F(ScoreServiceAuditTest, AStatePoisonedByAFutureEventIsRepairedAtStart) {
   EXPECT_EQ(repair.watermark_before_us, 4'070'908'800'000'000);
   EXPECT_EQ(repair.accounts, 2u);
   // Heard, not event_too_late (A1's earlier payment left its state with the 2099 one).
-  const ScoreService::Reply reply = service_->Score(Tx("t1"));
+  const DecisionService::Reply reply = service_->Score(Tx("t1"));
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(Count(reply), "1 sent in 24 h");
   // The repair is stored with the decision's group: the next start finds nothing to repair.

@@ -1,4 +1,4 @@
-#include "vigil/engine/audit_trail.h"
+#include "vigil/engine/decision_recorder.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -19,11 +19,11 @@
 
 namespace vigil {
 
-AuditTrail::AuditTrail(audit::AuditLog* log, AuditTrailOptions options)
+DecisionRecorder::DecisionRecorder(audit::AuditLog* log, DecisionRecorderOptions options)
     : log_(log), options_(std::move(options)) {}
 
-absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
-                                std::string_view actor) {
+absl::Status DecisionRecorder::Record(absl::Span<const DecisionToRecord> decisions,
+                                      std::string_view actor) {
   absl::Notification done;
   absl::Status outcome;
   VIGIL_RETURN_IF_ERROR(RecordThen(decisions, actor, [&](absl::Status s) {
@@ -34,8 +34,8 @@ absl::Status AuditTrail::Record(absl::Span<const DecisionToRecord> decisions,
   return outcome;
 }
 
-absl::Status AuditTrail::RecordThen(absl::Span<const DecisionToRecord> decisions,
-                                    std::string_view actor, RecordedFn recorded) {
+absl::Status DecisionRecorder::RecordThen(absl::Span<const DecisionToRecord> decisions,
+                                          std::string_view actor, RecordedFn recorded) {
   if (decisions.empty()) {
     std::move(recorded)(absl::OkStatus());
     return absl::OkStatus();
@@ -76,7 +76,7 @@ absl::Status AuditTrail::RecordThen(absl::Span<const DecisionToRecord> decisions
   return queued;
 }
 
-absl::Status AuditTrail::Admit(size_t n) {
+absl::Status DecisionRecorder::Admit(size_t n) {
   const size_t before = waiting_.fetch_add(n, std::memory_order_relaxed);
   if (options_.max_waiting > 0 && before > 0 && before + n > options_.max_waiting) {
     waiting_.fetch_sub(n, std::memory_order_relaxed);
@@ -91,7 +91,7 @@ absl::Status AuditTrail::Admit(size_t n) {
   return absl::OkStatus();
 }
 
-absl::Status AuditTrail::Late() const {
+absl::Status DecisionRecorder::Late() const {
   if (!options_.durable_ack || options_.max_wait == std::chrono::microseconds::max()) {
     return absl::OkStatus();
   }
@@ -108,7 +108,7 @@ absl::Status AuditTrail::Late() const {
       " ms (at most ", options_.max_wait.count() / 1000, ": audit.max_wait_ms)"));
 }
 
-absl::Status AuditTrail::Congestion() const {
+absl::Status DecisionRecorder::Congestion() const {
   const size_t waiting = waiting_.load(std::memory_order_relaxed);
   if (options_.max_waiting > 0 && waiting >= options_.max_waiting) {
     return absl::ResourceExhaustedError(
@@ -118,7 +118,7 @@ absl::Status AuditTrail::Congestion() const {
   return Late();
 }
 
-absl::StatusOr<std::vector<audit::PendingRecord>> AuditTrail::Encode(
+absl::StatusOr<std::vector<audit::PendingRecord>> DecisionRecorder::Encode(
     absl::Span<const DecisionToRecord> decisions, std::string_view actor) const {
   std::vector<audit::PendingRecord> pending;
   pending.reserve(decisions.size());
@@ -145,8 +145,8 @@ absl::StatusOr<std::vector<audit::PendingRecord>> AuditTrail::Encode(
   return pending;
 }
 
-absl::Status AuditTrail::RecordEvent(std::string_view source, std::string_view event_json,
-                                     UtcTime at, std::string_view actor) {
+absl::Status DecisionRecorder::RecordEvent(std::string_view source, std::string_view event_json,
+                                           UtcTime at, std::string_view actor) {
   if (event_json.empty()) return absl::InvalidArgumentError("audit event: the event is empty");
   static const Transaction* const kNoTransaction = new Transaction();
   static const Decision* const kNoDecision = new Decision();
@@ -167,7 +167,7 @@ absl::Status AuditTrail::RecordEvent(std::string_view source, std::string_view e
   return log_->Append(std::move(records), /*wait=*/false).status();
 }
 
-absl::StatusOr<std::optional<audit::AuditRecord>> AuditTrail::Recorded(
+absl::StatusOr<std::optional<audit::AuditRecord>> DecisionRecorder::Recorded(
     std::string_view transaction_id) const {
   absl::StatusOr<std::optional<uint64_t>> sequence = log_->FindTransaction(transaction_id);
   if (!sequence.ok()) return sequence.status();

@@ -1,4 +1,4 @@
-#include "vigil/server/score_service.h"
+#include "vigil/server/decision_service.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,8 +19,8 @@
 #include "vigil/drift/drift_tap.h"
 #include "vigil/drift/freeze_floor.h"
 #include "vigil/drift/source_ledger.h"
-#include "vigil/engine/audit_trail.h"
 #include "vigil/engine/decide_in_order.h"
+#include "vigil/engine/decision_recorder.h"
 #include "vigil/engine/drift_feed.h"
 #include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
@@ -72,7 +72,7 @@ int ScoreBand(const Policy& policy, double score) {
 }  // namespace
 
 // A transaction id's reply, published once; later arrivals of the same id wait for it.
-struct ScoreService::Entry {
+struct DecisionService::Entry {
   using WaiterFn = absl::AnyInvocable<void(const Reply&) &&>;
   // Sets the reply and calls the waiters with it (on this thread).
   void Publish(const Reply& r) {
@@ -105,7 +105,7 @@ struct ScoreService::Entry {
 };
 
 // One transaction on its way through a call.
-struct ScoreService::Item {
+struct DecisionService::Item {
   std::string_view raw;
   Steady::time_point start;
   UtcTime received{};
@@ -126,7 +126,7 @@ struct ScoreService::Item {
 };
 
 // One Score or ScoreBatch call on its way: its items, and what it still waits for.
-struct ScoreService::Call {
+struct DecisionService::Call {
   std::vector<Item> items;
   ScoreRequest request;
   bool batch = false;
@@ -148,7 +148,7 @@ struct ScoreService::Call {
   bool released = false;  // read and written only by the thread moving the call on
 };
 
-struct ScoreService::Metrics {
+struct DecisionService::Metrics {
   std::array<std::array<LatencyHistogram*, 3>, kNumStages> stage{};  // [stage][class]
   std::array<std::array<Counter*, 3>, 3> decisions{};                // [action][class]
   std::array<Counter*, 3> degraded{}, overload_degraded{};          // [class]
@@ -165,8 +165,8 @@ struct ScoreService::Metrics {
   Counter* drift_dropped = nullptr;
 };
 
-ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
-                           std::shared_ptr<const DecisionMaker> decider, const Clock& clock)
+DecisionService::DecisionService(const FxRates& fx, DecisionServiceOptions options,
+                                 std::shared_ptr<const DecisionMaker> decider, const Clock& clock)
     : options_(options),
       clock_(clock),
       ids_(clock, 0x5c0e),
@@ -178,8 +178,10 @@ ScoreService::ScoreService(const FxRates& fx, ScoreServiceOptions options,
   extractor_ = memory_.get();
 }
 
-ScoreService::ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOptions options,
-                           std::shared_ptr<const ModelDeployment> deployment, const Clock& clock)
+DecisionService::DecisionService(std::unique_ptr<FeatureStore> store,
+                                 DecisionServiceOptions options,
+                                 std::shared_ptr<const ModelDeployment> deployment,
+                                 const Clock& clock)
     : options_(options),
       clock_(clock),
       deployment_(std::move(deployment)),
@@ -193,18 +195,18 @@ ScoreService::ScoreService(std::unique_ptr<FeatureStore> store, ScoreServiceOpti
                                                    options_.max_future_skew.count());
 }
 
-ScoreService::~ScoreService() = default;
+DecisionService::~DecisionService() = default;
 
-std::shared_ptr<const ModelDeployment::Snapshot> ScoreService::Deployment() const {
+std::shared_ptr<const ModelDeployment::Snapshot> DecisionService::Deployment() const {
   return deployment_ != nullptr ? deployment_->Current() : fixed_;
 }
 
-void ScoreService::AttachDrift(drift::DriftMonitor* monitor, drift::DriftTap* tap) {
+void DecisionService::AttachDrift(drift::DriftMonitor* monitor, drift::DriftTap* tap) {
   drift_monitor_ = monitor;
   drift_tap_ = tap;
 }
 
-absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
+absl::Status DecisionService::RegisterMetrics(MetricsRegistry& registry) {
   auto m = std::make_unique<Metrics>();
   for (int s = 0; s < kNumStages; ++s) {
     for (int c = 0; c < 3; ++c) {
@@ -313,8 +315,8 @@ absl::Status ScoreService::RegisterMetrics(MetricsRegistry& registry) {
   return absl::OkStatus();
 }
 
-const LatencyHistogram* ScoreService::StageLatency(std::string_view stage,
-                                                   Priority priority) const {
+const LatencyHistogram* DecisionService::StageLatency(std::string_view stage,
+                                                      Priority priority) const {
   if (metrics_ == nullptr) return nullptr;
   for (int s = 0; s < kNumStages; ++s) {
     if (stage == kStageNames[s]) return metrics_->stage[s][static_cast<int>(priority)];
@@ -322,7 +324,7 @@ const LatencyHistogram* ScoreService::StageLatency(std::string_view stage,
   return nullptr;
 }
 
-absl::Status ScoreService::Checkpoint() {
+absl::Status DecisionService::Checkpoint() {
   // The log's committer writes the state with its groups; staging it here too could commit an
   // older copy of an account after a newer one.
   if (audit_log_ != nullptr) return audit_log_->Flush(/*with_state=*/true);
@@ -343,8 +345,8 @@ absl::Status ScoreService::Checkpoint() {
 
 namespace {
 
-ScoreService::Reply MessageErrorReply(const absl::Status& status) {
-  ScoreService::Reply r;
+DecisionService::Reply MessageErrorReply(const absl::Status& status) {
+  DecisionService::Reply r;
   const bool unsupported = status.code() == absl::StatusCode::kUnimplemented;
   r.status = HttpStatusOf(unsupported ? status.code() : absl::StatusCode::kInvalidArgument);
   r.error_code = unsupported ? "unsupported_message_type" : "invalid_message";
@@ -358,10 +360,10 @@ namespace {
 
 // Calls start(done) and waits until "done" is given the reply.
 template <typename Start>
-ScoreService::Reply AwaitReply(Start start) {
-  ScoreService::Reply reply;
+DecisionService::Reply AwaitReply(Start start) {
+  DecisionService::Reply reply;
   absl::Notification answered;
-  start([&](ScoreService::Reply r) {
+  start([&](DecisionService::Reply r) {
     reply = std::move(r);
     answered.Notify();
   });
@@ -371,15 +373,16 @@ ScoreService::Reply AwaitReply(Start start) {
 
 }  // namespace
 
-ScoreService::Reply ScoreService::Score(std::string_view body, const ScoreRequest& request) {
+DecisionService::Reply DecisionService::Score(std::string_view body, const ScoreRequest& request) {
   return AwaitReply([&](ReplyFn done) { ScoreThen(body, request, std::move(done)); });
 }
 
-ScoreService::Reply ScoreService::ScoreBatch(std::string_view body, const ScoreRequest& request) {
+DecisionService::Reply DecisionService::ScoreBatch(std::string_view body,
+                                                   const ScoreRequest& request) {
   return AwaitReply([&](ReplyFn done) { ScoreBatchThen(body, request, std::move(done)); });
 }
 
-void ScoreService::ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) {
+void DecisionService::ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) {
   auto call = std::make_shared<Call>();
   call->request = request;
   call->done = std::move(done);
@@ -411,7 +414,7 @@ void ScoreService::ScoreThen(std::string_view body, const ScoreRequest& request,
 
 // A batch in a message format: the transactions of one ISO 20022 message, or the SWIFT MT
 // messages of the body (SplitSwiftMtMessages), each an item.
-void ScoreService::ScoreMessages(std::string_view body, std::shared_ptr<Call> call) {
+void DecisionService::ScoreMessages(std::string_view body, std::shared_ptr<Call> call) {
   const ScoreRequest& request = call->request;
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
@@ -463,8 +466,8 @@ void ScoreService::ScoreMessages(std::string_view body, std::shared_ptr<Call> ca
   DecideItems(call);
 }
 
-void ScoreService::ScoreBatchThen(std::string_view body, const ScoreRequest& request,
-                                  ReplyFn done) {
+void DecisionService::ScoreBatchThen(std::string_view body, const ScoreRequest& request,
+                                     ReplyFn done) {
   auto call = std::make_shared<Call>();
   call->request = request;
   call->batch = true;
@@ -528,7 +531,7 @@ void ScoreService::ScoreBatchThen(std::string_view body, const ScoreRequest& req
   DecideItems(call);
 }
 
-ScoreService::Reply ScoreService::BatchTooLarge() const {
+DecisionService::Reply DecisionService::BatchTooLarge() const {
   Reply r;
   r.status = 413;
   r.error_code = "batch_too_large";
@@ -538,7 +541,7 @@ ScoreService::Reply ScoreService::BatchTooLarge() const {
   return r;
 }
 
-ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
+DecisionService::Reply DecisionService::BatchReply(const std::vector<Item>& items) {
   Reply out;
   out.body = "{\"results\":[";
   for (size_t i = 0; i < items.size(); ++i) {
@@ -556,7 +559,7 @@ ScoreService::Reply ScoreService::BatchReply(const std::vector<Item>& items) {
   return out;
 }
 
-void ScoreService::DecideItems(const std::shared_ptr<Call>& call) {
+void DecisionService::DecideItems(const std::shared_ptr<Call>& call) {
   std::vector<Item>& items = call->items;
   thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
   for (Item& item : items) {
@@ -588,7 +591,7 @@ void ScoreService::DecideItems(const std::shared_ptr<Call>& call) {
 }
 
 // Who decides each id: the first arrival; later ones (here or in other calls) wait for it.
-void ScoreService::Claim(std::vector<Item>& items) {
+void DecisionService::Claim(std::vector<Item>& items) {
   absl::flat_hash_map<std::string_view, int> in_batch;
   absl::MutexLock lock(&seen_mu_);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -636,7 +639,7 @@ void ScoreService::Claim(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::Features(Call& call) {
+void DecisionService::Features(Call& call) {
   const size_t width = FeatureExtractor::Schema()->size();
   // A batch notes what its rows read; one payment has no earlier payment to be stale against.
   RiskReads* reads = call.items.size() > 1 ? &call.reads : nullptr;
@@ -665,7 +668,7 @@ void ScoreService::Features(Call& call) {
   }
 }
 
-void ScoreService::Decide(const std::shared_ptr<Call>& call) {
+void DecisionService::Decide(const std::shared_ptr<Call>& call) {
   std::vector<Item>& items = call->items;
   const ScoreRequest& request = call->request;
   const std::shared_ptr<const ModelDeployment::Snapshot> deployment = Deployment();
@@ -855,10 +858,11 @@ void ScoreService::Decide(const std::shared_ptr<Call>& call) {
   }
 }
 
-void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
-                              absl::Span<const double> rows, absl::Span<const Decision> decisions,
-                              bool champion, absl::Span<const double> frozen_scores,
-                              const ScoreRequest& request) {
+void DecisionService::OfferDrift(const std::vector<Item>& items, const std::vector<size_t>& members,
+                                 absl::Span<const double> rows,
+                                 absl::Span<const Decision> decisions, bool champion,
+                                 absl::Span<const double> frozen_scores,
+                                 const ScoreRequest& request) {
   const size_t n = members.size();
   const size_t width = FeatureExtractor::Schema()->size();
   // Buffers the monitor has observed before, when it has some to spare.
@@ -887,8 +891,8 @@ void ScoreService::OfferDrift(const std::vector<Item>& items, const std::vector<
   }
 }
 
-absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
-                                       size_t max_waiting, std::chrono::microseconds max_wait) {
+absl::Status DecisionService::AttachAudit(std::unique_ptr<audit::AuditLog> log, bool durable_ack,
+                                          size_t max_waiting, std::chrono::microseconds max_wait) {
   absl::MutexLock seen(&seen_mu_);
   absl::MutexLock features(&features_mu_);
   if (store_ == nullptr) {
@@ -920,20 +924,19 @@ absl::Status ScoreService::AttachAudit(std::unique_ptr<audit::AuditLog> log, boo
         return absl::OkStatus();
       }));
   audit_log_ = std::move(log);
-  audit_ = std::make_unique<AuditTrail>(
-      audit_log_.get(),
-      AuditTrailOptions{.source = "serve",
-                        .input_format = "json",
-                        .durable_ack = durable_ack,
-                        .max_waiting = max_waiting,
-                        .max_wait = max_wait});
+  audit_ = std::make_unique<DecisionRecorder>(audit_log_.get(),
+                                              DecisionRecorderOptions{.source = "serve",
+                                                                      .input_format = "json",
+                                                                      .durable_ack = durable_ack,
+                                                                      .max_waiting = max_waiting,
+                                                                      .max_wait = max_wait});
   audit_log_->SetCompanion([this](absl::Span<const std::string> recorded, KvWriteBatch& batch) {
     StageState(recorded, batch);
   });
   return absl::OkStatus();
 }
 
-void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBatch& batch) {
+void DecisionService::StageState(absl::Span<const std::string> recorded, KvWriteBatch& batch) {
   std::vector<std::string> forgotten;
   {
     absl::MutexLock lock(&seen_mu_);
@@ -962,7 +965,7 @@ void ScoreService::StageState(absl::Span<const std::string> recorded, KvWriteBat
   }
 }
 
-void ScoreService::AnswerRecorded(std::vector<Item>& items) {
+void DecisionService::AnswerRecorded(std::vector<Item>& items) {
   std::vector<size_t> unseen;
   {
     absl::MutexLock lock(&seen_mu_);
@@ -1000,9 +1003,9 @@ void ScoreService::AnswerRecorded(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::RecordDecisions(const std::shared_ptr<Call>& call, size_t group,
-                                   const std::vector<size_t>& members,
-                                   absl::Span<const Decision> decisions) {
+void DecisionService::RecordDecisions(const std::shared_ptr<Call>& call, size_t group,
+                                      const std::vector<size_t>& members,
+                                      absl::Span<const Decision> decisions) {
   std::vector<Item>& items = call->items;
   Call::Recording& recording = call->recordings[group];
   recording.members = members;
@@ -1039,7 +1042,7 @@ void ScoreService::RecordDecisions(const std::shared_ptr<Call>& call, size_t gro
   }
 }
 
-void ScoreService::SettleRecordings(Call& call) {
+void DecisionService::SettleRecordings(Call& call) {
   for (const Call::Recording& recording : call.recordings) {
     if (recording.members.empty()) continue;
     if (metrics_ != nullptr) {
@@ -1081,7 +1084,7 @@ void ScoreService::SettleRecordings(Call& call) {
   }
 }
 
-void ScoreService::KeepUnscored(Item& item) {
+void DecisionService::KeepUnscored(Item& item) {
   if (!unscored_.emplace(item.tx.id, KeptRow{std::move(item.row), item.fingerprint}).second) {
     return;
   }
@@ -1093,7 +1096,7 @@ void ScoreService::KeepUnscored(Item& item) {
   }
 }
 
-void ScoreService::Admit(std::vector<Item>& items) {
+void DecisionService::Admit(std::vector<Item>& items) {
   const int64_t now_us = ToUnixMicros(clock_.Now());
   const int64_t limit_us = now_us + options_.max_future_skew.count();
   for (Item& item : items) {
@@ -1118,7 +1121,7 @@ void ScoreService::Admit(std::vector<Item>& items) {
   }
 }
 
-absl::Status ScoreService::Congestion() const {
+absl::Status DecisionService::Congestion() const {
   if (audit_ == nullptr) return absl::OkStatus();
   const absl::Status congestion = audit_->Congestion();
   if (congestion.ok()) return congestion;
@@ -1128,7 +1131,7 @@ absl::Status ScoreService::Congestion() const {
                    congestion.message()));
 }
 
-void ScoreService::RefuseWhileCongested(std::vector<Item>& items) {
+void DecisionService::RefuseWhileCongested(std::vector<Item>& items) {
   const absl::Status congestion = Congestion();
   if (congestion.ok()) return;
   for (Item& item : items) {
@@ -1142,7 +1145,7 @@ void ScoreService::RefuseWhileCongested(std::vector<Item>& items) {
   }
 }
 
-void ScoreService::Conflict(Item& item, std::string_view what) {
+void DecisionService::Conflict(Item& item, std::string_view what) {
   item.reply.status = 409;
   item.reply.error_code = "idempotency_conflict";
   item.reply.body = JsonErrorBody(
@@ -1156,7 +1159,7 @@ void ScoreService::Conflict(Item& item, std::string_view what) {
   if (metrics_ != nullptr) metrics_->conflicts->Increment();
 }
 
-bool ScoreService::SamePayment(const Item& item, const audit::AuditRecord& record) const {
+bool DecisionService::SamePayment(const Item& item, const audit::AuditRecord& record) const {
   if (record.payment_fingerprint != audit::Hash{}) {
     return record.payment_fingerprint == item.fingerprint;
   }
@@ -1170,7 +1173,7 @@ bool ScoreService::SamePayment(const Item& item, const audit::AuditRecord& recor
          time == (item.parsed ? EventTimeSource::kArrival : EventTimeSource::kSender);
 }
 
-void ScoreService::Settle(const std::shared_ptr<Call>& call) {
+void DecisionService::Settle(const std::shared_ptr<Call>& call) {
   if (call->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (!call->released) {
     call->released = true;
@@ -1182,7 +1185,7 @@ void ScoreService::Settle(const std::shared_ptr<Call>& call) {
 
 // Publishes the replies this call decided, then waits (without a thread) for those that other
 // calls decide.
-void ScoreService::Release(const std::shared_ptr<Call>& call) {
+void DecisionService::Release(const std::shared_ptr<Call>& call) {
   SettleRecordings(*call);
   std::vector<Item>& items = call->items;
   for (Item& item : items) {
@@ -1228,7 +1231,7 @@ void ScoreService::Release(const std::shared_ptr<Call>& call) {
   Settle(call);
 }
 
-void ScoreService::Answer(Call& call) {
+void DecisionService::Answer(Call& call) {
   std::vector<Item>& items = call.items;
   for (Item& item : items) {
     if (item.same_as < 0) continue;

@@ -1,4 +1,4 @@
-#include "vigil/server/score_service.h"
+#include "vigil/server/decision_service.h"
 
 #include <string>
 #include <thread>
@@ -38,9 +38,9 @@ std::string Tx(const std::string& id, const std::string& currency = "USD",
                       R"("amount":{"value":")", value, R"(","currency":")", currency, R"("}})");
 }
 
-class ScoreServiceTest : public ::testing::Test {
+class DecisionServiceTest : public ::testing::Test {
  protected:
-  ScoreServiceTest() {
+  DecisionServiceTest() {
     // The payments below are dated 2022-09-01 08:00; the server's clock is a little later.
     clock_.Set(FromUnixMicros(1'662'022'800'000'000));  // 2022-09-01T09:00:00Z
     auto fx =
@@ -50,18 +50,18 @@ class ScoreServiceTest : public ::testing::Test {
     PolicyInputLayout layout(FeatureExtractor::Schema());
     auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
     EXPECT_TRUE(policy.ok()) << policy.status();
-    service_ = std::make_unique<ScoreService>(
-        fx_, ScoreServiceOptions{}, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+    service_ = std::make_unique<DecisionService>(
+        fx_, DecisionServiceOptions{}, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
         clock_);
   }
 
   FxRates fx_ = *FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\n", "x");
   testing::FakeClock clock_;
-  std::unique_ptr<ScoreService> service_;
+  std::unique_ptr<DecisionService> service_;
 };
 
-TEST_F(ScoreServiceTest, DecidesAndARepeatedIdGetsTheFirstDecision) {
-  const ScoreService::Reply first = service_->Score(Tx("t1"));
+TEST_F(DecisionServiceTest, DecidesAndARepeatedIdGetsTheFirstDecision) {
+  const DecisionService::Reply first = service_->Score(Tx("t1"));
   ASSERT_EQ(first.status, 200) << first.body;
   const nlohmann::json j = nlohmann::json::parse(first.body);
   EXPECT_EQ(j["transaction_id"], "t1");
@@ -82,12 +82,12 @@ TEST_F(ScoreServiceTest, DecidesAndARepeatedIdGetsTheFirstDecision) {
 
 // The same id with another payment (900,000 instead of 9,000) is refused, never answered with
 // the first payment's decision, and changes nothing.
-TEST_F(ScoreServiceTest, ARepeatedIdWithAnotherPaymentIsAConflict) {
+TEST_F(DecisionServiceTest, ARepeatedIdWithAnotherPaymentIsAConflict) {
   MetricsRegistry metrics;
   ASSERT_OK(service_->RegisterMetrics(metrics));
-  const ScoreService::Reply first = service_->Score(Tx("t1"));
+  const DecisionService::Reply first = service_->Score(Tx("t1"));
   ASSERT_EQ(first.status, 200) << first.body;
-  const ScoreService::Reply other = service_->Score(Tx("t1", "USD", "900000.00"));
+  const DecisionService::Reply other = service_->Score(Tx("t1", "USD", "900000.00"));
   EXPECT_EQ(other.status, 409) << other.body;
   EXPECT_EQ(other.error_code, "idempotency_conflict");
   const nlohmann::json e = nlohmann::json::parse(other.body);
@@ -105,7 +105,7 @@ TEST_F(ScoreServiceTest, ARepeatedIdWithAnotherPaymentIsAConflict) {
   EXPECT_EQ(next["reasons"][0]["text"], "2 sent in 24 h");
 }
 
-TEST_F(ScoreServiceTest, ABatchWithOneIdForTwoPaymentsRefusesTheSecond) {
+TEST_F(DecisionServiceTest, ABatchWithOneIdForTwoPaymentsRefusesTheSecond) {
   const std::string body = absl::StrCat("[", Tx("b1"), ",", Tx("b1", "USD", "1.00"), ",",
                                         Tx("b1"), "]");
   const nlohmann::json j = nlohmann::json::parse(service_->ScoreBatch(body).body);
@@ -118,12 +118,12 @@ TEST_F(ScoreServiceTest, ABatchWithOneIdForTwoPaymentsRefusesTheSecond) {
 
 // One payment dated far ahead must not move the lateness watermark: it is refused, and every
 // real payment after it is still heard.
-TEST_F(ScoreServiceTest, AnEventDatedPastTheClockBoundIsRefusedAndChangesNothing) {
+TEST_F(DecisionServiceTest, AnEventDatedPastTheClockBoundIsRefusedAndChangesNothing) {
   MetricsRegistry metrics;
   ASSERT_OK(service_->RegisterMetrics(metrics));
   std::string poison = Tx("p2099");
   poison.replace(poison.find("2022-09-01T08:00:00Z"), 20, "2099-01-01T00:00:00Z");
-  const ScoreService::Reply refused = service_->Score(poison);
+  const DecisionService::Reply refused = service_->Score(poison);
   EXPECT_EQ(refused.status, 422) << refused.body;
   EXPECT_EQ(refused.error_code, "event_in_future");
   const nlohmann::json e = nlohmann::json::parse(refused.body);
@@ -153,21 +153,21 @@ TEST_F(ScoreServiceTest, AnEventDatedPastTheClockBoundIsRefusedAndChangesNothing
   EXPECT_EQ(j["results"][0]["error"]["code"], "event_in_future");
 }
 
-TEST_F(ScoreServiceTest, BadBodiesAre400AndRefusedTransactions422) {
-  const ScoreService::Reply bad = service_->Score(R"({"id":"x","amount":{"value":"1,5"}})");
+TEST_F(DecisionServiceTest, BadBodiesAre400AndRefusedTransactions422) {
+  const DecisionService::Reply bad = service_->Score(R"({"id":"x","amount":{"value":"1,5"}})");
   EXPECT_EQ(bad.status, 400);
   const nlohmann::json e = nlohmann::json::parse(bad.body);
   EXPECT_FALSE(e["error"]["field"].get<std::string>().empty());
   EXPECT_FALSE(e["error"]["message"].get<std::string>().empty());
   EXPECT_EQ(service_->Score("not json").status, 400);
   // No FX rate for GBP: the features refuse it; a corrected retry with the same id is decided.
-  const ScoreService::Reply refused = service_->Score(Tx("t3", "GBP"));
+  const DecisionService::Reply refused = service_->Score(Tx("t3", "GBP"));
   EXPECT_EQ(refused.status, 422) << refused.body;
   EXPECT_THAT(refused.body, HasSubstr("features_refused"));
   EXPECT_EQ(service_->Score(Tx("t3", "EUR")).status, 200);
 }
 
-TEST_F(ScoreServiceTest, ConcurrentDuplicatesAllGetTheOneDecision) {
+TEST_F(DecisionServiceTest, ConcurrentDuplicatesAllGetTheOneDecision) {
   std::vector<std::thread> threads;
   std::vector<std::string> bodies(8);
   for (int i = 0; i < 8; ++i) {
@@ -202,16 +202,16 @@ class OverloadedScorer final : public Scorer {
   std::string version_ = "busy";
 };
 
-TEST_F(ScoreServiceTest, AnOverloadedModelPathAnswers503AndTheIdCanBeRetried) {
+TEST_F(DecisionServiceTest, AnOverloadedModelPathAnswers503AndTheIdCanBeRetried) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
   auto scorer = std::make_shared<OverloadedScorer>();
-  ScoreService service(fx_, ScoreServiceOptions{},
-                       std::make_shared<DecisionMaker>(*policy, scorer, layout), clock_);
+  DecisionService service(fx_, DecisionServiceOptions{},
+                          std::make_shared<DecisionMaker>(*policy, scorer, layout), clock_);
   std::string body = Tx("busy-1");
   body.insert(body.size() - 1, R"(,"priority":"P0")");
-  const ScoreService::Reply reply = service.Score(body);
+  const DecisionService::Reply reply = service.Score(body);
   EXPECT_EQ(reply.status, 503) << reply.body;
   EXPECT_THAT(reply.body, HasSubstr("overloaded"));
   EXPECT_EQ(scorer->last_priority, Priority::kP0);  // the request's class reached the batcher
@@ -239,17 +239,16 @@ class ExpiringScorer final : public Scorer {
 
 // A decision degraded because its deadline passed in the model's queue says overload, and is
 // counted as such.
-TEST_F(ScoreServiceTest, ADecisionDegradedByOverloadSaysSoAndIsCounted) {
+TEST_F(DecisionServiceTest, ADecisionDegradedByOverloadSaysSoAndIsCounted) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
-  ScoreService service(
-      fx_, ScoreServiceOptions{},
-      std::make_shared<DecisionMaker>(*policy, std::make_shared<ExpiringScorer>(), layout),
-      clock_);
+  DecisionService service(
+      fx_, DecisionServiceOptions{},
+      std::make_shared<DecisionMaker>(*policy, std::make_shared<ExpiringScorer>(), layout), clock_);
   MetricsRegistry metrics;
   ASSERT_OK(service.RegisterMetrics(metrics));
-  const ScoreService::Reply reply = service.Score(Tx("late-1"));
+  const DecisionService::Reply reply = service.Score(Tx("late-1"));
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_TRUE(reply.degraded);
   EXPECT_EQ(reply.degraded_reason, kOverloadReason);
@@ -263,7 +262,7 @@ TEST_F(ScoreServiceTest, ADecisionDegradedByOverloadSaysSoAndIsCounted) {
 }
 
 // A retry after a 503 is decided on the row computed the first time: the payment is counted once.
-TEST_F(ScoreServiceTest, ARetryAfter503CountsThePaymentOnce) {
+TEST_F(DecisionServiceTest, ARetryAfter503CountsThePaymentOnce) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
@@ -290,31 +289,31 @@ TEST_F(ScoreServiceTest, ARetryAfter503CountsThePaymentOnce) {
     mutable bool refused_ = false;
     std::string version_ = "once";
   };
-  ScoreService service(
-      fx_, ScoreServiceOptions{},
+  DecisionService service(
+      fx_, DecisionServiceOptions{},
       std::make_shared<DecisionMaker>(*policy, std::make_shared<OnceOverloaded>(), layout), clock_);
   EXPECT_EQ(service.Score(Tx("r1")).status, 503);
-  const ScoreService::Reply retry = service.Score(Tx("r1"));
+  const DecisionService::Reply retry = service.Score(Tx("r1"));
   ASSERT_EQ(retry.status, 200) << retry.body;
   EXPECT_EQ(nlohmann::json::parse(retry.body)["reasons"][0]["text"], "1 sent in 24 h");
   EXPECT_EQ(nlohmann::json::parse(service.Score(Tx("r2")).body)["reasons"][0]["text"],
             "2 sent in 24 h");
 }
 
-TEST_F(ScoreServiceTest, DecisionsCarryAccountStandingsAndRaiseAccountAlertsOnce) {
+TEST_F(DecisionServiceTest, DecisionsCarryAccountStandingsAndRaiseAccountAlertsOnce) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(absl::StrCat("accounts: {alert_rule_hits: 2}\n", kPolicy), "p.yaml",
                               layout, ListLibrary{});
   ASSERT_OK(policy);
-  ScoreService service(fx_, ScoreServiceOptions{},
-                       std::make_shared<DecisionMaker>(*policy, nullptr, layout), clock_);
+  DecisionService service(fx_, DecisionServiceOptions{},
+                          std::make_shared<DecisionMaker>(*policy, nullptr, layout), clock_);
   MetricsRegistry metrics;
   ASSERT_OK(service.RegisterMetrics(metrics));
   const nlohmann::json first = nlohmann::json::parse(service.Score(Tx("a1")).body);
   EXPECT_EQ(first["accounts"]["originator"]["rule_hits"], 1);
   EXPECT_TRUE(first["accounts"]["originator"]["score"].is_null()) << "rules only: no score";
   EXPECT_EQ(first["accounts"]["originator"]["alert"], false);
-  const ScoreService::Reply second = service.Score(Tx("a2"));
+  const DecisionService::Reply second = service.Score(Tx("a2"));
   const nlohmann::json j = nlohmann::json::parse(second.body);
   EXPECT_EQ(j["accounts"]["originator"]["alert"], true);
   EXPECT_EQ(j["accounts"]["originator"]["alert_cause"], "rule_hits");
@@ -331,11 +330,11 @@ TEST_F(ScoreServiceTest, DecisionsCarryAccountStandingsAndRaiseAccountAlertsOnce
               HasSubstr("vigil_account_alerts_total{cause=\"score\"} 0"));
 }
 
-TEST_F(ScoreServiceTest, DecidesABatchInOrderWithAnErrorPerRefusedItem) {
-  const ScoreService::Reply early = service_->Score(Tx("early"));
+TEST_F(DecisionServiceTest, DecidesABatchInOrderWithAnErrorPerRefusedItem) {
+  const DecisionService::Reply early = service_->Score(Tx("early"));
   ASSERT_EQ(early.status, 200) << early.body;
   const std::string bad = R"({"id":"b2","amount":{"value":"1,5"}})";
-  const ScoreService::Reply r = service_->ScoreBatch(
+  const DecisionService::Reply r = service_->ScoreBatch(
       absl::StrCat("[", Tx("b1"), ",", bad, ",", Tx("b3"), ",", Tx("b1"), ",", Tx("early"), "]"));
   ASSERT_EQ(r.status, 200) << r.body;
   const nlohmann::json j = nlohmann::json::parse(r.body);
@@ -356,14 +355,14 @@ TEST_F(ScoreServiceTest, DecidesABatchInOrderWithAnErrorPerRefusedItem) {
             "4 sent in 24 h");
 }
 
-TEST_F(ScoreServiceTest, RefusesWholeBatchesThatAreNotArraysOfTransactionsOrTooLarge) {
+TEST_F(DecisionServiceTest, RefusesWholeBatchesThatAreNotArraysOfTransactionsOrTooLarge) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
-  ScoreServiceOptions options;
+  DecisionServiceOptions options;
   options.max_batch = 2;
-  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
-                       clock_);
+  DecisionService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                          clock_);
   struct Case {
     std::string body;
     int status;
@@ -376,63 +375,64 @@ TEST_F(ScoreServiceTest, RefusesWholeBatchesThatAreNotArraysOfTransactionsOrTooL
       {absl::StrCat("[", Tx("c1"), ",", Tx("c2"), ",", Tx("c3"), "]"), 413, "over max_batch"},
   };
   for (const Case& c : cases) {
-    const ScoreService::Reply r = service.ScoreBatch(c.body);
+    const DecisionService::Reply r = service.ScoreBatch(c.body);
     EXPECT_EQ(r.status, c.status) << c.why << ": " << r.body;
     EXPECT_THAT(r.body, HasSubstr("\"error\"")) << c.why;
   }
   // Nothing of a refused batch was decided or counted.
-  const ScoreService::Reply c1 = service.Score(Tx("c1"));
+  const DecisionService::Reply c1 = service.Score(Tx("c1"));
   ASSERT_EQ(c1.status, 200) << c1.body;
   EXPECT_EQ(nlohmann::json::parse(c1.body)["reasons"][0]["text"], "1 sent in 24 h");
-  const ScoreService::Reply two =
+  const DecisionService::Reply two =
       service.ScoreBatch(absl::StrCat("[", Tx("c2"), ",", Tx("c3"), "]"));
   EXPECT_EQ(two.status, 200) << two.body;
 }
 
 // The idempotency memory holds the last idempotency_capacity ids decided; an id refused first
 // (here: no FX rate) and decided on its retry is remembered like any other.
-TEST_F(ScoreServiceTest, ARefusedThenDecidedIdIsRememberedForTheWholeCapacity) {
+TEST_F(DecisionServiceTest, ARefusedThenDecidedIdIsRememberedForTheWholeCapacity) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
-  ScoreServiceOptions options;
+  DecisionServiceOptions options;
   options.idempotency_capacity = 3;
-  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
-                       clock_);
+  DecisionService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                          clock_);
   ASSERT_EQ(service.Score(Tx("x", "GBP")).status, 422);
-  const ScoreService::Reply x = service.Score(Tx("x"));
+  const DecisionService::Reply x = service.Score(Tx("x"));
   ASSERT_EQ(x.status, 200) << x.body;
   ASSERT_EQ(service.Score(Tx("y")).status, 200);
   ASSERT_EQ(service.Score(Tx("z")).status, 200);
   // x, y, z: three ids, within the capacity of three.
-  const ScoreService::Reply again = service.Score(Tx("x"));
+  const DecisionService::Reply again = service.Score(Tx("x"));
   EXPECT_TRUE(again.repeated);
   EXPECT_EQ(again.body, x.body);
   // A fourth id pushes out the oldest, x: it is decided anew (and counted again).
   ASSERT_EQ(service.Score(Tx("w")).status, 200);
-  const ScoreService::Reply forgotten = service.Score(Tx("x"));
+  const DecisionService::Reply forgotten = service.Score(Tx("x"));
   EXPECT_FALSE(forgotten.repeated);
   EXPECT_EQ(nlohmann::json::parse(forgotten.body)["reasons"][0]["text"], "5 sent in 24 h");
 }
 
 // With room for one id, a refused id retried at once is decided (this used to evict the retry's
 // own entry while it was being claimed: a crash).
-TEST_F(ScoreServiceTest, ARetryOfARefusedIdIsDecidedWithACapacityOfOne) {
+TEST_F(DecisionServiceTest, ARetryOfARefusedIdIsDecidedWithACapacityOfOne) {
   PolicyInputLayout layout(FeatureExtractor::Schema());
   auto policy = Policy::Parse(kPolicy, "p.yaml", layout, ListLibrary{});
   ASSERT_OK(policy);
-  ScoreServiceOptions options;
+  DecisionServiceOptions options;
   options.idempotency_capacity = 1;
-  ScoreService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
-                       clock_);
+  DecisionService service(fx_, options, std::make_shared<DecisionMaker>(*policy, nullptr, layout),
+                          clock_);
   ASSERT_EQ(service.Score(Tx("one", "GBP")).status, 422);
-  const ScoreService::Reply decided = service.Score(Tx("one"));
+  const DecisionService::Reply decided = service.Score(Tx("one"));
   ASSERT_EQ(decided.status, 200) << decided.body;
   EXPECT_EQ(service.Score(Tx("one")).body, decided.body);
 }
 
-TEST_F(ScoreServiceTest, ABatchItemThatIsNotAnObjectIsThatItemsErrorOnly) {
-  const ScoreService::Reply r = service_->ScoreBatch(absl::StrCat("[1, ", Tx("nb1"), ", \"x\"]"));
+TEST_F(DecisionServiceTest, ABatchItemThatIsNotAnObjectIsThatItemsErrorOnly) {
+  const DecisionService::Reply r =
+      service_->ScoreBatch(absl::StrCat("[1, ", Tx("nb1"), ", \"x\"]"));
   ASSERT_EQ(r.status, 200) << r.body;
   const nlohmann::json j = nlohmann::json::parse(r.body);
   ASSERT_EQ(j["results"].size(), 3u);
@@ -454,7 +454,7 @@ std::string TxAt(const std::string& id, int second) {
 // The drift monitor of a service: a reference where amount_reporting lies in [0, 10] (far
 // below the payments above), windows of 10 s of event time evaluated from 5 rows on the raw
 // preset's fixed cut-offs, so the first evaluation is L3 and freezes the model.
-class ScoreServiceDriftTest : public ScoreServiceTest {
+class DecisionServiceDriftTest : public DecisionServiceTest {
  protected:
   void SetUp() override {
     nlohmann::json edges = nlohmann::json::array();
@@ -501,12 +501,12 @@ class ScoreServiceDriftTest : public ScoreServiceTest {
   MetricsRegistry metrics_;
 };
 
-TEST_F(ScoreServiceDriftTest, OffersEachDecidedTransactionOnce) {
+TEST_F(DecisionServiceDriftTest, OffersEachDecidedTransactionOnce) {
   ASSERT_EQ(service_->Score(TxAt("d1", 0)).status, 200);
   ASSERT_EQ(service_->Score(TxAt("d1", 0)).status, 200);  // a repeat
   ASSERT_EQ(service_->Score("not json").status, 400);
   ASSERT_EQ(service_->Score(Tx("d2", "GBP")).status, 422);  // refused by the features
-  const ScoreService::Reply batch = service_->ScoreBatch(absl::StrCat(
+  const DecisionService::Reply batch = service_->ScoreBatch(absl::StrCat(
       "[", TxAt("d3", 1), ",", TxAt("d4", 2), ",", TxAt("d3", 1), ",", TxAt("d1", 0), "]"));
   ASSERT_EQ(batch.status, 200) << batch.body;
   tap_->Drain();
@@ -514,16 +514,16 @@ TEST_F(ScoreServiceDriftTest, OffersEachDecidedTransactionOnce) {
   EXPECT_EQ(tap_->dropped(), 0u);
 }
 
-TEST_F(ScoreServiceDriftTest, AFrozenModelLeavesTheRulesToDecideDegraded) {
+TEST_F(DecisionServiceDriftTest, AFrozenModelLeavesTheRulesToDecideDegraded) {
   // Seconds 0..9 fill a pane; the payment at second 10 completes it: evaluated, L3, frozen.
   for (int i = 0; i <= 10; ++i) {
-    const ScoreService::Reply r = service_->Score(TxAt(absl::StrCat("f", i), i));
+    const DecisionService::Reply r = service_->Score(TxAt(absl::StrCat("f", i), i));
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_FALSE(r.degraded) << r.body;
   }
   tap_->Drain();
   ASSERT_TRUE(monitor_->frozen());
-  const ScoreService::Reply frozen = service_->Score(TxAt("f11", 11));
+  const DecisionService::Reply frozen = service_->Score(TxAt("f11", 11));
   ASSERT_EQ(frozen.status, 200) << frozen.body;
   EXPECT_TRUE(frozen.degraded);
   EXPECT_EQ(frozen.degraded_reason, "drift_freeze");
