@@ -27,16 +27,19 @@ struct Setup {
     (void)scope.AddString("remittance", 1);
     (void)scope.AddStringList("high_risk_countries",
                               {"IR", "KP", "MM", "AF", "SY", "YE", "VE", "RU", "BY", "CU"});
+    (void)scope.AddNumberList("watched_counts", {1, 2, 3, 5, 8, 13, 21, 34, 55, 89});
   }
 };
 
 // Typical rule shapes from a policy: a structuring band, a jurisdiction test, a burst, a text
-// search.
+// search, and membership in a number list (named and literal).
 constexpr std::string_view kRules[] = {
     "amount >= 9000 and amount < 10000 and count_24h >= 3",
     "country in high_risk_countries and amount > 5000",
     "fan_out_1h >= 10 or (dormant_days > 90 and amount > 2000)",
     "contains(remittance, 'consult') and score > 0.5",
+    "count_24h in watched_counts and amount > 5000",
+    "fan_out_1h in [3, 7, 11, 19] and score > 0.5",
 };
 
 void BM_TypicalRule(benchmark::State& state) {
@@ -50,7 +53,7 @@ void BM_TypicalRule(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(rule->EvaluateBool(inputs));
   state.SetLabel(std::string(kRules[state.range(0)]));
 }
-BENCHMARK(BM_TypicalRule)->DenseRange(0, 3);
+BENCHMARK(BM_TypicalRule)->DenseRange(0, 5);
 
 // The floor: rule 0 written in C++ against the same inputs (what a compiled rule would cost).
 void BM_NativeRule(benchmark::State& state) {
