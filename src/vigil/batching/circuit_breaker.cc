@@ -30,7 +30,7 @@ bool CircuitBreaker::Allow(SteadyTime now) {
 }
 
 void CircuitBreaker::Record(SteadyTime now, bool ok, std::chrono::microseconds took) {
-  const bool success = ok && took <= config_.budget;
+  const bool success = ok && (!config_.count_slow_calls || took <= config_.budget);
   if (state_ == State::kHalfOpen) {
     if (success) {
       state_ = State::kClosed;

@@ -30,6 +30,9 @@ struct CircuitBreakerConfig {
   std::chrono::microseconds budget{2000};         // a call slower than this counts as a failure
   std::chrono::microseconds open_for{1'000'000};  // before probing again
   int probes = 1;                                 // calls let through while half-open
+  // false: only failed calls count, however slow (a replay: a backtest must not depend on how
+  // busy the machine is); the budget is then not consulted.
+  bool count_slow_calls = true;
 };
 
 class CircuitBreaker {

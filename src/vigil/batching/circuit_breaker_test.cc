@@ -53,6 +53,17 @@ TEST(CircuitBreaker, OpensAfterConsecutiveFailuresProbesAndCloses) {
   EXPECT_EQ(CircuitBreaker::StateName(State::kHalfOpen), "half-open");
 }
 
+TEST(CircuitBreaker, WithoutCountingSlowCallsOnlyFailuresOpenIt) {
+  CircuitBreakerConfig c = Config();
+  c.count_slow_calls = false;
+  CircuitBreaker b(c);
+  const microseconds fast(100), slow(5000);
+  for (int i = 0; i < 10; ++i) b.Record(At(i), true, slow);  // over budget, yet no failure
+  EXPECT_EQ(b.state(), State::kClosed);
+  for (int i = 0; i < 3; ++i) b.Record(At(20 + i), false, fast);
+  EXPECT_EQ(b.state(), State::kOpen);
+}
+
 // A model that fails on demand.
 class FlakyScorer final : public Scorer {
  public:

@@ -65,7 +65,7 @@ ModelChainOptions ModelChainOptions::For(const PipelineConfig& config, PipelineM
         c.min_batch = 1;
       }
       o.batcher.inline_when_idle = true;
-      o.breaker.budget = std::chrono::microseconds::max();
+      o.breaker.count_slow_calls = false;
       o.gpu.min_rows = {64, 64, 64};
       o.gpu.timeout = std::chrono::seconds(10);
       break;

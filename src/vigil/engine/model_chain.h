@@ -17,9 +17,10 @@
 //   kReplay  no class waits for more calls (max_queue_delay 0, min_batch 1): replay submits one
 //            batch at a time, and each is scored as soon as it arrives, on the caller's thread
 //            when the scorer's latency is bounded (the CPU). A call's duration never counts
-//            against the breaker: how busy the replaying machine is must not change a
-//            backtest's decisions; failures still open it, as in production. With a GPU, every
-//            batch of 64 rows or more goes to it, with 10 s before the CPU takes a batch over.
+//            against the breaker (breaker count_slow_calls off): how busy the replaying
+//            machine is must not change a backtest's decisions; failures still open it, as in
+//            production. With a GPU, every batch of 64 rows or more goes to it, with 10 s
+//            before the CPU takes a batch over.
 //
 // Thread safety: BuildModelChain is reentrant; what it returns is safe for concurrent use.
 #ifndef VIGIL_ENGINE_MODEL_CHAIN_H_

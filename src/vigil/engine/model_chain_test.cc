@@ -104,7 +104,8 @@ TEST(ModelChainOptions, ReplayRemovesEveryWaitButKeepsBatchSizesAndQueues) {
   }
   EXPECT_TRUE(o.batcher.inline_when_idle);
   EXPECT_EQ(o.breaker.failure_threshold, 3);
-  EXPECT_EQ(o.breaker.budget, microseconds::max());
+  EXPECT_FALSE(o.breaker.count_slow_calls);
+  EXPECT_EQ(o.breaker.budget, config.breaker.budget);  // kept, not consulted
   EXPECT_EQ(o.gpu.timeout, std::chrono::seconds(10));
 }
 
