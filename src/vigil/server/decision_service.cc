@@ -708,7 +708,10 @@ void DecisionService::Decide(const std::shared_ptr<Call>& call) {
     if (group.members.empty()) continue;
     const size_t n = group.members.size();
     std::vector<const Transaction*> txs(n);
-    std::vector<size_t> read_of(n);
+    // What each row read, for a batch only: one payment (every POST /v1/score) allocates
+    // nothing for it.
+    const bool batch_reads = call->reads.size() > 0;
+    std::vector<size_t> read_of(batch_reads ? n : 0);
     // One transaction (every POST /v1/score) decides on its own row; a batch's rows are
     // gathered into one contiguous block.
     std::vector<double> gathered;
@@ -718,7 +721,7 @@ void DecisionService::Decide(const std::shared_ptr<Call>& call) {
     for (size_t k = 0; k < n; ++k) {
       const Item& item = items[group.members[k]];
       txs[k] = &item.tx;
-      read_of[k] = item.read;
+      if (batch_reads) read_of[k] = item.read;
       if (n > 1) {
         std::copy(item.row.begin(), item.row.end(),
                   gathered.begin() + static_cast<std::ptrdiff_t>(k * width));
@@ -740,7 +743,7 @@ void DecisionService::Decide(const std::shared_ptr<Call>& call) {
         step,
         {.txs = txs,
          .rows = rows,
-         .reads = call->reads.size() > 0 ? &call->reads : nullptr,
+         .reads = batch_reads ? &call->reads : nullptr,
          .read_of = read_of},
         context, changed, absl::MakeSpan(decisions));
     if (!decided.ok()) {
