@@ -3,6 +3,9 @@
 #ifndef VIGIL_TESTING_FILES_H_
 #define VIGIL_TESTING_FILES_H_
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +13,28 @@
 #include "gtest/gtest.h"
 
 namespace vigil::testing {
+
+// A fresh directory under gtest's temporary directory, removed with everything in it when the
+// object goes.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = ::testing::TempDir() + "vigil_XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  // "" when the directory could not be made.
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // The file's bytes; empty when it cannot be read.
 inline std::string ReadFile(const std::string& path) {
