@@ -6,36 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "vigil/common/check.h"
 #include "vigil/common/string_view.h"
+#include "vigil/common/varint.h"
 
 namespace vigil::audit {
 namespace {
 
 constexpr char kMagic[4] = {'V', 'R', 'C', '\x01'};
 constexpr size_t kFixedHeader = sizeof(kMagic) + 1;  // magic, codec
-
-void PutVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// Reads a minimal (canonical) varint at *offset; false when truncated, overlong or padded.
-bool GetVarint(std::string_view in, size_t* offset, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift < 64 && *offset < in.size(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in[(*offset)++]);
-    if (shift == 63 && byte > 1) return false;
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      if (byte == 0 && shift > 0) return false;  // a padded encoding is not canonical
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
 
 absl::Status Damaged(size_t offset, std::string_view what) {
   return absl::DataLossError(absl::StrCat("record chunk, byte ", offset, ": ", ToAbsl(what)));
