@@ -1,8 +1,8 @@
 #include "vigil/cluster/partition_map.h"
 
+#include <array>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "vigil/common/check.h"
 #include "vigil/common/sha256.h"
 
@@ -18,9 +18,9 @@ int PartitionMap::Of(std::string_view bank_id, std::string_view account_id) cons
   input.append(bank_id);
   input.push_back('\0');
   input.append(account_id);
-  const std::string hex = Sha256Hex(input);
+  const std::array<uint8_t, 32> digest = Sha256(input);
   uint64_t prefix = 0;
-  VIGIL_CHECK(absl::SimpleHexAtoi(absl::string_view(hex).substr(0, 16), &prefix));
+  for (int k = 0; k < 8; ++k) prefix = (prefix << 8) | digest[k];
   return static_cast<int>(prefix % static_cast<uint64_t>(partitions_));
 }
 

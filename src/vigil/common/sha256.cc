@@ -6,14 +6,21 @@
 
 namespace vigil {
 
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
+std::array<uint8_t, 32> Sha256(std::string_view bytes) {
+  std::array<uint8_t, 32> digest{};
   unsigned int length = 0;
   // Fails only when OpenSSL itself is broken (no SHA-256 provider).
-  VIGIL_CHECK(EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) == 1);
+  VIGIL_CHECK(
+      EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) == 1 &&
+      length == digest.size());
+  return digest;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  const std::array<uint8_t, 32> digest = Sha256(bytes);
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * length, '0');
-  for (unsigned int i = 0; i < length; ++i) {
+  std::string hex(2 * digest.size(), '0');
+  for (size_t i = 0; i < digest.size(); ++i) {
     hex[2 * i] = kHex[digest[i] >> 4];
     hex[2 * i + 1] = kHex[digest[i] & 15];
   }

@@ -3,12 +3,16 @@
 #ifndef VIGIL_COMMON_SHA256_H_
 #define VIGIL_COMMON_SHA256_H_
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace vigil {
 
 std::string Sha256Hex(std::string_view bytes);
+// The same digest as 32 bytes.
+std::array<uint8_t, 32> Sha256(std::string_view bytes);
 
 }  // namespace vigil
 

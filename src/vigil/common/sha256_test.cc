@@ -11,6 +11,9 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::array<uint8_t, 32> abc = Sha256("abc");
+  EXPECT_EQ(abc[0], 0xba);
+  EXPECT_EQ(abc[31], 0xad);
 }
 
 }  // namespace
