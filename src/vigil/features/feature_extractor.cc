@@ -676,6 +676,25 @@ std::array<AccountStanding, 2> FeatureExtractor::RecordRisk(
   return standings;
 }
 
+std::array<AccountStanding, 2> FeatureExtractor::PreviewRisk(
+    const Transaction& tx, double score, bool rule_hit, const AccountAlertThresholds& thresholds) {
+  std::array<AccountStanding, 2> standings;
+  PrepareKeys(tx, &single_);
+  const int64_t t = ToUnixMicros(tx.event_time);
+  const uint32_t tag = AccountRisk::TagOf(tx.id);
+  const int64_t bucket_us = RiskBucketMicros();
+  const int64_t accounts[2] = {index_.Find(single_.key[0]), index_.Find(single_.key[1])};
+  // A payment to oneself folds in once (RecordRisk's second call answers alike): one copy.
+  AccountRisk copies[2];
+  for (int k = 0; k < 2; ++k) {
+    if (accounts[k] < 0) continue;
+    AccountRisk& risk = (k == 1 && accounts[1] == accounts[0]) ? copies[0] : copies[k];
+    if (k == 0 || accounts[1] != accounts[0]) risk = states_[accounts[k]].risk();
+    standings[k] = risk.Record(t, bucket_us, score, rule_hit, tag, thresholds);
+  }
+  return standings;
+}
+
 std::array<AccountStanding, 2> FeatureExtractor::StandingsOf(const Transaction& tx) {
   std::array<AccountStanding, 2> standings;
   PrepareKeys(tx, &single_);

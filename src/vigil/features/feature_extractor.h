@@ -124,6 +124,10 @@ class FeatureExtractor {
   // Process (or ProcessBatch) applied the payment; marks the accounts dirty.
   std::array<AccountStanding, 2> RecordRisk(const Transaction& tx, double score, bool rule_hit,
                                             const AccountAlertThresholds& thresholds);
+  // What RecordRisk would return now for this decision, without recording anything (a
+  // cluster node's owner answers with it; the log's account step records it later).
+  std::array<AccountStanding, 2> PreviewRisk(const Transaction& tx, double score, bool rule_hit,
+                                             const AccountAlertThresholds& thresholds);
   // Both parties' standing as of tx's event time, without recording anything (no alert).
   std::array<AccountStanding, 2> StandingsOf(const Transaction& tx);
 

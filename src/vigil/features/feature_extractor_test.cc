@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -665,6 +666,41 @@ TEST(FeatureExtractorAccountRisk, RecordsBothPartiesAndAlertsOncePerWindow) {
   s = fe.RecordRisk(later, 0.6, false, t);
   EXPECT_TRUE(s[0].alert);
   EXPECT_NEAR(s[0].score, 0.6, 1e-4);
+}
+
+TEST(FeatureExtractorAccountRisk, PreviewAnswersAsRecordWouldAndRecordsNothing) {
+  const FxRates fx = TestRates();
+  FeatureExtractor fe(fx, FeatureConfig{}), twin(fx, FeatureConfig{});
+  AccountAlertThresholds t;
+  t.score = 0.5;
+  t.rule_hits = 2;
+  const Transaction ab = Identified(MakeTx(kBase, "A", "B", 100), "p1");
+  const Transaction bb = Identified(MakeTx(kBase + kMinute, "B", "B", 100), "p2");  // to oneself
+  const Transaction bc = Identified(MakeTx(kBase + 2 * kMinute, "B", "C", 100), "p3");
+  for (FeatureExtractor* e : {&fe, &twin}) {
+    Process(*e, ab);
+    e->RecordRisk(ab, 0.3, true, t);
+    Process(*e, bb);
+    Process(*e, bc);
+  }
+  fe.ClearDirty();
+  for (const auto& [tx, score, hit] : {std::tuple{bb, 0.2, true}, std::tuple{bc, 0.7, false}}) {
+    const std::array<AccountStanding, 2> preview = fe.PreviewRisk(tx, score, hit, t);
+    const std::array<AccountStanding, 2> recorded = twin.RecordRisk(tx, score, hit, t);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_NEAR(preview[k].score, recorded[k].score, 1e-9) << tx.id << " " << k;
+      EXPECT_EQ(preview[k].rule_hits, recorded[k].rule_hits) << tx.id << " " << k;
+      EXPECT_EQ(preview[k].alert, recorded[k].alert) << tx.id << " " << k;
+      EXPECT_EQ(preview[k].cause, recorded[k].cause) << tx.id << " " << k;
+    }
+    // The preview changed nothing; recording it keeps the two extractors alike.
+    EXPECT_TRUE(fe.dirty_accounts().empty());
+    fe.RecordRisk(tx, score, hit, t);
+    fe.ClearDirty();
+  }
+  // p2 (B to itself) was B's second rule hit: its alert came from the preview as from the record.
+  EXPECT_TRUE(fe.PreviewRisk(bb, 0.2, true, t)[0].alert);
+  EXPECT_NEAR(fe.StandingsOf(bc)[0].score, 0.7, 1e-4);
 }
 
 TEST(FeatureExtractorAccountRisk, UnknownPartiesGetAnEmptyStanding) {
