@@ -1,0 +1,296 @@
+#include "vigil/cluster/cluster_node.h"
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "vigil/common/sha256.h"
+#include "vigil/common/status_macros.h"
+#include "vigil/common/string_view.h"
+
+namespace vigil::cluster {
+namespace {
+
+constexpr std::chrono::milliseconds kReadWait{20};
+// Decide at least this often while the log keeps coming (messages applied in between).
+constexpr int kDecideEvery = 256;
+
+std::string NodeKey(std::string_view node) { return absl::StrCat("n.", ToAbsl(node)); }
+
+uint64_t RendezvousScore(int partition, std::string_view node) {
+  const std::array<uint8_t, 32> digest =
+      Sha256(absl::StrCat("vigil.owner.v1/", partition, "/", ToAbsl(node)));
+  uint64_t score = 0;
+  for (int k = 0; k < 8; ++k) score = (score << 8) | digest[k];
+  return score;
+}
+
+}  // namespace
+
+ClusterNode::ClusterNode(NatsConnection* nats, FeatureExtractor* features,
+                         std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+                         ClusterNodeOptions options)
+    : nats_(nats),
+      features_(features),
+      decider_(std::move(decider)),
+      clock_(clock),
+      options_(std::move(options)),
+      ids_(clock, std::random_device{}()),
+      applier_(options_.layout, features) {}
+
+absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
+    NatsConnection* nats, FeatureExtractor* features,
+    std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+    ClusterNodeOptions options) {
+  const ClusterLayout layout = options.layout;  // a copy: "options" moves into the node
+  VIGIL_RETURN_IF_ERROR(CheckLayout(layout));
+  if (options.node_id.empty() || absl::StrContains(options.node_id, ".")) {
+    return absl::InvalidArgumentError(absl::StrCat("cluster.node_id \"", options.node_id,
+                                                   "\": required, letters, digits, '-' or '_'"));
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto config, nats->EnsureBucket({.name = BucketName(layout, "config"),
+                                                          .replicas = layout.replicas}));
+  VIGIL_RETURN_IF_ERROR(AgreeLayout(*config, layout).status());
+  VIGIL_RETURN_IF_ERROR(nats->EnsureStream(
+      {.name = LogStreamName(layout),
+       .subjects = LogSubjects(layout),
+       .replicas = layout.replicas,
+       .max_age = std::chrono::duration_cast<std::chrono::seconds>(options.log_retention),
+       .duplicate_window = options.duplicate_window}));
+  std::unique_ptr<ClusterNode> node(
+      new ClusterNode(nats, features, std::move(decider), clock, std::move(options)));
+  const ClusterNodeOptions& o = node->options_;
+  VIGIL_ASSIGN_OR_RETURN(node->leases_bucket_,
+                         nats->EnsureBucket({.name = BucketName(layout, "leases"),
+                                             .replicas = layout.replicas,
+                                             .storage = StreamStorage::kMemory,
+                                             .ttl = o.lease_ttl}));
+  VIGIL_ASSIGN_OR_RETURN(node->nodes_bucket_,
+                         nats->EnsureBucket({.name = BucketName(layout, "nodes"),
+                                             .replicas = layout.replicas,
+                                             .storage = StreamStorage::kMemory,
+                                             .ttl = o.lease_ttl}));
+  node->leases_ = std::make_unique<LeaseTable>(node->leases_bucket_.get(), o.node_id);
+  VIGIL_ASSIGN_OR_RETURN(node->reader_, nats->Read(LogStreamName(layout), "", 1));
+  node->apply_thread_ = std::thread([n = node.get()] { n->ApplyLoop(); });
+  node->lease_thread_ = std::thread([n = node.get()] { n->LeaseLoop(); });
+  return node;
+}
+
+ClusterNode::~ClusterNode() { Stop(/*release=*/true); }
+
+void ClusterNode::Abandon() { Stop(/*release=*/false); }
+
+void ClusterNode::Stop(bool release) {
+  if (stopped_) return;
+  stopped_ = true;
+  stopping_ = true;
+  if (apply_thread_.joinable()) apply_thread_.join();
+  if (lease_thread_.joinable()) lease_thread_.join();
+  if (!release) return;
+  std::vector<Lease> held;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [p, owned] : owned_) held.push_back(owned.lease);
+    owned_.clear();
+  }
+  for (const Lease& lease : held) leases_->Release(lease).IgnoreError();  // expires otherwise
+}
+
+absl::StatusOr<PublishAck> ClusterNode::Submit(const PaymentEntry& payment) {
+  const Transaction& tx = payment.transaction;
+  const int p = applier_.partitions().Of(tx.originator.bank_id, tx.originator.account_id);
+  PublishOptions once;
+  once.msg_id = tx.id;
+  return nats_->Publish(PaymentSubject(options_.layout, p), EncodePayment(payment), once);
+}
+
+ClusterNodeStatus ClusterNode::status() const {
+  absl::MutexLock lock(&mu_);
+  ClusterNodeStatus out = counters_;
+  out.position = applier_.position();
+  out.applied = applier_.stats();
+  for (const auto& [p, owned] : owned_) {
+    if (owned.writer != nullptr) out.owned.push_back(p);
+  }
+  return out;
+}
+
+void ClusterNode::ApplyLoop() {
+  int since_decided = 0;
+  while (!stopping_) {
+    absl::StatusOr<std::optional<StreamMessage>> next = reader_->Next(kReadWait);
+    if (!next.ok()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // reconnecting
+      continue;
+    }
+    if (next->has_value()) {
+      absl::MutexLock lock(&mu_);
+      // A subject of another cluster cannot be in this cluster's stream; nothing to do if so.
+      applier_.Apply(**next).IgnoreError();
+      if (++since_decided < kDecideEvery) continue;
+    }
+    since_decided = 0;
+    TakeOverAndDecide();
+  }
+}
+
+void ClusterNode::TakeOverAndDecide() {
+  // Takeovers: a marker after the last message of the partition's subject applied here.
+  std::vector<std::pair<int, Lease>> to_take;
+  std::map<int, uint64_t> applied_through;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [p, owned] : owned_) {
+      if (owned.writer != nullptr) continue;
+      to_take.push_back({p, owned.lease});
+      applied_through[p] = applier_.progress(p).last_decision_sequence;
+    }
+  }
+  for (const auto& [p, lease] : to_take) {
+    auto writer = std::make_shared<PartitionWriter>(nats_, DecisionSubject(options_.layout, p),
+                                                    options_.node_id, lease.epoch);
+    if (!writer->Takeover(applied_through[p]).ok()) continue;  // apply more, then again
+    absl::MutexLock lock(&mu_);
+    const auto it = owned_.find(p);
+    if (it == owned_.end() || it->second.lease.epoch != lease.epoch) continue;  // lost meanwhile
+    it->second.writer = std::move(writer);
+    it->second.decided_up_to = 0;
+    ++counters_.takeovers;
+  }
+  // Decisions: each owned partition's pending payments not yet in a batch of this node's.
+  std::vector<int> partitions;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [p, owned] : owned_) {
+      if (owned.writer != nullptr) partitions.push_back(p);
+    }
+  }
+  for (const int p : partitions) {
+    std::shared_ptr<PartitionWriter> writer;
+    std::string batch;
+    uint64_t last = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      const auto it = owned_.find(p);
+      if (it == owned_.end() || it->second.writer == nullptr) continue;
+      writer = it->second.writer;
+      std::vector<const PendingPayment*> payments;
+      for (auto pi = applier_.pending(p).upper_bound(it->second.decided_up_to);
+           pi != applier_.pending(p).end() && payments.size() < options_.max_batch; ++pi) {
+        payments.push_back(&pi->second);
+      }
+      if (payments.empty()) continue;
+      absl::StatusOr<std::vector<DecidedPayment>> decided =
+          decider_->Decide(payments, *features_, ids_);
+      if (!decided.ok()) continue;  // overloaded: they stay pending, decided next round
+      last = payments.back()->sequence;
+      batch = EncodeDecisions(*decided);
+    }
+    const absl::Status appended = writer->Append(batch).status();
+    absl::MutexLock lock(&mu_);
+    const auto it = owned_.find(p);
+    if (appended.ok()) {
+      ++counters_.batches_written;
+      if (it != owned_.end() && it->second.writer == writer) it->second.decided_up_to = last;
+    } else if (absl::IsFailedPrecondition(appended)) {
+      ++counters_.fenced;
+      if (it != owned_.end() && it->second.writer == writer) owned_.erase(it);
+    }
+  }
+}
+
+std::vector<std::string> ClusterNode::LiveNodes() {
+  std::vector<std::string> nodes;
+  absl::StatusOr<std::vector<std::string>> keys = nodes_bucket_->Keys();
+  if (!keys.ok()) return nodes;
+  for (const std::string& key : *keys) {
+    if (absl::StartsWith(key, "n.")) nodes.push_back(key.substr(2));
+  }
+  return nodes;
+}
+
+std::string ClusterNode::AssignedNode(int partition, const std::vector<std::string>& nodes) const {
+  std::string best;
+  uint64_t best_score = 0;
+  for (const std::string& node : nodes) {
+    const uint64_t score = RendezvousScore(partition, node);
+    if (best.empty() || score > best_score) {
+      best = node;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+void ClusterNode::LeaseLoop() {
+  uint64_t registration = 0;
+  const auto every = std::max(options_.lease_ttl / 3, std::chrono::milliseconds(1));
+  while (!stopping_) {
+    const auto round = std::chrono::steady_clock::now();
+    // The node's own registration, renewed as its leases are.
+    absl::StatusOr<uint64_t> registered =
+        registration == 0 ? nodes_bucket_->Create(NodeKey(options_.node_id), "live")
+                          : nodes_bucket_->Update(NodeKey(options_.node_id), "live", registration);
+    registration = registered.ok() ? *registered : 0;
+    std::vector<std::string> nodes = LiveNodes();
+    if (std::find(nodes.begin(), nodes.end(), options_.node_id) == nodes.end()) {
+      nodes.push_back(options_.node_id);
+    }
+    for (int p = 0; p < options_.layout.partitions && !stopping_; ++p) {
+      std::optional<Lease> held;
+      {
+        absl::MutexLock lock(&mu_);
+        if (const auto it = owned_.find(p); it != owned_.end()) held = it->second.lease;
+      }
+      const std::string assigned = AssignedNode(p, nodes);
+      if (held.has_value()) {
+        if (assigned != options_.node_id) {  // a planned move to the node it belongs to
+          {
+            absl::MutexLock lock(&mu_);
+            owned_.erase(p);
+          }
+          leases_->Release(*held).IgnoreError();
+          continue;
+        }
+        absl::StatusOr<Lease> renewed = leases_->Renew(*held);
+        absl::MutexLock lock(&mu_);
+        const auto it = owned_.find(p);
+        if (it == owned_.end() || it->second.lease.epoch != held->epoch) continue;
+        if (renewed.ok()) {
+          it->second.lease = *renewed;
+        } else if (absl::IsFailedPrecondition(renewed.status())) {
+          owned_.erase(it);
+          ++counters_.leases_lost;
+        }
+        continue;
+      }
+      absl::StatusOr<Lease> holder = leases_->Holder(p);
+      const auto now = std::chrono::steady_clock::now();
+      bool take = false;
+      {
+        absl::MutexLock lock(&mu_);
+        if (holder.ok()) {
+          free_since_.erase(p);
+        } else if (absl::IsNotFound(holder.status())) {
+          const auto since = free_since_.emplace(p, now).first->second;
+          // The assigned node takes a free partition; any node does once it stayed free for a
+          // lease's time to live (its assigned node is gone or cannot).
+          take = assigned == options_.node_id || now - since >= options_.lease_ttl;
+        }
+      }
+      if (!take) continue;
+      absl::StatusOr<Lease> acquired = leases_->Acquire(p);
+      if (!acquired.ok()) continue;
+      absl::MutexLock lock(&mu_);
+      free_since_.erase(p);
+      owned_[p] = Owned{*acquired, nullptr, 0};
+    }
+    std::this_thread::sleep_until(round + every);
+  }
+}
+
+}  // namespace vigil::cluster

@@ -1,0 +1,129 @@
+// ClusterNode: one node of a cluster (docs/cluster.md): it applies the whole log in order
+// (LogApplier), holds leases on its share of the partitions (LeaseTable, rendezvous hashing over
+// the live nodes), takes each over fenced (PartitionWriter), decides its partitions' pending
+// payments (PartitionDecider) and writes their decision batches; and, as any node's front does,
+// publishes payments to their partitions (Submit).
+//
+// Threads: one applies the log and, whenever it has caught up with it, takes over the
+// partitions it has leases for and decides what they have pending; one renews the node's
+// registration and its leases every lease_ttl / 3, acquires free partitions assigned to it (or
+// any free partition after a lease's time to live without an owner), and releases those assigned
+// to another live node (a planned move). A lease that cannot be renewed, or a batch that is
+// fenced, ends the node's ownership of the partition at once.
+//
+// Thread safety: every method may be called from any thread.
+#ifndef VIGIL_CLUSTER_CLUSTER_NODE_H_
+#define VIGIL_CLUSTER_CLUSTER_NODE_H_
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "vigil/cluster/cluster_layout.h"
+#include "vigil/cluster/key_value_bucket.h"
+#include "vigil/cluster/lease_table.h"
+#include "vigil/cluster/log_applier.h"
+#include "vigil/cluster/nats_connection.h"
+#include "vigil/cluster/partition_decider.h"
+#include "vigil/cluster/partition_writer.h"
+#include "vigil/cluster/stream_reader.h"
+#include "vigil/common/clock.h"
+#include "vigil/common/ids.h"
+#include "vigil/features/feature_extractor.h"
+
+namespace vigil::cluster {
+
+struct ClusterNodeOptions {
+  ClusterLayout layout;
+  std::string node_id;
+  std::chrono::milliseconds lease_ttl{3000};
+  size_t max_batch = 256;  // payments per decision batch
+  std::chrono::milliseconds log_retention{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds duplicate_window{std::chrono::minutes(10)};
+};
+
+// What a node holds now, for status and tests.
+struct ClusterNodeStatus {
+  uint64_t position = 0;
+  std::vector<int> owned;  // partitions it decides, ascending
+  LogApplierStats applied;
+  uint64_t batches_written = 0;
+  uint64_t fenced = 0;  // batches refused: another owner took the partition
+  uint64_t leases_lost = 0;
+  uint64_t takeovers = 0;
+};
+
+class ClusterNode {
+ public:
+  // Checks or stores the layout, creates or checks the log and the buckets, and starts the
+  // node's threads. "nats", "features" (the node's state, at the log's start), "decider" and
+  // "clock" must outlive the node.
+  static absl::StatusOr<std::unique_ptr<ClusterNode>> Start(
+      NatsConnection* nats, FeatureExtractor* features,
+      std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+      ClusterNodeOptions options);
+
+  // Stops the threads and releases the leases it holds (so other nodes take over at once).
+  ~ClusterNode();
+  // Stops the threads and leaves the leases to expire, as a crash would.
+  void Abandon();
+
+  // Publishes "payment" to its originator's partition (its transaction id the message id):
+  // the position it got in the log, or the duplicate's.
+  absl::StatusOr<PublishAck> Submit(const PaymentEntry& payment);
+
+  ClusterNodeStatus status() const;
+
+ private:
+  ClusterNode(NatsConnection* nats, FeatureExtractor* features,
+              std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+              ClusterNodeOptions options);
+
+  struct Owned {
+    Lease lease;
+    std::shared_ptr<PartitionWriter> writer;  // null until taken over
+    uint64_t decided_up_to = 0;  // the last payment sequence in a batch this node wrote
+  };
+
+  void ApplyLoop();
+  void LeaseLoop();
+  // With the log applied to its end: takeovers, then the owned partitions' pending payments.
+  void TakeOverAndDecide();
+  void Stop(bool release);
+  std::vector<std::string> LiveNodes();
+  std::string AssignedNode(int partition, const std::vector<std::string>& nodes) const;
+
+  NatsConnection* nats_;
+  FeatureExtractor* features_;
+  std::shared_ptr<const PartitionDecider> decider_;
+  const Clock& clock_;
+  ClusterNodeOptions options_;
+  std::unique_ptr<KeyValueBucket> leases_bucket_;
+  std::unique_ptr<KeyValueBucket> nodes_bucket_;
+  std::unique_ptr<LeaseTable> leases_;
+  std::unique_ptr<StreamReader> reader_;
+  UuidV7Generator ids_;
+
+  mutable absl::Mutex mu_;
+  LogApplier applier_ ABSL_GUARDED_BY(mu_);
+  std::map<int, Owned> owned_ ABSL_GUARDED_BY(mu_);
+  ClusterNodeStatus counters_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::chrono::steady_clock::time_point> free_since_ ABSL_GUARDED_BY(mu_);
+
+  std::atomic<bool> stopping_{false};
+  std::thread apply_thread_;
+  std::thread lease_thread_;
+  bool stopped_ = false;
+};
+
+}  // namespace vigil::cluster
+
+#endif  // VIGIL_CLUSTER_CLUSTER_NODE_H_
