@@ -7,9 +7,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "vigil/audit/audit_record.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
+#include "vigil/core/payment_identity.h"
+#include "vigil/decision/decision_json.h"
 
 namespace vigil::cluster {
 namespace {
@@ -17,6 +21,13 @@ namespace {
 constexpr std::chrono::milliseconds kReadWait{20};
 // Decide at least this often while the log keeps coming (messages applied in between).
 constexpr int kDecideEvery = 256;
+
+// The payment's canonical bytes, timed as the applier times it (log_applier.cc).
+std::string CanonicalOf(const PaymentEntry& entry) {
+  return CanonicalPaymentBytes(entry.transaction, entry.input_format == "json"
+                                                      ? EventTimeSource::kSender
+                                                      : EventTimeSource::kArrival);
+}
 
 std::string NodeKey(std::string_view node) { return absl::StrCat("n.", ToAbsl(node)); }
 
@@ -108,6 +119,97 @@ absl::StatusOr<PublishAck> ClusterNode::Submit(const PaymentEntry& payment) {
   return nats_->Publish(PaymentSubject(options_.layout, p), EncodePayment(payment), once);
 }
 
+void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& message) {
+  using Outcome = AppliedMessage::Outcome;
+  if (applied.kind == AppliedMessage::Kind::kDecisions) {
+    for (const DecidedPayment& d : applied.decided) {
+      if (answers_.emplace(d.transaction_id, d.record).second) {
+        answer_order_.push_back(d.transaction_id);
+      }
+      if (auto it = waiters_.find(d.transaction_id); it != waiters_.end()) {
+        for (Waiter* w : it->second) {
+          w->done = true;
+          w->answer.kind = ClusterAnswer::Kind::kDecided;
+          w->record = d.record;
+        }
+      }
+    }
+    while (answer_order_.size() > options_.answer_memory) {
+      answers_.erase(answer_order_.front());
+      answer_order_.pop_front();
+    }
+    return;
+  }
+  if (applied.kind != AppliedMessage::Kind::kPayment ||
+      (applied.outcome != Outcome::kRefused && applied.outcome != Outcome::kConflict)) {
+    return;
+  }
+  const auto it = waiters_.find(applied.transaction_id);
+  if (it == waiters_.end()) return;
+  // Only the callers of this very payment: a refused or conflicting arrival says nothing of
+  // another payment under the same id.
+  absl::StatusOr<PaymentEntry> entry = DecodePayment(message.data);
+  if (!entry.ok()) return;
+  const std::string canonical = CanonicalOf(*entry);
+  for (Waiter* w : it->second) {
+    if (w->canonical != canonical) continue;
+    w->done = true;
+    w->answer.kind = applied.outcome == Outcome::kConflict ? ClusterAnswer::Kind::kConflict
+                                                           : ClusterAnswer::Kind::kRefused;
+    w->answer.refusal = applied.refusal;
+  }
+}
+
+absl::StatusOr<ClusterAnswer> ClusterNode::Decide(const PaymentEntry& payment,
+                                                  std::chrono::milliseconds wait) {
+  const std::string& id = payment.transaction.id;
+  Waiter waiter;
+  waiter.canonical = CanonicalOf(payment);
+  {
+    absl::MutexLock lock(&mu_);
+    if (const auto it = answers_.find(id); it != answers_.end()) {
+      waiter.done = true;
+      waiter.answer.kind = ClusterAnswer::Kind::kDecided;
+      waiter.record = it->second;
+    } else {
+      waiters_[id].push_back(&waiter);  // before publishing: its decision cannot slip past
+    }
+  }
+  const auto unregister = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    std::erase(it->second, &waiter);
+    if (it->second.empty()) waiters_.erase(it);
+  };
+  if (!waiter.done) {
+    absl::StatusOr<PublishAck> published = Submit(payment);
+    absl::MutexLock lock(&mu_);
+    if (!published.ok()) {
+      unregister();
+      return published.status();
+    }
+    mu_.AwaitWithTimeout(absl::Condition(&waiter.done), absl::FromChrono(wait));
+    unregister();
+    if (!waiter.done) return waiter.answer;  // kPending
+  }
+  if (waiter.answer.kind != ClusterAnswer::Kind::kDecided) return waiter.answer;
+  std::string stored;
+  audit::AppendAssembledRecord(0, audit::Hash{}, waiter.record, &stored);
+  VIGIL_ASSIGN_OR_RETURN(audit::AuditRecord record, audit::DecodeRecord(stored));
+  // The decision of the id's first payment: this caller's only if it is the same payment.
+  const std::string decided = CanonicalPaymentBytes(
+      record.transaction,
+      record.input_format == "json" ? EventTimeSource::kSender : EventTimeSource::kArrival);
+  if (decided != waiter.canonical) {
+    waiter.answer.kind = ClusterAnswer::Kind::kConflict;
+    waiter.answer.refusal = absl::AlreadyExistsError(
+        absl::StrCat("transaction id ", id, " is already used by another payment"));
+    return waiter.answer;
+  }
+  waiter.answer.decision_json = DecisionToJson(record.decision);
+  return waiter.answer;
+}
+
 ClusterNodeStatus ClusterNode::status() const {
   absl::MutexLock lock(&mu_);
   ClusterNodeStatus out = counters_;
@@ -130,7 +232,8 @@ void ClusterNode::ApplyLoop() {
     if (next->has_value()) {
       absl::MutexLock lock(&mu_);
       // A subject of another cluster cannot be in this cluster's stream; nothing to do if so.
-      applier_.Apply(**next).IgnoreError();
+      absl::StatusOr<AppliedMessage> applied = applier_.Apply(**next);
+      if (applied.ok()) Answer(*applied, **next);
       if (++since_decided < kDecideEvery) continue;
     }
     since_decided = 0;

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "vigil/cluster/cluster_layout.h"
@@ -44,6 +46,9 @@ namespace vigil::cluster {
 struct ClusterNodeOptions {
   ClusterLayout layout;
   std::string node_id;
+  // How many of the latest decisions a node keeps to answer a caller that asks after its
+  // decision was applied (a retry).
+  size_t answer_memory = 100'000;
   std::chrono::milliseconds lease_ttl{3000};
   size_t max_batch = 256;  // payments per decision batch
   std::chrono::milliseconds log_retention{std::chrono::hours(24 * 7)};
@@ -59,6 +64,19 @@ struct ClusterNodeStatus {
   uint64_t fenced = 0;  // batches refused: another owner took the partition
   uint64_t leases_lost = 0;
   uint64_t takeovers = 0;
+};
+
+// What became of a payment a caller submitted and waited for (ClusterNode::Decide).
+struct ClusterAnswer {
+  enum class Kind {
+    kDecided,   // decision_json holds the Decision, as the owner decided it
+    kConflict,  // its transaction id is another payment's (409 idempotency_conflict)
+    kRefused,   // the features refused it (refusal: 422, naming the field)
+    kPending,   // no decision within the wait: it is in the log and will be decided once
+  };
+  Kind kind = Kind::kPending;
+  std::string decision_json;
+  absl::Status refusal;
 };
 
 class ClusterNode {
@@ -80,6 +98,13 @@ class ClusterNode {
   // the position it got in the log, or the duplicate's.
   absl::StatusOr<PublishAck> Submit(const PaymentEntry& payment);
 
+  // Submit, then waits until this node has applied the payment's decision (at most "wait"):
+  // what a front answers its caller. The decision is the Decision JSON rebuilt from the audit
+  // record of its batch (the same bytes on every node). A payment under a transaction id that
+  // was decided for another payment is a conflict, told by the payment fingerprint
+  // (core/payment_identity.h), also when the log dropped it as a duplicate message id.
+  absl::StatusOr<ClusterAnswer> Decide(const PaymentEntry& payment, std::chrono::milliseconds wait);
+
   ClusterNodeStatus status() const;
 
  private:
@@ -93,7 +118,18 @@ class ClusterNode {
     uint64_t decided_up_to = 0;  // the last payment sequence in a batch this node wrote
   };
 
+  // A caller waiting in Decide.
+  struct Waiter {
+    std::string canonical;  // its payment's canonical bytes
+    bool done = false;
+    ClusterAnswer answer;
+    std::string record;  // kDecided: the audit record body
+  };
+
   void ApplyLoop();
+  // Completes the waiters of what "applied" settled. REQUIRES: mu_ held.
+  void Answer(const AppliedMessage& applied, const StreamMessage& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LeaseLoop();
   // With the log applied to its end: takeovers, then the owned partitions' pending payments.
   void TakeOverAndDecide();
@@ -117,6 +153,10 @@ class ClusterNode {
   std::map<int, Owned> owned_ ABSL_GUARDED_BY(mu_);
   ClusterNodeStatus counters_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::chrono::steady_clock::time_point> free_since_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::vector<Waiter*>> waiters_ ABSL_GUARDED_BY(mu_);
+  // The latest decisions' audit record bodies by transaction id, oldest first out.
+  absl::flat_hash_map<std::string, std::string> answers_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> answer_order_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};
   std::thread apply_thread_;

@@ -20,6 +20,8 @@
 namespace vigil::cluster {
 namespace {
 
+using ::testing::HasSubstr;
+
 constexpr int kPartitions = 8;
 
 std::shared_ptr<const Policy> CountingPolicy() {
@@ -180,6 +182,53 @@ TEST_F(ClusterNodeTest, ACrashedNodesPartitionsAreTakenOverAfterTheLeaseExpires)
   EXPECT_EQ(Owned(a).size(), static_cast<size_t>(kPartitions));
   EXPECT_EQ(a.node->status().applied.unexpected_decisions, 0u);
   EXPECT_EQ(a.node->status().takeovers, takeovers_before + b_share);
+}
+
+TEST_F(ClusterNodeTest, AFrontAnswersWithTheOwnersDecisionOnceAndTheSameOnEveryNode) {
+  Node a = StartNode("node-a");
+  Node b = StartNode("node-b");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return !Owned(a).empty() && !Owned(b).empty() &&
+               Owned(a).size() + Owned(b).size() == kPartitions;
+      },
+      std::chrono::seconds(10)));
+  // Four payments of one account, each answered through b whichever node owns the account:
+  // the policy reviews the account's third payment in 24 h and after.
+  std::vector<std::string> answers;
+  for (int k = 0; k < 4; ++k) {
+    PaymentEntry p = Payment(13 * k);  // originator A0 each time
+    ASSERT_OK_AND_ASSIGN(ClusterAnswer answer, b.node->Decide(p, std::chrono::seconds(10)));
+    ASSERT_EQ(answer.kind, ClusterAnswer::Kind::kDecided) << k;
+    EXPECT_THAT(answer.decision_json,
+                HasSubstr(absl::StrCat("\"transaction_id\":\"tx-", 13 * k, "\"")));
+    EXPECT_THAT(answer.decision_json,
+                HasSubstr(k < 2 ? "\"action\":\"ALLOW\"" : "\"action\":\"REVIEW\""))
+        << answer.decision_json;
+    answers.push_back(answer.decision_json);
+  }
+  EXPECT_THAT(answers[3], HasSubstr("4 sent in 24 h"));
+  // A retry, through either node, is the first answer byte for byte: decided once.
+  ASSERT_TRUE(
+      WaitFor([&] { return a.node->status().applied.decisions == 4; }, std::chrono::seconds(5)));
+  ASSERT_OK_AND_ASSIGN(ClusterAnswer retry_a, a.node->Decide(Payment(26), std::chrono::seconds(5)));
+  ASSERT_OK_AND_ASSIGN(ClusterAnswer retry_b, b.node->Decide(Payment(26), std::chrono::seconds(5)));
+  EXPECT_EQ(retry_a.decision_json, answers[2]);
+  EXPECT_EQ(retry_b.decision_json, answers[2]);
+  EXPECT_EQ(a.node->status().applied.decisions, 4u);
+  // Another payment under a used id is a conflict (the log dropped it as a duplicate id).
+  PaymentEntry other = Payment(26);
+  other.transaction.amount = Money(999, 0, *Currency::FromCode("USD"));
+  ASSERT_OK_AND_ASSIGN(ClusterAnswer conflict, a.node->Decide(other, std::chrono::seconds(5)));
+  EXPECT_EQ(conflict.kind, ClusterAnswer::Kind::kConflict);
+  // A payment the features refuse is answered with the reason, naming the field.
+  PaymentEntry unconvertible = Payment(100);
+  unconvertible.transaction.amount = Money(5, 0, *Currency::FromCode("JPY"));
+  ASSERT_OK_AND_ASSIGN(ClusterAnswer refused,
+                       b.node->Decide(unconvertible, std::chrono::seconds(5)));
+  EXPECT_EQ(refused.kind, ClusterAnswer::Kind::kRefused);
+  EXPECT_EQ(RefusedField(refused.refusal), "$.amount.currency");
+  EXPECT_EQ(b.node->status().applied.decisions, 4u);
 }
 
 TEST_F(ClusterNodeTest, ANodeThatLeavesHandsItsPartitionsOver) {
