@@ -9,17 +9,18 @@
 #include "absl/synchronization/mutex.h"
 #include "vigil/cli/audit_command.h"
 #include "vigil/cli/bench_command.h"
+#include "vigil/cli/cluster_command.h"
 #include "vigil/cli/command.h"
 #include "vigil/cli/config_command.h"
 #include "vigil/cli/drift_command.h"
 #include "vigil/cli/gen_command.h"
 #include "vigil/cli/model_command.h"
 #include "vigil/cli/parse_command.h"
-#include "vigil/cli/screen_command.h"
-#include "vigil/cli/token_command.h"
 #include "vigil/cli/policy_command.h"
 #include "vigil/cli/replay_command.h"
+#include "vigil/cli/screen_command.h"
 #include "vigil/cli/serve_command.h"
+#include "vigil/cli/token_command.h"
 #include "vigil/common/nearest_name.h"
 
 namespace {
@@ -68,13 +69,12 @@ int main(int argc, char** argv) {
   vigil.footer(
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
-  std::vector<Command> commands = {AddGenCommand(vigil), AddModelCommand(vigil), AddParseCommand(vigil),
-                                   AddScreenCommand(vigil),
-                                   AddPolicyCommand(vigil),
-                                   AddReplayCommand(vigil), AddServeCommand(vigil),
-                                   AddTokenCommand(vigil),
-                                   AddBenchCommand(vigil), AddDriftCommand(vigil),
-                                   AddAuditCommand(vigil), AddConfigCommand(vigil)};
+  std::vector<Command> commands = {
+      AddGenCommand(vigil),    AddModelCommand(vigil),  AddParseCommand(vigil),
+      AddScreenCommand(vigil), AddPolicyCommand(vigil), AddReplayCommand(vigil),
+      AddServeCommand(vigil),  AddTokenCommand(vigil),  AddBenchCommand(vigil),
+      AddDriftCommand(vigil),  AddAuditCommand(vigil),  AddConfigCommand(vigil),
+      AddClusterCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

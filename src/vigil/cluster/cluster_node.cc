@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/cluster/cluster_status.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
@@ -19,6 +20,8 @@ namespace vigil::cluster {
 namespace {
 
 constexpr std::chrono::milliseconds kReadWait{20};
+// How long a node that has more to do looks for the next message of the log.
+constexpr std::chrono::milliseconds kPollWait{1};
 // Decide at least this often while the log keeps coming (messages applied in between).
 constexpr int kDecideEvery = 256;
 
@@ -27,6 +30,14 @@ std::string CanonicalOf(const PaymentEntry& entry) {
   return CanonicalPaymentBytes(entry.transaction, entry.input_format == "json"
                                                       ? EventTimeSource::kSender
                                                       : EventTimeSource::kArrival);
+}
+
+// A payment's message id: its transaction id and the hash of its canonical bytes, so that the
+// stream drops a retry of the same payment but lets another payment under the same id reach the
+// log (where it is refused as a conflict, or decided when the first was refused: a corrected
+// retry, as `vigil serve` decides it).
+std::string MessageIdOf(const PaymentEntry& entry) {
+  return absl::StrCat(entry.transaction.id, ":", Sha256Hex(CanonicalOf(entry)).substr(0, 32));
 }
 
 std::string NodeKey(std::string_view node) { return absl::StrCat("n.", ToAbsl(node)); }
@@ -115,13 +126,20 @@ absl::StatusOr<PublishAck> ClusterNode::Submit(const PaymentEntry& payment) {
   const Transaction& tx = payment.transaction;
   const int p = applier_.partitions().Of(tx.originator.bank_id, tx.originator.account_id);
   PublishOptions once;
-  once.msg_id = tx.id;
+  once.msg_id = MessageIdOf(payment);
   return nats_->Publish(PaymentSubject(options_.layout, p), EncodePayment(payment), once);
 }
 
 void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& message) {
   using Outcome = AppliedMessage::Outcome;
   if (applied.kind == AppliedMessage::Kind::kDecisions) {
+    for (size_t k = 0; k < applied.decided.size(); ++k) {
+      const double ms = static_cast<double>(applied.trailing_ns[k]) / 1e6;
+      counters_.max_trailing_messages =
+          std::max(counters_.max_trailing_messages, applied.trailing_messages[k]);
+      counters_.max_trailing_ms = std::max(counters_.max_trailing_ms, ms);
+      counters_.sum_trailing_ms += ms;
+    }
     for (const DecidedPayment& d : applied.decided) {
       if (answers_.emplace(d.transaction_id, d.record).second) {
         answer_order_.push_back(d.transaction_id);
@@ -144,12 +162,21 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
       (applied.outcome != Outcome::kRefused && applied.outcome != Outcome::kConflict)) {
     return;
   }
+  absl::StatusOr<PaymentEntry> entry = DecodePayment(message.data);
+  if (!entry.ok()) return;
+  if (applied.outcome == Outcome::kRefused) {
+    // For a retry of this very payment, which the stream drops as a duplicate message.
+    const std::string key = MessageIdOf(*entry);
+    if (refusals_.emplace(key, applied.refusal).second) refusal_order_.push_back(key);
+    while (refusal_order_.size() > options_.answer_memory) {
+      refusals_.erase(refusal_order_.front());
+      refusal_order_.pop_front();
+    }
+  }
   const auto it = waiters_.find(applied.transaction_id);
   if (it == waiters_.end()) return;
   // Only the callers of this very payment: a refused or conflicting arrival says nothing of
   // another payment under the same id.
-  absl::StatusOr<PaymentEntry> entry = DecodePayment(message.data);
-  if (!entry.ok()) return;
   const std::string canonical = CanonicalOf(*entry);
   for (Waiter* w : it->second) {
     if (w->canonical != canonical) continue;
@@ -162,52 +189,108 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
 
 absl::StatusOr<ClusterAnswer> ClusterNode::Decide(const PaymentEntry& payment,
                                                   std::chrono::milliseconds wait) {
-  const std::string& id = payment.transaction.id;
-  Waiter waiter;
-  waiter.canonical = CanonicalOf(payment);
+  std::vector<absl::StatusOr<ClusterAnswer>> answers = DecideAll({&payment, 1}, wait);
+  return std::move(answers[0]);
+}
+
+std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
+    absl::Span<const PaymentEntry> payments, std::chrono::milliseconds wait) {
+  const absl::Time deadline = absl::Now() + absl::FromChrono(wait);
+  std::vector<Waiter> waiters(payments.size());
+  std::vector<absl::StatusOr<ClusterAnswer>> out(payments.size(), ClusterAnswer{});
   {
     absl::MutexLock lock(&mu_);
-    if (const auto it = answers_.find(id); it != answers_.end()) {
-      waiter.done = true;
-      waiter.answer.kind = ClusterAnswer::Kind::kDecided;
-      waiter.record = it->second;
-    } else {
-      waiters_[id].push_back(&waiter);  // before publishing: its decision cannot slip past
+    for (size_t i = 0; i < payments.size(); ++i) {
+      Waiter& waiter = waiters[i];
+      const std::string& id = payments[i].transaction.id;
+      waiter.canonical = CanonicalOf(payments[i]);
+      if (const auto it = answers_.find(id); it != answers_.end()) {
+        waiter.done = true;
+        waiter.answer.kind = ClusterAnswer::Kind::kDecided;
+        waiter.answer.repeated = true;
+        waiter.record = it->second;
+      } else if (const auto refused = refusals_.find(MessageIdOf(payments[i]));
+                 refused != refusals_.end()) {
+        waiter.done = true;
+        waiter.answer.kind = ClusterAnswer::Kind::kRefused;
+        waiter.answer.refusal = refused->second;
+      } else {
+        waiters_[id].push_back(&waiter);  // before publishing: its decision cannot slip past
+      }
     }
   }
-  const auto unregister = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = waiters_.find(id);
-    if (it == waiters_.end()) return;
-    std::erase(it->second, &waiter);
-    if (it->second.empty()) waiters_.erase(it);
-  };
-  if (!waiter.done) {
-    absl::StatusOr<PublishAck> published = Submit(payment);
+  // Published one after the other, each acknowledged by the stream's quorum; the decisions are
+  // then awaited together, so a batch waits about as long as its slowest payment.
+  std::vector<bool> published(payments.size(), false);
+  for (size_t i = 0; i < payments.size(); ++i) {
+    if (waiters[i].done) continue;
+    absl::StatusOr<PublishAck> ack = Submit(payments[i]);
+    if (!ack.ok()) {
+      out[i] = ack.status();
+      continue;
+    }
+    published[i] = true;
+    if (ack->duplicate) waiters[i].answer.repeated = true;
+  }
+  {
     absl::MutexLock lock(&mu_);
-    if (!published.ok()) {
-      unregister();
-      return published.status();
+    const auto all_done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      for (size_t i = 0; i < waiters.size(); ++i) {
+        if (published[i] && !waiters[i].done) return false;
+      }
+      return true;
+    };
+    // A duplicate of a payment refused before this call registered: the log will not apply it
+    // again, its refusal is remembered.
+    for (size_t i = 0; i < payments.size(); ++i) {
+      if (!published[i] || waiters[i].done || !waiters[i].answer.repeated) continue;
+      if (const auto refused = refusals_.find(MessageIdOf(payments[i]));
+          refused != refusals_.end()) {
+        waiters[i].done = true;
+        waiters[i].answer.kind = ClusterAnswer::Kind::kRefused;
+        waiters[i].answer.refusal = refused->second;
+      }
     }
-    mu_.AwaitWithTimeout(absl::Condition(&waiter.done), absl::FromChrono(wait));
-    unregister();
-    if (!waiter.done) return waiter.answer;  // kPending
+    mu_.AwaitWithDeadline(absl::Condition(&all_done), deadline);
+    for (size_t i = 0; i < payments.size(); ++i) {
+      auto it = waiters_.find(payments[i].transaction.id);
+      if (it == waiters_.end()) continue;
+      std::erase(it->second, &waiters[i]);
+      if (it->second.empty()) waiters_.erase(it);
+    }
   }
-  if (waiter.answer.kind != ClusterAnswer::Kind::kDecided) return waiter.answer;
-  std::string stored;
-  audit::AppendAssembledRecord(0, audit::Hash{}, waiter.record, &stored);
-  VIGIL_ASSIGN_OR_RETURN(audit::AuditRecord record, audit::DecodeRecord(stored));
-  // The decision of the id's first payment: this caller's only if it is the same payment.
-  const std::string decided = CanonicalPaymentBytes(
-      record.transaction,
-      record.input_format == "json" ? EventTimeSource::kSender : EventTimeSource::kArrival);
-  if (decided != waiter.canonical) {
-    waiter.answer.kind = ClusterAnswer::Kind::kConflict;
-    waiter.answer.refusal = absl::AlreadyExistsError(
-        absl::StrCat("transaction id ", id, " is already used by another payment"));
-    return waiter.answer;
+  for (size_t i = 0; i < payments.size(); ++i) {
+    Waiter& waiter = waiters[i];
+    if (!out[i].ok()) continue;
+    if (!waiter.done) {
+      out[i] = ClusterAnswer{};  // kPending
+      continue;
+    }
+    if (waiter.answer.kind != ClusterAnswer::Kind::kDecided) {
+      out[i] = waiter.answer;
+      continue;
+    }
+    absl::StatusOr<audit::AuditRecord> record = DecodeDecidedRecord(waiter.record);
+    if (!record.ok()) {
+      out[i] = record.status();
+      continue;
+    }
+    // The decision of the id's first payment: this caller's only if it is the same payment.
+    const std::string decided = CanonicalPaymentBytes(
+        record->transaction,
+        record->input_format == "json" ? EventTimeSource::kSender : EventTimeSource::kArrival);
+    if (decided != waiter.canonical) {
+      waiter.answer.kind = ClusterAnswer::Kind::kConflict;
+      waiter.answer.refusal = absl::AlreadyExistsError(absl::StrCat(
+          "transaction id ", payments[i].transaction.id, " is already used by another payment"));
+      out[i] = waiter.answer;
+      continue;
+    }
+    waiter.answer.decision_json = DecisionToJson(record->decision);
+    waiter.answer.decision = std::move(record->decision);
+    out[i] = std::move(waiter.answer);
   }
-  waiter.answer.decision_json = DecisionToJson(record.decision);
-  return waiter.answer;
+  return out;
 }
 
 ClusterNodeStatus ClusterNode::status() const {
@@ -218,13 +301,27 @@ ClusterNodeStatus ClusterNode::status() const {
   for (const auto& [p, owned] : owned_) {
     if (owned.writer != nullptr) out.owned.push_back(p);
   }
+  for (int p = 0; p < options_.layout.partitions; ++p) {
+    const PartitionProgress& progress = applier_.progress(p);
+    PartitionStatus& ps = out.partitions.emplace_back();
+    ps.partition = p;
+    ps.owner = progress.owner;
+    ps.epoch = progress.epoch;
+    ps.decided_here = std::binary_search(out.owned.begin(), out.owned.end(), p);
+    ps.pending = applier_.pending(p).size();
+    ps.decisions = progress.decisions;
+    ps.takeovers = progress.takeovers;
+  }
   return out;
 }
 
 void ClusterNode::ApplyLoop() {
   int since_decided = 0;
+  bool idle = false;
   while (!stopping_) {
-    absl::StatusOr<std::optional<StreamMessage>> next = reader_->Next(kReadWait);
+    // Caught up and nothing left to decide: wait for the log; else only look whether more
+    // is there, so that a payment is decided as soon as the log read so far is applied.
+    absl::StatusOr<std::optional<StreamMessage>> next = reader_->Next(idle ? kReadWait : kPollWait);
     if (!next.ok()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // reconnecting
       continue;
@@ -234,14 +331,17 @@ void ClusterNode::ApplyLoop() {
       // A subject of another cluster cannot be in this cluster's stream; nothing to do if so.
       absl::StatusOr<AppliedMessage> applied = applier_.Apply(**next);
       if (applied.ok()) Answer(*applied, **next);
+      idle = false;
       if (++since_decided < kDecideEvery) continue;
     }
     since_decided = 0;
-    TakeOverAndDecide();
+    const bool acted = TakeOverAndDecide();
+    idle = !next->has_value() && !acted;
   }
 }
 
-void ClusterNode::TakeOverAndDecide() {
+bool ClusterNode::TakeOverAndDecide() {
+  bool acted = false;
   // Takeovers: a marker after the last message of the partition's subject applied here.
   std::vector<std::pair<int, Lease>> to_take;
   std::map<int, uint64_t> applied_through;
@@ -263,6 +363,7 @@ void ClusterNode::TakeOverAndDecide() {
     it->second.writer = std::move(writer);
     it->second.decided_up_to = 0;
     ++counters_.takeovers;
+    acted = true;
   }
   // Decisions: each owned partition's pending payments not yet in a batch of this node's.
   std::vector<int> partitions;
@@ -294,6 +395,7 @@ void ClusterNode::TakeOverAndDecide() {
       batch = EncodeDecisions(*decided);
     }
     const absl::Status appended = writer->Append(batch).status();
+    acted = true;
     absl::MutexLock lock(&mu_);
     const auto it = owned_.find(p);
     if (appended.ok()) {
@@ -304,6 +406,7 @@ void ClusterNode::TakeOverAndDecide() {
       if (it != owned_.end() && it->second.writer == writer) owned_.erase(it);
     }
   }
+  return acted;
 }
 
 std::vector<std::string> ClusterNode::LiveNodes() {
@@ -334,10 +437,19 @@ void ClusterNode::LeaseLoop() {
   const auto every = std::max(options_.lease_ttl / 3, std::chrono::milliseconds(1));
   while (!stopping_) {
     const auto round = std::chrono::steady_clock::now();
-    // The node's own registration, renewed as its leases are.
+    // The node's own registration, renewed as its leases are, with how far it applied the
+    // log (for `vigil cluster status`).
+    std::string registration_value;
+    {
+      absl::MutexLock lock(&mu_);
+      int deciding = 0;
+      for (const auto& [p, owned] : owned_) deciding += owned.writer != nullptr ? 1 : 0;
+      registration_value = EncodeRegistration(applier_.position(), deciding);
+    }
     absl::StatusOr<uint64_t> registered =
-        registration == 0 ? nodes_bucket_->Create(NodeKey(options_.node_id), "live")
-                          : nodes_bucket_->Update(NodeKey(options_.node_id), "live", registration);
+        registration == 0
+            ? nodes_bucket_->Create(NodeKey(options_.node_id), registration_value)
+            : nodes_bucket_->Update(NodeKey(options_.node_id), registration_value, registration);
     registration = registered.ok() ? *registered : 0;
     std::vector<std::string> nodes = LiveNodes();
     if (std::find(nodes.begin(), nodes.end(), options_.node_id) == nodes.end()) {

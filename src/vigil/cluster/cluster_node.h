@@ -29,6 +29,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "vigil/cluster/cluster_layout.h"
 #include "vigil/cluster/key_value_bucket.h"
 #include "vigil/cluster/lease_table.h"
@@ -39,6 +40,7 @@
 #include "vigil/cluster/stream_reader.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/ids.h"
+#include "vigil/core/decision.h"
 #include "vigil/features/feature_extractor.h"
 
 namespace vigil::cluster {
@@ -55,15 +57,33 @@ struct ClusterNodeOptions {
   std::chrono::milliseconds duplicate_window{std::chrono::minutes(10)};
 };
 
-// What a node holds now, for status and tests.
+// One partition as a node sees it.
+struct PartitionStatus {
+  int partition = 0;
+  std::string owner;  // from the log's last takeover marker ("" before the first)
+  uint64_t epoch = 0;
+  bool decided_here = false;  // this node holds its lease and has taken it over
+  size_t pending = 0;         // payments applied and not yet decided
+  uint64_t decisions = 0;     // decisions applied
+  uint64_t takeovers = 0;     // changes of owner applied
+};
+
+// What a node holds now, for status, metrics and tests.
 struct ClusterNodeStatus {
   uint64_t position = 0;
   std::vector<int> owned;  // partitions it decides, ascending
+  std::vector<PartitionStatus> partitions;  // every partition, by number
   LogApplierStats applied;
   uint64_t batches_written = 0;
   uint64_t fenced = 0;  // batches refused: another owner took the partition
   uint64_t leases_lost = 0;
   uint64_t takeovers = 0;
+  // How far decision batches trailed their payments in the log (docs/cluster.md, "Two
+  // accounts per payment"): the most, in messages and in milliseconds between the two were
+  // stored, over every decision applied, and the sum of the milliseconds (for a mean).
+  uint64_t max_trailing_messages = 0;
+  double max_trailing_ms = 0;
+  double sum_trailing_ms = 0;
 };
 
 // What became of a payment a caller submitted and waited for (ClusterNode::Decide).
@@ -76,6 +96,9 @@ struct ClusterAnswer {
   };
   Kind kind = Kind::kPending;
   std::string decision_json;
+  Decision decision;  // kDecided: what decision_json encodes
+  // The payment had reached the log before (a retry): answered with its first decision.
+  bool repeated = false;
   absl::Status refusal;
 };
 
@@ -94,8 +117,11 @@ class ClusterNode {
   // Stops the threads and leaves the leases to expire, as a crash would.
   void Abandon();
 
-  // Publishes "payment" to its originator's partition (its transaction id the message id):
-  // the position it got in the log, or the duplicate's.
+  // Publishes "payment" to its originator's partition: the position it got in the log, or the
+  // duplicate's. Its message id is its transaction id and the hash of its canonical bytes
+  // (core/payment_identity.h), so the stream drops a retry of the same payment, and another
+  // payment under the same id reaches the log (refused there as a conflict, or decided when
+  // the first was refused).
   absl::StatusOr<PublishAck> Submit(const PaymentEntry& payment);
 
   // Submit, then waits until this node has applied the payment's decision (at most "wait"):
@@ -104,6 +130,11 @@ class ClusterNode {
   // was decided for another payment is a conflict, told by the payment fingerprint
   // (core/payment_identity.h), also when the log dropped it as a duplicate message id.
   absl::StatusOr<ClusterAnswer> Decide(const PaymentEntry& payment, std::chrono::milliseconds wait);
+  // Decide for several payments at once (a batch request): all published, then awaited
+  // together for at most "wait". One answer per payment, in order; an error is that payment's
+  // publish failing (the log unreachable: nothing of it was decided).
+  std::vector<absl::StatusOr<ClusterAnswer>> DecideAll(absl::Span<const PaymentEntry> payments,
+                                                       std::chrono::milliseconds wait);
 
   ClusterNodeStatus status() const;
 
@@ -132,7 +163,8 @@ class ClusterNode {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LeaseLoop();
   // With the log applied to its end: takeovers, then the owned partitions' pending payments.
-  void TakeOverAndDecide();
+  // Whether it did anything (took a partition over, wrote or tried to write a batch).
+  bool TakeOverAndDecide();
   void Stop(bool release);
   std::vector<std::string> LiveNodes();
   std::string AssignedNode(int partition, const std::vector<std::string>& nodes) const;
@@ -157,6 +189,9 @@ class ClusterNode {
   // The latest decisions' audit record bodies by transaction id, oldest first out.
   absl::flat_hash_map<std::string, std::string> answers_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> answer_order_ ABSL_GUARDED_BY(mu_);
+  // The latest refused payments' refusals by message id (transaction id and payment hash).
+  absl::flat_hash_map<std::string, absl::Status> refusals_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> refusal_order_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};
   std::thread apply_thread_;

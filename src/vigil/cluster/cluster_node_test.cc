@@ -231,6 +231,75 @@ TEST_F(ClusterNodeTest, AFrontAnswersWithTheOwnersDecisionOnceAndTheSameOnEveryN
   EXPECT_EQ(b.node->status().applied.decisions, 4u);
 }
 
+// Three JetStream servers and three nodes: the stream's leader killed with SIGKILL while
+// payments are submitted; every payment a front got acknowledged is decided exactly once.
+TEST(ClusterOnThreeServersTest, KillingANatsServerUnderLoadLosesNoAcknowledgedPayment) {
+  vigil::testing::ScratchDir dir;
+  ASSERT_OK_AND_ASSIGN(auto servers, testing::NatsServers::Start(3, dir.path()));
+  const FxRates fx = *FxRates::Parse("reporting_currency,USD\ncurrency,per_reporting_unit\n", "fx");
+  auto decider = std::make_shared<PartitionDecider>(
+      std::make_shared<DecisionMaker>(CountingPolicy(), nullptr,
+                                      PolicyInputLayout(FeatureExtractor::Schema())),
+      "none", RealClock());
+  std::vector<Node> nodes(3);
+  const auto nats_of = [&nodes](int k) { return nodes[k].nats.get(); };
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_OK_AND_ASSIGN(nodes[k].nats, servers->Connect());
+    nodes[k].features = std::make_unique<FeatureExtractor>(fx, FeatureConfig{});
+    ClusterNodeOptions options;
+    options.layout.name = "c3";
+    options.layout.partitions = kPartitions;
+    options.layout.replicas = 3;
+    options.node_id = absl::StrCat("node-", k);
+    options.lease_ttl = std::chrono::milliseconds(2000);
+    absl::StatusOr<std::unique_ptr<ClusterNode>> started =
+        ClusterNode::Start(nats_of(k), nodes[k].features.get(), decider, RealClock(), options);
+    ASSERT_OK(started.status()) << started.status();
+    nodes[k].node = *std::move(started);
+  }
+  constexpr int kPayments = 400;
+  int killed = -1;
+  for (int k = 0; k < kPayments; ++k) {
+    if (k == kPayments / 3) {
+      ASSERT_OK_AND_ASSIGN(StreamStatus log, nodes[0].nats->StatusOf("VIGIL_c3"));
+      ASSERT_EQ(log.leader.size(), 2u) << log.leader;
+      killed = log.leader[1] - '0';
+      servers->Kill(killed);
+    }
+    PaymentEntry p;
+    p.transaction.id = absl::StrCat("tx-", k);
+    p.transaction.event_time = FromUnixMicros(1'764'500'000'000'000 + int64_t{k} * 1'000'000);
+    p.transaction.originator = {.account_id = absl::StrCat("A", k % 17), .bank_id = "B1"};
+    p.transaction.beneficiary = {.account_id = absl::StrCat("A", (k + 3) % 17), .bank_id = "B1"};
+    p.transaction.amount = Money(100 + k, 0, *Currency::FromCode("USD"));
+    p.input_format = "json";
+    // A front retries what was not acknowledged, under the same id (the log keeps it once).
+    absl::StatusOr<PublishAck> ack = absl::UnknownError("not tried");
+    for (int attempt = 0; attempt < 200 && !ack.ok(); ++attempt) {
+      ack = nodes[k % 3].node->Submit(p);
+      if (!ack.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_OK(ack.status()) << "payment " << k;
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto all_decided = [&] {
+    for (const Node& n : nodes) {
+      if (n.node->status().applied.decisions < kPayments) return false;
+    }
+    return true;
+  };
+  while (!all_decided() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const Node& n : nodes) {
+    const ClusterNodeStatus s = n.node->status();
+    EXPECT_EQ(s.applied.payments, static_cast<uint64_t>(kPayments));
+    EXPECT_EQ(s.applied.decisions, static_cast<uint64_t>(kPayments)) << "killed n" << killed;
+    EXPECT_EQ(s.applied.unexpected_decisions, 0u);
+  }
+  EXPECT_EQ(nodes[0].node->status().position, nodes[2].node->status().position);
+}
+
 TEST_F(ClusterNodeTest, ANodeThatLeavesHandsItsPartitionsOver) {
   Node a = StartNode("node-a");
   {

@@ -98,6 +98,7 @@ AppliedMessage LogApplier::ApplyPayment(int partition, const StreamMessage& mess
   }
   PendingPayment pending;
   pending.sequence = message.sequence;
+  pending.stored_unix_ns = message.stored_unix_ns;
   pending.row.assign(FeatureExtractor::Schema()->size(), 0.0);
   const absl::Status applied = features_->Process(tx, absl::MakeSpan(pending.row));
   if (!applied.ok()) {
@@ -123,6 +124,7 @@ AppliedMessage LogApplier::ApplyDecisions(int partition, const StreamMessage& me
     progress.owner = std::string(message.Header(kOwnerHeader));
     uint64_t epoch = 0;
     progress.epoch = absl::SimpleAtoi(ToAbsl(message.Header(kEpochHeader)), &epoch) ? epoch : 0;
+    ++progress.takeovers;
     return out;
   }
   out.kind = AppliedMessage::Kind::kDecisions;
@@ -144,6 +146,8 @@ AppliedMessage LogApplier::ApplyDecisions(int partition, const StreamMessage& me
       continue;
     }
     features_->RecordRisk(it->second.entry.transaction, d.score, d.rule_hit, d.alert);
+    out.trailing_messages.push_back(message.sequence - d.payment_sequence);
+    out.trailing_ns.push_back(message.stored_unix_ns - it->second.stored_unix_ns);
     pending.erase(it);
     ++stats_.decisions;
     ++progress.decisions;

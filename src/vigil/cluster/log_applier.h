@@ -50,6 +50,7 @@ namespace vigil::cluster {
 // A payment applied and not yet decided.
 struct PendingPayment {
   uint64_t sequence = 0;  // its position in the log
+  int64_t stored_unix_ns = 0;  // when the log stored it
   PaymentEntry entry;
   std::vector<double> row;  // FeatureExtractor::Schema()'s columns, as applied
 };
@@ -65,8 +66,12 @@ struct AppliedMessage {
   std::string transaction_id;
   Outcome outcome = Outcome::kPending;
   absl::Status refusal;
-  // kDecisions: the decisions that applied (each released a pending payment), in batch order.
+  // kDecisions: the decisions that applied (each released a pending payment), in batch order,
+  // and for each how far its batch trails its payment in the log: in messages, and in the
+  // time between the two were stored (the staleness bound of docs/cluster.md).
   std::vector<DecidedPayment> decided;
+  std::vector<uint64_t> trailing_messages;
+  std::vector<int64_t> trailing_ns;
 };
 
 // Partition p as the log has built it.
@@ -75,6 +80,7 @@ struct PartitionProgress {
   std::string owner;                    // from the last takeover marker ("" before the first)
   uint64_t epoch = 0;
   uint64_t decisions = 0;
+  uint64_t takeovers = 0;  // takeover markers applied: its changes of owner
 };
 
 struct LogApplierStats {

@@ -189,4 +189,10 @@ absl::StatusOr<std::vector<DecidedPayment>> DecodeDecisions(std::string_view byt
   return out;
 }
 
+absl::StatusOr<audit::AuditRecord> DecodeDecidedRecord(std::string_view record_body) {
+  std::string stored;
+  audit::AppendAssembledRecord(0, audit::Hash{}, record_body, &stored);
+  return audit::DecodeRecord(stored);
+}
+
 }  // namespace vigil::cluster

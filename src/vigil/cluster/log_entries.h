@@ -28,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "vigil/audit/audit_record.h"
 #include "vigil/core/account_standing.h"
 #include "vigil/core/transaction.h"
 
@@ -66,6 +67,9 @@ absl::StatusOr<PaymentEntry> DecodePayment(std::string_view bytes);
 
 std::string EncodeDecisions(absl::Span<const DecidedPayment> decisions);
 absl::StatusOr<std::vector<DecidedPayment>> DecodeDecisions(std::string_view bytes);
+
+// The audit record a decided payment carries (its body, without a log position), decoded.
+absl::StatusOr<audit::AuditRecord> DecodeDecidedRecord(std::string_view record_body);
 
 }  // namespace vigil::cluster
 

@@ -270,6 +270,12 @@ absl::StatusOr<std::unique_ptr<StreamReader>> NatsConnection::Read(std::string_v
   options.Ordered = true;
   options.Config.DeliverPolicy = js_DeliverByStartSequence;
   options.Config.OptStartSeq = std::max<uint64_t>(from, 1);
+  // Idle heartbeats let the client see a consumer that went with its server (a killed stream
+  // leader) and start it again from the next sequence; flow control keeps a slow reader from
+  // being cut off.
+  options.Config.Heartbeat =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::milliseconds(500)).count();
+  options.Config.FlowControl = true;
   auto subscription = std::make_unique<StreamReader::Subscription>();
   jsErrCode error = jsErrCode(0);
   const natsStatus s = js_SubscribeSync(&subscription->subscription, handles_->jetstream,
@@ -316,6 +322,30 @@ absl::StatusOr<std::unique_ptr<KeyValueBucket>> NatsConnection::EnsureBucket(
   }
   return std::unique_ptr<KeyValueBucket>(
       new KeyValueBucket(handles_.get(), std::move(store), spec.name));
+}
+
+absl::StatusOr<std::unique_ptr<KeyValueBucket>> NatsConnection::OpenBucket(
+    std::string_view name, std::chrono::milliseconds* ttl) {
+  const std::string bucket(name);
+  auto store = std::make_unique<KeyValueBucket::Store>();
+  const natsStatus s = js_KeyValue(&store->store, handles_->jetstream, bucket.c_str());
+  if (s == NATS_NOT_FOUND) {
+    store->store = nullptr;
+    return absl::NotFoundError(absl::StrCat("key-value bucket ", bucket, " does not exist"));
+  }
+  if (s != NATS_OK) {
+    store->store = nullptr;
+    return FromNats(s, absl::StrCat("key-value bucket ", bucket));
+  }
+  if (ttl != nullptr) {
+    kvStatus* status = nullptr;
+    VIGIL_RETURN_IF_ERROR(
+        FromNats(kvStore_Status(&status, store->store), absl::StrCat("status of bucket ", bucket)));
+    *ttl = std::chrono::milliseconds(kvStatus_TTL(status) / kNanosPerMilli);
+    kvStatus_Destroy(status);
+  }
+  return std::unique_ptr<KeyValueBucket>(
+      new KeyValueBucket(handles_.get(), std::move(store), bucket));
 }
 
 }  // namespace vigil::cluster

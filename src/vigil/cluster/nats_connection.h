@@ -144,6 +144,10 @@ class NatsConnection {
   // Binds the bucket, creating it when missing; an existing bucket must have the spec's TTL
   // and replicas (kFailedPrecondition otherwise).
   absl::StatusOr<std::unique_ptr<KeyValueBucket>> EnsureBucket(const BucketSpec& spec);
+  // An existing bucket, and its TTL when "ttl" is given; kNotFound when there is none (nothing
+  // is created: for readers such as `vigil cluster status`).
+  absl::StatusOr<std::unique_ptr<KeyValueBucket>> OpenBucket(
+      std::string_view name, std::chrono::milliseconds* ttl = nullptr);
 
   // OK once the servers answer JetStream requests (a cluster's JetStream has a leader);
   // kUnavailable or kDeadlineExceeded until then.

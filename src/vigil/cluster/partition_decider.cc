@@ -14,6 +14,9 @@ PartitionDecider::PartitionDecider(std::shared_ptr<const DecisionMaker> decider,
                                    std::string model_role, const Clock& clock)
     : decider_(std::move(decider)), model_role_(std::move(model_role)), clock_(clock) {}
 
+PartitionDecider::PartitionDecider(const ModelDeployment* deployment, const Clock& clock)
+    : deployment_(deployment), clock_(clock) {}
+
 absl::StatusOr<std::vector<DecidedPayment>> PartitionDecider::Decide(
     absl::Span<const PendingPayment* const> payments, FeatureExtractor& features,
     UuidV7Generator& ids) const {
@@ -38,14 +41,22 @@ absl::StatusOr<std::vector<DecidedPayment>> PartitionDecider::Decide(
   context.deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(deadline_us - now_us);
   std::vector<Decision> decisions(payments.size());
-  const std::shared_ptr<const Policy> policy = decider_->policy();
-  VIGIL_RETURN_IF_ERROR(decider_->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids, context));
+  // The deployment's champion of the moment (or its rules), held for the whole batch.
+  std::shared_ptr<const DecisionMaker> decider = decider_;
+  std::string model_role = model_role_;
+  if (deployment_ != nullptr) {
+    const std::shared_ptr<const ModelDeployment::Snapshot> now = deployment_->Current();
+    decider = now->champion != nullptr ? now->champion->decider : now->rules;
+    model_role = now->champion != nullptr ? "champion" : "none";
+  }
+  const std::shared_ptr<const Policy> policy = decider->policy();
+  VIGIL_RETURN_IF_ERROR(decider->DecideBatch(txs, rows, absl::MakeSpan(decisions), ids, context));
   const UtcTime decided = clock_.Now();
   out.reserve(payments.size());
   for (size_t k = 0; k < payments.size(); ++k) {
     const PaymentEntry& entry = payments[k]->entry;
     Decision& d = decisions[k];
-    d.model_role = model_role_;
+    d.model_role = model_role;
     d.traceparent = entry.traceparent;
     DecidedPayment entry_out;
     entry_out.payment_sequence = payments[k]->sequence;

@@ -31,6 +31,7 @@
 #include "vigil/common/clock.h"
 #include "vigil/common/ids.h"
 #include "vigil/decision/decision_maker.h"
+#include "vigil/decision/model_deployment.h"
 #include "vigil/features/feature_extractor.h"
 
 namespace vigil::cluster {
@@ -41,6 +42,10 @@ class PartitionDecider {
   // model). "clock" must outlive the decider.
   PartitionDecider(std::shared_ptr<const DecisionMaker> decider, std::string model_role,
                    const Clock& clock);
+  // Decided by "deployment"'s champion of the moment (its rules alone while it has none; a
+  // challenger or shadow does not decide in a cluster). "deployment" and "clock" must outlive
+  // the decider.
+  PartitionDecider(const ModelDeployment* deployment, const Clock& clock);
 
   // Decides "payments" (pending payments of one partition, in log order) and returns their
   // batch entries in the same order. Errors: the decision maker's (kResourceExhausted: the
@@ -50,8 +55,9 @@ class PartitionDecider {
       UuidV7Generator& ids) const;
 
  private:
-  std::shared_ptr<const DecisionMaker> decider_;
+  std::shared_ptr<const DecisionMaker> decider_;  // null: the deployment's
   std::string model_role_;
+  const ModelDeployment* deployment_ = nullptr;
   const Clock& clock_;
 };
 

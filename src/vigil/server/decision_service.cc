@@ -9,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "simdjson.h"
 #include "vigil/audit/audit_log.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/common/json_text.h"
@@ -22,12 +21,10 @@
 #include "vigil/engine/decide_in_order.h"
 #include "vigil/engine/decision_recorder.h"
 #include "vigil/engine/drift_feed.h"
-#include "vigil/ingest/json_parser.h"
 #include "vigil/ingest/payment_message.h"
-#include "vigil/ingest/record_error.h"
-#include "vigil/ingest/swift_mt.h"
 #include "vigil/metrics/value_histogram.h"
 #include "vigil/server/http_status.h"
+#include "vigil/server/score_body.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil {
@@ -345,19 +342,6 @@ absl::Status DecisionService::Checkpoint() {
 
 namespace {
 
-DecisionService::Reply MessageErrorReply(const absl::Status& status) {
-  DecisionService::Reply r;
-  const bool unsupported = status.code() == absl::StatusCode::kUnimplemented;
-  r.status = HttpStatusOf(unsupported ? status.code() : absl::StatusCode::kInvalidArgument);
-  r.error_code = unsupported ? "unsupported_message_type" : "invalid_message";
-  r.body = JsonErrorBody(r.error_code, "$", View(status.message()));
-  return r;
-}
-
-}  // namespace
-
-namespace {
-
 // Calls start(done) and waits until "done" is given the reply.
 template <typename Start>
 DecisionService::Reply AwaitReply(Start start) {
@@ -383,202 +367,57 @@ DecisionService::Reply DecisionService::ScoreBatch(std::string_view body,
 }
 
 void DecisionService::ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) {
-  auto call = std::make_shared<Call>();
-  call->request = request;
-  call->done = std::move(done);
-  std::vector<Item>& items = call->items;
-  items.resize(1);
-  items[0].raw = body;
-  items[0].start = Steady::now();
-  items[0].received = clock_.Now();
-  items[0].format = request.format;
-  if (request.format != MessageFormat::kJson) {
-    absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
-    if (!read.ok()) return std::move(call->done)(MessageErrorReply(read.status()));
-    if (read->size() != 1) {
-      Reply r;
-      r.status = 400;
-      r.error_code = "invalid_message";
-      r.body = JsonErrorBody(r.error_code, "$",
-                             absl::StrCat("the message holds ", read->size(),
-                                          " transactions: POST it to /v1/score/batch"));
-      return std::move(call->done)(std::move(r));
-    }
-    items[0].tx = std::move((*read)[0]);
-    items[0].tx.event_time = items[0].received;  // see ScoreRequest::format
-    items[0].parsed = true;
-    items[0].parse = Steady::now() - items[0].start;
-  }
-  DecideItems(call);
-}
-
-// A batch in a message format: the transactions of one ISO 20022 message, or the SWIFT MT
-// messages of the body (SplitSwiftMtMessages), each an item.
-void DecisionService::ScoreMessages(std::string_view body, std::shared_ptr<Call> call) {
-  const ScoreRequest& request = call->request;
-  const Steady::time_point start = Steady::now();
-  const UtcTime received = clock_.Now();
-  std::vector<Item>& items = call->items;
-  if (request.format == MessageFormat::kIso20022) {
-    absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(body, request.format);
-    if (!read.ok()) return std::move(call->done)(MessageErrorReply(read.status()));
-    if (read->size() > options_.max_batch) return std::move(call->done)(BatchTooLarge());
-    const Steady::duration parse = Steady::now() - start;
-    for (Transaction& tx : *read) {
-      Item& item = items.emplace_back();
-      item.raw = body;  // the audit log keeps the hash of the message as received
-      item.start = start;
-      item.received = received;
-      item.format = request.format;
-      item.tx = std::move(tx);
-      item.tx.event_time = received;
-      item.parsed = true;
-      item.parse = parse;
-    }
-  } else {
-    for (std::string_view message : SplitSwiftMtMessages(body)) {
-      if (items.size() == options_.max_batch) return std::move(call->done)(BatchTooLarge());
-      Item& item = items.emplace_back();
-      item.raw = message;
-      item.start = start;
-      item.received = received;
-      item.format = request.format;
-      const Steady::time_point t0 = Steady::now();
-      absl::StatusOr<std::vector<Transaction>> read = ReadPaymentMessage(message, request.format);
-      item.parse = Steady::now() - t0;
-      if (!read.ok()) {
-        item.reply = MessageErrorReply(read.status());
-        item.done = true;
-        continue;
-      }
-      item.tx = std::move((*read)[0]);
-      item.tx.event_time = received;
-      item.parsed = true;
-    }
-  }
-  if (items.empty()) {
-    Reply r;
-    r.status = 400;
-    r.error_code = "invalid_message";
-    r.body = JsonErrorBody(r.error_code, "$", "the body holds no message");
-    return std::move(call->done)(std::move(r));
-  }
-  DecideItems(call);
+  Read(body, request, /*batch=*/false, std::move(done));
 }
 
 void DecisionService::ScoreBatchThen(std::string_view body, const ScoreRequest& request,
                                      ReplyFn done) {
+  Read(body, request, /*batch=*/true, std::move(done));
+}
+
+void DecisionService::Read(std::string_view body, const ScoreRequest& request, bool batch,
+                           ReplyFn done) {
   auto call = std::make_shared<Call>();
   call->request = request;
-  call->batch = true;
+  call->batch = batch;
   call->done = std::move(done);
-  if (request.format != MessageFormat::kJson) return ScoreMessages(body, std::move(call));
   const Steady::time_point start = Steady::now();
   const UtcTime received = clock_.Now();
-  // The array's elements, as raw JSON text (each is then parsed by the transaction parser).
-  simdjson::padded_string padded(body);
-  simdjson::ondemand::parser parser;
-  std::vector<Item>& items = call->items;
-  const auto answer = [&call](Reply r) { std::move(call->done)(std::move(r)); };
-  auto invalid = [](std::string_view message, std::string_view code = "invalid_field") {
-    Reply r;
-    r.status = 400;
-    r.error_code = std::string(code);
-    r.body = JsonErrorBody(code, "$", message);
-    return r;
-  };
-  simdjson::ondemand::document doc;
-  simdjson::ondemand::array array;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) {
-    return answer(invalid("the body is not valid JSON", "invalid_json"));
-  }
-  if (const simdjson::error_code e = doc.get_array().get(array); e != simdjson::SUCCESS) {
-    return answer(e == simdjson::INCORRECT_TYPE
-                      ? invalid("the body must be a JSON array of transactions")
-                      : invalid("the body is not valid JSON", "invalid_json"));
-  }
-  for (auto element : array) {
-    if (items.size() == options_.max_batch) return answer(BatchTooLarge());
-    std::string_view raw;
-    simdjson::ondemand::object object;
-    const simdjson::error_code is_object = element.get_object().get(object);
-    if (is_object == simdjson::INCORRECT_TYPE) {
-      // Not a transaction: that item's error; the others are still decided.
-      Item item;
-      item.start = start;
-      item.received = received;
-      item.done = true;
-      item.reply.status = 400;
-      item.reply.error_code = "invalid_field";
-      item.reply.body = JsonErrorBody("invalid_field", absl::StrCat("$[", items.size(), "]"),
-                                      "a batch item must be a JSON object (a transaction)");
-      items.push_back(std::move(item));
-      continue;
-    }
-    if (is_object != simdjson::SUCCESS || object.raw_json().get(raw) != simdjson::SUCCESS) {
-      return answer(
-          invalid(absl::StrCat("element ", items.size(), " is not valid JSON"), "invalid_json"));
-    }
-
-    Item item;
-    // raw_json points into the padded copy: keep offsets into the caller's body instead.
-    item.raw = body.substr(static_cast<size_t>(raw.data() - padded.data()), raw.size());
+  ScoreBody read = ReadScoreBody(body, request.format, batch, options_.max_batch, received);
+  if (read.refused.has_value()) return std::move(call->done)(std::move(*read.refused));
+  call->items.reserve(read.items.size());
+  for (ScoreItem& from : read.items) {
+    Item& item = call->items.emplace_back();
+    item.raw = from.raw;
     item.start = start;
     item.received = received;
-    items.push_back(std::move(item));
+    item.format = request.format;
+    item.tx = std::move(from.tx);
+    item.parsed = from.from_message;
+    item.parse = from.parse;
+    item.reply.transaction_id = item.tx.id;
+    if (from.refused.has_value()) {
+      item.reply = std::move(*from.refused);
+      item.reply.transaction_id = item.tx.id;
+      item.done = true;
+    }
   }
-  if (items.empty()) return answer(invalid("the array holds no transactions"));
   DecideItems(call);
 }
 
-DecisionService::Reply DecisionService::BatchTooLarge() const {
-  Reply r;
-  r.status = 413;
-  r.error_code = "batch_too_large";
-  r.body = JsonErrorBody(
-      "batch_too_large", "$",
-      absl::StrCat("a batch holds at most ", options_.max_batch, " transactions; split it"));
-  return r;
-}
-
 DecisionService::Reply DecisionService::BatchReply(const std::vector<Item>& items) {
-  Reply out;
-  out.body = "{\"results\":[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out.body.push_back(',');
-    const Reply& r = items[i].reply;
-    if (r.status == 409) out.conflicts.push_back(items[i].tx.id);
-    if (r.status == 200) {
-      out.body += r.body;
-    } else {
-      absl::StrAppend(&out.body, "{\"index\":", i, ",\"status\":", r.status, ",");
-      out.body.append(r.body, 1, std::string::npos);  // the error body's members
-    }
+  std::vector<Reply> replies;
+  std::vector<std::string_view> ids;
+  replies.reserve(items.size());
+  for (const Item& item : items) {
+    replies.push_back(item.reply);
+    ids.push_back(item.tx.id);
   }
-  out.body += "]}";
-  return out;
+  return BatchReplyOf(replies, ids);
 }
 
 void DecisionService::DecideItems(const std::shared_ptr<Call>& call) {
   std::vector<Item>& items = call->items;
-  thread_local JsonTransactionParser parser;  // holds simdjson's buffers: one per thread
-  for (Item& item : items) {
-    if (item.done) continue;  // refused while the batch was read
-    if (item.parsed) {        // read from a payment message
-      item.reply.transaction_id = item.tx.id;
-      continue;
-    }
-    const Steady::time_point t0 = Steady::now();
-    RecordError error;
-    if (!parser.Parse(item.raw, &item.tx, &error)) {
-      item.reply.status = 400;
-      item.reply.error_code = error.reason;
-      item.reply.body = JsonErrorBody(error.reason, error.field, error.message);
-      item.done = true;
-    }
-    item.reply.transaction_id = item.tx.id;
-    item.parse = Steady::now() - t0;
-  }
   Admit(items);
   if (audit_ != nullptr) {
     RefuseWhileCongested(items);

@@ -74,13 +74,14 @@
 #include "vigil/core/decision.h"
 #include "vigil/core/fx_rates.h"
 #include "vigil/decision/decision_maker.h"
-#include "vigil/ingest/payment_message.h"
 #include "vigil/decision/model_deployment.h"
 #include "vigil/engine/payment_fingerprint.h"
 #include "vigil/features/feature_config.h"
 #include "vigil/features/feature_extractor.h"
 #include "vigil/features/feature_store.h"
+#include "vigil/ingest/payment_message.h"
 #include "vigil/metrics/metrics_registry.h"
+#include "vigil/server/scoring_service.h"
 #include "vigil/store/kv_write_batch.h"
 
 namespace vigil {
@@ -129,22 +130,7 @@ struct DecisionServiceOptions {
   std::chrono::microseconds max_future_skew = std::chrono::minutes(5);
 };
 
-// What the caller adds to a request body.
-struct ScoreRequest {
-  std::string traceparent;  // W3C trace context recorded in the decisions ("" for none)
-  std::string actor;        // who asks ("token:<id>", "tls:<subject>" or both), for the audit log
-  std::optional<std::chrono::microseconds> budget;  // this request's SLA budget
-  // The body's format. kJson: a transaction (Score) or an array of them (ScoreBatch). kSwiftMt:
-  // one message (Score) or messages one after the other (ScoreBatch, one item each). kIso20022:
-  // one message holding one transaction (Score) or several (ScoreBatch). A message that cannot
-  // be read is 400 "invalid_message"; one of a type vigil does not read is 422
-  // "unsupported_message_type". A payment message is timed by its arrival (event_time = the
-  // time received): its own times (an MT output header's input time, a pacs.008's CreDtTm) are
-  // in the sender's clock or absent, and the accounts' windows need the engine's.
-  MessageFormat format = MessageFormat::kJson;
-};
-
-class DecisionService {
+class DecisionService final : public ScoringService {
  public:
   // Features in memory only, decided by one fixed decision maker (tests, tools).
   // "decider" must use FeatureExtractor::Schema() (the layout BuildDecisionMaker gives).
@@ -155,22 +141,6 @@ class DecisionService {
                   std::shared_ptr<const ModelDeployment> deployment, const Clock& clock);
   ~DecisionService();
 
-  struct Reply {
-    int status = 200;
-    std::string body;
-    // For the request log and metrics (single transactions):
-    std::string transaction_id;
-    std::string error_code;  // when status != 200
-    std::string action;      // when status == 200
-    bool degraded = false;
-    std::string degraded_reason;
-    bool repeated = false;  // answered from the idempotency memory
-    // Status 503 for overload: where it was shed ("batcher", "audit"); "" otherwise.
-    std::string shed_reason;
-    // A batch: the transaction ids of its items refused 409 idempotency_conflict, in order
-    // (a single transaction's conflict is its error_code), for the log.
-    std::vector<std::string> conflicts;
-  };
   Reply Score(std::string_view body, const ScoreRequest& request = {});
   Reply ScoreBatch(std::string_view body, const ScoreRequest& request = {});
 
@@ -181,9 +151,8 @@ class DecisionService {
   // (durable_ack), or the call that decides a duplicate in flight. So no thread is held while
   // a record syncs. "done" must be short and must not block. "body" must stay valid until
   // "done" is called. Score and ScoreBatch are these with a wait.
-  using ReplyFn = absl::AnyInvocable<void(Reply) &&>;
-  void ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done);
-  void ScoreBatchThen(std::string_view body, const ScoreRequest& request, ReplyFn done);
+  void ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) override;
+  void ScoreBatchThen(std::string_view body, const ScoreRequest& request, ReplyFn done) override;
 
   // Watches the decisions for drift: each one decided from now on is offered to "tap" (which
   // feeds "monitor"); while monitor->frozen(), decisions are rules-only and degraded
@@ -210,7 +179,7 @@ class DecisionService {
   // may retry) when a request now would be refused because the audit log is behind
   // (DecisionRecorder::Congestion): for a server to refuse it on arrival, before any work. OK
   // without an audit log.
-  absl::Status Congestion() const;
+  absl::Status Congestion() const override;
 
   // The attached audit log and the trail that records into it (null before AttachAudit).
   audit::AuditLog* audit_log() const { return audit_log_.get(); }
@@ -242,9 +211,9 @@ class DecisionService {
   struct Item;
   struct Call;
   struct Metrics;
-  void ScoreMessages(std::string_view body, std::shared_ptr<Call> call);
+  // Reads the body (ScoreBody) into a call's items, then DecideItems.
+  void Read(std::string_view body, const ScoreRequest& request, bool batch, ReplyFn done);
   static Reply BatchReply(const std::vector<Item>& items);
-  Reply BatchTooLarge() const;  // 413: more than max_batch transactions
   // The steps of a call, in order: DecideItems on the calling thread (through Decide, which
   // starts the records), then Settle as each wait ends, Release once the records are settled,
   // and Answer once the duplicates' decisions are in.

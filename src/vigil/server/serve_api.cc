@@ -579,7 +579,7 @@ void ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point 
   std::string trace_id = ours.TraceIdHex();
   auto replied = [this, traceparent = std::move(traceparent), trace_id = std::move(trace_id),
                   actor = std::string(actor),
-                  scored = std::move(scored)](DecisionService::Reply reply) mutable {
+                  scored = std::move(scored)](ScoreReply reply) mutable {
     if (!reply.conflicts.empty()) {
       // A batch is answered 200: its refused items get a line of their own, as a single
       // transaction's 409 does (an id reused for another payment is worth an analyst's look).

@@ -62,7 +62,7 @@ class Screener;
 
 // What the routes serve once loaded. Owned by the caller; must outlive the ServeApi's use.
 struct ServeParts {
-  DecisionService* service = nullptr;
+  ScoringService* service = nullptr;  // DecisionService, or a cluster node's ClusterScoring
   PolicyStore* policies = nullptr;
   ModelDeployment* deployment = nullptr;
   // Drift monitoring: all three set, or all null when it is off (GET /v1/drift is then 404).

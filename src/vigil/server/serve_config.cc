@@ -1,5 +1,6 @@
 #include "vigil/server/serve_config.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -180,10 +181,56 @@ absl::Status ValidateTransport(const ServeTlsConfig& tls, bool plaintext,
 
 }  // namespace
 
+void DeclareCluster(ServeConfig* c, OptionSet* set) {
+  ServeClusterConfig& k = c->cluster;
+  set->List({.key = "cluster.nats",
+             .help = "NATS JetStream servers of the cluster (nats://HOST:PORT, any members; "
+                     "repeat the flag for each): serve as a node of the cluster",
+             .flag = "cluster-nats",
+             .value_name = "URL",
+             .uses = kServe},
+            &k.nats);
+  set->Text({.key = "cluster.name",
+             .help = "The cluster's name: its log stream and buckets are named after it",
+             .uses = kServe},
+            &k.name);
+  set->Text({.key = "cluster.node_id",
+             .help = "This node's id, unique in the cluster (letters, digits, '-', '_')",
+             .value_name = "ID",
+             .uses = kServe},
+            &k.node_id);
+  set->Integer({.key = "cluster.partitions",
+                .help = "Partitions of the accounts; fixed when the cluster is created (a node "
+                        "with another count is refused)",
+                .uses = kServe},
+               &k.partitions, 1, 4096);
+  set->Integer({.key = "cluster.replicas",
+                .help = "JetStream replicas of the cluster's log and buckets (1, 3 or 5)",
+                .uses = kServe},
+               &k.replicas, 1, 5);
+  set->Duration<std::chrono::milliseconds>(
+      {.key = "cluster.lease_ttl_ms",
+       .help = "A partition's lease lives this long unrenewed: the time a crashed owner's "
+               "partitions wait before another node takes them over",
+       .uses = kServe},
+      &k.lease_ttl, 300, 600'000);
+  set->Duration<std::chrono::milliseconds>(
+      {.key = "cluster.answer_slack_ms",
+       .help = "Waited beyond a request's budget for its decision to come back through the "
+               "log, before 503 decision_pending",
+       .uses = kServe},
+      &k.answer_slack, 0, 60'000);
+  set->Integer({.key = "cluster.max_batch",
+                .help = "Payments per decision batch of a partition",
+                .uses = kServe},
+               &k.max_batch, 1, 100'000);
+}
+
 void DeclareServeOptions(ServeConfig* config, config::OptionSet* set) {
   DeclareFront(config, set);
   DeclarePipelineOptions(config, set);
   DeclareSecurity(config, set);
+  DeclareCluster(config, set);
 }
 
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {
@@ -215,7 +262,24 @@ absl::StatusOr<ServeConfig> ServeConfig::Parse(std::string_view yaml, std::strin
 
 absl::Status ServeConfig::Validate() const {
   VIGIL_RETURN_IF_ERROR(PipelineConfig::Validate(/*needs_data_dir=*/true));
-  return ValidateTransport(tls, plaintext, auth);
+  VIGIL_RETURN_IF_ERROR(ValidateTransport(tls, plaintext, auth));
+  if (!cluster.enabled()) return absl::OkStatus();
+  if (cluster.node_id.empty()) {
+    return absl::InvalidArgumentError(
+        "cluster.node_id: required with cluster.nats (each node of a cluster has its own id)");
+  }
+  for (const char ch : cluster.node_id) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') {
+      return absl::InvalidArgumentError(absl::StrCat("cluster.node_id \"", cluster.node_id,
+                                                     "\": letters, digits, '-' or '_' only"));
+    }
+  }
+  if (cluster.replicas != 1 && cluster.replicas != 3 && cluster.replicas != 5) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster.replicas ", cluster.replicas,
+                     ": 1, 3 or 5 (a Raft quorum needs an odd number of servers)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace vigil

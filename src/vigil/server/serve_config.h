@@ -77,6 +77,21 @@ struct ServeAuthConfig {
   std::vector<std::pair<std::string, std::string>> certificate_roles;
 };
 
+// Cluster mode (docs/cluster.md): with `nats` set, `vigil serve` runs as one node of the
+// cluster `name` over those NATS JetStream servers instead of deciding on its own.
+struct ServeClusterConfig {
+  std::vector<std::string> nats;  // "nats://host:port" of any members; empty: one node alone
+  std::string name = "main";      // the cluster: its log and buckets are named after it
+  std::string node_id;            // this node, unique in the cluster ([A-Za-z0-9_-])
+  int partitions = 64;            // fixed when the cluster is created
+  int replicas = 3;               // JetStream replicas of the log and buckets: 1, 3 or 5
+  std::chrono::milliseconds lease_ttl{3000};
+  std::chrono::milliseconds answer_slack{1000};
+  int max_batch = 256;  // payments per decision batch
+
+  bool enabled() const { return !nats.empty(); }
+};
+
 struct ServeConfig : PipelineConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -92,13 +107,14 @@ struct ServeConfig : PipelineConfig {
   ServeTlsConfig tls;
   bool plaintext = false;  // serve plain HTTP (only when no tls is configured)
   ServeAuthConfig auth;
+  ServeClusterConfig cluster;
 
   // Reads a YAML configuration ("file" names it in errors) over the defaults. Unknown keys are
   // errors (with the nearest known key), as are values out of range. Whether the whole is
   // complete and consistent is Validate's to say, once flags are merged too.
   static absl::StatusOr<ServeConfig> Parse(std::string_view yaml, std::string_view file);
   // Checks the combination: the pipeline's (PipelineConfig::Validate, a data dir required),
-  // then TLS or plaintext, and the auth settings.
+  // then TLS or plaintext, the auth settings, and in cluster mode the node's id.
   absl::Status Validate() const;
 };
 

@@ -21,8 +21,12 @@
 #include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
+#include "vigil/cluster/cluster_node.h"
+#include "vigil/cluster/nats_connection.h"
+#include "vigil/cluster/partition_decider.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/status_macros.h"
+#include "vigil/common/string_view.h"
 #include "vigil/crypto/field_cipher.h"
 #include "vigil/crypto/key_encryption_key.h"
 #include "vigil/drift/drift_event_log.h"
@@ -39,6 +43,7 @@
 #include "vigil/model/cuda/cuda_scorer.h"
 #include "vigil/model/model_file.h"
 #include "vigil/screening/screener.h"
+#include "vigil/server/cluster_scoring.h"
 
 namespace vigil {
 namespace {
@@ -234,9 +239,13 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   std::shared_ptr<HttpHandler> handler(s->api_.get(), [](HttpHandler*) {});
   VIGIL_ASSIGN_OR_RETURN(s->http_, HttpServer::Start(std::move(http), std::move(handler)));
   VIGIL_RETURN_IF_ERROR(s->Load());
-  s->api_->SetReady({s->service_.get(), s->policies_.get(), s->deployment_.get(),
-                     s->drift_monitor_.get(), s->drift_events_.get(), s->drift_tap_.get(),
-                     s->service_->audit_log(), s->screener_.get()});
+  ScoringService* scoring = s->cluster_scoring_ != nullptr
+                                ? static_cast<ScoringService*>(s->cluster_scoring_.get())
+                                : s->service_.get();
+  s->api_->SetReady({scoring, s->policies_.get(), s->deployment_.get(), s->drift_monitor_.get(),
+                     s->drift_events_.get(), s->drift_tap_.get(),
+                     s->service_ != nullptr ? s->service_->audit_log() : nullptr,
+                     s->screener_.get()});
   if (s->screener_ != nullptr && c.screening.reload_interval > std::chrono::seconds(0)) {
     s->screening_poller_ = std::thread([srv = s.get()] { srv->PollScreening(); });
   }
@@ -246,7 +255,8 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
     // audit log keeps failing until the restart, and is also reported by /readyz and metrics.
     std::string last_error;
     while (!srv->stop_background_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
-      const absl::Status checkpoint = srv->service_->Checkpoint();
+      const absl::Status checkpoint =
+          srv->service_ != nullptr ? srv->service_->Checkpoint() : absl::OkStatus();
       const std::string error = checkpoint.ok() ? "" : std::string(checkpoint.message());
       if (!error.empty() && error != last_error) {
         srv->log_->Event("error", "feature checkpoint failed", {{"error", error}});
@@ -287,10 +297,14 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
                   {"gpu", s->gpu_summary_},
                   {"drift", s->drift_summary_},
                   {"screening", s->screening_summary_},
-                  {"transport", !c.tls.enabled()        ? "plain HTTP (plaintext: true)"
+                  {"transport", !c.tls.enabled()          ? "plain HTTP (plaintext: true)"
                                 : c.tls.client_ca.empty() ? "TLS"
                                                           : "mutual TLS"},
-                  {"auth", c.auth.mode}});
+                  {"auth", c.auth.mode},
+                  {"cluster", c.cluster.enabled()
+                                  ? absl::StrCat(c.cluster.name, " as node ", c.cluster.node_id,
+                                                 " (", c.cluster.partitions, " partitions)")
+                                  : std::string("off")}});
   s->WarnAboutExposure();
   return s;
 }
@@ -547,6 +561,7 @@ absl::Status VigilServer::Load() {
   VIGIL_RETURN_IF_ERROR(StartScreening());
   VIGIL_RETURN_IF_ERROR(RegisterServerMetrics());
   VIGIL_RETURN_IF_ERROR(DeployModels(std::move(policy_source)));
+  if (config_.cluster.enabled()) return StartCluster();
   VIGIL_ASSIGN_OR_RETURN(const OpenedState state, OpenService());
   VIGIL_RETURN_IF_ERROR(StartAudit(state.kv));
   VIGIL_RETURN_IF_ERROR(StartDrift(state.drift_profile, state.kv, state.warm));
@@ -1017,7 +1032,141 @@ void VigilServer::RefreshDriftGauges() {
   }
 }
 
+struct VigilServer::ClusterMetrics {
+  Gauge* position = nullptr;
+  Gauge* owned = nullptr;
+  Gauge* payments = nullptr;
+  Gauge* decisions = nullptr;
+  Gauge* redeliveries = nullptr;
+  Gauge* duplicates = nullptr;
+  Gauge* batches = nullptr;
+  Gauge* fenced = nullptr;
+  Gauge* leases_lost = nullptr;
+  Gauge* takeovers = nullptr;
+  Gauge* max_trailing_messages = nullptr;
+  Gauge* max_trailing_ms = nullptr;
+  struct Partition {
+    Gauge* decided_here = nullptr;
+    Gauge* pending = nullptr;
+    Gauge* decisions = nullptr;
+    Gauge* owner_changes = nullptr;
+  };
+  std::vector<Partition> partitions;
+};
+
+absl::Status VigilServer::StartCluster() {
+  const ServeConfig& c = config_;
+  const ServeClusterConfig& k = c.cluster;
+  cluster::NatsOptions nats;
+  nats.servers = k.nats;
+  nats.name = absl::StrCat("vigil-", k.name, "-", k.node_id);
+  VIGIL_ASSIGN_OR_RETURN(nats_, cluster::NatsConnection::Connect(nats));
+  // Every node builds the features of every account from the log (docs/cluster.md), in memory.
+  cluster_features_ = std::make_unique<FeatureExtractor>(*fx_, FeatureConfig{});
+  auto decider = std::make_shared<cluster::PartitionDecider>(deployment_.get(), RealClock());
+  cluster::ClusterNodeOptions options;
+  options.layout.name = k.name;
+  options.layout.partitions = k.partitions;
+  options.layout.replicas = k.replicas;
+  options.node_id = k.node_id;
+  options.lease_ttl = k.lease_ttl;
+  options.max_batch = static_cast<size_t>(k.max_batch);
+  options.answer_memory = c.idempotency_capacity;
+  VIGIL_ASSIGN_OR_RETURN(cluster_node_,
+                         cluster::ClusterNode::Start(nats_.get(), cluster_features_.get(),
+                                                     std::move(decider), RealClock(), options));
+  ClusterScoringOptions scoring;
+  scoring.score_budget = c.score_budget;
+  scoring.answer_slack = k.answer_slack;
+  scoring.max_batch = c.limits.batch_size;
+  scoring.max_future_skew = c.max_future_skew;
+  cluster_scoring_ = std::make_unique<ClusterScoring>(cluster_node_.get(), scoring, RealClock());
+  drift_summary_ = "off (cluster mode)";
+  return RegisterClusterMetrics();
+}
+
+absl::Status VigilServer::RegisterClusterMetrics() {
+  cluster_metrics_ = std::make_unique<ClusterMetrics>();
+  ClusterMetrics& m = *cluster_metrics_;
+  const auto gauge = [this](Gauge** out, std::string_view name, std::string_view help,
+                            MetricLabels labels = {}) -> absl::Status {
+    VIGIL_ASSIGN_OR_RETURN(*out, metrics_->AddGauge(ToAbsl(name), ToAbsl(help), labels));
+    return absl::OkStatus();
+  };
+  VIGIL_RETURN_IF_ERROR(gauge(&m.position, "vigil_cluster_log_position",
+                              "The last message of the cluster's log this node applied."));
+  VIGIL_RETURN_IF_ERROR(
+      gauge(&m.owned, "vigil_cluster_partitions_owned", "Partitions this node decides now."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.payments, "vigil_cluster_payments_applied",
+                              "Payments this node applied to its features from the log."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.decisions, "vigil_cluster_decisions_applied",
+                              "Decisions this node applied from the log (every partition's)."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.redeliveries, "vigil_cluster_redeliveries_skipped",
+                              "Log messages at or below the position applied, skipped."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.duplicates, "vigil_cluster_duplicate_payments",
+                              "Payments the log held twice under one id (past the stream's "
+                              "duplicate window), applied once."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.batches, "vigil_cluster_batches_written",
+                              "Decision batches this node wrote to the log."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.fenced, "vigil_cluster_batches_fenced",
+                              "Decision batches the log refused because another node had taken "
+                              "the partition over (nothing of them was written)."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.leases_lost, "vigil_cluster_leases_lost",
+                              "Leases this node could not renew (another node took them)."));
+  VIGIL_RETURN_IF_ERROR(
+      gauge(&m.takeovers, "vigil_cluster_takeovers", "Partitions this node took over."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.max_trailing_messages, "vigil_cluster_max_trailing_messages",
+                              "The most log messages a decision batch trailed its payment by "
+                              "(the staleness bound, docs/cluster.md)."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.max_trailing_ms, "vigil_cluster_max_trailing_ms",
+                              "The most milliseconds a decision batch was stored after its "
+                              "payment."));
+  for (int p = 0; p < config_.cluster.partitions; ++p) {
+    ClusterMetrics::Partition& part = m.partitions.emplace_back();
+    const MetricLabels labels = {{"partition", absl::StrCat(p)}};
+    VIGIL_RETURN_IF_ERROR(gauge(&part.decided_here, "vigil_cluster_partition_decided_here",
+                                "1 while this node decides the partition.", labels));
+    VIGIL_RETURN_IF_ERROR(gauge(&part.pending, "vigil_cluster_partition_pending",
+                                "The partition's payments in the log without a decision yet.",
+                                labels));
+    VIGIL_RETURN_IF_ERROR(gauge(&part.decisions, "vigil_cluster_partition_decisions",
+                                "The partition's decisions applied.", labels));
+    VIGIL_RETURN_IF_ERROR(gauge(&part.owner_changes, "vigil_cluster_partition_owner_changes",
+                                "The partition's takeovers in the log.", labels));
+  }
+  return absl::OkStatus();
+}
+
+void VigilServer::RefreshClusterMetrics() {
+  // /metrics answers while Load runs: the cluster's members are published by SetReady.
+  if (!api_->ready() || cluster_node_ == nullptr || cluster_metrics_ == nullptr) return;
+  const cluster::ClusterNodeStatus st = cluster_node_->status();
+  ClusterMetrics& m = *cluster_metrics_;
+  const auto set = [](Gauge* g, auto v) { g->Set(static_cast<double>(v)); };
+  set(m.position, st.position);
+  set(m.owned, st.owned.size());
+  set(m.payments, st.applied.payments);
+  set(m.decisions, st.applied.decisions);
+  set(m.redeliveries, st.applied.redeliveries);
+  set(m.duplicates, st.applied.duplicates);
+  set(m.batches, st.batches_written);
+  set(m.fenced, st.fenced);
+  set(m.leases_lost, st.leases_lost);
+  set(m.takeovers, st.takeovers);
+  set(m.max_trailing_messages, st.max_trailing_messages);
+  set(m.max_trailing_ms, st.max_trailing_ms);
+  for (const cluster::PartitionStatus& ps : st.partitions) {
+    if (ps.partition >= static_cast<int>(m.partitions.size())) break;
+    ClusterMetrics::Partition& part = m.partitions[ps.partition];
+    set(part.decided_here, ps.decided_here ? 1 : 0);
+    set(part.pending, ps.pending);
+    set(part.decisions, ps.decisions);
+    set(part.owner_changes, ps.takeovers);
+  }
+}
+
 void VigilServer::RefreshGauges() {
+  RefreshClusterMetrics();
   if (gauges_ == nullptr || deployment_ == nullptr) return;
   const Gauges& g = *gauges_;
   const auto snapshot = deployment_->Current();
@@ -1083,6 +1232,8 @@ absl::Status VigilServer::Shutdown() {
                   {{"error", std::string(st.message())}});
     }
   }
+  // A cluster node hands its partitions over (deletes its leases) before it goes.
+  cluster_node_.reset();
   absl::Status status = service_ != nullptr ? service_->Checkpoint() : absl::OkStatus();
   log_->Event("info", "vigil serve stopped",
               {{"checkpoint", status.ok() ? "ok" : std::string(status.message())}});

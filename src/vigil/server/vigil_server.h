@@ -65,6 +65,12 @@ class ReferenceProfile;
 namespace screening {
 class Screener;
 }  // namespace screening
+namespace cluster {
+class ClusterNode;
+class NatsConnection;
+}  // namespace cluster
+class ClusterScoring;
+class FeatureExtractor;
 
 // Fault injection for tests and drills. Production leaves every hook empty.
 struct ServeHooks {
@@ -86,7 +92,9 @@ class VigilServer {
 
   uint16_t port() const { return http_->port(); }
   MetricsRegistry& metrics() { return *metrics_; }
-  DecisionService& service() { return *service_; }
+  DecisionService& service() { return *service_; }  // REQUIRES: not in cluster mode
+  // Cluster mode (cluster.nats set): the node; null otherwise.
+  cluster::ClusterNode* cluster_node() { return cluster_node_.get(); }
   ModelDeployment& deployment() { return *deployment_; }
   RequestLog& log() { return *log_; }
 
@@ -116,6 +124,13 @@ class VigilServer {
     bool warm = false;          // the state held accounts: no drift warm-up
   };
   absl::StatusOr<OpenedState> OpenService();
+  // Cluster mode, instead of OpenService, the audit log and drift: connects to cluster.nats,
+  // joins the cluster as cluster.node_id (ClusterNode: the features built from the cluster's
+  // log, this node's share of the partitions decided by the deployment's champion) and
+  // answers the scoring routes through it (ClusterScoring); registers vigil_cluster_*.
+  absl::Status StartCluster();
+  absl::Status RegisterClusterMetrics();
+  void RefreshClusterMetrics();
   // Deploys the stored activation (model registry's deployment.json) when there is one, else
   // "initial" (the ref of --model or --model-ref; empty: none) as champion for this process.
   // Sets model_summary_ and warns when the stored activation overrides the command line.
@@ -164,7 +179,16 @@ class VigilServer {
   std::shared_ptr<screening::Screener> screener_;
   std::string screening_summary_;  // for the startup log
   std::unique_ptr<ModelDeployment> deployment_;
-  std::unique_ptr<DecisionService> service_;
+  std::unique_ptr<DecisionService> service_;  // null in cluster mode
+  // Cluster mode only. Declared after the deployment (whose champion the node's decider reads)
+  // and in this order, so that the node stops (and hands its leases back) before the features
+  // and the connection it uses are gone.
+  std::unique_ptr<cluster::NatsConnection> nats_;
+  std::unique_ptr<FeatureExtractor> cluster_features_;
+  std::unique_ptr<cluster::ClusterNode> cluster_node_;
+  std::unique_ptr<ClusterScoring> cluster_scoring_;
+  struct ClusterMetrics;
+  std::unique_ptr<ClusterMetrics> cluster_metrics_;
   // Drift (null when off). Declared after service_, so destroyed before it: the event log
   // writes to the KvStore that the service's feature store owns; the tap goes first (it
   // observes what it still holds), then the monitor, the log and the profile it points into.

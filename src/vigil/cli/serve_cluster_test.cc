@@ -1,0 +1,343 @@
+// `vigil serve` as nodes of a cluster (docs/cluster.md), each a child process, over a real
+// nats-server on loopback: payments posted to any node are decided once by their partition's
+// owner and answered by the node that took them; nodes killed with SIGKILL under load lose no
+// acknowledged decision and double none; `vigil cluster status` shows the nodes and leases.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/cli/testing_serve_process.h"
+#include "vigil/cluster/cluster_layout.h"
+#include "vigil/cluster/log_entries.h"
+#include "vigil/cluster/partition_writer.h"
+#include "vigil/cluster/stream_reader.h"
+#include "vigil/cluster/testing_nats_servers.h"
+#include "vigil/decision/decision_json.h"
+#include "vigil/server/testing_http_client.h"
+#include "vigil/testing/files.h"
+#include "vigil/testing/status_matchers.h"
+#include "vigil/testing/subprocess.h"
+#include "vigil/testing/testdata.h"
+
+namespace vigil {
+namespace {
+
+using ::vigil::cluster::testing::NatsServers;
+using ::vigil::testing::CountOf;
+using ::vigil::testing::kCountingPolicy;
+using ::vigil::testing::ServeProcess;
+using ::vigil::testing::TestHttpClient;
+using ::vigil::testing::TestHttpResponse;
+using ::vigil::testing::Tx;
+
+constexpr int kNodes = 3;
+constexpr int kPartitions = 8;
+constexpr int kAccounts = 12;
+constexpr int kClients = 4;
+
+// Ids carry their account: "...@acct-<k>".
+std::string AccountOf(const std::string& id) { return id.substr(id.find('@') + 1); }
+
+// What the log holds: each decided transaction id with its decisions' JSON, in log order.
+std::map<std::string, std::vector<std::string>> DecisionsInLog(cluster::NatsConnection& nats,
+                                                               const std::string& stream) {
+  std::map<std::string, std::vector<std::string>> out;
+  absl::StatusOr<cluster::StreamStatus> status = nats.StatusOf(stream);
+  EXPECT_OK(status);
+  if (!status.ok()) return out;
+  absl::StatusOr<std::unique_ptr<cluster::StreamReader>> reader = nats.Read(stream, "", 1);
+  EXPECT_OK(reader);
+  if (!reader.ok()) return out;
+  uint64_t at = 0;
+  while (at < status->last_sequence) {
+    absl::StatusOr<std::optional<cluster::StreamMessage>> next =
+        (*reader)->Next(std::chrono::milliseconds(5000));
+    EXPECT_OK(next);
+    if (!next.ok() || !next->has_value()) break;
+    const cluster::StreamMessage& m = **next;
+    at = m.sequence;
+    if (m.Header(cluster::kKindHeader) != cluster::kDecisionsKind) continue;
+    absl::StatusOr<std::vector<cluster::DecidedPayment>> batch = cluster::DecodeDecisions(m.data);
+    EXPECT_OK(batch);
+    if (!batch.ok()) continue;
+    for (const cluster::DecidedPayment& d : *batch) {
+      absl::StatusOr<audit::AuditRecord> record = cluster::DecodeDecidedRecord(d.record);
+      EXPECT_OK(record);
+      if (record.ok()) out[d.transaction_id].push_back(DecisionToJson(record->decision));
+    }
+  }
+  return out;
+}
+
+class ServeClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/serve_cluster_", getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ + "/count.yaml") << kCountingPolicy;
+    std::filesystem::create_directories(dir_ + "/nats");
+    absl::StatusOr<std::unique_ptr<NatsServers>> nats = NatsServers::Start(1, dir_ + "/nats");
+    ASSERT_OK(nats);
+    nats_ = *std::move(nats);
+    nodes_.resize(kNodes);
+    for (int k = 0; k < kNodes; ++k) ASSERT_NO_FATAL_FAILURE(StartNode(k));
+  }
+  void TearDown() override {
+    nodes_.clear();
+    nats_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  // Node k, on a data dir of its own (emptied: it builds its state from the log).
+  void StartNode(int k) {
+    const std::string data = absl::StrCat(dir_, "/node", k);
+    std::filesystem::remove_all(data);
+    const std::string source = ::vigil::testing::SourceDir();
+    std::vector<std::string> argv = {VIGIL_BINARY,
+                                     "serve",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--plaintext",
+                                     "--auth",
+                                     "none",
+                                     "--data-dir",
+                                     data,
+                                     "--policy",
+                                     dir_ + "/count.yaml",
+                                     "--fx-rates",
+                                     source + "/data/fx_rates.csv",
+                                     "--log",
+                                     absl::StrCat(dir_, "/node", k, ".requests.log"),
+                                     "--no-drift",
+                                     "--workers",
+                                     "16",
+                                     "--cluster-nats",
+                                     nats_->url(0),
+                                     "--cluster-node-id",
+                                     absl::StrCat("n", k),
+                                     "--cluster-partitions",
+                                     absl::StrCat(kPartitions),
+                                     "--cluster-replicas",
+                                     "1",
+                                     "--cluster-lease-ttl-ms",
+                                     "1000"};
+    absl::StatusOr<std::unique_ptr<ServeProcess>> started =
+        ServeProcess::Start(argv, absl::StrCat(dir_, "/node", k, ".stderr"));
+    ASSERT_OK(started);
+    nodes_[k] = *std::move(started);
+  }
+
+  // Posts "id" to node "first", then to the others in turn, until one answers 200 (a node
+  // killed, or a partition between owners, answers nothing or 503): the decision's body.
+  std::string Decide(const std::string& id, int first) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int attempt = 0; std::chrono::steady_clock::now() < give_up; ++attempt) {
+      const int k = (first + attempt) % kNodes;
+      uint16_t port = 0;
+      {
+        absl::MutexLock lock(&nodes_mu_);
+        if (nodes_[k] != nullptr) port = nodes_[k]->port();
+      }
+      if (port == 0) continue;
+      TestHttpClient client(port, std::chrono::milliseconds(5000));
+      absl::StatusOr<TestHttpResponse> r =
+          client.Request("POST", "/v1/score", Tx(id, AccountOf(id)));
+      if (r.ok() && r->status == 200) return r->body;
+      if (r.ok() && r->status != 503) {
+        ADD_FAILURE() << id << " answered " << r->status << ": " << r->body;
+        return "";
+      }
+      if (!r.ok() || r->Header("Retry-After").empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    ADD_FAILURE() << id << " not decided within 60 s";
+    return "";
+  }
+
+  std::string dir_;
+  std::unique_ptr<NatsServers> nats_;
+  absl::Mutex nodes_mu_;
+  std::vector<std::unique_ptr<ServeProcess>> nodes_;
+};
+
+TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNodes) {
+  absl::Mutex mu;
+  std::map<std::string, std::string> acked;  // id → body the client got
+  std::mt19937 rng(7);
+  std::atomic<int> sequence{0};
+  const auto load = [&](std::atomic<bool>& stop, int client) {
+    while (!stop.load()) {
+      const int n = sequence++;
+      const std::string id = absl::StrCat("c", client, "-", n, "@acct-", n % kAccounts);
+      std::string body = Decide(id, n % kNodes);
+      if (body.empty()) return;
+      absl::MutexLock lock(&mu);
+      acked[id] = std::move(body);
+    }
+  };
+  const auto acked_count = [&] {
+    absl::MutexLock lock(&mu);
+    return acked.size();
+  };
+#ifdef VIGIL_SERVE_CLUSTER_LONG
+  constexpr int kKills = 20;  // make test-long
+#else
+  constexpr int kKills = 3;
+#endif
+  for (int kill = 0; kill < kKills; ++kill) {
+    SCOPED_TRACE(absl::StrCat("kill ", kill + 1, " of ", kKills));
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < kClients; ++c) clients.emplace_back(load, std::ref(stop), c);
+    const size_t before = acked_count();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (acked_count() < before + 40 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const int victim = static_cast<int>(rng() % kNodes);
+    std::unique_ptr<ServeProcess> killed;
+    {
+      absl::MutexLock lock(&nodes_mu_);
+      killed = std::move(nodes_[victim]);
+    }
+    EXPECT_EQ(killed->Stop(SIGKILL), 128 + SIGKILL);
+    killed.reset();
+    // The others go on deciding (the victim's partitions after their leases expire).
+    const size_t at_kill = acked_count();
+    while (acked_count() < at_kill + 40 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // Back on an empty data dir: it rebuilds its state from the log.
+    {
+      absl::MutexLock lock(&nodes_mu_);
+      StartNode(victim);
+    }
+    stop.store(true);
+    for (std::thread& t : clients) t.join();
+    ASSERT_FALSE(HasFailure());
+  }
+
+  // Every decision a client got is in the log exactly once, and is the log's, byte for byte.
+  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
+  ASSERT_OK(reader);
+  cluster::ClusterLayout layout;
+  const std::map<std::string, std::vector<std::string>> in_log =
+      DecisionsInLog(**reader, cluster::LogStreamName(layout));
+  ASSERT_GE(acked.size(), 200u);
+  for (const auto& [id, body] : acked) {
+    const auto it = in_log.find(id);
+    ASSERT_NE(it, in_log.end()) << id << " was answered but is not in the log";
+    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
+    EXPECT_EQ(it->second[0], body) << id;
+  }
+  for (const auto& [id, decisions] : in_log) EXPECT_EQ(decisions.size(), 1u) << id;
+  // Nothing counted twice: an account's payments state the counts 1..n, each once, in the
+  // features of whichever node decided them (some rebuilt from the log after a kill).
+  std::map<std::string, std::set<int>> counts;
+  std::map<std::string, int> payments;
+  for (const auto& [id, body] : acked) {
+    const int count = CountOf(nlohmann::json::parse(body));
+    EXPECT_TRUE(counts[AccountOf(id)].insert(count).second)
+        << id << " states count " << count << " twice for its account";
+    ++payments[AccountOf(id)];
+  }
+  for (const auto& [account, n] : payments) {
+    EXPECT_EQ(*counts[account].begin(), 1) << account;
+    EXPECT_EQ(*counts[account].rbegin(), n) << account;
+  }
+  std::cout << "serve cluster: " << kKills << " kills, " << acked.size()
+            << " decisions acknowledged, each once in the log\n";
+
+  // `vigil cluster status` sees the three nodes and every partition held.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  nlohmann::json status;
+  while (std::chrono::steady_clock::now() < give_up) {
+    const std::string out = dir_ + "/status.json";
+    ASSERT_EQ(::vigil::testing::RunProcess(
+                  VIGIL_BINARY, {"cluster", "status", "--nats", nats_->url(0), "--json"}, out),
+              0)
+        << ::vigil::testing::ReadFile(out);
+    status = nlohmann::json::parse(::vigil::testing::ReadFile(out));
+    int held = 0;
+    for (const nlohmann::json& lease : status["leases"]) held += lease["holder"].is_string();
+    if (held == kPartitions && status["nodes"].size() == kNodes) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(status["partitions"], kPartitions);
+  EXPECT_EQ(status["nodes"].size(), static_cast<size_t>(kNodes)) << status.dump();
+  for (const nlohmann::json& lease : status["leases"]) {
+    EXPECT_TRUE(lease["holder"].is_string()) << lease.dump();
+  }
+}
+
+// The old owner paused (SIGSTOP) past its lease: the others take its partitions over; resumed,
+// it writes nothing (its writes are fenced) and rejoins, taking its share back by planned
+// moves; no payment is decided twice.
+TEST_F(ServeClusterTest, APausedOwnerWritesNothingOnceResumedAndRejoins) {
+  std::map<std::string, std::string> acked;
+  int n = 0;
+  const auto send = [&](int count, int first_node) {
+    for (int k = 0; k < count; ++k, ++n) {
+      const std::string id = absl::StrCat("p-", n, "@acct-", n % kAccounts);
+      std::string body = Decide(id, first_node);
+      ASSERT_FALSE(body.empty()) << id;
+      acked[id] = std::move(body);
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(send(60, 0));
+  ::kill(nodes_[1]->pid(), SIGSTOP);
+  // Payments of every account, through the nodes that run: those of node 1's partitions wait
+  // for its lease to expire (1 s), then are decided by another node.
+  const auto paused = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(send(60, 0));
+  EXPECT_GE(std::chrono::steady_clock::now() - paused, std::chrono::milliseconds(900));
+  ::kill(nodes_[1]->pid(), SIGCONT);
+  ASSERT_NO_FATAL_FAILURE(send(60, 1));  // through the resumed node too
+  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
+  ASSERT_OK(reader);
+  const std::map<std::string, std::vector<std::string>> in_log =
+      DecisionsInLog(**reader, cluster::LogStreamName(cluster::ClusterLayout{}));
+  for (const auto& [id, body] : acked) {
+    const auto it = in_log.find(id);
+    ASSERT_NE(it, in_log.end()) << id;
+    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
+    EXPECT_EQ(it->second[0], body) << id;
+  }
+  EXPECT_EQ(in_log.size(), acked.size());
+  // It rejoined: registered again, and deciding its share once the others handed it back.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool rejoined = false;
+  while (!rejoined && std::chrono::steady_clock::now() < give_up) {
+    const std::string out = dir_ + "/status.json";
+    ASSERT_EQ(::vigil::testing::RunProcess(
+                  VIGIL_BINARY, {"cluster", "status", "--nats", nats_->url(0), "--json"}, out),
+              0);
+    const nlohmann::json status = nlohmann::json::parse(::vigil::testing::ReadFile(out));
+    for (const nlohmann::json& node : status["nodes"]) {
+      if (node["node"] == "n1" && node["partitions"].get<int>() > 0) rejoined = true;
+    }
+    if (!rejoined) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(rejoined) << "node n1 decides no partition again after its resume";
+}
+
+}  // namespace
+}  // namespace vigil
