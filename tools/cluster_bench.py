@@ -121,7 +121,11 @@ def wait_owned(args, nats_url, name, nodes, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
         s = status(args, nats_url, name)
-        if s and len(s["nodes"]) == nodes and all(l["holder"] for l in s["leases"]):
+        # Settled: every lease held, and held by the nodes that decide them (their share by
+        # rendezvous hashing, after the planned moves of a join).
+        if s and len(s["nodes"]) == nodes and all(l["holder"] for l in s["leases"]) and \
+                sum(n["partitions"] for n in s["nodes"]) == s["partitions"] and \
+                len({l["holder"] for l in s["leases"]}) == nodes:
             return s
         time.sleep(0.2)
     raise RuntimeError(f"cluster {name}: partitions not all held by {nodes} nodes in {timeout} s")

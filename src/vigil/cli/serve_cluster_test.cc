@@ -172,6 +172,34 @@ class ServeClusterTest : public ::testing::Test {
     return "";
   }
 
+  // `vigil cluster status --json`, once.
+  nlohmann::json Status() {
+    const std::string out = dir_ + "/status.json";
+    EXPECT_EQ(::vigil::testing::RunProcess(
+                  VIGIL_BINARY, {"cluster", "status", "--nats", nats_->url(0), "--json"}, out),
+              0)
+        << ::vigil::testing::ReadFile(out);
+    return nlohmann::json::parse(::vigil::testing::ReadFile(out), nullptr, false);
+  }
+
+  // Until every node decides its share (rendezvous hashing) and every partition is decided.
+  void WaitSettled() {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < give_up) {
+      const nlohmann::json status = Status();
+      int deciding = 0;
+      int nodes = 0;
+      for (const nlohmann::json& node : status.value("nodes", nlohmann::json::array())) {
+        const int partitions = node.value("partitions", 0);
+        deciding += partitions;
+        nodes += partitions > 0 ? 1 : 0;
+      }
+      if (deciding == kPartitions && nodes == kNodes) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "the nodes did not settle on their shares within 30 s: " << Status().dump();
+  }
+
   std::string dir_;
   std::unique_ptr<NatsServers> nats_;
   absl::Mutex nodes_mu_;
@@ -302,6 +330,7 @@ TEST_F(ServeClusterTest, APausedOwnerWritesNothingOnceResumedAndRejoins) {
       acked[id] = std::move(body);
     }
   };
+  ASSERT_NO_FATAL_FAILURE(WaitSettled());
   ASSERT_NO_FATAL_FAILURE(send(60, 0));
   ::kill(nodes_[1]->pid(), SIGSTOP);
   // Payments of every account, through the nodes that run: those of node 1's partitions wait
@@ -326,11 +355,7 @@ TEST_F(ServeClusterTest, APausedOwnerWritesNothingOnceResumedAndRejoins) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   bool rejoined = false;
   while (!rejoined && std::chrono::steady_clock::now() < give_up) {
-    const std::string out = dir_ + "/status.json";
-    ASSERT_EQ(::vigil::testing::RunProcess(
-                  VIGIL_BINARY, {"cluster", "status", "--nats", nats_->url(0), "--json"}, out),
-              0);
-    const nlohmann::json status = nlohmann::json::parse(::vigil::testing::ReadFile(out));
+    const nlohmann::json status = Status();
     for (const nlohmann::json& node : status["nodes"]) {
       if (node["node"] == "n1" && node["partitions"].get<int>() > 0) rejoined = true;
     }

@@ -20,6 +20,9 @@ namespace vigil::cluster {
 namespace {
 
 constexpr std::chrono::milliseconds kReadWait{20};
+// Threads that write decision batches of different partitions at the same time (besides the
+// applying thread): a round's batches wait for their acknowledgements together.
+constexpr int kWriterThreads = 7;
 // How long a node that has more to do looks for the next message of the log.
 constexpr std::chrono::milliseconds kPollWait{1};
 // Decide at least this often while the log keeps coming (messages applied in between).
@@ -97,6 +100,9 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
                                              .ttl = o.lease_ttl}));
   node->leases_ = std::make_unique<LeaseTable>(node->leases_bucket_.get(), o.node_id);
   VIGIL_ASSIGN_OR_RETURN(node->reader_, nats->Read(LogStreamName(layout), "", 1));
+  for (int k = 0; k < kWriterThreads; ++k) {
+    node->writer_threads_.emplace_back([n = node.get()] { n->WriterLoop(); });
+  }
   node->apply_thread_ = std::thread([n = node.get()] { n->ApplyLoop(); });
   node->lease_thread_ = std::thread([n = node.get()] { n->LeaseLoop(); });
   return node;
@@ -112,6 +118,12 @@ void ClusterNode::Stop(bool release) {
   stopping_ = true;
   if (apply_thread_.joinable()) apply_thread_.join();
   if (lease_thread_.joinable()) lease_thread_.join();
+  {
+    absl::MutexLock lock(&writes_mu_);
+    writers_stop_ = true;
+  }
+  for (std::thread& t : writer_threads_) t.join();
+  writer_threads_.clear();
   if (!release) return;
   std::vector<Lease> held;
   {
@@ -320,7 +332,7 @@ void ClusterNode::ApplyLoop() {
   bool idle = false;
   while (!stopping_) {
     // Caught up and nothing left to decide: wait for the log; else only look whether more
-    // is there, so that a payment is decided as soon as the log read so far is applied.
+    // came meanwhile (a batch being written).
     absl::StatusOr<std::optional<StreamMessage>> next = reader_->Next(idle ? kReadWait : kPollWait);
     if (!next.ok()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // reconnecting
@@ -332,7 +344,8 @@ void ClusterNode::ApplyLoop() {
       absl::StatusOr<AppliedMessage> applied = applier_.Apply(**next);
       if (applied.ok()) Answer(*applied, **next);
       idle = false;
-      if (++since_decided < kDecideEvery) continue;
+      // Decide once what has arrived is applied (or every kDecideEvery under a flood).
+      if (++since_decided < kDecideEvery && reader_->buffered() > 0) continue;
     }
     since_decided = 0;
     const bool acted = TakeOverAndDecide();
@@ -373,40 +386,89 @@ bool ClusterNode::TakeOverAndDecide() {
       if (owned.writer != nullptr) partitions.push_back(p);
     }
   }
-  for (const int p : partitions) {
+  // Each partition's batch decided (one model call each), then all written at once: a batch
+  // waits for the quorum's acknowledgement of its own subject only, not for the others'.
+  struct Write {
+    int partition = 0;
     std::shared_ptr<PartitionWriter> writer;
     std::string batch;
     uint64_t last = 0;
-    {
-      absl::MutexLock lock(&mu_);
-      const auto it = owned_.find(p);
-      if (it == owned_.end() || it->second.writer == nullptr) continue;
-      writer = it->second.writer;
-      std::vector<const PendingPayment*> payments;
-      for (auto pi = applier_.pending(p).upper_bound(it->second.decided_up_to);
-           pi != applier_.pending(p).end() && payments.size() < options_.max_batch; ++pi) {
-        payments.push_back(&pi->second);
-      }
-      if (payments.empty()) continue;
-      absl::StatusOr<std::vector<DecidedPayment>> decided =
-          decider_->Decide(payments, *features_, ids_);
-      if (!decided.ok()) continue;  // overloaded: they stay pending, decided next round
-      last = payments.back()->sequence;
-      batch = EncodeDecisions(*decided);
-    }
-    const absl::Status appended = writer->Append(batch).status();
-    acted = true;
+    absl::Status appended;
+  };
+  std::vector<Write> writes;
+  for (const int p : partitions) {
     absl::MutexLock lock(&mu_);
     const auto it = owned_.find(p);
-    if (appended.ok()) {
+    if (it == owned_.end() || it->second.writer == nullptr) continue;
+    std::vector<const PendingPayment*> payments;
+    for (auto pi = applier_.pending(p).upper_bound(it->second.decided_up_to);
+         pi != applier_.pending(p).end() && payments.size() < options_.max_batch; ++pi) {
+      payments.push_back(&pi->second);
+    }
+    if (payments.empty()) continue;
+    absl::StatusOr<std::vector<DecidedPayment>> decided =
+        decider_->Decide(payments, *features_, ids_);
+    if (!decided.ok()) continue;  // overloaded: they stay pending, decided next round
+    writes.push_back(
+        {p, it->second.writer, EncodeDecisions(*decided), payments.back()->sequence, {}});
+  }
+  if (writes.empty()) return acted;
+  WriteAll(writes.size(), [&writes](size_t k) {
+    writes[k].appended = writes[k].writer->Append(writes[k].batch).status();
+  });
+  absl::MutexLock lock(&mu_);
+  for (const Write& w : writes) {
+    const auto it = owned_.find(w.partition);
+    if (w.appended.ok()) {
       ++counters_.batches_written;
-      if (it != owned_.end() && it->second.writer == writer) it->second.decided_up_to = last;
-    } else if (absl::IsFailedPrecondition(appended)) {
+      if (it != owned_.end() && it->second.writer == w.writer) it->second.decided_up_to = w.last;
+    } else if (absl::IsFailedPrecondition(w.appended)) {
       ++counters_.fenced;
-      if (it != owned_.end() && it->second.writer == writer) owned_.erase(it);
+      if (it != owned_.end() && it->second.writer == w.writer) owned_.erase(it);
     }
   }
-  return acted;
+  return true;
+}
+
+void ClusterNode::WriteAll(size_t count, const std::function<void(size_t)>& write) {
+  if (count == 1) return write(0);
+  absl::MutexLock lock(&writes_mu_);
+  write_job_ = &write;
+  write_count_ = count;
+  write_next_ = 0;
+  write_done_ = 0;
+  // This thread writes too; the writer threads take what it has not.
+  while (write_next_ < write_count_) {
+    const size_t k = write_next_++;
+    writes_mu_.Unlock();
+    write(k);
+    writes_mu_.Lock();
+    ++write_done_;
+  }
+  writes_mu_.Await(absl::Condition(
+      +[](ClusterNode* n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(n->writes_mu_) {
+        return n->write_done_ == n->write_count_;
+      },
+      this));
+  write_job_ = nullptr;
+}
+
+void ClusterNode::WriterLoop() {
+  absl::MutexLock lock(&writes_mu_);
+  while (true) {
+    writes_mu_.Await(absl::Condition(
+        +[](ClusterNode* n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(n->writes_mu_) {
+          return n->writers_stop_ || (n->write_job_ != nullptr && n->write_next_ < n->write_count_);
+        },
+        this));
+    if (writers_stop_) return;
+    const size_t k = write_next_++;
+    const std::function<void(size_t)>* job = write_job_;
+    writes_mu_.Unlock();
+    (*job)(k);
+    writes_mu_.Lock();
+    ++write_done_;
+  }
 }
 
 std::vector<std::string> ClusterNode::LiveNodes() {

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -162,6 +163,10 @@ class ClusterNode {
   void Answer(const AppliedMessage& applied, const StreamMessage& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LeaseLoop();
+  // Calls write(0) .. write(count - 1), spread over this thread and the writer threads;
+  // returns once all returned. Called by the applying thread only.
+  void WriteAll(size_t count, const std::function<void(size_t)>& write);
+  void WriterLoop();
   // With the log applied to its end: takeovers, then the owned partitions' pending payments.
   // Whether it did anything (took a partition over, wrote or tried to write a batch).
   bool TakeOverAndDecide();
@@ -192,6 +197,15 @@ class ClusterNode {
   // The latest refused payments' refusals by message id (transaction id and payment hash).
   absl::flat_hash_map<std::string, absl::Status> refusals_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> refusal_order_ ABSL_GUARDED_BY(mu_);
+
+  // WriteAll's round, shared with the writer threads.
+  absl::Mutex writes_mu_;
+  const std::function<void(size_t)>* write_job_ ABSL_GUARDED_BY(writes_mu_) = nullptr;
+  size_t write_count_ ABSL_GUARDED_BY(writes_mu_) = 0;
+  size_t write_next_ ABSL_GUARDED_BY(writes_mu_) = 0;
+  size_t write_done_ ABSL_GUARDED_BY(writes_mu_) = 0;
+  bool writers_stop_ ABSL_GUARDED_BY(writes_mu_) = false;
+  std::vector<std::thread> writer_threads_;
 
   std::atomic<bool> stopping_{false};
   std::thread apply_thread_;

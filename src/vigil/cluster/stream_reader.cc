@@ -27,4 +27,13 @@ absl::StatusOr<std::optional<StreamMessage>> StreamReader::Next(std::chrono::mil
   return out;
 }
 
+size_t StreamReader::buffered() const {
+  int messages = 0;
+  int bytes = 0;
+  if (natsSubscription_GetPending(subscription_->subscription, &messages, &bytes) != NATS_OK) {
+    return 0;
+  }
+  return messages > 0 ? static_cast<size_t>(messages) : 0;
+}
+
 }  // namespace vigil::cluster

@@ -28,6 +28,10 @@ class StreamReader {
   // connection is closed for good.
   absl::StatusOr<std::optional<StreamMessage>> Next(std::chrono::milliseconds wait);
 
+  // Messages received and not yet returned by Next (0 when Next would wait): a reader that has
+  // work to do besides reading looks here instead of waiting.
+  size_t buffered() const;
+
   // The sequence of the last message Next returned (from - 1 before the first).
   uint64_t position() const { return position_; }
 
