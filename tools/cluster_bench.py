@@ -187,6 +187,18 @@ def decided(port):
     return total
 
 
+def gauge(port, name):
+    """A gauge of the server's /metrics (the first series of that name)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode()
+    c.close()
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return float("nan")
+
+
 def measure_point(args, target, processes, nats, rate):
     """One bench point; the CPU of the processes over it, per decision answered (warm-up too)."""
     cpu0 = [p.cpu() for p in processes]
@@ -227,6 +239,15 @@ def throughput(args, root, results):
                                     "nodes": nodes, "replicas": replicas, "rate": rate,
                                     "point": p, "vigil_cpu_s": vcpu, "nats_cpu_s": ncpu})
                     print_row(results[-1])
+                # How far decision batches trailed their payments so far (the staleness bound).
+                trail = {"max_trailing_ms": max(gauge(m.port, "vigil_cluster_max_trailing_ms")
+                                                for m in members),
+                         "max_trailing_messages": max(
+                             gauge(m.port, "vigil_cluster_max_trailing_messages") for m in members)}
+                results[-1].update(trail)
+                print(f"  staleness bound over the runs above: decision batches trailed their "
+                      f"payments by at most {trail['max_trailing_ms']:.1f} ms, "
+                      f"{trail['max_trailing_messages']:.0f} log messages", flush=True)
             finally:
                 for m in members:
                     m.stop()
