@@ -2,7 +2,11 @@
 // nats-server on loopback: payments posted to any node are decided once by their partition's
 // owner and answered by the node that took them; nodes killed with SIGKILL under load lose no
 // acknowledged decision and double none; `vigil cluster status` shows the nodes and leases.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -85,6 +89,106 @@ std::map<std::string, std::vector<std::string>> DecisionsInLog(cluster::NatsConn
   return out;
 }
 
+// A TCP relay on loopback between a node and its nats-server, which the test can cut (every
+// connection closed, new ones refused: a network partition of that node) and heal.
+class LoopbackRelay {
+ public:
+  explicit LoopbackRelay(uint16_t upstream) : upstream_(upstream) {
+    port_ = static_cast<uint16_t>(cluster::testing::FreeLoopbackPort());
+    Listen();
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~LoopbackRelay() {
+    stop_ = true;
+    thread_.join();
+    CloseAll();
+  }
+  std::string url() const { return absl::StrCat("nats://127.0.0.1:", port_); }
+  void Cut() { cut_ = true; }
+  void Heal() { cut_ = false; }
+
+ private:
+  void Listen() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const int one = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port_);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::listen(listener_, 16), 0);
+  }
+  void CloseAll() {
+    for (const auto& [a, b] : pairs_) {
+      ::close(a);
+      ::close(b);
+    }
+    pairs_.clear();
+    if (listener_ >= 0) ::close(listener_);
+    listener_ = -1;
+  }
+  void Run() {
+    while (!stop_) {
+      if (cut_) {  // the partition: nothing passes, nothing connects
+        if (listener_ >= 0) CloseAll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      if (listener_ < 0) Listen();
+      std::vector<pollfd> fds = {{listener_, POLLIN, 0}};
+      for (const auto& [a, b] : pairs_) {
+        fds.push_back({a, POLLIN, 0});
+        fds.push_back({b, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), 10) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client >= 0) {
+          const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          sockaddr_in address{};
+          address.sin_family = AF_INET;
+          address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+          address.sin_port = htons(upstream_);
+          if (::connect(server, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+            pairs_.push_back({client, server});
+          } else {
+            ::close(client);
+            ::close(server);
+          }
+        }
+      }
+      std::vector<size_t> closed;
+      for (size_t k = 0; k < pairs_.size(); ++k) {
+        for (int side = 0; side < 2; ++side) {
+          if (!(fds[1 + 2 * k + side].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+          const int from = side == 0 ? pairs_[k].first : pairs_[k].second;
+          const int to = side == 0 ? pairs_[k].second : pairs_[k].first;
+          char buffer[65536];
+          const ssize_t n = ::read(from, buffer, sizeof(buffer));
+          if (n <= 0 || ::send(to, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) != n) {
+            closed.push_back(k);
+            break;
+          }
+        }
+      }
+      for (auto it = closed.rbegin(); it != closed.rend(); ++it) {
+        ::close(pairs_[*it].first);
+        ::close(pairs_[*it].second);
+        pairs_.erase(pairs_.begin() + static_cast<std::ptrdiff_t>(*it));
+      }
+    }
+  }
+
+  uint16_t upstream_;
+  uint16_t port_ = 0;
+  int listener_ = -1;
+  std::vector<std::pair<int, int>> pairs_;  // client, server; the relay thread's only
+  std::atomic<bool> cut_{false};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 class ServeClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,7 +210,8 @@ class ServeClusterTest : public ::testing::Test {
   }
 
   // Node k, on a data dir of its own (emptied: it builds its state from the log).
-  void StartNode(int k) {
+  // "nats": the URL the node connects to ("" for the server's own).
+  void StartNode(int k, const std::string& nats = "") {
     const std::string data = absl::StrCat(dir_, "/node", k);
     std::filesystem::remove_all(data);
     const std::string source = ::vigil::testing::SourceDir();
@@ -129,7 +234,7 @@ class ServeClusterTest : public ::testing::Test {
                                      "--workers",
                                      "16",
                                      "--cluster-nats",
-                                     nats_->url(0),
+                                     nats.empty() ? nats_->url(0) : nats,
                                      "--cluster-node-id",
                                      absl::StrCat("n", k),
                                      "--cluster-partitions",
@@ -362,6 +467,62 @@ TEST_F(ServeClusterTest, APausedOwnerWritesNothingOnceResumedAndRejoins) {
     if (!rejoined) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_TRUE(rejoined) << "node n1 decides no partition again after its resume";
+}
+
+// A node cut off from the NATS servers (its connection relayed, then cut): the others take its
+// partitions after its lease expires, it decides nothing meanwhile (nothing is doubled), and
+// once the network heals it rejoins and decides its share again.
+TEST_F(ServeClusterTest, ANodeCutOffFromTheLogLosesItsPartitionsAndDoublesNothing) {
+  const std::string server_url = nats_->url(0);
+  int upstream = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(server_url.substr(server_url.rfind(':') + 1), &upstream));
+  LoopbackRelay relay(static_cast<uint16_t>(upstream));
+  {
+    absl::MutexLock lock(&nodes_mu_);
+    EXPECT_EQ(nodes_[2]->Stop(SIGTERM), 0);  // hands its leases over
+    StartNode(2, relay.url());
+  }
+  ASSERT_NO_FATAL_FAILURE(WaitSettled());
+  std::map<std::string, std::string> acked;
+  int n = 0;
+  const auto send = [&](int count, int first_node) {
+    for (int k = 0; k < count; ++k, ++n) {
+      const std::string id = absl::StrCat("net-", n, "@acct-", n % kAccounts);
+      std::string body = Decide(id, first_node);
+      ASSERT_FALSE(body.empty()) << id;
+      acked[id] = std::move(body);
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(send(40, 2));
+  relay.Cut();
+  ASSERT_NO_FATAL_FAILURE(send(60, 0));  // node 2's partitions move after its lease expires
+  const nlohmann::json during = Status();
+  for (const nlohmann::json& lease : during["leases"]) {
+    EXPECT_NE(lease["holder"], "n2") << "a cut-off node still holds a lease: " << lease.dump();
+  }
+  relay.Heal();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool rejoined = false;
+  while (!rejoined && std::chrono::steady_clock::now() < give_up) {
+    const nlohmann::json status = Status();  // kept: the loop views into it
+    for (const nlohmann::json& node : status["nodes"]) {
+      if (node["node"] == "n2" && node["partitions"].get<int>() > 0) rejoined = true;
+    }
+    if (!rejoined) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(rejoined) << "n2 does not decide again after the network healed";
+  ASSERT_NO_FATAL_FAILURE(send(40, 2));
+  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
+  ASSERT_OK(reader);
+  const std::map<std::string, std::vector<std::string>> in_log =
+      DecisionsInLog(**reader, cluster::LogStreamName(cluster::ClusterLayout{}));
+  for (const auto& [id, body] : acked) {
+    const auto it = in_log.find(id);
+    ASSERT_NE(it, in_log.end()) << id;
+    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
+    EXPECT_EQ(it->second[0], body) << id;
+  }
+  EXPECT_EQ(in_log.size(), acked.size());
 }
 
 }  // namespace
