@@ -2,7 +2,11 @@
 // state as its NATS JetStream servers hold it (docs/cluster.md, "Operations"): the layout, the
 // log's extent, each live node's log position and lag, and each partition's lease holder and
 // lease expiry. It changes nothing. A node of a cluster is `vigil serve` with cluster.nats set.
-// Exit: 0 shown; 1 no such cluster on those servers; 2 usage error or the servers unreachable.
+// `vigil cluster audit-export --nats URL [--cluster NAME] --out DIR --key KEY`: each
+// partition's audit log built from the cluster's log into DIR/partition-<p>
+// (cluster/partition_audit.h), for `vigil audit verify`, `prove` and `export`.
+// Exit: 0 done; 1 no such cluster on those servers; 2 usage error, the servers unreachable, or
+// DIR not empty.
 #ifndef VIGIL_CLI_CLUSTER_COMMAND_H_
 #define VIGIL_CLI_CLUSTER_COMMAND_H_
 
