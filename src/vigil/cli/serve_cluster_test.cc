@@ -552,12 +552,36 @@ TEST_F(ServeClusterTest, ANodeCutOffFromTheLogLosesItsPartitionsAndDoublesNothin
   };
   ASSERT_NO_FATAL_FAILURE(send(40, 2));
   relay.Cut();
+  // Its /readyz says so, for a load balancer to send the traffic elsewhere.
+  const auto ready_status = [this] {
+    uint16_t port = 0;
+    {
+      absl::MutexLock lock(&nodes_mu_);
+      port = nodes_[2]->port();
+    }
+    TestHttpClient client(port, std::chrono::milliseconds(5000));
+    absl::StatusOr<TestHttpResponse> r = client.Request("GET", "/readyz", "");
+    return r.ok() ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+  };
+  const auto await_ready = [&](int status) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::pair<int, std::string> r = ready_status();
+    while (r.first != status && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      r = ready_status();
+    }
+    return r;
+  };
+  const std::pair<int, std::string> cut_off = await_ready(503);
+  EXPECT_EQ(cut_off.first, 503);
+  EXPECT_NE(cut_off.second.find("cluster_unavailable"), std::string::npos) << cut_off.second;
   ASSERT_NO_FATAL_FAILURE(send(60, 0));  // node 2's partitions move after its lease expires
   const nlohmann::json during = Status();
   for (const nlohmann::json& lease : during["leases"]) {
     EXPECT_NE(lease["holder"], "n2") << "a cut-off node still holds a lease: " << lease.dump();
   }
   relay.Heal();
+  EXPECT_EQ(await_ready(200).first, 200);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   bool rejoined = false;
   while (!rejoined && std::chrono::steady_clock::now() < give_up) {

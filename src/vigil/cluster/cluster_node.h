@@ -138,6 +138,8 @@ class ClusterNode {
                                                        std::chrono::milliseconds wait);
 
   ClusterNodeStatus status() const;
+  // OK while the node's connection to the NATS servers is up (NatsConnection::Health).
+  absl::Status health() const { return nats_->Health(); }
 
  private:
   ClusterNode(NatsConnection* nats, FeatureExtractor* features,

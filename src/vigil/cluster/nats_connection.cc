@@ -348,4 +348,16 @@ absl::StatusOr<std::unique_ptr<KeyValueBucket>> NatsConnection::OpenBucket(
       new KeyValueBucket(handles_.get(), std::move(store), bucket));
 }
 
+absl::Status NatsConnection::Health() const {
+  switch (natsConnection_Status(handles_->connection)) {
+    case NATS_CONN_STATUS_CONNECTED:
+      return absl::OkStatus();
+    case NATS_CONN_STATUS_RECONNECTING:
+    case NATS_CONN_STATUS_CONNECTING:
+      return absl::UnavailableError("the connection to the NATS servers is down; reconnecting");
+    default:
+      return absl::UnavailableError("the connection to the NATS servers is closed");
+  }
+}
+
 }  // namespace vigil::cluster

@@ -138,6 +138,10 @@ class NatsConnection {
 
   absl::StatusOr<StreamStatus> StatusOf(std::string_view stream);
 
+  // OK while connected to a server; kUnavailable while the client reconnects or after it gave
+  // up (naming the state).
+  absl::Status Health() const;
+
   // The sequence of the last message the stream holds on "subject", 0 when it holds none.
   absl::StatusOr<uint64_t> LastSequenceOf(std::string_view stream, std::string_view subject);
 

@@ -70,6 +70,8 @@ ClusterScoring::ClusterScoring(cluster::ClusterNode* node, ClusterScoringOptions
                                const Clock& clock)
     : node_(node), options_(options), clock_(clock) {}
 
+absl::Status ClusterScoring::Health() const { return node_->health(); }
+
 void ClusterScoring::ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) {
   Score(body, request, /*batch=*/false, std::move(done));
 }

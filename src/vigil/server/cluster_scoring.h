@@ -51,6 +51,8 @@ class ClusterScoring final : public ScoringService {
   void ScoreThen(std::string_view body, const ScoreRequest& request, ReplyFn done) override;
   void ScoreBatchThen(std::string_view body, const ScoreRequest& request, ReplyFn done) override;
   absl::Status Congestion() const override { return absl::OkStatus(); }
+  // kUnavailable while the node's connection to the NATS servers is down.
+  absl::Status Health() const override;
 
  private:
   void Score(std::string_view body, const ScoreRequest& request, bool batch, ReplyFn done);

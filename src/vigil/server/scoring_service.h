@@ -70,6 +70,11 @@ class ScoringService {
   // may retry) when a request now would be refused for a backlog: for a server to refuse it on
   // arrival, before any work.
   virtual absl::Status Congestion() const = 0;
+
+  // OK while the service can decide; else why not, for /readyz (kUnavailable: a cluster node
+  // whose connection to the log is down). DecisionService is always able to (its audit log's
+  // health is checked apart).
+  virtual absl::Status Health() const { return absl::OkStatus(); }
 };
 
 }  // namespace vigil

@@ -782,6 +782,14 @@ HttpResponse ServeApi::Ready() const {
       return r;
     }
   }
+  if (absl::Status s = parts_.service->Health(); !s.ok()) {
+    // A cluster node cut off from the log: it cannot get a payment decided.
+    HttpResponse r =
+        HttpError(503, "cluster_unavailable", "",
+                  absl::StrCat("this node cannot reach the cluster's log: ", s.message()));
+    r.headers.push_back({"Retry-After", "1"});
+    return r;
+  }
   const auto deployment = parts_.deployment->Current();
   if (options_.model_required && deployment->champion == nullptr) {
     return ModelRequired();
