@@ -8,7 +8,9 @@
    each server process used per decision (utime + stime from /proc), vigil's and NATS's apart.
 2. Failover: a node killed with SIGKILL; the time until every one of its partitions decided a
    payment again (a probe per partition, posted to a surviving node).
-3. Recovery: a fresh node joining a cluster whose log holds N messages; the time until it has
+3. Latency unloaded: requests one at a time (a new connection each, from this script) to
+   `vigil serve` alone and to a 1-node cluster (one nats-server, 1 replica): p50, p90, p99.
+4. Recovery: a fresh node joining a cluster whose log holds N messages; the time until it has
    applied the whole log (its position in `vigil cluster status`), for two sizes of the log.
 
 Everything (nats-servers, vigil nodes, the load generator) shares this machine's cores: the
@@ -310,6 +312,37 @@ def failover(args, root, runs):
     return out
 
 
+def sequential(args, root, requests=300):
+    """One request at a time: what a decision costs through the log when nothing queues."""
+    nats = Nats(1, os.path.join(root, "nats_sequential"))
+    time.sleep(1)
+    node = alone = None
+    out = {}
+    try:
+        node = Serve(args, root, "seq-node", {"nats": nats.urls, "replicas": 1, "name": "seq"})
+        wait_owned(args, nats.urls[0], "seq", 1)
+        alone = Serve(args, root, "seq-alone")
+        for name, server in (("cluster, 1 node, R1", node), ("vigil serve alone", alone)):
+            ms = []
+            for i in range(requests):
+                t0 = time.perf_counter()
+                code, _ = post(server.port, tx(f"seq-{name[:3]}-{i}", f"acct{i % 50}"))
+                ms.append((time.perf_counter() - t0) * 1e3)
+                if code != 200:
+                    raise RuntimeError(f"{name}: answered {code}")
+            ms.sort()
+            out[name] = {"p50_ms": ms[len(ms) // 2], "p90_ms": ms[int(len(ms) * 0.9)],
+                         "p99_ms": ms[int(len(ms) * 0.99)]}
+            print(f"sequential {name:<22} {requests} requests: p50 {out[name]['p50_ms']:.2f} "
+                  f"p90 {out[name]['p90_ms']:.2f} p99 {out[name]['p99_ms']:.2f} ms", flush=True)
+    finally:
+        for m in (node, alone):
+            if m:
+                m.stop()
+        nats.stop()
+    return out
+
+
 def recovery(args, root, sizes):
     out = []
     for size in sizes:
@@ -361,7 +394,8 @@ def main():
     ap.add_argument("--warmup-ms", type=int, default=1000)
     ap.add_argument("--failover-runs", type=int, default=3)
     ap.add_argument("--recovery-sizes", default="20000,80000")
-    ap.add_argument("--skip", default="", help="comma list of: throughput, failover, recovery")
+    ap.add_argument("--skip", default="",
+                    help="comma list of: throughput, failover, sequential, recovery")
     ap.add_argument("--out", default="build/bench/cluster")
     args = ap.parse_args()
     args.vigil = os.path.abspath(args.vigil)
@@ -377,6 +411,8 @@ def main():
             throughput(args, root, report["throughput"])
         if "failover" not in skip:
             report["failover"] = failover(args, root, args.failover_runs)
+        if "sequential" not in skip:
+            report["sequential"] = sequential(args, root)
         if "recovery" not in skip:
             report["recovery"] = recovery(args, root, [int(s) for s in args.recovery_sizes.split(",")])
     finally:

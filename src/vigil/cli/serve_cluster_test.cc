@@ -307,8 +307,60 @@ class ServeClusterTest : public ::testing::Test {
     ADD_FAILURE() << "the nodes did not settle on their shares within 30 s: " << Status().dump();
   }
 
+  // Decides "count" new payments ("<prefix>-<n>@acct-<k>") one at a time, first through
+  // "first_node", recording the answers in acked_.
+  void Send(const std::string& prefix, int count, int first_node) {
+    for (int k = 0; k < count; ++k, ++sent_) {
+      const std::string id = absl::StrCat(prefix, "-", sent_, "@acct-", sent_ % kAccounts);
+      std::string body = Decide(id, first_node);
+      ASSERT_FALSE(body.empty()) << id;
+      acked_[id] = std::move(body);
+    }
+  }
+
+  // Every decision in "acked" is in the log exactly once, byte for byte, and no decision is in
+  // the log twice; with "all_answered", the log holds no decision besides them. The log's
+  // decisions by transaction id.
+  std::map<std::string, std::vector<std::string>> CheckAgainstLog(
+      const std::map<std::string, std::string>& acked, bool all_answered) {
+    absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
+    EXPECT_OK(reader);
+    if (!reader.ok()) return {};
+    std::map<std::string, std::vector<std::string>> in_log =
+        DecisionsInLog(**reader, cluster::LogStreamName(cluster::ClusterLayout{}));
+    for (const auto& [id, body] : acked) {
+      const auto it = in_log.find(id);
+      if (it == in_log.end()) {
+        ADD_FAILURE() << id << " was answered but is not in the log";
+        continue;
+      }
+      EXPECT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
+      EXPECT_EQ(it->second[0], body) << id;
+    }
+    for (const auto& [id, decisions] : in_log) EXPECT_EQ(decisions.size(), 1u) << id;
+    if (all_answered) {
+      EXPECT_EQ(in_log.size(), acked.size());
+    }
+    return in_log;
+  }
+
+  // Whether node "node" decides some partition within 30 s (`vigil cluster status`).
+  bool AwaitDeciding(const std::string& node) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < give_up) {
+      const nlohmann::json status = Status();  // kept: the loop views into it
+      for (const nlohmann::json& n : status.value("nodes", nlohmann::json::array())) {
+        if (n.value("node", "") == node && n.value("partitions", 0) > 0) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
   std::string dir_;
   std::unique_ptr<NatsServers> nats_;
+  std::map<std::string, std::string> acked_;  // Send's answers by transaction id
+  int sent_ = 0;
   absl::Mutex nodes_mu_;
   std::vector<std::unique_ptr<ServeProcess>> nodes_;
 };
@@ -370,20 +422,12 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
     ASSERT_FALSE(HasFailure());
   }
 
-  // Every decision a client got is in the log exactly once, and is the log's, byte for byte.
-  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
-  ASSERT_OK(reader);
-  cluster::ClusterLayout layout;
-  const std::map<std::string, std::vector<std::string>> in_log =
-      DecisionsInLog(**reader, cluster::LogStreamName(layout));
+  // Every decision a client got is in the log exactly once, and is the log's, byte for byte
+  // (the log may hold more: requests cut off by a kill and decided after).
   ASSERT_GE(acked.size(), 200u);
-  for (const auto& [id, body] : acked) {
-    const auto it = in_log.find(id);
-    ASSERT_NE(it, in_log.end()) << id << " was answered but is not in the log";
-    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
-    EXPECT_EQ(it->second[0], body) << id;
-  }
-  for (const auto& [id, decisions] : in_log) EXPECT_EQ(decisions.size(), 1u) << id;
+  const std::map<std::string, std::vector<std::string>> in_log =
+      CheckAgainstLog(acked, /*all_answered=*/false);
+  ASSERT_FALSE(HasFailure());
   // Nothing counted twice: an account's payments state the counts 1..n, each once, in the
   // features of whichever node decided them (some rebuilt from the log after a kill).
   std::map<std::string, std::set<int>> counts;
@@ -494,12 +538,7 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   nlohmann::json status;
   while (std::chrono::steady_clock::now() < give_up) {
-    const std::string out = dir_ + "/status.json";
-    ASSERT_EQ(::vigil::testing::RunProcess(
-                  VIGIL_BINARY, {"cluster", "status", "--nats", nats_->url(0), "--json"}, out),
-              0)
-        << ::vigil::testing::ReadFile(out);
-    status = nlohmann::json::parse(::vigil::testing::ReadFile(out));
+    status = Status();
     int held = 0;
     for (const nlohmann::json& lease : status["leases"]) held += lease["holder"].is_string();
     if (held == kPartitions && status["nodes"].size() == kNodes) break;
@@ -516,48 +555,19 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
 // it writes nothing (its writes are fenced) and rejoins, taking its share back by planned
 // moves; no payment is decided twice.
 TEST_F(ServeClusterTest, APausedOwnerWritesNothingOnceResumedAndRejoins) {
-  std::map<std::string, std::string> acked;
-  int n = 0;
-  const auto send = [&](int count, int first_node) {
-    for (int k = 0; k < count; ++k, ++n) {
-      const std::string id = absl::StrCat("p-", n, "@acct-", n % kAccounts);
-      std::string body = Decide(id, first_node);
-      ASSERT_FALSE(body.empty()) << id;
-      acked[id] = std::move(body);
-    }
-  };
   ASSERT_NO_FATAL_FAILURE(WaitSettled());
-  ASSERT_NO_FATAL_FAILURE(send(60, 0));
+  ASSERT_NO_FATAL_FAILURE(Send("p", 60, 0));
   ::kill(nodes_[1]->pid(), SIGSTOP);
   // Payments of every account, through the nodes that run: those of node 1's partitions wait
   // for its lease to expire (1 s), then are decided by another node.
   const auto paused = std::chrono::steady_clock::now();
-  ASSERT_NO_FATAL_FAILURE(send(60, 0));
+  ASSERT_NO_FATAL_FAILURE(Send("p", 60, 0));
   EXPECT_GE(std::chrono::steady_clock::now() - paused, std::chrono::milliseconds(900));
   ::kill(nodes_[1]->pid(), SIGCONT);
-  ASSERT_NO_FATAL_FAILURE(send(60, 1));  // through the resumed node too
-  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
-  ASSERT_OK(reader);
-  const std::map<std::string, std::vector<std::string>> in_log =
-      DecisionsInLog(**reader, cluster::LogStreamName(cluster::ClusterLayout{}));
-  for (const auto& [id, body] : acked) {
-    const auto it = in_log.find(id);
-    ASSERT_NE(it, in_log.end()) << id;
-    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
-    EXPECT_EQ(it->second[0], body) << id;
-  }
-  EXPECT_EQ(in_log.size(), acked.size());
+  ASSERT_NO_FATAL_FAILURE(Send("p", 60, 1));  // through the resumed node too
+  CheckAgainstLog(acked_, /*all_answered=*/true);
   // It rejoined: registered again, and deciding its share once the others handed it back.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  bool rejoined = false;
-  while (!rejoined && std::chrono::steady_clock::now() < give_up) {
-    const nlohmann::json status = Status();
-    for (const nlohmann::json& node : status["nodes"]) {
-      if (node["node"] == "n1" && node["partitions"].get<int>() > 0) rejoined = true;
-    }
-    if (!rejoined) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_TRUE(rejoined) << "node n1 decides no partition again after its resume";
+  EXPECT_TRUE(AwaitDeciding("n1")) << "node n1 decides no partition again after its resume";
 }
 
 // A node cut off from the NATS servers (its connection relayed, then cut): the others take its
@@ -574,17 +584,7 @@ TEST_F(ServeClusterTest, ANodeCutOffFromTheLogLosesItsPartitionsAndDoublesNothin
     StartNode(2, relay.url());
   }
   ASSERT_NO_FATAL_FAILURE(WaitSettled());
-  std::map<std::string, std::string> acked;
-  int n = 0;
-  const auto send = [&](int count, int first_node) {
-    for (int k = 0; k < count; ++k, ++n) {
-      const std::string id = absl::StrCat("net-", n, "@acct-", n % kAccounts);
-      std::string body = Decide(id, first_node);
-      ASSERT_FALSE(body.empty()) << id;
-      acked[id] = std::move(body);
-    }
-  };
-  ASSERT_NO_FATAL_FAILURE(send(40, 2));
+  ASSERT_NO_FATAL_FAILURE(Send("net", 40, 2));
   relay.Cut();
   // Its /readyz says so, for a load balancer to send the traffic elsewhere.
   const auto ready_status = [this] {
@@ -609,35 +609,16 @@ TEST_F(ServeClusterTest, ANodeCutOffFromTheLogLosesItsPartitionsAndDoublesNothin
   const std::pair<int, std::string> cut_off = await_ready(503);
   EXPECT_EQ(cut_off.first, 503);
   EXPECT_NE(cut_off.second.find("cluster_unavailable"), std::string::npos) << cut_off.second;
-  ASSERT_NO_FATAL_FAILURE(send(60, 0));  // node 2's partitions move after its lease expires
+  ASSERT_NO_FATAL_FAILURE(Send("net", 60, 0));  // node 2's partitions move after its lease
   const nlohmann::json during = Status();
   for (const nlohmann::json& lease : during["leases"]) {
     EXPECT_NE(lease["holder"], "n2") << "a cut-off node still holds a lease: " << lease.dump();
   }
   relay.Heal();
   EXPECT_EQ(await_ready(200).first, 200);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  bool rejoined = false;
-  while (!rejoined && std::chrono::steady_clock::now() < give_up) {
-    const nlohmann::json status = Status();  // kept: the loop views into it
-    for (const nlohmann::json& node : status["nodes"]) {
-      if (node["node"] == "n2" && node["partitions"].get<int>() > 0) rejoined = true;
-    }
-    if (!rejoined) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_TRUE(rejoined) << "n2 does not decide again after the network healed";
-  ASSERT_NO_FATAL_FAILURE(send(40, 2));
-  absl::StatusOr<std::unique_ptr<cluster::NatsConnection>> reader = nats_->Connect();
-  ASSERT_OK(reader);
-  const std::map<std::string, std::vector<std::string>> in_log =
-      DecisionsInLog(**reader, cluster::LogStreamName(cluster::ClusterLayout{}));
-  for (const auto& [id, body] : acked) {
-    const auto it = in_log.find(id);
-    ASSERT_NE(it, in_log.end()) << id;
-    ASSERT_EQ(it->second.size(), 1u) << id << " decided " << it->second.size() << " times";
-    EXPECT_EQ(it->second[0], body) << id;
-  }
-  EXPECT_EQ(in_log.size(), acked.size());
+  EXPECT_TRUE(AwaitDeciding("n2")) << "n2 does not decide again after the network healed";
+  ASSERT_NO_FATAL_FAILURE(Send("net", 40, 2));
+  CheckAgainstLog(acked_, /*all_answered=*/true);
 }
 
 }  // namespace

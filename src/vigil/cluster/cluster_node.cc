@@ -39,8 +39,8 @@ std::string CanonicalOf(const PaymentEntry& entry) {
 // stream drops a retry of the same payment but lets another payment under the same id reach the
 // log (where it is refused as a conflict, or decided when the first was refused: a corrected
 // retry, as `vigil serve` decides it).
-std::string MessageIdOf(const PaymentEntry& entry) {
-  return absl::StrCat(entry.transaction.id, ":", Sha256Hex(CanonicalOf(entry)).substr(0, 32));
+std::string MessageIdOf(const PaymentEntry& entry, std::string_view canonical) {
+  return absl::StrCat(entry.transaction.id, ":", Sha256Hex(canonical).substr(0, 32));
 }
 
 std::string NodeKey(std::string_view node) { return absl::StrCat("n.", ToAbsl(node)); }
@@ -135,10 +135,15 @@ void ClusterNode::Stop(bool release) {
 }
 
 absl::StatusOr<PublishAck> ClusterNode::Submit(const PaymentEntry& payment) {
+  return Publish(payment, MessageIdOf(payment, CanonicalOf(payment)));
+}
+
+absl::StatusOr<PublishAck> ClusterNode::Publish(const PaymentEntry& payment,
+                                                const std::string& msg_id) {
   const Transaction& tx = payment.transaction;
   const int p = applier_.partitions().Of(tx.originator.bank_id, tx.originator.account_id);
   PublishOptions once;
-  once.msg_id = MessageIdOf(payment);
+  once.msg_id = msg_id;
   return nats_->Publish(PaymentSubject(options_.layout, p), EncodePayment(payment), once);
 }
 
@@ -150,7 +155,6 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
       counters_.max_trailing_messages =
           std::max(counters_.max_trailing_messages, applied.trailing_messages[k]);
       counters_.max_trailing_ms = std::max(counters_.max_trailing_ms, ms);
-      counters_.sum_trailing_ms += ms;
     }
     for (const DecidedPayment& d : applied.decided) {
       if (answers_.emplace(d.transaction_id, d.record).second) {
@@ -178,7 +182,7 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
   if (!entry.ok()) return;
   if (applied.outcome == Outcome::kRefused) {
     // For a retry of this very payment, which the stream drops as a duplicate message.
-    const std::string key = MessageIdOf(*entry);
+    const std::string key = MessageIdOf(*entry, CanonicalOf(*entry));
     if (refusals_.emplace(key, applied.refusal).second) refusal_order_.push_back(key);
     while (refusal_order_.size() > options_.answer_memory) {
       refusals_.erase(refusal_order_.front());
@@ -216,13 +220,13 @@ std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
       Waiter& waiter = waiters[i];
       const std::string& id = payments[i].transaction.id;
       waiter.canonical = CanonicalOf(payments[i]);
+      waiter.msg_id = MessageIdOf(payments[i], waiter.canonical);
       if (const auto it = answers_.find(id); it != answers_.end()) {
         waiter.done = true;
         waiter.answer.kind = ClusterAnswer::Kind::kDecided;
         waiter.answer.repeated = true;
         waiter.record = it->second;
-      } else if (const auto refused = refusals_.find(MessageIdOf(payments[i]));
-                 refused != refusals_.end()) {
+      } else if (const auto refused = refusals_.find(waiter.msg_id); refused != refusals_.end()) {
         waiter.done = true;
         waiter.answer.kind = ClusterAnswer::Kind::kRefused;
         waiter.answer.refusal = refused->second;
@@ -236,7 +240,7 @@ std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
   std::vector<bool> published(payments.size(), false);
   for (size_t i = 0; i < payments.size(); ++i) {
     if (waiters[i].done) continue;
-    absl::StatusOr<PublishAck> ack = Submit(payments[i]);
+    absl::StatusOr<PublishAck> ack = Publish(payments[i], waiters[i].msg_id);
     if (!ack.ok()) {
       out[i] = ack.status();
       continue;
@@ -256,8 +260,7 @@ std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
     // again, its refusal is remembered.
     for (size_t i = 0; i < payments.size(); ++i) {
       if (!published[i] || waiters[i].done || !waiters[i].answer.repeated) continue;
-      if (const auto refused = refusals_.find(MessageIdOf(payments[i]));
-          refused != refusals_.end()) {
+      if (const auto refused = refusals_.find(waiters[i].msg_id); refused != refusals_.end()) {
         waiters[i].done = true;
         waiters[i].answer.kind = ClusterAnswer::Kind::kRefused;
         waiters[i].answer.refusal = refused->second;
@@ -317,8 +320,6 @@ ClusterNodeStatus ClusterNode::status() const {
     const PartitionProgress& progress = applier_.progress(p);
     PartitionStatus& ps = out.partitions.emplace_back();
     ps.partition = p;
-    ps.owner = progress.owner;
-    ps.epoch = progress.epoch;
     ps.decided_here = std::binary_search(out.owned.begin(), out.owned.end(), p);
     ps.pending = applier_.pending(p).size();
     ps.decisions = progress.decisions;

@@ -61,8 +61,6 @@ struct ClusterNodeOptions {
 // One partition as a node sees it.
 struct PartitionStatus {
   int partition = 0;
-  std::string owner;  // from the log's last takeover marker ("" before the first)
-  uint64_t epoch = 0;
   bool decided_here = false;  // this node holds its lease and has taken it over
   size_t pending = 0;         // payments applied and not yet decided
   uint64_t decisions = 0;     // decisions applied
@@ -81,10 +79,9 @@ struct ClusterNodeStatus {
   uint64_t takeovers = 0;
   // How far decision batches trailed their payments in the log (docs/cluster.md, "Two
   // accounts per payment"): the most, in messages and in milliseconds between the two were
-  // stored, over every decision applied, and the sum of the milliseconds (for a mean).
+  // stored, over every decision applied.
   uint64_t max_trailing_messages = 0;
   double max_trailing_ms = 0;
-  double sum_trailing_ms = 0;
 };
 
 // What became of a payment a caller submitted and waited for (ClusterNode::Decide).
@@ -155,11 +152,14 @@ class ClusterNode {
   // A caller waiting in Decide.
   struct Waiter {
     std::string canonical;  // its payment's canonical bytes
+    std::string msg_id;     // its message id (MessageIdOf)
     bool done = false;
     ClusterAnswer answer;
     std::string record;  // kDecided: the audit record body
   };
 
+  // Submit under a message id already computed.
+  absl::StatusOr<PublishAck> Publish(const PaymentEntry& payment, const std::string& msg_id);
   void ApplyLoop();
   // Completes the waiters of what "applied" settled. REQUIRES: mu_ held.
   void Answer(const AppliedMessage& applied, const StreamMessage& message)

@@ -19,17 +19,18 @@ namespace vigil {
 namespace {
 
 // What a caller is answered for a payment the cluster settled (or did not, in time).
-ScoreReply ReplyOf(const absl::StatusOr<cluster::ClusterAnswer>& answer, const ScoreItem& item) {
+ScoreReply ReplyOf(const absl::StatusOr<cluster::ClusterAnswer>& answer, const std::string& id,
+                   bool from_message) {
   using Kind = cluster::ClusterAnswer::Kind;
   ScoreReply r;
-  r.transaction_id = item.tx.id;
+  r.transaction_id = id;
   if (!answer.ok()) {
     r = ErrorReply(
         503, "cluster_unavailable", "",
         absl::StrCat("the cluster's log did not acknowledge the payment (",
                      answer.status().message(),
                      "); retry with the same transaction id: it is never decided twice"));
-    r.transaction_id = item.tx.id;
+    r.transaction_id = id;
     return r;
   }
   switch (answer->kind) {
@@ -41,8 +42,8 @@ ScoreReply ReplyOf(const absl::StatusOr<cluster::ClusterAnswer>& answer, const S
       r.repeated = answer->repeated;
       break;
     case Kind::kConflict:
-      r = ErrorReply(409, "idempotency_conflict", item.from_message ? "$" : "$.id",
-                     absl::StrCat("transaction id \"", item.tx.id,
+      r = ErrorReply(409, "idempotency_conflict", from_message ? "$" : "$.id",
+                     absl::StrCat("transaction id \"", id,
                                   "\" is already used by another payment (its amount, parties or "
                                   "details differ); it was not decided: give a new payment its "
                                   "own id"));
@@ -60,7 +61,7 @@ ScoreReply ReplyOf(const absl::StatusOr<cluster::ClusterAnswer>& answer, const S
                      "exactly once: retry with the same transaction id for that decision");
       break;
   }
-  r.transaction_id = item.tx.id;
+  r.transaction_id = id;
   return r;
 }
 
@@ -112,7 +113,7 @@ void ClusterScoring::Score(std::string_view body, const ScoreRequest& request, b
       continue;
     }
     cluster::PaymentEntry& entry = entries.emplace_back();
-    entry.transaction = item.tx;
+    entry.transaction = std::move(item.tx);  // the item keeps its raw bytes and format only
     entry.input_format = std::string(MessageFormatName(request.format));
     entry.input_sha256 = Sha256(item.raw);
     entry.received_us = received_us;
@@ -127,17 +128,15 @@ void ClusterScoring::Score(std::string_view body, const ScoreRequest& request, b
     const std::vector<absl::StatusOr<cluster::ClusterAnswer>> answers =
         node_->DecideAll(entries, wait);
     for (size_t k = 0; k < answers.size(); ++k) {
-      settled[entry_item[k]] = ReplyOf(answers[k], read.items[entry_item[k]]);
+      settled[entry_item[k]] =
+          ReplyOf(answers[k], entries[k].transaction.id, read.items[entry_item[k]].from_message);
     }
   }
   if (!batch) return std::move(done)(std::move(*settled[0]));
-  std::vector<ScoreReply> replies;
-  std::vector<std::string_view> ids;
-  for (size_t i = 0; i < settled.size(); ++i) {
-    replies.push_back(std::move(*settled[i]));
-    ids.push_back(read.items[i].tx.id);
-  }
-  std::move(done)(BatchReplyOf(replies, ids));
+  std::vector<const ScoreReply*> replies;
+  replies.reserve(settled.size());
+  for (const std::optional<ScoreReply>& r : settled) replies.push_back(&*r);
+  std::move(done)(BatchReplyOf(replies));
 }
 
 }  // namespace vigil

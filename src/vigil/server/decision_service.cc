@@ -395,25 +395,20 @@ void DecisionService::Read(std::string_view body, const ScoreRequest& request, b
     item.tx = std::move(from.tx);
     item.parsed = from.from_message;
     item.parse = from.parse;
-    item.reply.transaction_id = item.tx.id;
     if (from.refused.has_value()) {
       item.reply = std::move(*from.refused);
-      item.reply.transaction_id = item.tx.id;
       item.done = true;
     }
+    item.reply.transaction_id = item.tx.id;
   }
   DecideItems(call);
 }
 
 DecisionService::Reply DecisionService::BatchReply(const std::vector<Item>& items) {
-  std::vector<Reply> replies;
-  std::vector<std::string_view> ids;
+  std::vector<const Reply*> replies;
   replies.reserve(items.size());
-  for (const Item& item : items) {
-    replies.push_back(item.reply);
-    ids.push_back(item.tx.id);
-  }
-  return BatchReplyOf(replies, ids);
+  for (const Item& item : items) replies.push_back(&item.reply);
+  return BatchReplyOf(replies);
 }
 
 void DecisionService::DecideItems(const std::shared_ptr<Call>& call) {

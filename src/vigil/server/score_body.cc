@@ -159,14 +159,13 @@ ScoreReply BatchTooLargeReply(size_t max_batch) {
                     absl::StrCat("a batch holds at most ", max_batch, " transactions; split it"));
 }
 
-ScoreReply BatchReplyOf(const std::vector<ScoreReply>& replies,
-                        const std::vector<std::string_view>& transaction_ids) {
+ScoreReply BatchReplyOf(const std::vector<const ScoreReply*>& replies) {
   ScoreReply out;
   out.body = "{\"results\":[";
   for (size_t i = 0; i < replies.size(); ++i) {
     if (i > 0) out.body.push_back(',');
-    const ScoreReply& r = replies[i];
-    if (r.status == 409) out.conflicts.emplace_back(transaction_ids[i]);
+    const ScoreReply& r = *replies[i];
+    if (r.status == 409) out.conflicts.push_back(r.transaction_id);
     if (r.status == 200) {
       out.body += r.body;
     } else {

@@ -51,9 +51,8 @@ ScoreReply ErrorReply(int status, std::string_view code, std::string_view field,
 ScoreReply BatchTooLargeReply(size_t max_batch);
 
 // {"results":[...]}: per item in order the 200 body, or {"index":i,"status":s,"error":{...}};
-// "conflicts" lists the 409 items' transaction ids.
-ScoreReply BatchReplyOf(const std::vector<ScoreReply>& replies,
-                        const std::vector<std::string_view>& transaction_ids);
+// "conflicts" lists the 409 items' transaction ids (each reply's transaction_id).
+ScoreReply BatchReplyOf(const std::vector<const ScoreReply*>& replies);
 
 }  // namespace vigil
 

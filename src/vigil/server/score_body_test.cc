@@ -88,8 +88,10 @@ TEST(ScoreBodyTest, ABatchReplyListsEachItemsAnswerInOrder) {
   ok.body = R"({"action":"ALLOW"})";
   ScoreReply conflict;
   conflict.status = 409;
+  conflict.transaction_id = "b";
   conflict.body = R"({"error":{"code":"idempotency_conflict","field":"$.id","message":"m"}})";
-  const ScoreReply batch = BatchReplyOf({ok, conflict}, {"a", "b"});
+  ok.transaction_id = "a";
+  const ScoreReply batch = BatchReplyOf({&ok, &conflict});
   EXPECT_EQ(batch.status, 200);
   EXPECT_EQ(batch.body, R"({"results":[{"action":"ALLOW"},{"index":1,"status":409,"error":{"code":)"
                         R"("idempotency_conflict","field":"$.id","message":"m"}}]})");
