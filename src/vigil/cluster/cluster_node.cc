@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <random>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_record.h"
+#include "vigil/cluster/checkpoint_shipping.h"
 #include "vigil/cluster/cluster_status.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
+#include "vigil/common/varint.h"
 #include "vigil/core/payment_identity.h"
 #include "vigil/decision/decision_json.h"
 
@@ -43,6 +47,34 @@ std::string MessageIdOf(const PaymentEntry& entry, std::string_view canonical) {
   return absl::StrCat(entry.transaction.id, ":", Sha256Hex(canonical).substr(0, 32));
 }
 
+// Where the node's applied state lives beside the features in its FeatureStore.
+constexpr std::string_view kStateFamily = kNodeStateFamily;
+constexpr std::string_view kAnswerPrefix = "answer/";
+constexpr std::string_view kRefusalPrefix = "refusal/";
+
+// A refusal as the node remembers it: its status code (varint) and message.
+std::string EncodeRefusal(const absl::Status& status) {
+  std::string out;
+  PutVarint(static_cast<uint64_t>(status.code()), &out);
+  out.append(ToStd(status.message()));
+  return out;
+}
+
+absl::Status DecodeRefusal(std::string_view bytes) {
+  size_t offset = 0;
+  uint64_t code = 0;
+  if (!GetVarint(bytes, &offset, &code) || code == 0 || code > 16) {
+    return absl::InternalError("a remembered refusal that cannot be read");
+  }
+  return absl::Status(static_cast<absl::StatusCode>(code), ToAbsl(bytes.substr(offset)));
+}
+
+int64_t UnixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string NodeKey(std::string_view node) { return absl::StrCat("n.", ToAbsl(node)); }
 
 uint64_t RendezvousScore(int partition, std::string_view node) {
@@ -55,19 +87,36 @@ uint64_t RendezvousScore(int partition, std::string_view node) {
 
 }  // namespace
 
-ClusterNode::ClusterNode(NatsConnection* nats, FeatureExtractor* features,
+ClusterNode::ClusterNode(NatsConnection* nats, FeatureExtractor* features, FeatureStore* store,
                          std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
                          ClusterNodeOptions options)
     : nats_(nats),
       features_(features),
+      store_(store),
       decider_(std::move(decider)),
       clock_(clock),
       options_(std::move(options)),
       ids_(clock, std::random_device{}()),
-      applier_(options_.layout, features) {}
+      applier_(options_.layout, features),
+      answers_(std::max<size_t>(options_.answer_memory, 1)),
+      refusals_(std::max<size_t>(options_.answer_memory, 1)),
+      saved_at_(std::chrono::steady_clock::now()) {}
 
 absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     NatsConnection* nats, FeatureExtractor* features,
+    std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+    ClusterNodeOptions options) {
+  return StartNode(nats, features, nullptr, std::move(decider), clock, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
+    NatsConnection* nats, FeatureStore* state, std::shared_ptr<const PartitionDecider> decider,
+    const Clock& clock, ClusterNodeOptions options) {
+  return StartNode(nats, &state->extractor(), state, std::move(decider), clock, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::StartNode(
+    NatsConnection* nats, FeatureExtractor* features, FeatureStore* store,
     std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
     ClusterNodeOptions options) {
   const ClusterLayout layout = options.layout;  // a copy: "options" moves into the node
@@ -85,8 +134,9 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
        .replicas = layout.replicas,
        .max_age = std::chrono::duration_cast<std::chrono::seconds>(options.log_retention),
        .duplicate_window = options.duplicate_window}));
+  VIGIL_RETURN_IF_ERROR(EnsureCheckpointStream(nats, layout));
   std::unique_ptr<ClusterNode> node(
-      new ClusterNode(nats, features, std::move(decider), clock, std::move(options)));
+      new ClusterNode(nats, features, store, std::move(decider), clock, std::move(options)));
   const ClusterNodeOptions& o = node->options_;
   VIGIL_ASSIGN_OR_RETURN(node->leases_bucket_,
                          nats->EnsureBucket({.name = BucketName(layout, "leases"),
@@ -99,13 +149,129 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
                                              .storage = StreamStorage::kMemory,
                                              .ttl = o.lease_ttl}));
   node->leases_ = std::make_unique<LeaseTable>(node->leases_bucket_.get(), o.node_id);
-  VIGIL_ASSIGN_OR_RETURN(node->reader_, nats->Read(LogStreamName(layout), "", 1));
+  VIGIL_RETURN_IF_ERROR(node->RestoreSaved());
+  uint64_t from = 0;
+  {
+    absl::MutexLock lock(&node->mu_);
+    from = node->applier_.position() + 1;
+  }
+  VIGIL_ASSIGN_OR_RETURN(node->reader_, nats->Read(LogStreamName(layout), "", from));
   for (int k = 0; k < kWriterThreads; ++k) {
     node->writer_threads_.emplace_back([n = node.get()] { n->WriterLoop(); });
   }
   node->apply_thread_ = std::thread([n = node.get()] { n->ApplyLoop(); });
   node->lease_thread_ = std::thread([n = node.get()] { n->LeaseLoop(); });
+  if (store != nullptr && !o.scratch_dir.empty() && o.ship_interval.count() > 0) {
+    node->ship_thread_ = std::thread([n = node.get()] { n->ShipLoop(); });
+  }
   return node;
+}
+
+absl::Status ClusterNode::RestoreSaved() {
+  uint64_t position = 0;
+  if (store_ != nullptr) {
+    absl::MutexLock lock(&mu_);
+    VIGIL_RETURN_IF_ERROR(applier_.Restore(store_->kv(), kStateFamily));
+    VIGIL_RETURN_IF_ERROR(answers_.Restore(store_->kv(), kStateFamily, kAnswerPrefix));
+    VIGIL_RETURN_IF_ERROR(refusals_.Restore(store_->kv(), kStateFamily, kRefusalPrefix));
+    position = applier_.position();
+  }
+  // A log that does not hold the messages after the state's position cannot continue it.
+  VIGIL_ASSIGN_OR_RETURN(const StreamStatus log, nats_->StatusOf(LogStreamName(options_.layout)));
+  if (position > log.last_sequence) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this node's saved state is at log position ", position, ", the cluster's log ends at ",
+        log.last_sequence, ": the data dir is of another log (move it away to start empty)"));
+  }
+  if (log.messages > 0 && log.first_sequence > position + 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this node's state is at log position ", position,
+                     ", and the log's first message is ", log.first_sequence,
+                     " (older ones expired after log_retention): start the node on an "
+                     "empty data dir, which restores the last shipped checkpoint"));
+  }
+  saved_position_ = position;
+  {
+    absl::MutexLock lock(&save_mu_);
+    durable_position_ = position;
+  }
+  restored_position_ = position;
+  checkpoint_position_ = position;
+  return absl::OkStatus();
+}
+
+void ClusterNode::MaybeCheckpoint(bool force) {
+  if (store_ == nullptr) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<KvWriteBatch> batch;
+  uint64_t position = 0;
+  if (!unwritten_.has_value()) {
+    absl::MutexLock lock(&mu_);
+    position = applier_.position();
+    if (position == saved_position_) return;
+    if (!force && position - saved_position_ < options_.checkpoint_every &&
+        now - saved_at_ < options_.checkpoint_interval) {
+      return;
+    }
+    batch.emplace();
+    store_->StageInto(*batch);
+    applier_.SaveInto(*batch, kStateFamily);
+    answers_.SaveInto(*batch, kStateFamily, kAnswerPrefix);
+    refusals_.SaveInto(*batch, kStateFamily, kRefusalPrefix);
+    unwritten_ = std::move(batch);
+    unwritten_position_ = position;
+  } else if (!force && now - saved_at_ < std::chrono::milliseconds(500)) {
+    return;  // a failed write is tried again, not at every message
+  }
+  saved_at_ = now;
+  absl::MutexLock lock(&save_mu_);
+  if (!store_->kv().Write(*unwritten_).ok()) {
+    ++checkpoint_failures_;
+    return;
+  }
+  unwritten_.reset();
+  saved_position_ = unwritten_position_;
+  durable_position_ = unwritten_position_;
+  checkpoint_position_ = unwritten_position_;
+  ++checkpoints_;
+}
+
+void ClusterNode::ShipLoop() {
+  auto next = std::chrono::steady_clock::now() + options_.ship_interval;
+  const std::string copy = absl::StrCat(options_.scratch_dir, "/shipping");
+  while (!stopping_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::chrono::steady_clock::now() < next) continue;
+    next = std::chrono::steady_clock::now() + options_.ship_interval;
+    {
+      absl::MutexLock lock(&mu_);
+      const auto it = owned_.find(0);
+      if (it == owned_.end() || it->second.writer == nullptr) continue;  // not the shipper
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(copy, ignored);
+    uint64_t position = 0;
+    absl::Status copied;
+    {
+      absl::MutexLock lock(&save_mu_);
+      position = durable_position_;
+      if (position == 0 || position == shipped_position_) continue;  // nothing new to ship
+      copied = store_->kv().Checkpoint(copy);
+    }
+    absl::Status shipped = copied;
+    if (copied.ok()) {
+      shipped =
+          ShipCheckpoint(nats_, options_.layout, copy, position, options_.node_id, UnixMillis())
+              .status();
+    }
+    std::filesystem::remove_all(copy, ignored);
+    if (!shipped.ok()) {
+      ++shipment_failures_;
+      continue;
+    }
+    shipped_position_ = position;
+    ++shipments_;
+  }
 }
 
 ClusterNode::~ClusterNode() { Stop(/*release=*/true); }
@@ -118,6 +284,8 @@ void ClusterNode::Stop(bool release) {
   stopping_ = true;
   if (apply_thread_.joinable()) apply_thread_.join();
   if (lease_thread_.joinable()) lease_thread_.join();
+  if (ship_thread_.joinable()) ship_thread_.join();
+  if (release) MaybeCheckpoint(/*force=*/true);  // a crash (Abandon) saves nothing more
   {
     absl::MutexLock lock(&writes_mu_);
     writers_stop_ = true;
@@ -157,9 +325,7 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
       counters_.max_trailing_ms = std::max(counters_.max_trailing_ms, ms);
     }
     for (const DecidedPayment& d : applied.decided) {
-      if (answers_.emplace(d.transaction_id, d.record).second) {
-        answer_order_.push_back(d.transaction_id);
-      }
+      answers_.Insert(d.transaction_id, d.record);
       if (auto it = waiters_.find(d.transaction_id); it != waiters_.end()) {
         for (Waiter* w : it->second) {
           w->done = true;
@@ -167,10 +333,6 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
           w->record = d.record;
         }
       }
-    }
-    while (answer_order_.size() > options_.answer_memory) {
-      answers_.erase(answer_order_.front());
-      answer_order_.pop_front();
     }
     return;
   }
@@ -182,12 +344,7 @@ void ClusterNode::Answer(const AppliedMessage& applied, const StreamMessage& mes
   if (!entry.ok()) return;
   if (applied.outcome == Outcome::kRefused) {
     // For a retry of this very payment, which the stream drops as a duplicate message.
-    const std::string key = MessageIdOf(*entry, CanonicalOf(*entry));
-    if (refusals_.emplace(key, applied.refusal).second) refusal_order_.push_back(key);
-    while (refusal_order_.size() > options_.answer_memory) {
-      refusals_.erase(refusal_order_.front());
-      refusal_order_.pop_front();
-    }
+    refusals_.Insert(MessageIdOf(*entry, CanonicalOf(*entry)), EncodeRefusal(applied.refusal));
   }
   const auto it = waiters_.find(applied.transaction_id);
   if (it == waiters_.end()) return;
@@ -221,15 +378,15 @@ std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
       const std::string& id = payments[i].transaction.id;
       waiter.canonical = CanonicalOf(payments[i]);
       waiter.msg_id = MessageIdOf(payments[i], waiter.canonical);
-      if (const auto it = answers_.find(id); it != answers_.end()) {
+      if (const std::string* record = answers_.Find(id); record != nullptr) {
         waiter.done = true;
         waiter.answer.kind = ClusterAnswer::Kind::kDecided;
         waiter.answer.repeated = true;
-        waiter.record = it->second;
-      } else if (const auto refused = refusals_.find(waiter.msg_id); refused != refusals_.end()) {
+        waiter.record = *record;
+      } else if (const std::string* refused = refusals_.Find(waiter.msg_id); refused != nullptr) {
         waiter.done = true;
         waiter.answer.kind = ClusterAnswer::Kind::kRefused;
-        waiter.answer.refusal = refused->second;
+        waiter.answer.refusal = DecodeRefusal(*refused);
       } else {
         waiters_[id].push_back(&waiter);  // before publishing: its decision cannot slip past
       }
@@ -260,10 +417,10 @@ std::vector<absl::StatusOr<ClusterAnswer>> ClusterNode::DecideAll(
     // again, its refusal is remembered.
     for (size_t i = 0; i < payments.size(); ++i) {
       if (!published[i] || waiters[i].done || !waiters[i].answer.repeated) continue;
-      if (const auto refused = refusals_.find(waiters[i].msg_id); refused != refusals_.end()) {
+      if (const std::string* refused = refusals_.Find(waiters[i].msg_id); refused != nullptr) {
         waiters[i].done = true;
         waiters[i].answer.kind = ClusterAnswer::Kind::kRefused;
-        waiters[i].answer.refusal = refused->second;
+        waiters[i].answer.refusal = DecodeRefusal(*refused);
       }
     }
     mu_.AwaitWithDeadline(absl::Condition(&all_done), deadline);
@@ -313,6 +470,13 @@ ClusterNodeStatus ClusterNode::status() const {
   ClusterNodeStatus out = counters_;
   out.position = applier_.position();
   out.applied = applier_.stats();
+  out.restored_position = restored_position_;
+  out.checkpoint_position = checkpoint_position_;
+  out.checkpoints = checkpoints_;
+  out.checkpoint_failures = checkpoint_failures_;
+  out.shipped_position = shipped_position_;
+  out.shipments = shipments_;
+  out.shipment_failures = shipment_failures_;
   for (const auto& [p, owned] : owned_) {
     if (owned.writer != nullptr) out.owned.push_back(p);
   }
@@ -345,12 +509,16 @@ void ClusterNode::ApplyLoop() {
       absl::StatusOr<AppliedMessage> applied = applier_.Apply(**next);
       if (applied.ok()) Answer(*applied, **next);
       idle = false;
+    }
+    if (next->has_value()) {
+      MaybeCheckpoint(/*force=*/false);
       // Decide once what has arrived is applied (or every kDecideEvery under a flood).
       if (++since_decided < kDecideEvery && reader_->buffered() > 0) continue;
     }
     since_decided = 0;
     const bool acted = TakeOverAndDecide();
     idle = !next->has_value() && !acted;
+    if (idle) MaybeCheckpoint(/*force=*/false);  // the interval's checkpoint of a quiet log
   }
 }
 

@@ -11,13 +11,20 @@
 // to another live node (a planned move). A lease that cannot be renewed, or a batch that is
 // fenced, ends the node's ownership of the partition at once.
 //
+// Durable state (a node started over a FeatureStore): the applying thread checkpoints the
+// node's applied state (the features' changed accounts, LogApplier's state and idempotency
+// memory, the answers and refusals it remembers) with the log position in one RocksDB batch,
+// every checkpoint_every messages or checkpoint_interval, and once more when the node stops; a
+// restarted node restores it and reads the log from the next message. The node that decides
+// partition 0 also ships a copy of its state store every ship_interval (checkpoint_shipping.h),
+// from which a node with an empty data dir starts.
+//
 // Thread safety: every method may be called from any thread.
 #ifndef VIGIL_CLUSTER_CLUSTER_NODE_H_
 #define VIGIL_CLUSTER_CLUSTER_NODE_H_
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,11 +45,14 @@
 #include "vigil/cluster/nats_connection.h"
 #include "vigil/cluster/partition_decider.h"
 #include "vigil/cluster/partition_writer.h"
+#include "vigil/cluster/recent_memory.h"
 #include "vigil/cluster/stream_reader.h"
 #include "vigil/common/clock.h"
 #include "vigil/common/ids.h"
 #include "vigil/core/decision.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/features/feature_store.h"
+#include "vigil/store/kv_write_batch.h"
 
 namespace vigil::cluster {
 
@@ -56,6 +66,15 @@ struct ClusterNodeOptions {
   size_t max_batch = 256;  // payments per decision batch
   std::chrono::milliseconds log_retention{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds duplicate_window{std::chrono::minutes(10)};
+  // Checkpoints of the applied state (a node over a FeatureStore): after this many messages
+  // applied, or this long, whichever comes first.
+  uint64_t checkpoint_every = 20'000;
+  std::chrono::milliseconds checkpoint_interval{5000};
+  // How often the decider of partition 0 ships its state (0: never). Where "scratch_dir" (a
+  // directory on the state store's filesystem, so that RocksDB's checkpoint hard-links its
+  // files) is empty, nothing is shipped.
+  std::chrono::milliseconds ship_interval{60'000};
+  std::string scratch_dir;
 };
 
 // One partition as a node sees it.
@@ -82,6 +101,16 @@ struct ClusterNodeStatus {
   // stored, over every decision applied.
   uint64_t max_trailing_messages = 0;
   double max_trailing_ms = 0;
+  // Durable state: the position restored at start (0: none), of the last checkpoint written,
+  // how many were written and failed; the position of the last checkpoint this node shipped,
+  // how many it shipped and how many failed.
+  uint64_t restored_position = 0;
+  uint64_t checkpoint_position = 0;
+  uint64_t checkpoints = 0;
+  uint64_t checkpoint_failures = 0;
+  uint64_t shipped_position = 0;
+  uint64_t shipments = 0;
+  uint64_t shipment_failures = 0;
 };
 
 // What became of a payment a caller submitted and waited for (ClusterNode::Decide).
@@ -109,8 +138,17 @@ class ClusterNode {
       NatsConnection* nats, FeatureExtractor* features,
       std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
       ClusterNodeOptions options);
+  // The same over a durable state ("state" must outlive the node): restores what its last
+  // checkpoint saved and applies the log from the next position. Errors besides Start's:
+  // kFailedPrecondition when the saved state is of another cluster, is ahead of the log (its
+  // data dir is of another log) or behind the log's first message (expired after
+  // log_retention: start the node on an empty data dir), each saying so.
+  static absl::StatusOr<std::unique_ptr<ClusterNode>> Start(
+      NatsConnection* nats, FeatureStore* state, std::shared_ptr<const PartitionDecider> decider,
+      const Clock& clock, ClusterNodeOptions options);
 
-  // Stops the threads and releases the leases it holds (so other nodes take over at once).
+  // Stops the threads, checkpoints the state, and releases the leases it holds (so other nodes
+  // take over at once).
   ~ClusterNode();
   // Stops the threads and leaves the leases to expire, as a crash would.
   void Abandon();
@@ -139,9 +177,19 @@ class ClusterNode {
   absl::Status health() const { return nats_->Health(); }
 
  private:
-  ClusterNode(NatsConnection* nats, FeatureExtractor* features,
+  ClusterNode(NatsConnection* nats, FeatureExtractor* features, FeatureStore* store,
               std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
               ClusterNodeOptions options);
+  static absl::StatusOr<std::unique_ptr<ClusterNode>> StartNode(
+      NatsConnection* nats, FeatureExtractor* features, FeatureStore* store,
+      std::shared_ptr<const PartitionDecider> decider, const Clock& clock,
+      ClusterNodeOptions options);
+  // Restores the saved state (store_) and checks it against the log's extent.
+  absl::Status RestoreSaved();
+  // Writes a checkpoint when one is due ("force": whenever the position moved). Called by the
+  // applying thread only (and by Stop once it ended).
+  void MaybeCheckpoint(bool force);
+  void ShipLoop();
 
   struct Owned {
     Lease lease;
@@ -178,6 +226,7 @@ class ClusterNode {
 
   NatsConnection* nats_;
   FeatureExtractor* features_;
+  FeatureStore* store_;  // null: the state is in memory only
   std::shared_ptr<const PartitionDecider> decider_;
   const Clock& clock_;
   ClusterNodeOptions options_;
@@ -194,11 +243,24 @@ class ClusterNode {
   std::map<int, std::chrono::steady_clock::time_point> free_since_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::vector<Waiter*>> waiters_ ABSL_GUARDED_BY(mu_);
   // The latest decisions' audit record bodies by transaction id, oldest first out.
-  absl::flat_hash_map<std::string, std::string> answers_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> answer_order_ ABSL_GUARDED_BY(mu_);
-  // The latest refused payments' refusals by message id (transaction id and payment hash).
-  absl::flat_hash_map<std::string, absl::Status> refusals_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> refusal_order_ ABSL_GUARDED_BY(mu_);
+  RecentMemory answers_ ABSL_GUARDED_BY(mu_);
+  // The latest refused payments' refusals (EncodeRefusal) by message id (transaction id and
+  // payment hash).
+  RecentMemory refusals_ ABSL_GUARDED_BY(mu_);
+
+  // Checkpoints, by the applying thread: the last position written, when, and a batch whose
+  // write failed (written again before any later one, or the accounts it holds would be
+  // durable only at their next change).
+  uint64_t saved_position_ = 0;
+  std::chrono::steady_clock::time_point saved_at_;
+  std::optional<KvWriteBatch> unwritten_;
+  uint64_t unwritten_position_ = 0;
+  // Held while a checkpoint is written, and by the shipper while it copies the store, so that
+  // the copy's position is known.
+  absl::Mutex save_mu_;
+  uint64_t durable_position_ ABSL_GUARDED_BY(save_mu_) = 0;
+  std::atomic<uint64_t> restored_position_{0}, checkpoint_position_{0}, checkpoints_{0},
+      checkpoint_failures_{0}, shipped_position_{0}, shipments_{0}, shipment_failures_{0};
 
   // WriteAll's round, shared with the writer threads.
   absl::Mutex writes_mu_;
@@ -212,6 +274,7 @@ class ClusterNode {
   std::atomic<bool> stopping_{false};
   std::thread apply_thread_;
   std::thread lease_thread_;
+  std::thread ship_thread_;
   bool stopped_ = false;
 };
 

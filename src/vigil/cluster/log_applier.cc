@@ -1,12 +1,17 @@
 #include "vigil/cluster/log_applier.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "vigil/cluster/internal/byte_codec.h"
 #include "vigil/cluster/partition_writer.h"
 #include "vigil/common/sha256.h"
+#include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
+#include "vigil/common/varint.h"
 #include "vigil/core/payment_identity.h"
 
 namespace vigil::cluster {
@@ -38,7 +43,8 @@ LogApplier::LogApplier(const ClusterLayout& layout, FeatureExtractor* features, 
       payment_prefix_(PaymentSubject(layout, 0)),
       decision_prefix_(DecisionSubject(layout, 0)),
       pending_(layout.partitions),
-      progress_(layout.partitions) {
+      progress_(layout.partitions),
+      seen_(std::max<size_t>(options.idempotency_capacity, 1)) {
   payment_prefix_.pop_back();  // "...pay.0" → "...pay."
   decision_prefix_.pop_back();
 }
@@ -84,8 +90,10 @@ AppliedMessage LogApplier::ApplyPayment(int partition, const StreamMessage& mess
   }
   const std::array<uint8_t, 32> fingerprint =
       Sha256(CanonicalPaymentBytes(tx, TimeSourceOf(*entry)));
-  if (const auto it = seen_.find(tx.id); it != seen_.end()) {
-    if (it->second.fingerprint == fingerprint) {
+  const std::string_view fingerprint_bytes(reinterpret_cast<const char*>(fingerprint.data()),
+                                           fingerprint.size());
+  if (const std::string* seen = seen_.Find(tx.id); seen != nullptr) {
+    if (*seen == fingerprint_bytes) {
       ++stats_.duplicates;
       out.outcome = AppliedMessage::Outcome::kDuplicate;
     } else {
@@ -108,7 +116,7 @@ AppliedMessage LogApplier::ApplyPayment(int partition, const StreamMessage& mess
     return out;
   }
   ++stats_.payments;
-  Remember(tx.id, fingerprint);
+  seen_.Insert(tx.id, std::string(fingerprint_bytes));
   pending.entry = std::move(*entry);
   pending_[partition].emplace(message.sequence, std::move(pending));
   return out;
@@ -156,13 +164,115 @@ AppliedMessage LogApplier::ApplyDecisions(int partition, const StreamMessage& me
   return out;
 }
 
-void LogApplier::Remember(const std::string& id, const std::array<uint8_t, 32>& fingerprint) {
-  seen_.emplace(id, Seen{fingerprint});
-  seen_order_.push_back(id);
-  while (seen_order_.size() > options_.idempotency_capacity) {
-    seen_.erase(seen_order_.front());
-    seen_order_.pop_front();
+namespace {
+
+constexpr std::string_view kStateMagic("VAS\x01", 4);
+constexpr std::string_view kStateKey = "applier";
+constexpr std::string_view kSeenPrefix = "seen/";
+
+}  // namespace
+
+void LogApplier::SaveInto(KvWriteBatch& batch, std::string_view column_family) {
+  using internal::PutDouble;
+  using internal::PutString;
+  using internal::ZigZag;
+  std::string out(kStateMagic);
+  PutString(layout_.name, &out);
+  PutVarint(static_cast<uint64_t>(layout_.partitions), &out);
+  PutVarint(position_, &out);
+  for (const uint64_t v :
+       {stats_.payments, stats_.duplicates, stats_.conflicts, stats_.refused, stats_.decisions,
+        stats_.unexpected_decisions, stats_.unreadable, stats_.redeliveries}) {
+    PutVarint(v, &out);
   }
+  for (const PartitionProgress& p : progress_) {
+    PutVarint(p.last_decision_sequence, &out);
+    PutString(p.owner, &out);
+    PutVarint(p.epoch, &out);
+    PutVarint(p.decisions, &out);
+    PutVarint(p.takeovers, &out);
+  }
+  for (const std::map<uint64_t, PendingPayment>& pending : pending_) {
+    PutVarint(pending.size(), &out);
+    for (const auto& [sequence, payment] : pending) {
+      PutVarint(sequence, &out);
+      PutVarint(ZigZag(payment.stored_unix_ns), &out);
+      PutString(EncodePayment(payment.entry), &out);
+      PutVarint(payment.row.size(), &out);
+      for (const double v : payment.row) PutDouble(v, &out);
+    }
+  }
+  batch.Put(ToAbsl(column_family), ToAbsl(kStateKey), out);
+  seen_.SaveInto(batch, column_family, kSeenPrefix);
+}
+
+absl::Status LogApplier::Restore(const KvStore& store, std::string_view column_family) {
+  VIGIL_ASSIGN_OR_RETURN(const std::optional<std::string> saved,
+                         store.Get(ToAbsl(column_family), ToAbsl(kStateKey)));
+  if (!saved.has_value()) return absl::OkStatus();
+  internal::ByteReader in(*saved, "saved applied state");
+  VIGIL_RETURN_IF_ERROR(in.Magic(kStateMagic));
+  std::string name;
+  uint64_t partitions = 0;
+  VIGIL_RETURN_IF_ERROR(in.String("cluster", &name));
+  VIGIL_RETURN_IF_ERROR(in.Varint("partitions", &partitions));
+  if (name != layout_.name || partitions != static_cast<uint64_t>(layout_.partitions)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the saved applied state is of cluster ", name, " with ", partitions,
+        " partitions; this node is of cluster ", layout_.name, " with ", layout_.partitions,
+        ": start it on the data dir of its own cluster, or an empty one"));
+  }
+  uint64_t position = 0;
+  VIGIL_RETURN_IF_ERROR(in.Varint("position", &position));
+  LogApplierStats stats;
+  for (uint64_t* v :
+       {&stats.payments, &stats.duplicates, &stats.conflicts, &stats.refused, &stats.decisions,
+        &stats.unexpected_decisions, &stats.unreadable, &stats.redeliveries}) {
+    VIGIL_RETURN_IF_ERROR(in.Varint("counters", v));
+  }
+  std::vector<PartitionProgress> progress(layout_.partitions);
+  for (PartitionProgress& p : progress) {
+    VIGIL_RETURN_IF_ERROR(in.Varint("last_decision_sequence", &p.last_decision_sequence));
+    VIGIL_RETURN_IF_ERROR(in.String("owner", &p.owner));
+    VIGIL_RETURN_IF_ERROR(in.Varint("epoch", &p.epoch));
+    VIGIL_RETURN_IF_ERROR(in.Varint("decisions", &p.decisions));
+    VIGIL_RETURN_IF_ERROR(in.Varint("takeovers", &p.takeovers));
+  }
+  const size_t width = FeatureExtractor::Schema()->size();
+  std::vector<std::map<uint64_t, PendingPayment>> pending(layout_.partitions);
+  for (std::map<uint64_t, PendingPayment>& partition : pending) {
+    uint64_t count = 0;
+    VIGIL_RETURN_IF_ERROR(in.Varint("pending count", &count));
+    for (uint64_t k = 0; k < count; ++k) {
+      PendingPayment payment;
+      uint64_t stored = 0, columns = 0;
+      std::string entry;
+      VIGIL_RETURN_IF_ERROR(in.Varint("pending sequence", &payment.sequence));
+      VIGIL_RETURN_IF_ERROR(in.Varint("pending stored_unix_ns", &stored));
+      payment.stored_unix_ns = internal::UnZigZag(stored);
+      VIGIL_RETURN_IF_ERROR(in.String("pending payment", &entry));
+      VIGIL_ASSIGN_OR_RETURN(payment.entry, DecodePayment(entry));
+      VIGIL_RETURN_IF_ERROR(in.Varint("pending row width", &columns));
+      if (columns != width) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("the saved applied state holds rows of ", columns,
+                         " columns; this build's feature "
+                         "schema has ",
+                         width, ": start the node on an empty data dir"));
+      }
+      payment.row.resize(width);
+      for (double& v : payment.row) VIGIL_RETURN_IF_ERROR(in.Double("pending row", &v));
+      const uint64_t sequence = payment.sequence;
+      partition.emplace(sequence, std::move(payment));
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(in.End());
+  VIGIL_RETURN_IF_ERROR(seen_.Restore(store, column_family, kSeenPrefix));
+  position_ = position;
+  stats_ = stats;
+  progress_ = std::move(progress);
+  pending_ = std::move(pending);
+  return absl::OkStatus();
 }
 
 }  // namespace vigil::cluster

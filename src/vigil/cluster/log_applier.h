@@ -31,7 +31,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,7 +42,10 @@
 #include "vigil/cluster/log_entries.h"
 #include "vigil/cluster/nats_connection.h"
 #include "vigil/cluster/partition_map.h"
+#include "vigil/cluster/recent_memory.h"
 #include "vigil/features/feature_extractor.h"
+#include "vigil/store/kv_store.h"
+#include "vigil/store/kv_write_batch.h"
 
 namespace vigil::cluster {
 
@@ -118,14 +120,22 @@ class LogApplier {
   const LogApplierStats& stats() const { return stats_; }
   const PartitionMap& partitions() const { return map_; }
 
- private:
-  struct Seen {
-    std::array<uint8_t, 32> fingerprint{};
-  };
+  // Puts the applied state besides the features into "batch", in "column_family"
+  // (docs/cluster.md, "Checkpoints"): key "applier" holds the position, every partition's
+  // progress, the pending payments with their rows, and the counters; the idempotency memory
+  // is under "seen/" (RecentMemory: what changed since the last save). Written in one batch
+  // with the features' changed accounts (FeatureStore::StageInto), it is the node's state at
+  // position(). Batches must be written in the order they were saved into.
+  void SaveInto(KvWriteBatch& batch, std::string_view column_family);
+  // Replaces the applied state by what SaveInto saved in "store" (the features are restored
+  // by their own FeatureStore); with nothing saved, the applier stays as it is. Errors:
+  // kFailedPrecondition when the saved state is of another cluster or partition count
+  // (naming both); kDataLoss naming the field that cannot be read.
+  absl::Status Restore(const KvStore& store, std::string_view column_family);
 
+ private:
   AppliedMessage ApplyPayment(int partition, const StreamMessage& message);
   AppliedMessage ApplyDecisions(int partition, const StreamMessage& message);
-  void Remember(const std::string& id, const std::array<uint8_t, 32>& fingerprint);
 
   ClusterLayout layout_;
   PartitionMap map_;
@@ -136,8 +146,7 @@ class LogApplier {
   std::string decision_prefix_;  // "vigil.<cluster>.dec."
   std::vector<std::map<uint64_t, PendingPayment>> pending_;
   std::vector<PartitionProgress> progress_;
-  absl::flat_hash_map<std::string, Seen> seen_;
-  std::deque<std::string> seen_order_;
+  RecentMemory seen_;  // transaction id → SHA-256 of its canonical payment bytes
   LogApplierStats stats_;
 };
 

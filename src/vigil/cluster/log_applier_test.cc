@@ -10,6 +10,8 @@
 #include "gtest/gtest.h"
 #include "vigil/cluster/partition_writer.h"
 #include "vigil/core/fx_rates.h"
+#include "vigil/features/feature_store.h"
+#include "vigil/testing/files.h"
 #include "vigil/testing/status_matchers.h"
 
 namespace vigil::cluster {
@@ -182,6 +184,79 @@ TEST(LogApplierTest, TwoNodesOnTheSameLogHoldTheSameRowsAndARedeliveryChangesNot
   int pending = 0;
   for (int p = 0; p < kPartitions; ++p) pending += static_cast<int>(a.pending(p).size());
   EXPECT_GT(pending, 0);
+}
+
+TEST(LogApplierTest, AStateSavedHalfwayAndRestoredGoesOnAsAnUninterruptedOne) {
+  const FxRates fx = Fx();
+  vigil::testing::ScratchDir dir;
+  FeatureExtractor fa(fx, FeatureConfig{});
+  LogApplier a(Layout(), &fa);
+  const Log log = BuildLog(123);  // the last three payments pending
+  for (const StreamMessage& m : log.messages) ASSERT_OK(a.Apply(m).status());
+  // Node b applies half, checkpoints (features and applier in one batch), and stops.
+  const size_t half = log.messages.size() / 2;
+  {
+    ASSERT_OK_AND_ASSIGN(auto store,
+                         FeatureStore::Open(dir.path(), fx, FeatureConfig{}, {"cluster"}));
+    LogApplier b(Layout(), &store->extractor(), 0, {.idempotency_capacity = 50});
+    for (size_t k = 0; k < half; ++k) ASSERT_OK(b.Apply(log.messages[k]).status());
+    KvWriteBatch batch;
+    store->StageInto(batch);
+    b.SaveInto(batch, "cluster");
+    ASSERT_OK(store->kv().Write(batch));
+  }
+  // Restarted from the checkpoint, it applies the rest (and skips a redelivered first half).
+  ASSERT_OK_AND_ASSIGN(auto store,
+                       FeatureStore::Open(dir.path(), fx, FeatureConfig{}, {"cluster"}));
+  LogApplier b(Layout(), &store->extractor(), 0, {.idempotency_capacity = 50});
+  ASSERT_OK(b.Restore(store->kv(), "cluster"));
+  EXPECT_EQ(b.position(), log.messages[half - 1].sequence);
+  for (const StreamMessage& m : log.messages) ASSERT_OK(b.Apply(m).status());
+  EXPECT_EQ(b.stats().redeliveries, half);
+  EXPECT_EQ(b.position(), a.position());
+  EXPECT_EQ(b.stats().payments, a.stats().payments);
+  EXPECT_EQ(b.stats().decisions, a.stats().decisions);
+  int pending = 0;
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(b.progress(p).decisions, a.progress(p).decisions);
+    EXPECT_EQ(b.progress(p).last_decision_sequence, a.progress(p).last_decision_sequence);
+    ASSERT_EQ(a.pending(p).size(), b.pending(p).size()) << p;
+    for (const auto& [sequence, payment] : a.pending(p)) {
+      EXPECT_TRUE(SameRow(payment.row, b.pending(p).at(sequence).row));
+      EXPECT_EQ(payment.entry.transaction.id, b.pending(p).at(sequence).entry.transaction.id);
+      ++pending;
+    }
+  }
+  EXPECT_GT(pending, 0);
+  // The idempotency memory came back: a payment of the first half is a duplicate.
+  ASSERT_OK_AND_ASSIGN(
+      AppliedMessage again,
+      b.Apply(PaymentMessage(log.messages.back().sequence + 1, log.payments[110])));
+  EXPECT_EQ(again.outcome, Outcome::kDuplicate);
+  // The features are the uninterrupted node's: the next payment's row is the same.
+  const Transaction next = Payment(500, "A3", "A4", 12'345);
+  std::vector<double> ra(FeatureExtractor::Schema()->size()), rb(ra.size());
+  ASSERT_OK(fa.Process(next, absl::MakeSpan(ra)));
+  ASSERT_OK(store->extractor().Process(next, absl::MakeSpan(rb)));
+  EXPECT_TRUE(SameRow(ra, rb));
+}
+
+TEST(LogApplierTest, AStateOfAnotherClusterIsRefusedNamingBoth) {
+  const FxRates fx = Fx();
+  vigil::testing::ScratchDir dir;
+  ASSERT_OK_AND_ASSIGN(auto store,
+                       FeatureStore::Open(dir.path(), fx, FeatureConfig{}, {"cluster"}));
+  LogApplier a(Layout(), &store->extractor());
+  KvWriteBatch batch;
+  a.SaveInto(batch, "cluster");
+  ASSERT_OK(store->kv().Write(batch));
+  ClusterLayout other = Layout();
+  other.partitions = 8;
+  LogApplier b(other, &store->extractor());
+  const absl::Status restored = b.Restore(store->kv(), "cluster");
+  EXPECT_TRUE(absl::IsFailedPrecondition(restored)) << restored;
+  EXPECT_THAT(restored.message(), HasSubstr("4 partitions"));
+  EXPECT_THAT(restored.message(), HasSubstr("8"));
 }
 
 TEST(LogApplierTest, ARepeatedIdIsTheSamePaymentOrAConflictAndChangesNothing) {

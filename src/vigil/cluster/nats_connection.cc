@@ -243,6 +243,21 @@ absl::StatusOr<StreamStatus> NatsConnection::StatusOf(std::string_view stream) {
   return out;
 }
 
+absl::Status NatsConnection::PurgeBefore(std::string_view stream, uint64_t before) {
+  if (before <= 1) return absl::OkStatus();  // nothing precedes the first message
+  const std::string stream_text(stream);
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = handles_->request_timeout.count();
+  options.Stream.Purge.Sequence = before;
+  jsErrCode error = jsErrCode(0);
+  const natsStatus s = js_PurgeStream(handles_->jetstream, stream_text.c_str(), &options, &error);
+  if (s != NATS_OK) {
+    return FromNats(s, absl::StrCat("purge of stream ", ToAbsl(stream), " before ", before), error);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> NatsConnection::LastSequenceOf(std::string_view stream,
                                                         std::string_view subject) {
   const std::string stream_text(stream), subject_text(subject);

@@ -138,6 +138,10 @@ class NatsConnection {
 
   absl::StatusOr<StreamStatus> StatusOf(std::string_view stream);
 
+  // Removes the stream's messages before sequence "before" (all its subjects): what a later
+  // reader no longer needs (older shipped checkpoints). Nothing at or after "before" changes.
+  absl::Status PurgeBefore(std::string_view stream, uint64_t before);
+
   // OK while connected to a server; kUnavailable while the client reconnects or after it gave
   // up (naming the state).
   absl::Status Health() const;

@@ -1,6 +1,9 @@
 #include "vigil/common/sha256.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
+#include "vigil/common/sha256_stream.h"
 
 namespace vigil {
 namespace {
@@ -14,6 +17,19 @@ TEST(Sha256, KnownVectors) {
   const std::array<uint8_t, 32> abc = Sha256("abc");
   EXPECT_EQ(abc[0], 0xba);
   EXPECT_EQ(abc[31], 0xad);
+}
+
+TEST(Sha256Stream, PiecesHashAsTheWhole) {
+  // FIPS 180-2's million 'a's, given in uneven pieces.
+  Sha256Stream h;
+  const std::string piece(1000, 'a');
+  for (int k = 0; k < 999; ++k) h.Update(piece);
+  h.Update(std::string(999, 'a'));
+  h.Update("a");
+  h.Update("");
+  EXPECT_EQ(h.FinishHex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  Sha256Stream empty;
+  EXPECT_EQ(empty.FinishHex(), Sha256Hex(""));
 }
 
 }  // namespace

@@ -224,6 +224,24 @@ void DeclareCluster(ServeConfig* c, OptionSet* set) {
                 .help = "Payments per decision batch of a partition",
                 .uses = kServe},
                &k.max_batch, 1, 100'000);
+  set->Integer({.key = "cluster.checkpoint_every",
+                .help = "Checkpoint the node's applied state (features, pending payments, "
+                        "idempotency memory, answers) in its data dir after this many log "
+                        "messages applied",
+                .uses = kServe},
+               &k.checkpoint_every, 1, 100'000'000);
+  set->Duration<std::chrono::milliseconds>(
+      {.key = "cluster.checkpoint_interval_ms",
+       .help = "... or after this long, whichever comes first: a restarted node applies the "
+               "log from its last checkpoint",
+       .uses = kServe},
+      &k.checkpoint_interval, 100, 3'600'000);
+  set->Duration<std::chrono::milliseconds>(
+      {.key = "cluster.ship_interval_ms",
+       .help = "How often the node deciding partition 0 ships a copy of its state to the NATS "
+               "servers, from which a node with an empty data dir starts (0: never)",
+       .uses = kServe},
+      &k.ship_interval, 0, 86'400'000);
 }
 
 void DeclareServeOptions(ServeConfig* config, config::OptionSet* set) {

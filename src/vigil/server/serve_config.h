@@ -88,6 +88,10 @@ struct ServeClusterConfig {
   std::chrono::milliseconds lease_ttl{3000};
   std::chrono::milliseconds answer_slack{1000};
   int max_batch = 256;  // payments per decision batch
+  // Checkpoints of the applied state in the data dir, and shipping to the NATS servers.
+  int checkpoint_every = 20'000;  // messages applied
+  std::chrono::milliseconds checkpoint_interval{5000};
+  std::chrono::milliseconds ship_interval{60'000};  // 0: never shipped
 
   bool enabled() const { return !nats.empty(); }
 };

@@ -21,6 +21,7 @@
 #include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
+#include "vigil/cluster/checkpoint_shipping.h"
 #include "vigil/cluster/cluster_node.h"
 #include "vigil/cluster/nats_connection.h"
 #include "vigil/cluster/partition_decider.h"
@@ -1045,6 +1046,13 @@ struct VigilServer::ClusterMetrics {
   Gauge* takeovers = nullptr;
   Gauge* max_trailing_messages = nullptr;
   Gauge* max_trailing_ms = nullptr;
+  Gauge* restored_position = nullptr;
+  Gauge* checkpoint_position = nullptr;
+  Gauge* checkpoints = nullptr;
+  Gauge* checkpoint_failures = nullptr;
+  Gauge* shipped_position = nullptr;
+  Gauge* shipments = nullptr;
+  Gauge* shipment_failures = nullptr;
   struct Partition {
     Gauge* decided_here = nullptr;
     Gauge* pending = nullptr;
@@ -1061,19 +1069,36 @@ absl::Status VigilServer::StartCluster() {
   nats.servers = k.nats;
   nats.name = absl::StrCat("vigil-", k.name, "-", k.node_id);
   VIGIL_ASSIGN_OR_RETURN(nats_, cluster::NatsConnection::Connect(nats));
-  // Every node builds the features of every account from the log (docs/cluster.md), in memory.
-  cluster_features_ = std::make_unique<FeatureExtractor>(*fx_, FeatureConfig{});
+  cluster::ClusterLayout layout;
+  layout.name = k.name;
+  layout.partitions = k.partitions;
+  layout.replicas = k.replicas;
+  // Every node builds the features of every account from the log (docs/cluster.md), kept in
+  // <data_dir>/cluster: its last checkpoint, or the last one shipped when that is empty.
+  const std::string state_dir = absl::StrCat(c.data_dir, "/cluster");
+  VIGIL_ASSIGN_OR_RETURN(cluster::NodeState state,
+                         cluster::OpenNodeState(nats_.get(), layout, state_dir, *fx_,
+                                                FeatureConfig{}, std::chrono::seconds(30)));
+  if (state.fetched.has_value()) {
+    log_->Event("info", "cluster state restored from the shipped checkpoint",
+                {{"position", absl::StrCat(state.fetched->position)},
+                 {"shipped_by", state.fetched->node},
+                 {"bytes", absl::StrCat(state.fetched->bytes())}});
+  }
+  cluster_state_ = std::move(state.store);
   auto decider = std::make_shared<cluster::PartitionDecider>(deployment_.get(), RealClock());
   cluster::ClusterNodeOptions options;
-  options.layout.name = k.name;
-  options.layout.partitions = k.partitions;
-  options.layout.replicas = k.replicas;
+  options.layout = layout;
   options.node_id = k.node_id;
+  options.checkpoint_every = static_cast<uint64_t>(k.checkpoint_every);
+  options.checkpoint_interval = k.checkpoint_interval;
+  options.ship_interval = k.ship_interval;
+  options.scratch_dir = state_dir;
   options.lease_ttl = k.lease_ttl;
   options.max_batch = static_cast<size_t>(k.max_batch);
   options.answer_memory = c.idempotency_capacity;
   VIGIL_ASSIGN_OR_RETURN(cluster_node_,
-                         cluster::ClusterNode::Start(nats_.get(), cluster_features_.get(),
+                         cluster::ClusterNode::Start(nats_.get(), cluster_state_.get(),
                                                      std::move(decider), RealClock(), options));
   ClusterScoringOptions scoring;
   scoring.score_budget = c.score_budget;
@@ -1121,6 +1146,22 @@ absl::Status VigilServer::RegisterClusterMetrics() {
   VIGIL_RETURN_IF_ERROR(gauge(&m.max_trailing_ms, "vigil_cluster_max_trailing_ms",
                               "The most milliseconds a decision batch was stored after its "
                               "payment."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.restored_position, "vigil_cluster_restored_position",
+                              "The log position of the state this node restored at start (its "
+                              "own last checkpoint, or the last one shipped; 0: none)."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.checkpoint_position, "vigil_cluster_checkpoint_position",
+                              "The log position of this node's last checkpoint in its data dir."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.checkpoints, "vigil_cluster_checkpoints",
+                              "Checkpoints of the applied state this node wrote."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.checkpoint_failures, "vigil_cluster_checkpoint_failures",
+                              "Checkpoint writes that failed (tried again)."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.shipped_position, "vigil_cluster_shipped_position",
+                              "The log position of the last checkpoint this node shipped to the "
+                              "NATS servers."));
+  VIGIL_RETURN_IF_ERROR(
+      gauge(&m.shipments, "vigil_cluster_shipments", "Checkpoints this node shipped."));
+  VIGIL_RETURN_IF_ERROR(gauge(&m.shipment_failures, "vigil_cluster_shipment_failures",
+                              "Shipments that failed or lost to another node's."));
   for (int p = 0; p < config_.cluster.partitions; ++p) {
     ClusterMetrics::Partition& part = m.partitions.emplace_back();
     const MetricLabels labels = {{"partition", absl::StrCat(p)}};
@@ -1155,6 +1196,13 @@ void VigilServer::RefreshClusterMetrics() {
   set(m.takeovers, st.takeovers);
   set(m.max_trailing_messages, st.max_trailing_messages);
   set(m.max_trailing_ms, st.max_trailing_ms);
+  set(m.restored_position, st.restored_position);
+  set(m.checkpoint_position, st.checkpoint_position);
+  set(m.checkpoints, st.checkpoints);
+  set(m.checkpoint_failures, st.checkpoint_failures);
+  set(m.shipped_position, st.shipped_position);
+  set(m.shipments, st.shipments);
+  set(m.shipment_failures, st.shipment_failures);
   for (const cluster::PartitionStatus& ps : st.partitions) {
     if (ps.partition >= static_cast<int>(m.partitions.size())) break;
     ClusterMetrics::Partition& part = m.partitions[ps.partition];
@@ -1232,8 +1280,10 @@ absl::Status VigilServer::Shutdown() {
                   {{"error", std::string(st.message())}});
     }
   }
-  // A cluster node hands its partitions over (deletes its leases) before it goes.
+  // A cluster node checkpoints its state and hands its partitions over (deletes its leases)
+  // before it goes.
   cluster_node_.reset();
+  cluster_state_.reset();
   absl::Status status = service_ != nullptr ? service_->Checkpoint() : absl::OkStatus();
   log_->Event("info", "vigil serve stopped",
               {{"checkpoint", status.ok() ? "ok" : std::string(status.message())}});

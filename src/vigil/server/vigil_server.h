@@ -71,6 +71,7 @@ class NatsConnection;
 }  // namespace cluster
 class ClusterScoring;
 class FeatureExtractor;
+class FeatureStore;
 
 // Fault injection for tests and drills. Production leaves every hook empty.
 struct ServeHooks {
@@ -184,7 +185,7 @@ class VigilServer {
   // and in this order, so that the node stops (and hands its leases back) before the features
   // and the connection it uses are gone.
   std::unique_ptr<cluster::NatsConnection> nats_;
-  std::unique_ptr<FeatureExtractor> cluster_features_;
+  std::unique_ptr<FeatureStore> cluster_state_;  // declared before the node that uses it
   std::unique_ptr<cluster::ClusterNode> cluster_node_;
   std::unique_ptr<ClusterScoring> cluster_scoring_;
   struct ClusterMetrics;
