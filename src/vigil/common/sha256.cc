@@ -16,8 +16,9 @@ std::array<uint8_t, 32> Sha256(std::string_view bytes) {
   return digest;
 }
 
-std::string Sha256Hex(std::string_view bytes) {
-  const std::array<uint8_t, 32> digest = Sha256(bytes);
+std::string Sha256Hex(std::string_view bytes) { return DigestHex(Sha256(bytes)); }
+
+std::string DigestHex(const std::array<uint8_t, 32>& digest) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex(2 * digest.size(), '0');
   for (size_t i = 0; i < digest.size(); ++i) {

@@ -13,6 +13,8 @@ namespace vigil {
 std::string Sha256Hex(std::string_view bytes);
 // The same digest as 32 bytes.
 std::array<uint8_t, 32> Sha256(std::string_view bytes);
+// A digest as lower-case hex.
+std::string DigestHex(const std::array<uint8_t, 32>& digest);
 
 }  // namespace vigil
 

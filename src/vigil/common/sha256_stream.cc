@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "vigil/common/check.h"
+#include "vigil/common/sha256.h"
 
 namespace vigil {
 namespace {
@@ -31,13 +32,7 @@ std::string Sha256Stream::FinishHex() {
   unsigned int length = 0;
   VIGIL_CHECK(EVP_DigestFinal_ex(Context(context_), digest.data(), &length) == 1 &&
               length == digest.size());
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * digest.size(), '0');
-  for (size_t i = 0; i < digest.size(); ++i) {
-    hex[2 * i] = kHex[digest[i] >> 4];
-    hex[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return hex;
+  return DigestHex(digest);
 }
 
 }  // namespace vigil
