@@ -7,11 +7,13 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "vigil/audit/audit_record.h"
 #include "vigil/cluster/checkpoint_shipping.h"
+#include "vigil/cluster/internal/byte_codec.h"
 #include "vigil/cluster/cluster_status.h"
 #include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
@@ -52,21 +54,34 @@ constexpr std::string_view kStateFamily = kNodeStateFamily;
 constexpr std::string_view kAnswerPrefix = "answer/";
 constexpr std::string_view kRefusalPrefix = "refusal/";
 
-// A refusal as the node remembers it: its status code (varint) and message.
+// A refusal as the node remembers it: its status code (varint), message and payloads (the
+// field path the answer names is one), each a varint-prefixed string.
 std::string EncodeRefusal(const absl::Status& status) {
   std::string out;
   PutVarint(static_cast<uint64_t>(status.code()), &out);
-  out.append(ToStd(status.message()));
+  internal::PutString(ToStd(status.message()), &out);
+  status.ForEachPayload([&](absl::string_view type_url, const absl::Cord& payload) {
+    internal::PutString(ToStd(type_url), &out);
+    internal::PutString(std::string(payload), &out);
+  });
   return out;
 }
 
 absl::Status DecodeRefusal(std::string_view bytes) {
-  size_t offset = 0;
+  internal::ByteReader in(bytes, "remembered refusal");
   uint64_t code = 0;
-  if (!GetVarint(bytes, &offset, &code) || code == 0 || code > 16) {
+  std::string message;
+  if (!in.Varint("code", &code).ok() || code == 0 || code > 16 ||
+      !in.String("message", &message).ok()) {
     return absl::InternalError("a remembered refusal that cannot be read");
   }
-  return absl::Status(static_cast<absl::StatusCode>(code), ToAbsl(bytes.substr(offset)));
+  absl::Status status(static_cast<absl::StatusCode>(code), message);
+  while (!in.AtEnd()) {
+    std::string type_url, payload;
+    if (!in.String("type_url", &type_url).ok() || !in.String("payload", &payload).ok()) break;
+    status.SetPayload(type_url, absl::Cord(payload));
+  }
+  return status;
 }
 
 int64_t UnixMillis() {

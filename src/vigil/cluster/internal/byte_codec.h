@@ -85,6 +85,7 @@ class ByteReader {
     }
     return absl::OkStatus();
   }
+  bool AtEnd() const { return offset_ == in_.size(); }
   absl::Status End() {
     if (offset_ != in_.size()) return Bad("end", offset_, "bytes after the last field");
     return absl::OkStatus();
