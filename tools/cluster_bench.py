@@ -10,8 +10,9 @@
    payment again (a probe per partition, posted to a surviving node).
 3. Latency unloaded: requests one at a time (a new connection each, from this script) to
    `vigil serve` alone and to a 1-node cluster (one nats-server, 1 replica): p50, p90, p99.
-4. Recovery: a fresh node joining a cluster whose log holds N messages; the time until it has
-   applied the whole log (its position in `vigil cluster status`), for two sizes of the log.
+4. Recovery: a node joining a cluster whose log holds N messages, for two sizes of the log; the
+   time until it has applied the whole log (its position in `vigil cluster status`), when it
+   replays the whole log, starts from its own checkpoint, or from the checkpoint shipped.
 
 Everything (nats-servers, vigil nodes, the load generator) shares this machine's cores: the
 figures are for the whole, not for a node on a machine of its own.
@@ -82,9 +83,10 @@ class Nats:
 class Serve:
     """A `vigil serve` child: alone, or a node of a cluster when `cluster` is given."""
 
-    def __init__(self, args, root, name, cluster=None):
+    def __init__(self, args, root, name, cluster=None, flags=(), keep_data=False):
         self.data = os.path.join(root, name)
-        shutil.rmtree(self.data, ignore_errors=True)
+        if not keep_data:
+            shutil.rmtree(self.data, ignore_errors=True)
         argv = [args.vigil, "serve", "--listen", "127.0.0.1:0", "--plaintext", "--auth", "none",
                 "--data-dir", self.data, "--model", args.model, "--policy", args.policy,
                 "--fx-rates", args.fx_rates, "--no-drift", "--batcher", "immediate",
@@ -96,6 +98,7 @@ class Serve:
                      "--cluster-name", cluster["name"]]
             if "lease_ttl_ms" in cluster:
                 argv += ["--cluster-lease-ttl-ms", str(cluster["lease_ttl_ms"])]
+        argv += list(flags)
         self.stderr = open(os.path.join(root, name + ".stderr"), "w")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
         line = self.proc.stdout.readline()
@@ -343,42 +346,86 @@ def sequential(args, root, requests=300):
     return out
 
 
+def caught_up(args, nats_url, name, node, last, started, timeout=300):
+    """Seconds from `started` until `node`'s position in `vigil cluster status` reaches `last`."""
+    while time.time() - started < timeout:
+        s = status(args, nats_url, name)
+        me = [n for n in s["nodes"] if n["node"] == node] if s else []
+        if me and me[0]["position"] >= last:
+            return time.time() - started
+        time.sleep(0.05)
+    raise RuntimeError(f"{node} did not reach position {last} in {timeout} s")
+
+
+def join_timed(args, root, name, cluster, flags, last, keep_data=False):
+    """Node `<name>-late` started into the cluster: it, and the seconds until it reached `last`."""
+    started = time.time()
+    late = Serve(args, root, f"{name}-late", cluster, flags, keep_data=keep_data)
+    return late, caught_up(args, cluster["nats"][0], name, f"{name}-late", last, started)
+
+
 def recovery(args, root, sizes):
+    """Per log size, three starts of a node joining a 1-node cluster whose log holds it:
+    on an empty data dir with nothing shipped (the whole log replayed); on its own data dir
+    after a SIGKILL (its last checkpoint, then the log past it); and on an empty data dir
+    where the first node ships a checkpoint every 2 s (the shipped checkpoint, then the log
+    past it)."""
     out = []
     for size in sizes:
-        nats = Nats(1, os.path.join(root, f"nats_recovery{size}"))
-        time.sleep(1)
-        name = f"r{size}"
-        cluster = {"nats": nats.urls, "replicas": 1, "name": name}
-        first = late = None
-        try:
-            first = Serve(args, root, f"{name}-first", cluster)
-            wait_owned(args, nats.urls[0], name, 1)
-            # The log grows by a payment and its decision batch share per request.
-            subprocess.run([args.vigil, "bench", "http", "--target", f"127.0.0.1:{first.port}",
-                            "--rates", "2000", "--duration-ms", str(int(size / 2)),
-                            "--warmup-ms", "0", "--no-overload", "--policy", args.policy,
-                            "--fx-rates", args.fx_rates], capture_output=True, text=True)
-            s = status(args, nats.urls[0], name)
-            last = s["log"]["last_sequence"]
-            started = time.time()
-            late = Serve(args, root, f"{name}-late", cluster)
-            caught = None
-            while time.time() - started < 300:
-                s = status(args, nats.urls[0], name)
-                me = [n for n in s["nodes"] if n["node"] == f"{name}-late"] if s else []
-                if me and me[0]["position"] >= last:
-                    caught = time.time() - started
-                    break
-                time.sleep(0.1)
-            out.append({"log_messages": last, "seconds": caught})
-            print(f"recovery: a fresh node applied a log of {last} messages in "
-                  f"{caught:.2f} s ({last / caught:.0f} messages/s, start included)", flush=True)
-        finally:
-            for m in (first, late):
-                if m:
-                    m.stop()
-            nats.stop()
+        row = {}
+        for mode, ship_ms in (("replay", 0), ("shipped", 2000)):
+            nats = Nats(1, os.path.join(root, f"nats_recovery{size}_{mode}"))
+            time.sleep(1)
+            name = f"r{size}{mode}"
+            cluster = {"nats": nats.urls, "replicas": 1, "name": name}
+            ship = ["--cluster-ship-interval-ms", str(ship_ms)]
+            first = late = None
+            try:
+                first = Serve(args, root, f"{name}-first", cluster, ship)
+                wait_owned(args, nats.urls[0], name, 1)
+                # The log grows by a payment and its decision batch share per request.
+                subprocess.run([args.vigil, "bench", "http", "--target", f"127.0.0.1:{first.port}",
+                                "--rates", "2000", "--duration-ms", str(int(size / 2)),
+                                "--warmup-ms", "0", "--no-overload", "--policy", args.policy,
+                                "--fx-rates", args.fx_rates], capture_output=True, text=True)
+                last = status(args, nats.urls[0], name)["log"]["last_sequence"]
+                row["log_messages"] = last
+                if mode == "shipped":
+                    deadline = time.time() + 30
+                    while gauge(first.port, "vigil_cluster_shipped_position") < last - 10 and \
+                            time.time() < deadline:
+                        time.sleep(0.2)
+                    shipped = gauge(first.port, "vigil_cluster_shipped_position")
+                    late, row["shipped_seconds"] = join_timed(args, root, name, cluster, ship,
+                                                              last)
+                    row["shipped_position"] = gauge(late.port, "vigil_cluster_restored_position")
+                    print(f"recovery: a node on an empty data dir fetched the checkpoint shipped "
+                          f"at {shipped:.0f} of {last} messages and was at the log's end in "
+                          f"{row['shipped_seconds']:.2f} s", flush=True)
+                    continue
+                late, row["replay_seconds"] = join_timed(args, root, name, cluster, ship, last)
+                print(f"recovery: a fresh node applied a log of {last} messages in "
+                      f"{row['replay_seconds']:.2f} s "
+                      f"({last / row['replay_seconds']:.0f} messages/s, start included)",
+                      flush=True)
+                # Its checkpoint at the log's end (idle: within the 5 s interval), then killed.
+                deadline = time.time() + 30
+                while gauge(late.port, "vigil_cluster_checkpoint_position") < last and \
+                        time.time() < deadline:
+                    time.sleep(0.2)
+                late.stop(signal.SIGKILL)
+                late, row["checkpoint_seconds"] = join_timed(args, root, name, cluster, ship,
+                                                             last, keep_data=True)
+                row["checkpoint_position"] = gauge(late.port, "vigil_cluster_restored_position")
+                print(f"recovery: killed and restarted on its data dir (checkpoint at "
+                      f"{row['checkpoint_position']:.0f}), it was at the log's end in "
+                      f"{row['checkpoint_seconds']:.2f} s", flush=True)
+            finally:
+                for m in (first, late):
+                    if m:
+                        m.stop()
+                nats.stop()
+        out.append(row)
     return out
 
 
@@ -402,7 +449,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     root = tempfile.mkdtemp(prefix="vigil-cluster-bench-")
     skip = set(args.skip.split(","))
-    report = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": "),
+    report = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t"),
               "cores": os.cpu_count()}
     print(f"machine: {report['cpu']}, {report['cores']} cores (everything shares them)")
     try:

@@ -32,6 +32,7 @@
 #include "vigil/audit/signing_key.h"
 #include "vigil/audit/tree_head.h"
 #include "vigil/cli/data_files.h"
+#include "vigil/cluster/partition_audit.h"
 #include "vigil/common/private_file.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
@@ -372,6 +373,51 @@ absl::StatusOr<std::vector<audit::SignedTreeHead>> ReadHeldHeads(const std::stri
 // ---------------------------------------------------------------------------------------------
 // The subcommands.
 
+// The report of one log's check, as `verify` prints it; "prefix" begins each line (a
+// partition's name in a cluster's export).
+void PrintVerifyReport(const audit::VerifyReport& report, const audit::VerifyOptions& options,
+                       const std::string& prefix) {
+  std::cout << prefix;
+  if (report.intact()) {
+    std::cout << "intact: " << Count(report.records, "record")
+              << (options.from > 0 ? absl::StrCat(" (checked from sequence ", options.from, ")")
+                                   : "")
+              << ", " << Count(report.tree_heads_checked, "signed tree head") << ", ";
+    if (report.latest_tree_head.has_value()) {
+      std::cout << "latest tree head size " << report.latest_tree_head->size << " at "
+                << FormatUtc(report.latest_tree_head->time);
+    } else {
+      std::cout << "no signed tree head yet";
+    }
+    std::cout << " (key " << KeyPrefix(report.key_id) << ")";
+    if (report.legacy_tree_heads > 0) {
+      std::cout << "; " << report.legacy_tree_heads << " of the heads unchained (written before "
+                << "heads were chained: a removed one is found only where a chained head "
+                   "follows)";
+    }
+    if (!options.held_heads.empty()) {
+      std::cout << "; extends " << Count(options.held_heads.size(), "held tree head");
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "DAMAGED at sequence " << report.damage->sequence << ": "
+              << audit::DamageKindName(report.damage->kind) << ": " << report.damage->detail
+              << "\n";
+  }
+}
+
+// The check of the log in "data_dir"; errors carry the message for the user (exit 2).
+absl::StatusOr<audit::VerifyReport> VerifyLogIn(const std::string& data_dir,
+                                                const audit::VerifyOptions& options) {
+  VIGIL_ASSIGN_OR_RETURN(OpenedLog opened, OpenLog(data_dir));
+  if (options.from > opened.log->size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--from ", options.from,
+                                                   " is past the end of the log (",
+                                                   Count(opened.log->size(), "record"), ")"));
+  }
+  return audit::VerifyAuditLog(*opened.log, options);
+}
+
 int RunVerify(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit verify";
   std::unique_ptr<audit::LogVerifier> trusted;
@@ -381,14 +427,6 @@ int RunVerify(const AuditFlags& flags) {
     if (!key.ok()) return Fail(kCommand, key.status().message(), kExitUsage);
     trusted = *std::move(key);
   }
-  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
-  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
-  if (flags.from > opened->log->size()) {
-    return Fail(kCommand,
-                absl::StrCat("--from ", flags.from, " is past the end of the log (",
-                             Count(opened->log->size(), "record"), ")"),
-                kExitUsage);
-  }
   audit::VerifyOptions options;
   options.from = flags.from;
   options.trusted_key = trusted.get();
@@ -397,42 +435,66 @@ int RunVerify(const AuditFlags& flags) {
     if (!held.ok()) return Fail(kCommand, absl::StrCat("--held-head: ", held.status().message()), kExitUsage);
     options.held_heads.insert(options.held_heads.end(), held->begin(), held->end());
   }
-  absl::StatusOr<audit::VerifyReport> report = audit::VerifyAuditLog(*opened->log, options);
-  if (!report.ok()) return Fail(kCommand, report.status().message(), kExitUsage);
-  if (flags.json) {
-    std::cout << audit::VerifyReportToJson(*report) << "\n";
-  } else if (report->intact()) {
-    std::cout << "intact: " << Count(report->records, "record")
-              << (flags.from > 0 ? absl::StrCat(" (checked from sequence ", flags.from, ")") : "")
-              << ", " << Count(report->tree_heads_checked, "signed tree head") << ", ";
-    if (report->latest_tree_head.has_value()) {
-      std::cout << "latest tree head size " << report->latest_tree_head->size << " at "
-                << FormatUtc(report->latest_tree_head->time);
+  // A cluster's export (`vigil cluster audit-export`): every partition's log, each checked as
+  // one; intact when every one is.
+  const std::vector<std::string> partitions = cluster::PartitionAuditDirs(flags.data_dir);
+  const bool cluster_export = !partitions.empty();
+  if (cluster_export && (flags.from > 0 || !flags.held_heads.empty())) {
+    return Fail(kCommand,
+                absl::StrCat(flags.data_dir, " is a cluster's export of ",
+                             Count(partitions.size(), "partition log"),
+                             ": --from and --held-head check one log; give --data-dir ",
+                             flags.data_dir, "/partition-<p>"),
+                kExitUsage);
+  }
+  const std::vector<std::string> dirs =
+      cluster_export ? partitions : std::vector<std::string>{flags.data_dir};
+  bool intact = true;
+  uint64_t records = 0;  // checked: up to the damage, in a damaged log
+  std::vector<size_t> damaged;
+  std::string key_id;
+  nlohmann::json reports = nlohmann::json::array();
+  for (size_t p = 0; p < dirs.size(); ++p) {
+    absl::StatusOr<audit::VerifyReport> report = VerifyLogIn(dirs[p], options);
+    if (!report.ok()) return Fail(kCommand, report.status().message(), kExitUsage);
+    intact = intact && report->intact();
+    if (!report->intact()) damaged.push_back(p);
+    records += report->records;
+    key_id = report->key_id;
+    const std::string prefix = cluster_export ? absl::StrCat("partition-", p, ": ") : "";
+    if (!flags.json) {
+      PrintVerifyReport(*report, options, prefix);
+    } else if (!cluster_export) {
+      std::cout << audit::VerifyReportToJson(*report) << "\n";
     } else {
-      std::cout << "no signed tree head yet";
+      reports.push_back({{"partition", p},
+                         {"data_dir", dirs[p]},
+                         {"report", nlohmann::json::parse(audit::VerifyReportToJson(*report))}});
     }
-    std::cout << " (key " << KeyPrefix(report->key_id) << ")";
-    if (report->legacy_tree_heads > 0) {
-      std::cout << "; " << report->legacy_tree_heads << " of the heads unchained (written before "
-                << "heads were chained: a removed one is found only where a chained head "
-                   "follows)";
+  }
+  if (cluster_export) {
+    if (flags.json) {
+      std::cout << nlohmann::json{{"intact", intact},
+                                  {"records", records},
+                                  {"damaged", damaged},
+                                  {"partitions", reports}}
+                       .dump()
+                << "\n";
+    } else if (intact) {
+      std::cout << "intact: " << Count(dirs.size(), "partition log") << ", "
+                << Count(records, "record") << " in all\n";
+    } else {
+      std::cout << "DAMAGED: " << damaged.size() << " of " << Count(dirs.size(), "partition log")
+                << " (partition-" << absl::StrJoin(damaged, ", partition-") << ")\n";
     }
-    if (!options.held_heads.empty()) {
-      std::cout << "; extends " << Count(options.held_heads.size(), "held tree head");
-    }
-    std::cout << "\n";
-  } else {
-    std::cout << "DAMAGED at sequence " << report->damage->sequence << ": "
-              << audit::DamageKindName(report->damage->kind) << ": " << report->damage->detail
-              << "\n";
   }
   if (trusted == nullptr) {
     std::cerr << "note: checked with the public key in the log's own header (key "
-              << KeyPrefix(report->key_id)
+              << KeyPrefix(key_id)
               << "); without --pubkey this proves only that the log is consistent with itself, "
                  "not who signed it\n";
   }
-  return report->intact() ? kExitOk : kExitInputRejected;
+  return intact ? kExitOk : kExitInputRejected;
 }
 
 // The record view of `export` and of proof bundles, as JSON text (audit::RecordViewFn).
@@ -514,11 +576,26 @@ std::string SealedSummary(size_t fields, const std::string& data_key_id) {
 
 int RunProve(const AuditFlags& flags) {
   constexpr char kCommand[] = "vigil audit prove";
-  absl::StatusOr<OpenedLog> opened = OpenLog(flags.data_dir);
-  if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
-  absl::StatusOr<audit::ProofBundle> bundle =
-      audit::InclusionBundle(*opened->log, flags.txid, RecordViewJson);
+  // In a cluster's export, the partition whose log holds the decision.
+  const std::vector<std::string> partitions = cluster::PartitionAuditDirs(flags.data_dir);
+  const std::vector<std::string> dirs =
+      partitions.empty() ? std::vector<std::string>{flags.data_dir} : partitions;
+  absl::StatusOr<audit::ProofBundle> bundle = absl::NotFoundError("");
+  std::string found_in;
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<OpenedLog> opened = OpenLog(dir);
+    if (!opened.ok()) return Fail(kCommand, opened.status().message(), kExitUsage);
+    bundle = audit::InclusionBundle(*opened->log, flags.txid, RecordViewJson);
+    found_in = dir;
+    if (!absl::IsNotFound(bundle.status())) break;
+  }
   if (absl::IsNotFound(bundle.status())) {
+    if (!partitions.empty()) {
+      return Fail(kCommand,
+                  absl::StrCat("transaction ", flags.txid, " is in none of the ",
+                               Count(partitions.size(), "partition log"), " of ", flags.data_dir),
+                  kExitInputRejected);
+    }
     return Fail(kCommand, bundle.status().message(), kExitInputRejected);
   }
   if (absl::IsFailedPrecondition(bundle.status())) {
@@ -536,7 +613,8 @@ int RunProve(const AuditFlags& flags) {
     return Fail(kCommand, s.message(), kExitUsage);
   }
   std::cerr << "inclusion of transaction " << flags.txid << " (record " << bundle->proof.sequence
-            << ") in " << HeadName(bundle->proof.tree_head)
+            << (partitions.empty() ? std::string() : " of " + found_in) << ") in "
+            << HeadName(bundle->proof.tree_head)
             << (flags.out.empty() ? "" : " written to " + flags.out) << "\n";
   return kExitOk;
 }
@@ -980,9 +1058,12 @@ Subcommand AddVerify(CLI::App* audit, AuditFlags* flags) {
       "  vigil audit verify --data-dir state/ --json\n"
       "  vigil audit verify --data-dir state/ --pubkey audit_pub.pem --held-head "
       "tx42.proof.json\n"
+      "  vigil audit verify --data-dir audit/ --pubkey audit_pub.pem   # a cluster's export: "
+      "every partition-<p>\n"
       "Prints 'intact: N records, ...' (exit 0) or 'DAMAGED at sequence N: KIND: DETAIL' (exit "
       "1); KIND is modified, deleted, reordered, truncated, bad_signature, missing_key or "
-      "missing_head.");
+      "missing_head. For a cluster's export (vigil cluster audit-export), a line per partition "
+      "and one for all: intact when every partition's log is.");
   return {verify, RunVerify};
 }
 

@@ -175,6 +175,21 @@ class AuditCommandTest : public ::testing::Test {
     }
   }
 
+  // Record 5 of the log in "data_dir" (default: data_) edited in place: its remittance text
+  // changed, still a valid record, of another payment.
+  void EditRecord5(const std::string& data_dir = "") const {
+    std::unique_ptr<KvStore> store = OpenStore(data_dir);
+    ASSERT_NE(store, nullptr);
+    audit::StoredRecords stored(store.get());
+    absl::StatusOr<std::string> bytes = stored.Read(5);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    std::string edited = *bytes;
+    const size_t at = edited.find("INV 2026/11/5");
+    ASSERT_NE(at, std::string::npos);
+    edited[at + 12] = '6';
+    ASSERT_TRUE(stored.Replace(5, edited).ok());
+  }
+
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   void Write(const std::string& name, const std::string& content) const {
     std::ofstream(Path(name), std::ios::binary) << content;
@@ -222,18 +237,7 @@ TEST_F(AuditCommandTest, VerifyNamesAFlippedByteAndAForeignKey) {
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("other.pem")}), 1);
   EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 0: bad_signature: tree head of size 0 "));
 
-  {
-    std::unique_ptr<KvStore> store = OpenStore();
-    ASSERT_NE(store, nullptr);
-    audit::StoredRecords stored(store.get());
-    absl::StatusOr<std::string> bytes = stored.Read(5);
-    ASSERT_TRUE(bytes.ok()) << bytes.status();
-    std::string edited = *bytes;
-    const size_t at = edited.find("INV 2026/11/5");
-    ASSERT_NE(at, std::string::npos);
-    edited[at + 12] = '6';  // the remittance text: still a valid record, another payment
-    ASSERT_TRUE(stored.Replace(5, edited).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(EditRecord5());
   EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", data_, "--pubkey", Path("pub.pem")}), 1)
       << Output();
   EXPECT_THAT(Output(), HasSubstr("DAMAGED at sequence 5: modified: "));
@@ -371,6 +375,47 @@ TEST_F(AuditCommandTest, ProveRefusesUnknownAndUncoveredTransactions) {
   EXPECT_EQ(Vigil({"audit", "prove", "--data-dir", data_, TxId(7), "--out", Path("p.json")}), 0)
       << Output();
   EXPECT_EQ(Json::parse(ReadFile(Path("p.json")))["tree_head"]["size"], 8);
+}
+
+// A cluster's export (`vigil cluster audit-export`: DIR/partition-<p>, no log of its own):
+// verify checks every partition's log and is intact only when each is; prove finds the
+// partition that holds the decision.
+TEST_F(AuditCommandTest, AClusterExportIsVerifiedPartitionByPartition) {
+  const std::string exported = Path("export");
+  for (int p = 0; p < 2; ++p) {
+    const std::string partition = absl::StrCat(exported, "/partition-", p);
+    std::filesystem::create_directories(partition);
+    ASSERT_NO_FATAL_FAILURE(BuildLog(partition));
+  }
+  ASSERT_EQ(Vigil({"audit", "verify", "--data-dir", exported, "--pubkey", Path("pub.pem")}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("partition-0: intact: 10 records, 4 signed tree heads"));
+  EXPECT_THAT(Output(), HasSubstr("partition-1: intact: 10 records, 4 signed tree heads"));
+  EXPECT_THAT(Output(), HasSubstr("intact: 2 partition logs, 20 records in all"));
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", exported, "--from", "3"}), 2);
+  EXPECT_THAT(Output(), HasSubstr("is a cluster's export of 2 partition logs: --from and "
+                                  "--held-head check one log; give --data-dir"));
+  EXPECT_EQ(Vigil({"audit", "prove", "--data-dir", exported, TxId(3), "--out", Path("p.json")}), 0)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr(absl::StrCat("(record 3 of ", exported, "/partition-0)")));
+  EXPECT_EQ(Vigil({"audit", "prove", "--data-dir", exported, "tx-unknown"}), 1);
+  EXPECT_THAT(Output(), HasSubstr("transaction tx-unknown is in none of the 2 partition logs"));
+
+  // One record of partition 1 edited: the whole export is damaged, and says where.
+  ASSERT_NO_FATAL_FAILURE(EditRecord5(exported + "/partition-1"));
+  EXPECT_EQ(Vigil({"audit", "verify", "--data-dir", exported, "--pubkey", Path("pub.pem")}), 1);
+  EXPECT_THAT(Output(), HasSubstr("partition-0: intact: 10 records"));
+  EXPECT_THAT(Output(), HasSubstr("partition-1: DAMAGED at sequence 5: modified: "));
+  EXPECT_THAT(Output(), HasSubstr("DAMAGED: 1 of 2 partition logs (partition-1)"));
+  EXPECT_EQ(
+      Vigil({"audit", "verify", "--data-dir", exported, "--pubkey", Path("pub.pem"), "--json"}), 1);
+  const Json report = Json::parse(Output());
+  EXPECT_EQ(report["intact"], false);
+  EXPECT_EQ(report["damaged"], Json::array({1}));
+  ASSERT_EQ(report["partitions"].size(), 2u);
+  EXPECT_EQ(report["partitions"][0]["report"]["intact"], true);
+  EXPECT_EQ(report["partitions"][1]["partition"], 1);
+  EXPECT_EQ(report["partitions"][1]["report"]["damage"]["kind"], "modified");
 }
 
 TEST_F(AuditCommandTest, ConsistencyProofsCheckAndEditsDoNot) {

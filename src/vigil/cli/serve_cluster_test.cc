@@ -211,11 +211,12 @@ class ServeClusterTest : public ::testing::Test {
     if (!HasFailure()) std::filesystem::remove_all(dir_);
   }
 
-  // Node k, on a data dir of its own (emptied: it builds its state from the log).
-  // "nats": the URL the node connects to ("" for the server's own).
-  void StartNode(int k, const std::string& nats = "") {
+  // Node k, on a data dir of its own: emptied (it builds its state from the log, or from the
+  // last shipped checkpoint), or with "keep_data" as the node left it. "nats": the URL the node
+  // connects to ("" for the server's own).
+  void StartNode(int k, const std::string& nats = "", bool keep_data = false) {
     const std::string data = absl::StrCat(dir_, "/node", k);
-    std::filesystem::remove_all(data);
+    if (!keep_data) std::filesystem::remove_all(data);
     const std::string source = ::vigil::testing::SourceDir();
     std::vector<std::string> argv = {VIGIL_BINARY,
                                      "serve",
@@ -245,6 +246,7 @@ class ServeClusterTest : public ::testing::Test {
                                      "1",
                                      "--cluster-lease-ttl-ms",
                                      "1000"};
+    argv.insert(argv.end(), flags_.begin(), flags_.end());
     absl::StatusOr<std::unique_ptr<ServeProcess>> started =
         ServeProcess::Start(argv, absl::StrCat(dir_, "/node", k, ".stderr"));
     ASSERT_OK(started);
@@ -357,6 +359,76 @@ class ServeClusterTest : public ::testing::Test {
     return false;
   }
 
+  // The lines of node "port"'s /metrics that state what it applied from the log: equal on
+  // every node once each has applied the log to its end.
+  static std::string AppliedState(uint16_t port) {
+    TestHttpClient client(port, std::chrono::milliseconds(5000));
+    absl::StatusOr<TestHttpResponse> r = client.Request("GET", "/metrics", "");
+    std::string out;
+    if (!r.ok()) return out;
+    for (const std::string& line : std::vector<std::string>(absl::StrSplit(r->body, '\n'))) {
+      if (line.rfind("vigil_cluster_log_position ", 0) == 0 ||
+          line.rfind("vigil_cluster_payments_applied ", 0) == 0 ||
+          line.rfind("vigil_cluster_decisions_applied ", 0) == 0 ||
+          line.rfind("vigil_cluster_partition_pending{", 0) == 0 ||
+          line.rfind("vigil_cluster_partition_decisions{", 0) == 0) {
+        absl::StrAppend(&out, line, "\n");
+      }
+    }
+    return out;
+  }
+
+  // Gauge "name" (no labels) of node "port"'s /metrics; -1 when it is not there.
+  static double Metric(uint16_t port, const std::string& name) {
+    TestHttpClient client(port, std::chrono::milliseconds(5000));
+    absl::StatusOr<TestHttpResponse> r = client.Request("GET", "/metrics", "");
+    if (!r.ok()) return -1;
+    for (const std::string& line : std::vector<std::string>(absl::StrSplit(r->body, '\n'))) {
+      double value = 0;
+      if (line.rfind(name + " ", 0) == 0 &&
+          absl::SimpleAtod(line.substr(name.size() + 1), &value)) {
+        return value;
+      }
+    }
+    return -1;
+  }
+
+  // Until every node states the same applied state (20 s at most): each rebuilt the same
+  // state, from the log, a checkpoint or a shipped one.
+  void ExpectSameAppliedState() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    std::vector<std::string> states(kNodes);
+    while (true) {
+      for (int k = 0; k < kNodes; ++k) states[k] = AppliedState(nodes_[k]->port());
+      if ((states[0] == states[1] && states[1] == states[2]) ||
+          std::chrono::steady_clock::now() > until) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_FALSE(states[0].empty());
+    EXPECT_EQ(states[0], states[1]);
+    EXPECT_EQ(states[1], states[2]);
+  }
+
+  // Nothing counted twice or lost: an account's payments state the counts 1..n, each once, in
+  // the features of whichever node decided them (some restored after a kill).
+  static void ExpectEachCountOnce(const std::map<std::string, std::string>& acked) {
+    std::map<std::string, std::set<int>> counts;
+    std::map<std::string, int> payments;
+    for (const auto& [id, body] : acked) {
+      const int count = CountOf(nlohmann::json::parse(body));
+      EXPECT_TRUE(counts[AccountOf(id)].insert(count).second)
+          << id << " states count " << count << " twice for its account";
+      ++payments[AccountOf(id)];
+    }
+    for (const auto& [account, n] : payments) {
+      EXPECT_EQ(*counts[account].begin(), 1) << account;
+      EXPECT_EQ(*counts[account].rbegin(), n) << account;
+    }
+  }
+
+  std::vector<std::string> flags_;  // more flags for every node, set before SetUp
   std::string dir_;
   std::unique_ptr<NatsServers> nats_;
   std::map<std::string, std::string> acked_;  // Send's answers by transaction id
@@ -428,54 +500,11 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
   const std::map<std::string, std::vector<std::string>> in_log =
       CheckAgainstLog(acked, /*all_answered=*/false);
   ASSERT_FALSE(HasFailure());
-  // Nothing counted twice: an account's payments state the counts 1..n, each once, in the
-  // features of whichever node decided them (some rebuilt from the log after a kill).
-  std::map<std::string, std::set<int>> counts;
-  std::map<std::string, int> payments;
-  for (const auto& [id, body] : acked) {
-    const int count = CountOf(nlohmann::json::parse(body));
-    EXPECT_TRUE(counts[AccountOf(id)].insert(count).second)
-        << id << " states count " << count << " twice for its account";
-    ++payments[AccountOf(id)];
-  }
-  for (const auto& [account, n] : payments) {
-    EXPECT_EQ(*counts[account].begin(), 1) << account;
-    EXPECT_EQ(*counts[account].rbegin(), n) << account;
-  }
+  ExpectEachCountOnce(acked);
   // The nodes restarted on an empty data dir rebuilt from the log the state of those that ran
   // throughout: at the same position, the same payments and decisions applied, the same
   // payments pending in every partition.
-  const auto applied_state = [](uint16_t port) {
-    TestHttpClient client(port, std::chrono::milliseconds(5000));
-    absl::StatusOr<TestHttpResponse> r = client.Request("GET", "/metrics", "");
-    std::string out;
-    if (!r.ok()) return out;
-    for (const std::string& line : std::vector<std::string>(absl::StrSplit(r->body, '\n'))) {
-      if (line.rfind("vigil_cluster_log_position ", 0) == 0 ||
-          line.rfind("vigil_cluster_payments_applied ", 0) == 0 ||
-          line.rfind("vigil_cluster_decisions_applied ", 0) == 0 ||
-          line.rfind("vigil_cluster_partition_pending{", 0) == 0 ||
-          line.rfind("vigil_cluster_partition_decisions{", 0) == 0) {
-        absl::StrAppend(&out, line, "\n");
-      }
-    }
-    return out;
-  };
-  {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    std::vector<std::string> states(kNodes);
-    while (true) {
-      for (int k = 0; k < kNodes; ++k) states[k] = applied_state(nodes_[k]->port());
-      if ((states[0] == states[1] && states[1] == states[2]) ||
-          std::chrono::steady_clock::now() > until) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_FALSE(states[0].empty());
-    EXPECT_EQ(states[0], states[1]);
-    EXPECT_EQ(states[1], states[2]);
-  }
+  ExpectSameAppliedState();
   std::cout << "serve cluster: " << kKills << " kills, " << acked.size()
             << " decisions acknowledged, each once in the log\n";
 
@@ -494,17 +523,19 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
                                          export_out),
             0)
       << ::vigil::testing::ReadFile(export_out);
+  // One command checks them all, a line per partition and one for the whole export.
+  const std::string verify_out = dir_ + "/verify.out";
+  EXPECT_EQ(
+      ::vigil::testing::RunProcess(
+          VIGIL_BINARY, {"audit", "verify", "--data-dir", exported, "--pubkey", pub}, verify_out),
+      0)
+      << ::vigil::testing::ReadFile(verify_out);
+  EXPECT_NE(::vigil::testing::ReadFile(verify_out)
+                .find(absl::StrCat("intact: ", kPartitions, " partition logs, ", in_log.size(),
+                                   " records in all")),
+            std::string::npos)
+      << ::vigil::testing::ReadFile(verify_out);
   size_t records = 0;
-  std::set<int> proven;
-  for (int p = 0; p < kPartitions; ++p) {
-    const std::string data = absl::StrCat(exported, "/partition-", p);
-    const std::string verify_out = absl::StrCat(dir_, "/verify", p, ".out");
-    EXPECT_EQ(
-        ::vigil::testing::RunProcess(
-            VIGIL_BINARY, {"audit", "verify", "--data-dir", data, "--pubkey", pub}, verify_out),
-        0)
-        << ::vigil::testing::ReadFile(verify_out);
-  }
   const std::vector<std::string> lines =
       absl::StrSplit(::vigil::testing::ReadFile(export_out), '\n');
   for (const std::string& line : lines) {
@@ -514,25 +545,36 @@ TEST_F(ServeClusterTest, PaymentsThroughAnyNodeAreDecidedOnceAndSurviveKilledNod
     if (absl::SimpleAtoi(fields[1].substr(0, fields[1].find(' ')), &n)) records += n;
   }
   EXPECT_EQ(records, in_log.size()) << ::vigil::testing::ReadFile(export_out);
-  // A proof for the first acknowledged decision: found in exactly one partition's log.
+  // A proof for the first acknowledged decision, from the export: found in the one partition
+  // that holds it.
   const std::string first = acked.begin()->first;
+  const std::string proof = dir_ + "/proof.json";
+  ASSERT_EQ(::vigil::testing::RunProcess(
+                VIGIL_BINARY, {"audit", "prove", "--data-dir", exported, first, "--out", proof},
+                proof + ".out"),
+            0)
+      << ::vigil::testing::ReadFile(proof + ".out");
   int found_in = 0;
   for (int p = 0; p < kPartitions; ++p) {
-    const std::string proof = absl::StrCat(dir_, "/proof", p, ".json");
+    const std::string one = absl::StrCat(dir_, "/proof", p, ".json");
     if (::vigil::testing::RunProcess(
             VIGIL_BINARY,
             {"audit", "prove", "--data-dir", absl::StrCat(exported, "/partition-", p), first,
-             "--out", proof},
-            proof + ".out") != 0) {
+             "--out", one},
+            one + ".out") != 0) {
       continue;
     }
     ++found_in;
-    EXPECT_EQ(::vigil::testing::RunProcess(
-                  VIGIL_BINARY, {"audit", "check-proof", proof, "--pubkey", pub}, proof + ".chk"),
-              0)
-        << ::vigil::testing::ReadFile(proof + ".chk");
+    EXPECT_NE(::vigil::testing::ReadFile(proof + ".out")
+                  .find(absl::StrCat(exported, "/partition-", p, ")")),
+              std::string::npos)
+        << ::vigil::testing::ReadFile(proof + ".out");
   }
   EXPECT_EQ(found_in, 1) << first;
+  EXPECT_EQ(::vigil::testing::RunProcess(
+                VIGIL_BINARY, {"audit", "check-proof", proof, "--pubkey", pub}, proof + ".chk"),
+            0)
+      << ::vigil::testing::ReadFile(proof + ".chk");
 
   // `vigil cluster status` sees the three nodes and every partition held.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -619,6 +661,58 @@ TEST_F(ServeClusterTest, ANodeCutOffFromTheLogLosesItsPartitionsAndDoublesNothin
   EXPECT_TRUE(AwaitDeciding("n2")) << "n2 does not decide again after the network healed";
   ASSERT_NO_FATAL_FAILURE(Send("net", 40, 2));
   CheckAgainstLog(acked_, /*all_answered=*/true);
+}
+
+// Nodes that checkpoint every 200 ms and ship every 500 ms.
+class ServeClusterRestartTest : public ServeClusterTest {
+ protected:
+  ServeClusterRestartTest() {
+    flags_ = {"--cluster-checkpoint-interval-ms", "200", "--cluster-ship-interval-ms", "500"};
+  }
+};
+
+// A node killed and restarted on its own data dir starts from its last checkpoint; one
+// restarted on an empty data dir starts from the last checkpoint shipped. Either replays the
+// log from there to the others' state, and counts no payment twice.
+TEST_F(ServeClusterRestartTest, ANodeStartsFromItsCheckpointOrTheShippedOne) {
+  ASSERT_NO_FATAL_FAILURE(WaitSettled());
+  ASSERT_NO_FATAL_FAILURE(Send("r", 60, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a checkpoint and a shipment
+  for (int k = 0; k < kNodes; ++k) {
+    EXPECT_GT(Metric(nodes_[k]->port(), "vigil_cluster_checkpoints"), 0) << "node " << k;
+    EXPECT_EQ(Metric(nodes_[k]->port(), "vigil_cluster_restored_position"), 0) << "node " << k;
+  }
+
+  // Killed, back on its own data dir.
+  EXPECT_EQ(nodes_[1]->Stop(SIGKILL), 128 + SIGKILL);
+  ASSERT_NO_FATAL_FAILURE(StartNode(1, "", /*keep_data=*/true));
+  EXPECT_GT(Metric(nodes_[1]->port(), "vigil_cluster_restored_position"), 0)
+      << "node 1 did not start from its checkpoint";
+  ASSERT_NO_FATAL_FAILURE(ExpectSameAppliedState());
+  ASSERT_NO_FATAL_FAILURE(Send("r", 60, 1));
+
+  // Killed, back on an empty data dir: the shipped checkpoint, at or past what had been
+  // shipped before the kill.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  double shipped = 0;
+  while (shipped <= 0 && std::chrono::steady_clock::now() < until) {
+    for (int k = 0; k < kNodes; ++k) {
+      shipped = std::max(shipped, Metric(nodes_[k]->port(), "vigil_cluster_shipped_position"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GT(shipped, 0) << "no node shipped a checkpoint within 10 s";
+  EXPECT_EQ(nodes_[2]->Stop(SIGKILL), 128 + SIGKILL);
+  ASSERT_NO_FATAL_FAILURE(StartNode(2));
+  EXPECT_GE(Metric(nodes_[2]->port(), "vigil_cluster_restored_position"), shipped)
+      << "node 2 did not start from the shipped checkpoint: "
+      << ::vigil::testing::ReadFile(dir_ + "/node2.stderr");
+  ASSERT_NO_FATAL_FAILURE(ExpectSameAppliedState());
+  ASSERT_NO_FATAL_FAILURE(Send("r", 60, 2));
+
+  CheckAgainstLog(acked_, /*all_answered=*/true);
+  ExpectEachCountOnce(acked_);
+  ExpectSameAppliedState();
 }
 
 }  // namespace

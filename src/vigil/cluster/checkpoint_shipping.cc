@@ -1,6 +1,11 @@
 #include "vigil/cluster/checkpoint_shipping.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -32,6 +37,22 @@ absl::StatusOr<std::unique_ptr<KeyValueBucket>> ConfigBucket(NatsConnection* nat
 
 absl::Status IoError(std::string_view what, const std::string& path, const std::error_code& ec) {
   return absl::UnavailableError(absl::StrCat(ToAbsl(what), " ", path, ": ", ec.message()));
+}
+
+// fsync of a file or a directory: what a fetched checkpoint is renamed into place after, so a
+// crash of the machine leaves either no checkpoint or a whole one.
+absl::Status Sync(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("opening ", path, ": ", std::strerror(errno)));
+  }
+  const int rc = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return absl::UnavailableError(absl::StrCat("fsync of ", path, ": ", std::strerror(error)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -225,7 +246,7 @@ absl::Status FetchCheckpoint(NatsConnection* nats, const ClusterLayout& layout,
                        manifest.subject, "): file ", f.name, " has ", written,
                        " bytes and another SHA-256 than its manifest's ", f.size));
     }
-    return absl::OkStatus();
+    return Sync(absl::StrCat(staging, "/", f.name));
   };
   const auto open = [&](size_t index) -> absl::Status {
     file = index;
@@ -274,9 +295,11 @@ absl::Status FetchCheckpoint(NatsConnection* nats, const ClusterLayout& layout,
   if (file + 1 != manifest.files.size()) {
     return lost(absl::StrCat("no chunk of file ", manifest.files[file + 1].name));
   }
+  if (absl::Status s = Sync(staging); !s.ok()) return fail(s);
   fs::rename(staging, dir, ec);
   if (ec) return fail(IoError("renaming the fetched checkpoint to", dir, ec));
-  return absl::OkStatus();
+  const fs::path parent = fs::path(dir).parent_path();
+  return Sync(parent.empty() ? std::string(".") : parent.string());
 }
 
 absl::StatusOr<NodeState> OpenNodeState(NatsConnection* nats, const ClusterLayout& layout,

@@ -24,7 +24,7 @@ absl::StatusOr<PartitionAuditLog> ExportPartition(NatsConnection& nats, const Cl
                                                   std::shared_ptr<const audit::LogSigner> signer) {
   PartitionAuditLog out;
   out.partition = partition;
-  out.data_dir = absl::StrCat(out_dir, "/partition-", partition);
+  out.data_dir = PartitionAuditDir(out_dir, partition);
   KvStoreOptions store_options;
   store_options.path = out.data_dir + "/features";
   store_options.column_families = audit::AuditColumnFamilies();
@@ -67,6 +67,22 @@ absl::StatusOr<PartitionAuditLog> ExportPartition(NatsConnection& nats, const Cl
 }
 
 }  // namespace
+
+std::string PartitionAuditDir(const std::string& out_dir, int partition) {
+  return absl::StrCat(out_dir, "/partition-", partition);
+}
+
+std::vector<std::string> PartitionAuditDirs(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> out;
+  if (std::filesystem::exists(dir + "/features", ec)) return out;
+  for (int p = 0;; ++p) {
+    std::string partition = PartitionAuditDir(dir, p);
+    if (!std::filesystem::is_directory(partition + "/features", ec)) break;
+    out.push_back(std::move(partition));
+  }
+  return out;
+}
 
 absl::StatusOr<std::vector<PartitionAuditLog>> ExportPartitionAuditLogs(
     NatsConnection& nats, std::string_view name, const std::string& out_dir,

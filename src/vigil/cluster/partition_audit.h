@@ -28,6 +28,14 @@ struct PartitionAuditLog {
   uint64_t batches = 0;
 };
 
+// Partition p's data dir in export "out_dir": out_dir/partition-<p>.
+std::string PartitionAuditDir(const std::string& out_dir, int partition);
+
+// The partitions' data dirs of export "dir", in partition order (partition-0, partition-1, ...
+// while they hold a store); empty when "dir" is no export (a data dir with a store of its own,
+// or one without partition-0).
+std::vector<std::string> PartitionAuditDirs(const std::string& dir);
+
 // Builds every partition's log of cluster "name" under "out_dir", which must not hold one
 // already (kAlreadyExists: an export is made once, into a new directory). kNotFound when there
 // is no such cluster.
