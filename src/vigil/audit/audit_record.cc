@@ -7,8 +7,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "vigil/audit/log_hash.h"
 #include "vigil/audit/record_sealer.h"
 #include "vigil/common/check.h"
 #include "vigil/common/string_view.h"
@@ -1003,6 +1004,24 @@ RecordBodyFields RecordBodyFields::Of(const AuditRecord& record) {
 
 absl::StatusOr<std::string> EncodeRecordBody(const RecordBodyFields& fields) {
   return EncodeBody(fields, {}, {});
+}
+
+absl::StatusOr<std::string> EncodeEventRecordBody(std::string_view source,
+                                                  std::string_view event_json, UtcTime at,
+                                                  std::string_view actor) {
+  if (event_json.empty()) return absl::InvalidArgumentError("audit event: the event is empty");
+  static const Transaction* const kNoTransaction = new Transaction();
+  static const Decision* const kNoDecision = new Decision();
+  const Hash input_sha256 = Digest(HashAlgorithm::kSha256, event_json);
+  return EncodeRecordBody(RecordBodyFields{.received = at,
+                                           .decided = at,
+                                           .actor = actor,
+                                           .source = source,
+                                           .input_format = "json",
+                                           .input_sha256 = &input_sha256,
+                                           .transaction = kNoTransaction,
+                                           .decision = kNoDecision,
+                                           .event = event_json});
 }
 
 std::string EncodeRecordBody(const AuditRecord& record) {

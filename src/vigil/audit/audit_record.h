@@ -108,6 +108,13 @@ struct AuditRecord {
 // as sealed are written sealed, as they are.
 std::string EncodeRecordBody(const AuditRecord& record);
 
+// The body of an event record (AuditRecord::event): "event_json" raised by "source" ("drift",
+// "cases") at "at", by "actor"; its input_sha256 is the SHA-256 of the text. Append it with no
+// transaction id (events are not indexed). kInvalidArgument when "event_json" is empty.
+absl::StatusOr<std::string> EncodeEventRecordBody(std::string_view source,
+                                                  std::string_view event_json, UtcTime at,
+                                                  std::string_view actor);
+
 // The same fields by reference, so that a decision is encoded without first copying its
 // transaction, row and decision into an AuditRecord. The pointers must not be null, except
 // "sealer".

@@ -147,21 +147,8 @@ absl::StatusOr<std::vector<audit::PendingRecord>> DecisionRecorder::Encode(
 
 absl::Status DecisionRecorder::RecordEvent(std::string_view source, std::string_view event_json,
                                            UtcTime at, std::string_view actor) {
-  if (event_json.empty()) return absl::InvalidArgumentError("audit event: the event is empty");
-  static const Transaction* const kNoTransaction = new Transaction();
-  static const Decision* const kNoDecision = new Decision();
-  const audit::Hash input_sha256 = audit::Digest(audit::HashAlgorithm::kSha256, event_json);
   VIGIL_ASSIGN_OR_RETURN(std::string body,
-                         audit::EncodeRecordBody(audit::RecordBodyFields{
-                             .received = at,
-                             .decided = at,
-                             .actor = actor,
-                             .source = source,
-                             .input_format = "json",
-                             .input_sha256 = &input_sha256,
-                             .transaction = kNoTransaction,
-                             .decision = kNoDecision,
-                             .event = event_json}));
+                         audit::EncodeEventRecordBody(source, event_json, at, actor));
   std::vector<audit::PendingRecord> records;
   records.push_back({"", std::move(body)});  // no transaction id: not indexed
   return log_->Append(std::move(records), /*wait=*/false).status();

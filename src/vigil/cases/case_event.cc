@@ -1,0 +1,144 @@
+#include "vigil/cases/case_event.h"
+
+#include <array>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "vigil/cases/internal/name_table.h"
+#include "vigil/common/string_view.h"
+
+namespace vigil::cases {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::array<std::pair<CaseEventKind, std::string_view>, 10> kKinds = {{
+    {CaseEventKind::kClaim, "claim"},
+    {CaseEventKind::kRelease, "release"},
+    {CaseEventKind::kAssign, "assign"},
+    {CaseEventKind::kNote, "note"},
+    {CaseEventKind::kEscalate, "escalate"},
+    {CaseEventKind::kProposeClose, "propose_close"},
+    {CaseEventKind::kApproveClose, "approve_close"},
+    {CaseEventKind::kRejectClose, "reject_close"},
+    {CaseEventKind::kClose, "close"},
+    {CaseEventKind::kReopen, "reopen"},
+}};
+
+constexpr std::array<std::pair<CaseOutcome, std::string_view>, 4> kOutcomes = {{
+    {CaseOutcome::kSuspiciousReported, "suspicious_reported"},
+    {CaseOutcome::kNotSuspicious, "not_suspicious"},
+    {CaseOutcome::kFalsePositive, "false_positive"},
+    {CaseOutcome::kValuableAlert, "valuable_alert"},
+}};
+
+bool TakesOutcome(CaseEventKind kind) {
+  return kind == CaseEventKind::kProposeClose || kind == CaseEventKind::kClose;
+}
+
+absl::Status Invalid(std::string_view field, std::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("case event: \"", ToAbsl(field), "\" ", ToAbsl(why)));
+}
+
+// The string member "field" of "j" ("" when absent); kInvalidArgument when not a string or
+// longer than "limit".
+absl::StatusOr<std::string> StringField(const Json& j, std::string_view field, size_t limit) {
+  const auto it = j.find(std::string(field));
+  if (it == j.end()) return std::string();
+  if (!it->is_string()) return Invalid(field, "must be a string");
+  std::string value = it->get<std::string>();
+  if (value.size() > limit) {
+    return Invalid(field, absl::StrCat("is longer than ", limit, " bytes"));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string_view CaseEventKindName(CaseEventKind kind) {
+  return internal::NameIn(kKinds, kind, "unknown");
+}
+
+absl::StatusOr<CaseEventKind> ParseCaseEventKind(std::string_view name) {
+  if (std::optional<CaseEventKind> kind = internal::ValueIn(kKinds, name)) return *kind;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown case event \"", ToAbsl(name),
+                   "\": one of claim, release, assign, note, escalate, propose_close, "
+                   "approve_close, reject_close, close, reopen"));
+}
+
+std::string_view CaseOutcomeName(CaseOutcome outcome) {
+  return internal::NameIn(kOutcomes, outcome, "none");
+}
+
+absl::StatusOr<CaseOutcome> ParseCaseOutcome(std::string_view name) {
+  if (std::optional<CaseOutcome> outcome = internal::ValueIn(kOutcomes, name)) return *outcome;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown outcome \"", ToAbsl(name),
+                   "\": one of suspicious_reported, not_suspicious, false_positive, "
+                   "valuable_alert"));
+}
+
+bool IsSuspicious(CaseOutcome outcome) { return outcome == CaseOutcome::kSuspiciousReported; }
+
+std::string CaseEventToJson(const CaseEvent& e) {
+  // nlohmann's object keeps its keys sorted: one event, one text.
+  Json j = {{"source", kCaseEventSource},
+            {"kind", CaseEventKindName(e.kind)},
+            {"case", e.case_id},
+            {"actor", e.actor},
+            {"at", FormatUtc(e.at)}};
+  if (!e.assignee.empty() || e.kind == CaseEventKind::kAssign) j["assignee"] = e.assignee;
+  if (!e.text.empty()) j["text"] = e.text;
+  if (TakesOutcome(e.kind)) j["outcome"] = CaseOutcomeName(e.outcome);
+  return j.dump();
+}
+
+absl::StatusOr<CaseEvent> CaseEventFromJson(std::string_view text) {
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return absl::InvalidArgumentError("case event: not a JSON object");
+  CaseEvent e;
+  absl::StatusOr<std::string> source = StringField(j, "source", kMaxCaseName);
+  if (!source.ok()) return source.status();
+  if (*source != kCaseEventSource) return Invalid("source", "is not \"cases\"");
+  absl::StatusOr<std::string> kind = StringField(j, "kind", kMaxCaseName);
+  if (!kind.ok()) return kind.status();
+  absl::StatusOr<CaseEventKind> parsed_kind = ParseCaseEventKind(*kind);
+  if (!parsed_kind.ok()) return Invalid("kind", ToStd(parsed_kind.status().message()));
+  e.kind = *parsed_kind;
+  for (const auto& [field, target] : {std::pair<std::string_view, std::string*>{"case", &e.case_id},
+                                      {"actor", &e.actor},
+                                      {"assignee", &e.assignee}}) {
+    absl::StatusOr<std::string> value = StringField(j, field, kMaxCaseName);
+    if (!value.ok()) return value.status();
+    *target = *std::move(value);
+  }
+  if (e.case_id.empty()) return Invalid("case", "is missing");
+  if (e.actor.empty()) return Invalid("actor", "is missing");
+  absl::StatusOr<std::string> body = StringField(j, "text", kMaxCaseText);
+  if (!body.ok()) return body.status();
+  e.text = *std::move(body);
+  absl::StatusOr<std::string> at = StringField(j, "at", kMaxCaseName);
+  if (!at.ok()) return at.status();
+  absl::StatusOr<UtcTime> time = ParseRfc3339(*at);
+  if (!time.ok()) return Invalid("at", ToStd(time.status().message()));
+  e.at = *time;
+  const bool has_outcome = j.contains("outcome");
+  if (has_outcome != TakesOutcome(e.kind)) {
+    return Invalid("outcome", has_outcome ? absl::StrCat("is not part of a ", *kind, " event")
+                                          : std::string("is missing"));
+  }
+  if (has_outcome) {
+    absl::StatusOr<std::string> outcome = StringField(j, "outcome", kMaxCaseName);
+    if (!outcome.ok()) return outcome.status();
+    absl::StatusOr<CaseOutcome> parsed = ParseCaseOutcome(*outcome);
+    if (!parsed.ok()) return Invalid("outcome", ToStd(parsed.status().message()));
+    e.outcome = *parsed;
+  }
+  return e;
+}
+
+}  // namespace vigil::cases
