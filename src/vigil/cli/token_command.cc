@@ -62,8 +62,9 @@ int RunRevoke(const TokenFlags& flags) {
 Command AddTokenCommand(CLI::App& vigil) {
   auto flags = std::make_shared<TokenFlags>();
   CLI::App* app = vigil.add_subcommand(
-      "token", "Create, list and revoke the API tokens of a data directory (roles: scorer, "
-               "policy-admin, auditor, admin)");
+      "token",
+      "Create, list and revoke the API tokens of a data directory (roles: scorer, "
+      "policy-admin, auditor, admin, analyst, supervisor)");
   app->require_subcommand(1);
   CLI::App* create = app->add_subcommand("create", "Create a token; it is printed once");
   CLI::App* list = app->add_subcommand("list", "List tokens as JSON lines (no secrets)");
@@ -71,7 +72,10 @@ Command AddTokenCommand(CLI::App& vigil) {
   AddDataDirOption(create, &flags->data_dir, DataDirUse::kMayCreate);
   AddDataDirOption(list, &flags->data_dir, DataDirUse::kExisting);
   AddDataDirOption(revoke, &flags->data_dir, DataDirUse::kExisting);
-  create->add_option("--role", flags->role, "scorer, policy-admin, auditor or admin")->required();
+  create
+      ->add_option("--role", flags->role,
+                   "scorer, policy-admin, auditor, admin, analyst or supervisor")
+      ->required();
   create->add_option("--description", flags->description, "Who or what holds it");
   revoke->add_option("ID", flags->id, "The token's id (from list)")->required();
   app->footer(

@@ -80,19 +80,28 @@ std::string_view RoleName(Role role) {
       return "auditor";
     case Role::kAdmin:
       return "admin";
+    case Role::kAnalyst:
+      return "analyst";
+    case Role::kSupervisor:
+      return "supervisor";
   }
   return "?";
 }
 
 absl::StatusOr<Role> ParseRole(std::string_view name) {
-  for (Role r : {Role::kScorer, Role::kPolicyAdmin, Role::kAuditor, Role::kAdmin}) {
+  for (Role r : {Role::kScorer, Role::kPolicyAdmin, Role::kAuditor, Role::kAdmin, Role::kAnalyst,
+                 Role::kSupervisor}) {
     if (RoleName(r) == name) return r;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown role '", ToAbsl(name), "': use scorer, policy-admin, auditor or admin"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown role '", ToAbsl(name),
+                   "': use scorer, policy-admin, auditor, admin, analyst or supervisor"));
 }
 
-bool RoleAllows(Role have, Role need) { return have == Role::kAdmin || have == need; }
+bool RoleAllows(Role have, Role need) {
+  return have == Role::kAdmin || have == need ||
+         (have == Role::kSupervisor && need == Role::kAnalyst);
+}
 
 absl::StatusOr<AccessTokens> AccessTokens::Open(const std::string& data_dir) {
   const std::string path = PathOf(data_dir);

@@ -7,7 +7,8 @@
 // unknown id costs the same comparison, so timing does not tell which ids exist.
 //
 // Roles: scorer (score endpoints), policy-admin (policy ingest, model activation), auditor
-// (audit verify and export, drift), admin (everything).
+// (audit verify and export, drift), analyst (cases), supervisor (cases, with the supervisor's
+// rights: docs/cases.md), admin (everything).
 //
 // Thread safety: an AccessTokens is immutable; Authenticate may run concurrently. Create and
 // Revoke change the file (one process at a time; the server reads it at start).
@@ -23,13 +24,14 @@
 
 namespace vigil {
 
-enum class Role : uint8_t { kScorer, kPolicyAdmin, kAuditor, kAdmin };
+enum class Role : uint8_t { kScorer, kPolicyAdmin, kAuditor, kAdmin, kAnalyst, kSupervisor };
 
-// "scorer", "policy-admin", "auditor", "admin".
+// "scorer", "policy-admin", "auditor", "admin", "analyst", "supervisor".
 std::string_view RoleName(Role role);
 // kInvalidArgument naming the roles for anything else.
 absl::StatusOr<Role> ParseRole(std::string_view name);
-// Whether a token of role "have" may call an endpoint that needs "need": the same role, or admin.
+// Whether a token of role "have" may call an endpoint that needs "need": the same role, admin,
+// or supervisor where an analyst is needed.
 bool RoleAllows(Role have, Role need);
 
 struct AccessToken {

@@ -84,7 +84,8 @@ TEST_F(AccessTokensTest, AFileOthersMayReadOrAMalformedLineIsRefused) {
 }
 
 TEST(Roles, NamesParseAndAdminAllowsEverything) {
-  for (Role r : {Role::kScorer, Role::kPolicyAdmin, Role::kAuditor, Role::kAdmin}) {
+  for (Role r : {Role::kScorer, Role::kPolicyAdmin, Role::kAuditor, Role::kAdmin, Role::kAnalyst,
+                 Role::kSupervisor}) {
     EXPECT_EQ(*ParseRole(RoleName(r)), r);
     EXPECT_TRUE(RoleAllows(Role::kAdmin, r));
     EXPECT_TRUE(RoleAllows(r, r));
@@ -92,6 +93,11 @@ TEST(Roles, NamesParseAndAdminAllowsEverything) {
   EXPECT_FALSE(RoleAllows(Role::kScorer, Role::kAuditor));
   EXPECT_FALSE(RoleAllows(Role::kAuditor, Role::kPolicyAdmin));
   EXPECT_FALSE(RoleAllows(Role::kPolicyAdmin, Role::kAdmin));
+  // A supervisor is an analyst too; an analyst is not a supervisor, nor a scorer an analyst.
+  EXPECT_TRUE(RoleAllows(Role::kSupervisor, Role::kAnalyst));
+  EXPECT_FALSE(RoleAllows(Role::kAnalyst, Role::kSupervisor));
+  EXPECT_FALSE(RoleAllows(Role::kScorer, Role::kAnalyst));
+  EXPECT_FALSE(RoleAllows(Role::kAnalyst, Role::kScorer));
   EXPECT_THAT(ParseRole("root").status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scorer, policy-admin")));
 }

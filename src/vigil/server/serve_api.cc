@@ -24,7 +24,9 @@
 #include "vigil/engine/decision_recorder.h"
 #include "vigil/ingest/payment_message.h"
 #include "vigil/screening/screener.h"
+#include "vigil/server/case_api.h"
 #include "vigil/server/http_status.h"
+#include "vigil/server/query_params.h"
 #include "vigil/server/trace_context.h"
 
 namespace vigil {
@@ -47,13 +49,25 @@ enum RouteId {
   kDriftRelease,
   kAuditVerify,
   kAuditExport,
+  kCases,
+  kCaseNext,
+  kCase,
+  kCaseClaim,
+  kCaseRelease,
+  kCaseAssign,
+  kCaseNote,
+  kCaseEscalate,
+  kCaseClose,
+  kCaseApprove,
+  kCaseReject,
+  kCaseReopen,
   kUnmatched,  // 404 and server-answered errors
   kNumRoutes
 };
 
 // Who may call a route (docs/security.md): kPublic routes need nothing, kAnyRole any
 // authenticated caller, the others that role (or admin).
-enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin };
+enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin, kAnalyst };
 
 struct RouteSpec {
   const char* method;
@@ -73,7 +87,67 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/drift/release", "drift_release", Need::kAdmin},
     {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
     {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
+    {"GET", "/v1/cases", "cases", Need::kAnalyst},
+    {"POST", "/v1/cases/next", "case_next", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}", "case", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/claim", "case_claim", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/release", "case_release", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/assign", "case_assign", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/note", "case_note", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/escalate", "case_escalate", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/close", "case_close", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/approve", "case_approve", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/reject", "case_reject", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/reopen", "case_reopen", Need::kAnalyst},
 }};
+
+// Whether "path" matches "pattern", whose "{name}" segments match any one non-empty segment;
+// *param is set to the last such segment.
+bool PathMatches(std::string_view pattern, std::string_view path, std::string_view* param) {
+  while (!pattern.empty() && !path.empty()) {
+    const size_t p_end = std::min(pattern.find('/', 1), pattern.size());
+    const size_t q_end = std::min(path.find('/', 1), path.size());
+    const std::string_view p_seg = pattern.substr(0, p_end), q_seg = path.substr(0, q_end);
+    if (p_seg.size() > 2 && p_seg[1] == '{') {
+      if (q_seg.size() < 2) return false;
+      *param = q_seg.substr(1);
+    } else if (p_seg != q_seg) {
+      return false;
+    }
+    pattern.remove_prefix(p_end);
+    path.remove_prefix(q_end);
+  }
+  return pattern.empty() && path.empty();
+}
+
+CaseRoute CaseRouteOf(int route) {
+  switch (route) {
+    case kCases:
+      return CaseRoute::kList;
+    case kCaseNext:
+      return CaseRoute::kNext;
+    case kCase:
+      return CaseRoute::kGet;
+    case kCaseClaim:
+      return CaseRoute::kClaim;
+    case kCaseRelease:
+      return CaseRoute::kRelease;
+    case kCaseAssign:
+      return CaseRoute::kAssign;
+    case kCaseNote:
+      return CaseRoute::kNote;
+    case kCaseEscalate:
+      return CaseRoute::kEscalate;
+    case kCaseClose:
+      return CaseRoute::kClose;
+    case kCaseApprove:
+      return CaseRoute::kApprove;
+    case kCaseReject:
+      return CaseRoute::kReject;
+    default:
+      return CaseRoute::kReopen;
+  }
+}
 
 std::optional<Role> RoleNeeded(Need need) {
   switch (need) {
@@ -85,6 +159,8 @@ std::optional<Role> RoleNeeded(Need need) {
       return Role::kAuditor;
     case Need::kAdmin:
       return Role::kAdmin;
+    case Need::kAnalyst:
+      return Role::kAnalyst;
     default:
       return std::nullopt;
   }
@@ -142,42 +218,6 @@ HttpResponse Json(int status, std::string body) {
   r.status = status;
   r.body = std::move(body);
   return r;
-}
-
-// The value of "name" in an application/x-www-form-urlencoded query; nullopt when absent.
-std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {
-  for (absl::string_view part : absl::StrSplit(Absl(query), '&')) {
-    const size_t eq = part.find('=');
-    if (View(part.substr(0, eq)) == name) {
-      return eq == absl::string_view::npos ? std::string_view() : View(part.substr(eq + 1));
-    }
-  }
-  return std::nullopt;
-}
-
-// QueryParam's value with its percent-escapes and '+' decoded; nullopt when absent or when an
-// escape is malformed.
-std::optional<std::string> DecodedQueryParam(std::string_view query, std::string_view name) {
-  const std::optional<std::string_view> raw = QueryParam(query, name);
-  if (!raw.has_value()) return std::nullopt;
-  std::string out;
-  out.reserve(raw->size());
-  for (size_t i = 0; i < raw->size(); ++i) {
-    const char c = (*raw)[i];
-    if (c == '+') {
-      out.push_back(' ');
-    } else if (c != '%') {
-      out.push_back(c);
-    } else {
-      unsigned value = 0;
-      if (i + 2 >= raw->size()) return std::nullopt;
-      const auto [end, ec] = std::from_chars(raw->data() + i + 1, raw->data() + i + 3, value, 16);
-      if (ec != std::errc() || end != raw->data() + i + 3) return std::nullopt;
-      out.push_back(static_cast<char>(value));
-      i += 2;
-    }
-  }
-  return out;
 }
 
 std::string UnauthenticatedMessage(AccessDenial denial) {
@@ -373,10 +413,13 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   const Steady::time_point start = Steady::now();
   int route = kUnmatched;
   std::string allow;
+  std::string_view path_param;
   for (size_t i = 0; i < kRoutes.size(); ++i) {
-    if (request.path != kRoutes[i].path) continue;
+    std::string_view param;
+    if (!PathMatches(kRoutes[i].path, request.path, &param)) continue;
     if (request.method == kRoutes[i].method) {
       route = static_cast<int>(i);
+      path_param = param;
       break;
     }
     allow = kRoutes[i].method;
@@ -396,6 +439,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
     return Finish(kUnmatched, request, std::move(r), start, {}, std::move(respond));
   }
   std::string actor;
+  std::optional<Role> role;  // the caller's, when checked
   if (options_.access != nullptr && kRoutes[route].need != Need::kPublic) {
     AccessDecision access = options_.access->Check(request, RoleNeeded(kRoutes[route].need));
     if (!access.allowed()) {
@@ -415,6 +459,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       return Finish(route, request, std::move(r), start, entry, std::move(respond));
     }
     actor = std::move(access.actor);
+    role = access.role;
   } else if (!request.client_principal.empty()) {
     actor = absl::StrCat("tls:", Absl(request.client_principal));
   }
@@ -450,12 +495,28 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
                     authenticated);
     }
   }
+  if (route >= kCases && route <= kCaseReopen) {
+    std::optional<HttpResponse> refused;
+    if (parts_.cases == nullptr) {
+      refused = HttpError(404, "not_found", "",
+                          absl::StrCat("this server keeps no cases: ", parts_.cases_off));
+    } else if (!role.has_value() || actor.empty()) {
+      refused = HttpError(403, "forbidden", "Authorization",
+                          "cases are worked by named analysts: run with auth tokens (or mutual "
+                          "TLS) and an analyst or supervisor credential");
+    }
+    if (refused.has_value()) {
+      return Finish(route, request, *std::move(refused), start, {}, std::move(respond),
+                    authenticated);
+    }
+  }
   // The rest may wait (the batcher, a duplicate in flight, an admin write): on the workers.
   auto shared = std::make_shared<std::pair<HttpRequest, HttpResponder>>(std::move(request),
                                                                         std::move(respond));
   const WorkerPool::Admission admission = workers_->Submit([this, route, start, shared,
                                                             authenticated,
-                                           actor = std::move(actor)]() mutable {
+                                                            case_id = std::string(path_param), role,
+                                                            actor = std::move(actor)]() mutable {
     const HttpRequest& req = shared->first;
     RequestLogEntry entry;
     entry.actor = actor;
@@ -507,6 +568,11 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         break;
       case kAuditExport:
         response = AuditExport(req);
+        break;
+      default:  // the cases' routes; on a worker: an action waits for its durable record
+        response = AnswerCaseRoute(*parts_.cases, CaseRouteOf(route), req, case_id,
+                                   {actor, role == Role::kAnalyst ? cases::CaseRole::kAnalyst
+                                                                  : cases::CaseRole::kSupervisor});
         break;
     }
     Finish(route, req, std::move(response), start, entry, std::move(shared->second),

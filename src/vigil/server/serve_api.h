@@ -10,10 +10,13 @@
 //   GET  /metrics             Prometheus text
 //   GET  /v1/drift            the drift monitor's state and recent events (404 when off)
 //   GET  /v1/audit/verify     checks the audit log (?from=SEQ): 200 intact, 500 damaged
+//   GET  /v1/audit/export     a page of the log's records
+//   /v1/cases...              the analysts' queue, cases and actions (CaseApi, docs/cases.md)
 //
 // Every route but /healthz and /readyz checks its caller (ApiAccess): scoring needs the
-// scorer role, policy ingest and activation policy-admin, drift and audit auditor, /metrics
-// any role; 401 without a valid credential, 403 for a role that may not.
+// scorer role, policy ingest and activation policy-admin, drift and audit auditor, cases
+// analyst (or supervisor), /metrics any role; 401 without a valid credential, 403 for a role that
+// may not.
 //
 // Requests that may wait (scoring, admin writes) run on a bounded WorkerPool; a full pool
 // answers 503 overloaded with Retry-After at once. Every response is counted by route and status,
@@ -51,6 +54,9 @@ namespace vigil {
 namespace audit {
 class AuditLog;
 }  // namespace audit
+namespace cases {
+class CaseBook;
+}  // namespace cases
 namespace drift {
 class DriftEventLog;
 class DriftMonitor;
@@ -73,6 +79,9 @@ struct ServeParts {
   audit::AuditLog* audit_log = nullptr;
   // The watchlists decisions are screened against (/readyz lists their versions); null: none.
   const screening::Screener* screener = nullptr;
+  // The analysts' cases (/v1/cases); null: none, and "cases_off" says why.
+  cases::CaseBook* cases = nullptr;
+  std::string cases_off;
 };
 
 struct ServeApiOptions {

@@ -8,6 +8,7 @@
 #include "vigil/common/string_view.h"
 #include "vigil/config/option_set.h"
 #include "vigil/engine/pipeline_options.h"
+#include "vigil/server/access_tokens.h"
 
 namespace vigil {
 namespace {
@@ -126,7 +127,7 @@ void DeclareSecurity(ServeConfig* c, OptionSet* set) {
               &c->auth.mode, {"tokens", "none"});
   set->Map({.key = "auth.certificate_roles",
             .help = "Mutual TLS: a client certificate's subject (RFC 2253) grants a role "
-                    "(scorer, policy-admin, auditor, admin)",
+                    "(scorer, policy-admin, auditor, admin, analyst, supervisor)",
             .uses = kServe},
            &c->auth.certificate_roles);
 }
@@ -170,10 +171,9 @@ absl::Status ValidateTransport(const ServeTlsConfig& tls, bool plaintext,
     if (subject.empty()) {
       return absl::InvalidArgumentError("auth.certificate_roles: an empty certificate subject");
     }
-    if (role != "scorer" && role != "policy-admin" && role != "auditor" && role != "admin") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "auth.certificate_roles[\"", subject, "\"]: \"", role,
-          "\" is not a role (scorer, policy-admin, auditor, admin)"));
+    if (absl::StatusOr<Role> parsed = ParseRole(role); !parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("auth.certificate_roles[\"", subject, "\"]: ", parsed.status().message()));
     }
   }
   return absl::OkStatus();

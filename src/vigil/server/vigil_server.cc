@@ -21,6 +21,7 @@
 #include "vigil/batching/backend_router.h"
 #include "vigil/batching/batching_scorer.h"
 #include "vigil/batching/circuit_breaker.h"
+#include "vigil/cases/case_book.h"
 #include "vigil/cluster/checkpoint_shipping.h"
 #include "vigil/cluster/cluster_node.h"
 #include "vigil/cluster/nats_connection.h"
@@ -246,7 +247,7 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   s->api_->SetReady({scoring, s->policies_.get(), s->deployment_.get(), s->drift_monitor_.get(),
                      s->drift_events_.get(), s->drift_tap_.get(),
                      s->service_ != nullptr ? s->service_->audit_log() : nullptr,
-                     s->screener_.get()});
+                     s->screener_.get(), s->cases_.get(), s->cases_off_});
   if (s->screener_ != nullptr && c.screening.reload_interval > std::chrono::seconds(0)) {
     s->screening_poller_ = std::thread([srv = s.get()] { srv->PollScreening(); });
   }
@@ -516,6 +517,7 @@ absl::StatusOr<VigilServer::OpenedState> VigilServer::OpenService() {
   // The audit log shares it too: its groups carry the feature state, atomically.
   std::vector<std::string> families = audit::AuditColumnFamilies();
   families.push_back(DecisionService::kPendingRowsFamily);
+  families.push_back(cases::kCasesFamily);
   if (!drift_profile.empty()) families.push_back(drift::DriftEventLog::kColumnFamily);
   // Accounts are known by keyed hashes in the state (docs/security.md).
   FeatureConfig feature_config;
@@ -562,9 +564,13 @@ absl::Status VigilServer::Load() {
   VIGIL_RETURN_IF_ERROR(StartScreening());
   VIGIL_RETURN_IF_ERROR(RegisterServerMetrics());
   VIGIL_RETURN_IF_ERROR(DeployModels(std::move(policy_source)));
-  if (config_.cluster.enabled()) return StartCluster();
+  if (config_.cluster.enabled()) {
+    cases_off_ = "a node of a cluster keeps no decision log of its own (docs/cluster.md)";
+    return StartCluster();
+  }
   VIGIL_ASSIGN_OR_RETURN(const OpenedState state, OpenService());
   VIGIL_RETURN_IF_ERROR(StartAudit(state.kv));
+  VIGIL_RETURN_IF_ERROR(StartCases(state.kv));
   VIGIL_RETURN_IF_ERROR(StartDrift(state.drift_profile, state.kv, state.warm));
   VIGIL_RETURN_IF_ERROR(service_->RegisterMetrics(*metrics_));
   return RegisterDriftGauges();
@@ -785,6 +791,24 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
                {"durable_ack", a.durable_ack ? "true" : "false"},
                {"sealed_fields", kek_id.empty() ? "off" : a.record_cipher},
                {"record_kek_id", kek_id}});
+  return absl::OkStatus();
+}
+
+absl::Status VigilServer::StartCases(KvStore* kv) {
+  if (service_->audit_log()->sealer() != nullptr) {
+    cases_off_ = "the decision log seals personal fields (audit.record_kek), which cases read";
+    log_->Event("info", "cases off", {{"reason", cases_off_}});
+    return absl::OkStatus();
+  }
+  cases::CaseBookOptions options;
+  options.fx = fx_.get();
+  VIGIL_ASSIGN_OR_RETURN(
+      cases_, cases::CaseBook::Open(kv, service_->audit_log(), std::move(options), RealClock()));
+  const cases::CaseBookStats stats = cases_->stats();
+  log_->Event("info", "cases open",
+              {{"cases", absl::StrCat(stats.cases)},
+               {"open", absl::StrCat(stats.open)},
+               {"applied", absl::StrCat(stats.applied)}});
   return absl::OkStatus();
 }
 

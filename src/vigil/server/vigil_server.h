@@ -160,6 +160,8 @@ class VigilServer {
   // CUDA runtime's reason when it cannot be used) and sets gpu_summary_. Without: nothing, and
   // no CUDA call.
   absl::Status StartGpu();
+  // The case book over the decision log, unless the log seals personal fields.
+  absl::Status StartCases(KvStore* kv);
   // The vigil_model_* and vigil_gpu_* metrics (gpu.enabled only).
   absl::Status RegisterGpuMetrics();
   void RefreshGpuMetrics();
@@ -198,6 +200,10 @@ class VigilServer {
   std::unique_ptr<drift::DriftMonitor> drift_monitor_;
   std::unique_ptr<drift::DriftTap> drift_tap_;
   std::string drift_summary_;  // for the startup log
+  // The analysts' cases over the decision log; null when off, and cases_off_ says why.
+  // Declared after service_ (whose store and log it uses), so destroyed before it.
+  std::unique_ptr<cases::CaseBook> cases_;
+  std::string cases_off_;
   std::string model_summary_;  // where the deployed model came from, for the startup log
   std::string policy_summary_;  // which policy decides and why ("policy_from")
   std::unique_ptr<HttpServer> http_;

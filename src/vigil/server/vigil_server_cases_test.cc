@@ -1,0 +1,243 @@
+// The /v1/cases routes of `vigil serve` end to end: the real VigilServer in-process with
+// auth.mode tokens (analyst, supervisor and scorer tokens made in its data dir), payments
+// scored over loopback HTTP becoming cases, worked by two analysts, across a restart.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "vigil/server/access_tokens.h"
+#include "vigil/server/serve_api.h"
+#include "vigil/server/testing_http_client.h"
+#include "vigil/server/testing_server_util.h"
+#include "vigil/server/vigil_server.h"
+#include "vigil/testing/status_matchers.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::vigil::testing::HttpOnce;
+using ::vigil::testing::TestHttpResponse;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+using Json = nlohmann::json;
+
+// REVIEW above 1,000 USD, BLOCK above 50,000.
+constexpr char kPolicy[] = R"(version: "cases-test"
+thresholds: {review: 0.5, block: 0.9}
+rules:
+  - id: large
+    when: amount_reporting > 1000
+    action: review
+    reason: "large payment"
+  - id: huge
+    when: amount_reporting > 50000
+    action: block
+    reason: "huge payment"
+)";
+
+std::string Payment(const std::string& id, const std::string& account, const std::string& amount,
+                    int minute) {
+  return absl::StrCat(R"({"id":")", id, R"(","timestamp":"2022-09-01T08:)", minute < 10 ? "0" : "",
+                      minute, R"(:00Z",)", R"("originator":{"account_id":")", account,
+                      R"(","bank_id":"B1","name":"Payer"},)",
+                      R"("beneficiary":{"account_id":"Z9","bank_id":"B2","name":"Payee"},)",
+                      R"("amount":{"value":")", amount, R"(","currency":"USD"}})");
+}
+
+class VigilServerCasesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/vigil_server_cases_", getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    config_ = testing::TestServeConfig(dir_);
+    config_.auth.mode = "tokens";
+    config_.worker_threads = 4;
+    config_.policy = dir_ + "/policy.yaml";
+    std::ofstream(config_.policy) << kPolicy;
+    std::filesystem::create_directories(config_.data_dir);
+    const auto token = [&](Role role, const std::string& who) {
+      absl::StatusOr<std::string> t = AccessTokens::Create(config_.data_dir, role, who);
+      EXPECT_OK(t);
+      return t.ok() ? *t : std::string();
+    };
+    alice_ = token(Role::kAnalyst, "alice");
+    bob_ = token(Role::kAnalyst, "bob");
+    sue_ = token(Role::kSupervisor, "sue");
+    scorer_ = token(Role::kScorer, "gateway");
+    StartServer();
+  }
+  void TearDown() override {
+    server_.reset();
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+  void StartServer() {
+    absl::StatusOr<FxRates> fx = FxRates::LoadFile(config_.fx_rates);
+    ASSERT_OK(fx);
+    absl::StatusOr<std::unique_ptr<VigilServer>> server =
+        VigilServer::Start(config_, *std::move(fx));
+    ASSERT_OK(server);
+    server_ = *std::move(server);
+  }
+
+  // The answer to "method path" with "token"'s credential.
+  TestHttpResponse Call(const std::string& method, const std::string& path,
+                        const std::string& token, const std::string& body = "") {
+    absl::StatusOr<TestHttpResponse> r = HttpOnce(server_->port(), method, path, body,
+                                                  Headers{{"Authorization", "Bearer " + token}});
+    EXPECT_OK(r);
+    return r.ok() ? *r : TestHttpResponse{};
+  }
+  Json Body(const TestHttpResponse& r) { return Json::parse(r.body, nullptr, false); }
+
+  // The cases of the queue once the book has applied "alerts" alerts.
+  Json AwaitCases(size_t count) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Json listed;
+    do {
+      listed = Body(Call("GET", "/v1/cases?limit=100", alice_));
+      if (listed.value("total", 0u) >= count) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (std::chrono::steady_clock::now() < until);
+    return listed;
+  }
+
+  std::string dir_;
+  ServeConfig config_;
+  std::string alice_, bob_, sue_, scorer_;
+  std::unique_ptr<VigilServer> server_;
+};
+
+TEST_F(VigilServerCasesTest, ScoredAlertsAreWorkedIntoClosedCasesAcrossARestart) {
+  EXPECT_THAT(ServeApi::Routes(), Contains("POST /v1/cases/{case_id}/claim"));
+  // Two REVIEWs of A1 (one case), a BLOCK of A2, an ALLOW of A3 (no case).
+  const std::vector<std::string> payments = {
+      Payment("p1", "A1", "5000.00", 1), Payment("p2", "A1", "7000.00", 2),
+      Payment("p3", "A2", "90000.00", 3), Payment("p4", "A3", "10.00", 4)};
+  for (const std::string& p : payments) {
+    ASSERT_EQ(Call("POST", "/v1/score", scorer_, p).status, 200);
+  }
+  const Json listed = AwaitCases(2);
+  ASSERT_EQ(listed["total"], 2) << listed.dump();
+  // Priority first: the BLOCK of 90,000 USD before the two REVIEWs.
+  EXPECT_EQ(listed["cases"][0]["subject"], "A2");
+  EXPECT_EQ(listed["cases"][0]["blocks"], 1);
+  EXPECT_EQ(listed["cases"][1]["subject"], "A1");
+  EXPECT_EQ(listed["cases"][1]["alerts"], 2);
+  EXPECT_GT(listed["cases"][0]["priority"].get<double>(),
+            listed["cases"][1]["priority"].get<double>());
+  const std::string blocked = listed["cases"][0]["id"];
+  const std::string reviewed = listed["cases"][1]["id"];
+
+  // A scorer token reads no case; an unknown case is 404; a bad filter names itself.
+  EXPECT_EQ(Call("GET", "/v1/cases", scorer_).status, 403);
+  EXPECT_EQ(Call("GET", "/v1/cases/case-999", alice_).status, 404);
+  const TestHttpResponse bad = Call("GET", "/v1/cases?state=lost", alice_);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Body(bad)["error"]["field"], "state") << bad.body;
+
+  // Take next: alice gets the BLOCK; bob cannot claim it (409) and takes the other.
+  const TestHttpResponse next = Call("POST", "/v1/cases/next", alice_);
+  ASSERT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(Body(next)["case"]["id"], blocked);
+  EXPECT_EQ(Body(next)["case"]["state"], "in_review");
+  const TestHttpResponse taken = Call("POST", "/v1/cases/" + blocked + "/claim", bob_);
+  EXPECT_EQ(taken.status, 409) << taken.body;
+  EXPECT_THAT(taken.body, HasSubstr("release or reassign it first"));
+  ASSERT_EQ(Call("POST", "/v1/cases/" + reviewed + "/claim", bob_).status, 200);
+
+  // An analyst cannot assign (403); a supervisor can.
+  EXPECT_EQ(Call("POST", "/v1/cases/" + reviewed + "/assign", bob_, R"({"assignee":"x"})").status,
+            403);
+
+  // Alice's closing of the BLOCK case awaits a second analyst; bob approves it.
+  ASSERT_EQ(Call("POST", "/v1/cases/" + blocked + "/note", alice_,
+                 R"({"text":"customer sent the contract"})")
+                .status,
+            200);
+  const TestHttpResponse no_outcome =
+      Call("POST", "/v1/cases/" + blocked + "/close", alice_, R"({"text":"fine"})");
+  EXPECT_EQ(no_outcome.status, 400) << no_outcome.body;
+  EXPECT_EQ(Body(no_outcome)["error"]["field"], "outcome");
+  const TestHttpResponse unknown_field =
+      Call("POST", "/v1/cases/" + blocked + "/close", alice_, R"({"verdict":"fine"})");
+  EXPECT_EQ(unknown_field.status, 400);
+  EXPECT_EQ(Body(unknown_field)["error"]["field"], "verdict");
+  const TestHttpResponse proposed =
+      Call("POST", "/v1/cases/" + blocked + "/close", alice_,
+           R"({"outcome":"false_positive","text":"a property purchase, contract on file"})");
+  ASSERT_EQ(proposed.status, 200) << proposed.body;
+  EXPECT_EQ(Body(proposed)["case"]["state"], "awaiting_approval");
+  EXPECT_EQ(Call("POST", "/v1/cases/" + blocked + "/approve", alice_).status, 409);
+  const TestHttpResponse approved = Call("POST", "/v1/cases/" + blocked + "/approve", bob_);
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(Body(approved)["case"]["state"], "closed");
+  EXPECT_EQ(Body(approved)["case"]["outcome"], "false_positive");
+
+  // The case with its alerts and timeline; every action is in the verified audit log.
+  const Json one = Body(Call("GET", "/v1/cases/" + blocked, sue_));
+  ASSERT_EQ(one["alerts"].size(), 1u) << one.dump();
+  EXPECT_EQ(one["alerts"][0]["transaction_id"], "p3");
+  EXPECT_EQ(one["alerts"][0]["action"], "BLOCK");
+  ASSERT_EQ(one["timeline"].size(), 4u) << one.dump();
+  EXPECT_EQ(one["timeline"][0]["kind"], "claim");
+  EXPECT_EQ(one["timeline"][1]["text"], "customer sent the contract");
+  EXPECT_EQ(one["timeline"][2]["kind"], "propose_close");
+  EXPECT_EQ(one["timeline"][3]["kind"], "approve_close");
+  EXPECT_NE(one["timeline"][0]["actor"], one["timeline"][3]["actor"]);
+  absl::StatusOr<std::string> auditor = AccessTokens::Create(config_.data_dir, Role::kAuditor, "");
+  ASSERT_OK(auditor);
+  // The running server reads the token file again within a second or so.
+  TestHttpResponse verify;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    verify = Call("GET", "/v1/audit/verify", *auditor);
+  } while (verify.status == 401 && std::chrono::steady_clock::now() < until);
+  ASSERT_EQ(verify.status, 200) << verify.body;
+  EXPECT_EQ(Body(verify)["intact"], true);
+
+  // After a restart: the same cases, states and timeline.
+  const std::string before = Call("GET", "/v1/cases?limit=100&order=opened", sue_).body;
+  server_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Json after = Body(Call("GET", "/v1/cases?limit=100&order=opened", sue_));
+  const Json was = Json::parse(before);
+  ASSERT_EQ(after["total"], was["total"]);
+  for (size_t k = 0; k < was["cases"].size(); ++k) {
+    Json a = after["cases"][k], b = was["cases"][k];
+    a.erase("priority");  // grows with the cases' age
+    b.erase("priority");
+    EXPECT_EQ(a, b);
+  }
+  EXPECT_EQ(Body(Call("GET", "/v1/cases/" + blocked, alice_))["timeline"].size(), 4u);
+  // Reopened by the supervisor only.
+  EXPECT_EQ(
+      Call("POST", "/v1/cases/" + blocked + "/reopen", alice_, R"({"text":"new facts"})").status,
+      403);
+  const TestHttpResponse reopened =
+      Call("POST", "/v1/cases/" + blocked + "/reopen", sue_, R"({"text":"new facts"})");
+  ASSERT_EQ(reopened.status, 200) << reopened.body;
+  EXPECT_EQ(Body(reopened)["case"]["state"], "open");
+}
+
+TEST_F(VigilServerCasesTest, WithoutNamedAnalystsCasesAreRefused) {
+  server_.reset();
+  config_.auth.mode = "none";
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  absl::StatusOr<TestHttpResponse> r = HttpOnce(server_->port(), "GET", "/v1/cases", "");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_THAT(r->body, HasSubstr("named analysts"));
+}
+
+}  // namespace
+}  // namespace vigil
