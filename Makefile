@@ -8,6 +8,9 @@
 #                   47 s on a 2-core machine for 1,170 tests (make test: 150 s, 1,452 tests)
 #   make demo       build the vigil binary alone (what scripts/demo runs: 222 of the 497 build
 #                   steps), then scripts/demo, which ends with how long setup, build and demo took
+#   make demo-ui    build the vigil binary, then scripts/demo-ui: vigil serve with the
+#                   workbench (/ui) on cases raised from generated payments; prints the URL
+#                   and tokens, serves until Ctrl-C
 #   make bench      build, then every benchmark measured for real; JSON in build/bench/
 #   make debug      Debug build + tests in build-debug/
 #   make asan       ASan + UBSan build + tests in build-asan/
@@ -34,7 +37,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_TARGETS ?= json_transaction amlworld_csv swift_mt iso20022 policy_expression
 FUZZ_FLAGS ?= -timeout=30
 
-.PHONY: all setup build test test-fast demo bench debug asan tsan test-long fuzz clean
+.PHONY: all setup build test test-fast demo demo-ui bench debug asan tsan test-long fuzz clean
 
 all: build
 
@@ -71,6 +74,11 @@ endif
 demo: setup
 	$(call build_preset,build,release,vigil)
 	VIGIL_DEMO_T0=$(DEMO_T0) scripts/demo
+
+# The analysts' workbench on cases vigil raised (scripts/demo-ui): serves until stopped.
+demo-ui: setup
+	$(call build_preset,build,release,vigil)
+	scripts/demo-ui
 
 # Runs each benchmark binary with real timing (no --benchmark_min_time, no VIGIL_BENCH_SMOKE):
 # those listed in build/benchmarks.txt (one per line: a path, or a name found under build/), else

@@ -29,6 +29,40 @@ std::string SubjectKey(std::string_view subject) {
 std::string AlertKey(std::string_view id, uint64_t sequence) {
   return absl::StrFormat("alert/%s/%020d", ToAbsl(id), sequence);
 }
+std::string ClearanceKey(std::string_view hit, std::string_view party) {
+  return absl::StrCat("clearance/", ToAbsl(hit), "\n", ToAbsl(party));
+}
+
+std::string ClearanceToJson(const screening::ScreeningClearance& c) {
+  return Json{{"hit", c.hit},
+              {"party", c.party},
+              {"expires", FormatUtc(c.expires)},
+              {"case", c.case_id},
+              {"actor", c.actor},
+              {"reason", c.reason},
+              {"granted", FormatUtc(c.granted)}}
+      .dump();
+}
+
+absl::StatusOr<screening::ScreeningClearance> ClearanceFromJson(std::string_view text) {
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  screening::ScreeningClearance c;
+  if (!j.is_object()) return absl::DataLossError("a stored clearance is not a JSON object");
+  c.hit = j.value("hit", "");
+  c.party = j.value("party", "");
+  c.case_id = j.value("case", "");
+  c.actor = j.value("actor", "");
+  c.reason = j.value("reason", "");
+  absl::StatusOr<UtcTime> expires = ParseRfc3339(j.value("expires", ""));
+  absl::StatusOr<UtcTime> granted = ParseRfc3339(j.value("granted", ""));
+  if (c.hit.empty() || c.party.empty() || !expires.ok() || !granted.ok()) {
+    return absl::DataLossError(absl::StrCat("a stored clearance does not parse: ", ToAbsl(text)));
+  }
+  c.expires = *expires;
+  c.granted = *granted;
+  return c;
+}
+
 std::string EventKey(std::string_view id, uint64_t sequence) {
   return absl::StrFormat("event/%s/%020d", ToAbsl(id), sequence);
 }
@@ -111,11 +145,18 @@ absl::Status CaseBook::Load() {
         cases_.emplace(std::move(id), std::move(c));
         return absl::OkStatus();
       }));
-  return store_->ForEach(kCasesFamily, "subject/",
-                         [&](absl::string_view key, absl::string_view value) {
-                           open_by_subject_[std::string(key.substr(8))] = std::string(value);
-                           return absl::OkStatus();
-                         });
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(
+      kCasesFamily, "subject/", [&](absl::string_view key, absl::string_view value) {
+        open_by_subject_[std::string(key.substr(8))] = std::string(value);
+        return absl::OkStatus();
+      }));
+  if (options_.clearances == nullptr) return absl::OkStatus();
+  return store_->ForEach(
+      kCasesFamily, "clearance/", [&](absl::string_view, absl::string_view value) -> absl::Status {
+        VIGIL_ASSIGN_OR_RETURN(screening::ScreeningClearance c, ClearanceFromJson(ToStd(value)));
+        options_.clearances->Grant(std::move(c));
+        return absl::OkStatus();
+      });
 }
 
 absl::Status CaseBook::CatchUp() {
@@ -156,6 +197,18 @@ absl::Status CaseBook::CatchUpLocked() {
     health_ = s;
     return s;
   };
+  // A cleared verdict grants its clearance; a true match withdraws one (a false match says
+  // nothing of later payments).
+  const auto apply_review = [&](const CaseEvent& e, KvWriteBatch& b) {
+    if (e.verdict == HitVerdict::kCleared) {
+      screening::ScreeningClearance c{e.hit, e.party, e.expires, e.case_id, e.actor, e.text, e.at};
+      b.Put(kCasesFamily, ClearanceKey(e.hit, e.party), ClearanceToJson(c));
+      if (options_.clearances != nullptr) options_.clearances->Grant(std::move(c));
+    } else if (e.verdict == HitVerdict::kTrueMatch) {
+      b.Delete(kCasesFamily, ClearanceKey(e.hit, e.party));
+      if (options_.clearances != nullptr) options_.clearances->Revoke(e.hit, e.party);
+    }
+  };
   size_t in_batch = 0;
   for (uint64_t seq = applied_; seq < end; ++seq) {
     absl::StatusOr<std::string> bytes = log_->ReadRecord(seq);
@@ -179,6 +232,7 @@ absl::Status CaseBook::CatchUpLocked() {
           ++events_;
           batch.Put(kCasesFamily, EventKey(c.id, seq), CaseEventToJson(*event));
           dirty.insert(c.id);
+          if (event->kind == CaseEventKind::kReviewHit) apply_review(*event, batch);
           if (c.closed()) {
             const auto open = open_by_subject_.find(c.subject);
             if (open != open_by_subject_.end() && open->second == c.id) {
@@ -230,11 +284,11 @@ absl::Status CaseBook::CatchUpLocked() {
 }
 
 absl::StatusOr<Case> CaseBook::Act(const CaseActor& actor, const CaseAction& action) {
-  absl::MutexLock lock(&mu_);
-  return ActLocked(actor, action);
+  absl::MutexLock acting(&act_mu_);
+  return ActSerialized(actor, action);
 }
 
-absl::StatusOr<Case> CaseBook::ActLocked(const CaseActor& actor, const CaseAction& action) {
+absl::StatusOr<Case> CaseBook::ActSerialized(const CaseActor& actor, const CaseAction& action) {
   if (actor.name.empty()) return absl::InvalidArgumentError("a case action needs an actor");
   VIGIL_RETURN_IF_ERROR(CheckName("actor", actor.name));
   VIGIL_RETURN_IF_ERROR(CheckName("assignee", action.assignee));
@@ -242,34 +296,46 @@ absl::StatusOr<Case> CaseBook::ActLocked(const CaseActor& actor, const CaseActio
     return absl::InvalidArgumentError(
         absl::StrCat("\"text\" is longer than ", kMaxCaseText, " bytes"));
   }
-  VIGIL_RETURN_IF_ERROR(CatchUpLocked());
-  const auto it = cases_.find(action.case_id);
-  if (it == cases_.end()) {
-    return absl::NotFoundError(absl::StrCat("no case \"", action.case_id, "\""));
-  }
   CaseEvent e;
-  e.kind = action.kind;
-  e.case_id = action.case_id;
-  e.actor = actor.name;
-  e.at = clock_.Now();
-  e.assignee = action.assignee;
-  e.text = action.text;
-  e.outcome = action.outcome;
-  if (e.kind == CaseEventKind::kClose &&
-      NeedsSecondAnalyst(it->second, e.outcome, options_.policy)) {
-    e.kind = CaseEventKind::kProposeClose;
+  if (action.kind == CaseEventKind::kReviewHit) {
+    // Read from the log before the state is locked.
+    VIGIL_ASSIGN_OR_RETURN(e.party, HitParty(action.case_id, action.alert, action.hit));
+    e.alert = action.alert;
+    e.hit = action.hit;
+    e.verdict = action.verdict;
+    if (e.verdict == HitVerdict::kCleared) e.expires = action.expires;
   }
-  if (e.kind != CaseEventKind::kClose && e.kind != CaseEventKind::kProposeClose) {
-    e.outcome = CaseOutcome::kNone;
+  std::string body;
+  {
+    absl::MutexLock lock(&mu_);
+    VIGIL_RETURN_IF_ERROR(CatchUpLocked());
+    const auto it = cases_.find(action.case_id);
+    if (it == cases_.end()) {
+      return absl::NotFoundError(absl::StrCat("no case \"", action.case_id, "\""));
+    }
+    e.kind = action.kind;
+    e.case_id = action.case_id;
+    e.actor = actor.name;
+    e.at = clock_.Now();
+    e.assignee = action.assignee;
+    e.text = action.text;
+    e.outcome = action.outcome;
+    if (e.kind == CaseEventKind::kClose &&
+        NeedsSecondAnalyst(it->second, e.outcome, options_.policy)) {
+      e.kind = CaseEventKind::kProposeClose;
+    }
+    if (e.kind != CaseEventKind::kClose && e.kind != CaseEventKind::kProposeClose) {
+      e.outcome = CaseOutcome::kNone;
+    }
+    VIGIL_RETURN_IF_ERROR(CheckCaseEvent(it->second, e, actor.role));
+    VIGIL_ASSIGN_OR_RETURN(
+        body, audit::EncodeEventRecordBody(kCaseEventSource, CaseEventToJson(e), e.at, actor.name));
   }
-  VIGIL_RETURN_IF_ERROR(CheckCaseEvent(it->second, e, actor.role));
-  VIGIL_ASSIGN_OR_RETURN(
-      std::string body,
-      audit::EncodeEventRecordBody(kCaseEventSource, CaseEventToJson(e), e.at, actor.name));
   std::vector<audit::PendingRecord> records;
   records.push_back({"", std::move(body)});  // an event: no transaction id
   VIGIL_ASSIGN_OR_RETURN(std::vector<audit::AppendedRecord> appended,
                          log_->Append(std::move(records)));
+  absl::MutexLock lock(&mu_);
   VIGIL_RETURN_IF_ERROR(CatchUpLocked());
   const Case& after = cases_.at(action.case_id);
   if (appended.empty() || after.last_sequence != appended.front().sequence) {
@@ -281,24 +347,29 @@ absl::StatusOr<Case> CaseBook::ActLocked(const CaseActor& actor, const CaseActio
 }
 
 absl::StatusOr<Case> CaseBook::TakeNext(const CaseActor& actor) {
-  absl::MutexLock lock(&mu_);
-  VIGIL_RETURN_IF_ERROR(CatchUpLocked());
-  const UtcTime now = clock_.Now();
-  const Case* best = nullptr;
-  double best_priority = -1;
-  for (const auto& [id, c] : cases_) {
-    const bool takeable =
-        c.owner.empty() && (c.state == CaseState::kOpen || (c.state == CaseState::kEscalated &&
-                                                            actor.role == CaseRole::kSupervisor));
-    if (!takeable) continue;
-    const double p = CasePriority(c, now, options_.policy);
-    if (p > best_priority || (p == best_priority && c.opened < best->opened)) {
-      best = &c;
-      best_priority = p;
+  absl::MutexLock acting(&act_mu_);
+  std::string best_id;
+  {
+    absl::MutexLock lock(&mu_);
+    VIGIL_RETURN_IF_ERROR(CatchUpLocked());
+    const UtcTime now = clock_.Now();
+    const Case* best = nullptr;
+    double best_priority = -1;
+    for (const auto& [id, c] : cases_) {
+      const bool takeable =
+          c.owner.empty() && (c.state == CaseState::kOpen || (c.state == CaseState::kEscalated &&
+                                                              actor.role == CaseRole::kSupervisor));
+      if (!takeable) continue;
+      const double p = CasePriority(c, now, options_.policy);
+      if (p > best_priority || (p == best_priority && c.opened < best->opened)) {
+        best = &c;
+        best_priority = p;
+      }
     }
+    if (best == nullptr) return absl::NotFoundError("no case waits in the queue");
+    best_id = best->id;
   }
-  if (best == nullptr) return absl::NotFoundError("no case waits in the queue");
-  return ActLocked(actor, {.kind = CaseEventKind::kClaim, .case_id = best->id});
+  return ActSerialized(actor, {.kind = CaseEventKind::kClaim, .case_id = best_id});
 }
 
 absl::StatusOr<Case> CaseBook::Get(const std::string& case_id) const {
@@ -389,6 +460,43 @@ absl::StatusOr<CasePage> CaseBook::List(const CaseQuery& q) const {
     page.cases.push_back(std::move(matching[k]));
   }
   return page;
+}
+
+absl::StatusOr<std::string> CaseBook::HitParty(const std::string& case_id, uint64_t alert,
+                                               const std::string& hit) const {
+  VIGIL_RETURN_IF_ERROR(Get(case_id).status());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> stored,
+                         store_->Get(kCasesFamily, AlertKey(case_id, alert)));
+  if (!stored.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"sequence\": record ", alert, " is no alert of ", case_id));
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::string bytes, log_->ReadRecord(alert));
+  absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
+  if (!record.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("cases: decision log record ", alert, ": ", record.status().message()));
+  }
+  for (const Reason& r : record->decision.reasons) {
+    if (r.kind != Reason::Kind::kScreening || r.code != hit) continue;
+    const std::string party =
+        screening::ScreenedParty(record->transaction, screening::HitPartyRole(r.text));
+    if (!party.empty()) return party;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"hit\": record ", alert, " has no screening hit \"", hit, "\""));
+}
+
+std::vector<screening::ScreeningClearance> CaseBook::Clearances() const {
+  if (options_.clearances == nullptr) return {};
+  return options_.clearances->Holding(clock_.Now());
+}
+
+CaseTallyReport CaseBook::Tally() const {
+  CaseTally tally(clock_.Now(), options_.policy);
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, c] : cases_) tally.Add(c);
+  return std::move(tally).Finish();
 }
 
 CaseBookStats CaseBook::stats() const {

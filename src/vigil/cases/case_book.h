@@ -29,8 +29,10 @@
 #include "vigil/cases/alert.h"
 #include "vigil/cases/case_event.h"
 #include "vigil/cases/case_file.h"
+#include "vigil/cases/case_tally.h"
 #include "vigil/common/clock.h"
 #include "vigil/core/fx_rates.h"
+#include "vigil/screening/screening_clearances.h"
 #include "vigil/store/kv_store.h"
 
 namespace vigil::cases {
@@ -44,6 +46,9 @@ struct CaseBookOptions {
   const FxRates* fx = nullptr;
   // How often the book follows the log on its own thread (0: only when asked, CatchUp).
   std::chrono::milliseconds follow_interval{500};
+  // Where the book keeps the screening clearances its cases granted (loaded at open, changed
+  // as review_hit events apply), for the decisions to consult; null: kept in the store only.
+  std::shared_ptr<screening::ScreeningClearances> clearances;
 };
 
 struct CaseActor {
@@ -59,6 +64,12 @@ struct CaseAction {
   std::string text;                          // note, reason or rationale
   CaseOutcome outcome = CaseOutcome::kNone;  // kClose (recorded as kProposeClose when four
                                              // eyes are needed)
+  // kReviewHit: the alert (its log sequence) and the hit ("<list>:<entry id>") reviewed; the
+  // book reads the party from the alert's record. "expires" for a kCleared verdict.
+  uint64_t alert = 0;
+  std::string hit;
+  HitVerdict verdict = HitVerdict::kNone;
+  UtcTime expires{};
 };
 
 enum class CaseOrder : uint8_t { kPriority, kOpened, kUpdated, kAlerts };
@@ -128,11 +139,16 @@ class CaseBook {
   absl::StatusOr<Case> Get(const std::string& case_id) const;
   // The case's alerts in log order.
   absl::StatusOr<std::vector<Alert>> Alerts(const std::string& case_id) const;
+  // The screening clearances the cases granted that hold now (the clock's).
+  std::vector<screening::ScreeningClearance> Clearances() const;
   // The case's events in log order.
   absl::StatusOr<std::vector<CaseEvent>> Timeline(const std::string& case_id) const;
   // The cases matching "query" in its order, a page of them. kInvalidArgument for a limit
   // above kMaxCasePage.
   absl::StatusOr<CasePage> List(const CaseQuery& query) const;
+
+  // Every case tallied at the clock's now (the dashboard's figures).
+  CaseTallyReport Tally() const;
 
   CaseBookStats stats() const;
   // OK while the book follows the log; else why its last catch-up failed (it tries again).
@@ -142,9 +158,16 @@ class CaseBook {
  private:
   CaseBook(KvStore* store, audit::AuditLog* log, CaseBookOptions options, const Clock& clock);
   absl::Status Load();
+  // The party of the screening hit "hit" on the case's alert "alert", read from its record;
+  // kInvalidArgument naming the field when the alert is not the case's or holds no such hit.
+  absl::StatusOr<std::string> HitParty(const std::string& case_id, uint64_t alert,
+                                       const std::string& hit) const;
   absl::Status CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Case> ActLocked(const CaseActor& actor, const CaseAction& action)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One action, "act_mu_" held (so no other action writes between its check and its record)
+  // and "mu_" not: the durable append waits with the state unlocked, so reads and the
+  // follower go on meanwhile.
+  absl::StatusOr<Case> ActSerialized(const CaseActor& actor, const CaseAction& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(act_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   void Follow();
 
   KvStore* const store_;
@@ -152,6 +175,9 @@ class CaseBook {
   const CaseBookOptions options_;
   const Clock& clock_;
 
+  // Serializes the actions (Act, TakeNext); taken before mu_. Only actions write case events,
+  // so a check made under it still holds when its record is applied.
+  absl::Mutex act_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, Case> cases_ ABSL_GUARDED_BY(mu_);

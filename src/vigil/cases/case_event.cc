@@ -14,7 +14,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::pair<CaseEventKind, std::string_view>, 10> kKinds = {{
+constexpr std::array<std::pair<CaseEventKind, std::string_view>, 11> kKinds = {{
     {CaseEventKind::kClaim, "claim"},
     {CaseEventKind::kRelease, "release"},
     {CaseEventKind::kAssign, "assign"},
@@ -25,6 +25,13 @@ constexpr std::array<std::pair<CaseEventKind, std::string_view>, 10> kKinds = {{
     {CaseEventKind::kRejectClose, "reject_close"},
     {CaseEventKind::kClose, "close"},
     {CaseEventKind::kReopen, "reopen"},
+    {CaseEventKind::kReviewHit, "review_hit"},
+}};
+
+constexpr std::array<std::pair<HitVerdict, std::string_view>, 3> kVerdicts = {{
+    {HitVerdict::kTrueMatch, "true_match"},
+    {HitVerdict::kFalseMatch, "false_match"},
+    {HitVerdict::kCleared, "cleared"},
 }};
 
 constexpr std::array<std::pair<CaseOutcome, std::string_view>, 4> kOutcomes = {{
@@ -67,7 +74,17 @@ absl::StatusOr<CaseEventKind> ParseCaseEventKind(std::string_view name) {
   return absl::InvalidArgumentError(
       absl::StrCat("unknown case event \"", ToAbsl(name),
                    "\": one of claim, release, assign, note, escalate, propose_close, "
-                   "approve_close, reject_close, close, reopen"));
+                   "approve_close, reject_close, close, reopen, review_hit"));
+}
+
+std::string_view HitVerdictName(HitVerdict verdict) {
+  return internal::NameIn(kVerdicts, verdict, "none");
+}
+
+absl::StatusOr<HitVerdict> ParseHitVerdict(std::string_view name) {
+  if (std::optional<HitVerdict> v = internal::ValueIn(kVerdicts, name)) return *v;
+  return absl::InvalidArgumentError(absl::StrCat("unknown verdict \"", ToAbsl(name),
+                                                 "\": one of true_match, false_match, cleared"));
 }
 
 std::string_view CaseOutcomeName(CaseOutcome outcome) {
@@ -94,6 +111,13 @@ std::string CaseEventToJson(const CaseEvent& e) {
   if (!e.assignee.empty() || e.kind == CaseEventKind::kAssign) j["assignee"] = e.assignee;
   if (!e.text.empty()) j["text"] = e.text;
   if (TakesOutcome(e.kind)) j["outcome"] = CaseOutcomeName(e.outcome);
+  if (e.kind == CaseEventKind::kReviewHit) {
+    j["alert"] = e.alert;
+    j["hit"] = e.hit;
+    j["party"] = e.party;
+    j["verdict"] = HitVerdictName(e.verdict);
+    if (e.verdict == HitVerdict::kCleared) j["expires"] = FormatUtc(e.expires);
+  }
   return j.dump();
 }
 
@@ -137,6 +161,41 @@ absl::StatusOr<CaseEvent> CaseEventFromJson(std::string_view text) {
     absl::StatusOr<CaseOutcome> parsed = ParseCaseOutcome(*outcome);
     if (!parsed.ok()) return Invalid("outcome", ToStd(parsed.status().message()));
     e.outcome = *parsed;
+  }
+  const bool review = e.kind == CaseEventKind::kReviewHit;
+  for (const char* field : {"alert", "hit", "party", "verdict"}) {
+    if (j.contains(field) != review) {
+      return Invalid(field, review ? std::string("is missing")
+                                   : absl::StrCat("is not part of a ", *kind, " event"));
+    }
+  }
+  if (review) {
+    if (!j["alert"].is_number_unsigned()) return Invalid("alert", "must be a record sequence");
+    e.alert = j["alert"].get<uint64_t>();
+    for (const auto& [field, target] :
+         {std::pair<std::string_view, std::string*>{"hit", &e.hit}, {"party", &e.party}}) {
+      absl::StatusOr<std::string> value = StringField(j, field, kMaxCaseName);
+      if (!value.ok()) return value.status();
+      if (value->empty()) return Invalid(field, "is empty");
+      *target = *std::move(value);
+    }
+    absl::StatusOr<std::string> verdict = StringField(j, "verdict", kMaxCaseName);
+    if (!verdict.ok()) return verdict.status();
+    absl::StatusOr<HitVerdict> parsed = ParseHitVerdict(*verdict);
+    if (!parsed.ok()) return Invalid("verdict", ToStd(parsed.status().message()));
+    e.verdict = *parsed;
+  }
+  if (j.contains("expires") != (e.verdict == HitVerdict::kCleared)) {
+    return Invalid("expires", e.verdict == HitVerdict::kCleared
+                                  ? std::string("is missing")
+                                  : std::string("belongs to a cleared verdict only"));
+  }
+  if (e.verdict == HitVerdict::kCleared) {
+    absl::StatusOr<std::string> expires = StringField(j, "expires", kMaxCaseName);
+    if (!expires.ok()) return expires.status();
+    absl::StatusOr<UtcTime> until = ParseRfc3339(*expires);
+    if (!until.ok()) return Invalid("expires", ToStd(until.status().message()));
+    e.expires = *until;
   }
   return e;
 }

@@ -28,6 +28,16 @@ enum class CaseEventKind : uint8_t {
   kRejectClose,   // another analyst sends it back to the proposer ("text": why)
   kClose,         // the owner closes with "outcome" and "text" (no second analyst needed)
   kReopen,        // a closed case back in the queue ("text": why)
+  kReviewHit,     // the owner's verdict on one screening hit of an alert ("text": why)
+};
+
+// An analyst's verdict on a screening hit (docs/cases.md, "Screening hits").
+enum class HitVerdict : uint8_t {
+  kNone,
+  kTrueMatch,   // the party is the listed entry
+  kFalseMatch,  // it is not, this time
+  kCleared,     // it is not, and later hits of the entry on the party count for nothing until
+                // "expires" (screening::ScreeningClearances)
 };
 
 // How a closed case ended: the bank's label of its alerts.
@@ -41,6 +51,8 @@ enum class CaseOutcome : uint8_t {
 
 std::string_view CaseEventKindName(CaseEventKind kind);  // "claim", "propose_close", ...
 absl::StatusOr<CaseEventKind> ParseCaseEventKind(std::string_view name);
+std::string_view HitVerdictName(HitVerdict verdict);  // "true_match", "false_match", "cleared"
+absl::StatusOr<HitVerdict> ParseHitVerdict(std::string_view name);
 std::string_view CaseOutcomeName(CaseOutcome outcome);  // "suspicious_reported", ...
 // One of the four outcomes of a closed case (kNone is refused), naming the accepted values.
 absl::StatusOr<CaseOutcome> ParseCaseOutcome(std::string_view name);
@@ -55,6 +67,12 @@ struct CaseEvent {
   std::string assignee;                      // kAssign
   std::string text;                          // kNote, kEscalate, the closings, kReopen
   CaseOutcome outcome = CaseOutcome::kNone;  // kProposeClose, kClose
+  // kReviewHit: the alert's record (its log sequence), the hit's code ("<list>:<entry id>"),
+  // the party it was on (screening::ScreenedParty), the verdict, and for kCleared its end.
+  uint64_t alert = 0;
+  std::string hit, party;
+  HitVerdict verdict = HitVerdict::kNone;
+  UtcTime expires{};
   uint64_t sequence = 0;                     // its record in the decision log (set when read back)
 };
 

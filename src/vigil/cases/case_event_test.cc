@@ -1,5 +1,6 @@
 #include "vigil/cases/case_event.h"
 
+#include <chrono>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -41,8 +42,45 @@ TEST(CaseEventTest, AnEventReadsBackAsItWasWritten) {
   EXPECT_EQ(j["at"], "2026-11-30T10:00:00.123456Z");
 }
 
+TEST(CaseEventTest, AScreeningReviewCarriesItsHitPartyVerdictAndEnd) {
+  CaseEvent e;
+  e.kind = CaseEventKind::kReviewHit;
+  e.case_id = "case-4";
+  e.actor = "token:a";
+  e.at = FromUnixMicros(1'796'032'800'000'000);
+  e.text = "a namesake: different date of birth";
+  e.alert = 4;
+  e.hit = "OFAC SDN:36";
+  e.party = "account:A2";
+  e.verdict = HitVerdict::kCleared;
+  e.expires = e.at + std::chrono::hours(24 * 90);
+  const std::string json = CaseEventToJson(e);
+  ASSERT_OK_AND_ASSIGN(CaseEvent back, CaseEventFromJson(json));
+  EXPECT_EQ(back.alert, 4u);
+  EXPECT_EQ(back.hit, e.hit);
+  EXPECT_EQ(back.party, e.party);
+  EXPECT_EQ(back.verdict, HitVerdict::kCleared);
+  EXPECT_EQ(back.expires, e.expires);
+  EXPECT_EQ(CaseEventToJson(back), json);
+  // A true match has no end; an end on it, or review fields on a note, are refused.
+  e.verdict = HitVerdict::kTrueMatch;
+  const std::string matched = CaseEventToJson(e);
+  EXPECT_EQ(nlohmann::json::parse(matched).count("expires"), 0u);
+  nlohmann::json bad = nlohmann::json::parse(matched);
+  bad["expires"] = "2027-01-01T00:00:00Z";
+  EXPECT_THAT(CaseEventFromJson(bad.dump()).status().message(), HasSubstr("\"expires\""));
+  nlohmann::json note = nlohmann::json::parse(CaseEventToJson(Closing()));
+  note["hit"] = "OFAC SDN:36";
+  EXPECT_THAT(CaseEventFromJson(note.dump()).status().message(), HasSubstr("\"hit\""));
+  for (const char* name : {"true_match", "false_match", "cleared"}) {
+    ASSERT_OK_AND_ASSIGN(HitVerdict v, ParseHitVerdict(name));
+    EXPECT_EQ(HitVerdictName(v), name);
+  }
+  EXPECT_FALSE(ParseHitVerdict("maybe").ok());
+}
+
 TEST(CaseEventTest, EveryKindAndOutcomeHasOneName) {
-  for (int k = 0; k <= static_cast<int>(CaseEventKind::kReopen); ++k) {
+  for (int k = 0; k <= static_cast<int>(CaseEventKind::kReviewHit); ++k) {
     const auto kind = static_cast<CaseEventKind>(k);
     ASSERT_OK_AND_ASSIGN(CaseEventKind back, ParseCaseEventKind(CaseEventKindName(kind)));
     EXPECT_EQ(back, kind);

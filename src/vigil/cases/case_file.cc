@@ -218,6 +218,24 @@ absl::Status CheckCaseEvent(const Case& c, const CaseEvent& e, CaseRole role) {
             absl::StrCat("only a supervisor may reopen case ", c.id));
       }
       return need_text("why it is reopened");
+    case CaseEventKind::kReviewHit:
+      if (!mine || (c.state != CaseState::kInReview && c.state != CaseState::kEscalated)) {
+        return NotNow(c, "only its holder can review its screening hits");
+      }
+      if (e.hit.empty() || e.party.empty()) {
+        return absl::InvalidArgumentError("\"hit\": a review names the hit and its party");
+      }
+      if (e.verdict == HitVerdict::kNone) {
+        return absl::InvalidArgumentError(
+            "\"verdict\": one of true_match, false_match, cleared is required");
+      }
+      if (e.verdict == HitVerdict::kCleared &&
+          (e.expires <= e.at || e.expires > e.at + kMaxClearance)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"expires\": a clearance ends after now and within ",
+                         kMaxClearance.count() / 24, " days"));
+      }
+      return need_text("why");
   }
   return absl::InvalidArgumentError("unknown case event");
 }
@@ -286,6 +304,8 @@ void ApplyCaseEvent(Case& c, const CaseEvent& e) {
       c.closed_at = UtcTime{};
       ++c.reopened;
       break;
+    case CaseEventKind::kReviewHit:
+      break;  // the verdict is the event; the book applies a clearance
   }
 }
 

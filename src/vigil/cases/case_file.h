@@ -44,6 +44,9 @@ struct CasePolicy {
   bool four_eyes_suspicious = true;
 };
 
+// The longest a screening clearance may run (CaseEventKind::kReviewHit, kCleared).
+inline constexpr std::chrono::hours kMaxClearance{24 * 366};
+
 // Distinct reason codes kept per case (the first ones met).
 inline constexpr size_t kMaxCaseReasons = 32;
 

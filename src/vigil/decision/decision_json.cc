@@ -90,6 +90,8 @@ void AppendDecisionJson(const Decision& d, std::string* out) {
     if (r.kind == Reason::Kind::kRule) {
       out->append(r.shadow ? ",\"shadow\":true" : ",\"shadow\":false");
     } else if (r.kind == Reason::Kind::kScreening) {
+      // A hit an analyst cleared for the party: recorded, counted for nothing.
+      if (r.shadow) out->append(",\"shadow\":true");
       out->push_back(',');
       Key("score", out);
       absl::StrAppendFormat(out, "%.4f", r.contribution);

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vigil/common/check.h"
+#include "vigil/common/clock.h"
 
 namespace vigil {
 namespace {
@@ -144,6 +148,8 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
 
   PolicyInputs inputs(layout_);
   screening::TransactionScreening screened;
+  std::vector<std::pair<screening::ScreeningHit, screening::ScreeningClearance>> cleared;
+  const screening::ScreeningClearances* clearances = options_.clearances.get();
   std::vector<uint32_t> fired(policy.rules().size());
   for (size_t i = 0; i < n; ++i) {
     const Transaction& tx = *txs[i];
@@ -168,6 +174,25 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
     if (lists != nullptr) {
       const auto start = SteadyClock::now();
       screened = lists->ScreenTransaction(tx, screening_options);
+      cleared.clear();
+      if (clearances != nullptr && !screened.hits.empty()) {
+        // Cleared hits leave the screening the policy reads; they stay on the record.
+        const UtcTime now = RealClock().Now();
+        std::vector<screening::ScreeningHit> kept;
+        screened.max_score = 0;
+        for (screening::ScreeningHit& hit : screened.hits) {
+          std::optional<screening::ScreeningClearance> c =
+              clearances->Find(absl::StrCat(hit.list, ":", hit.entry_id),
+                               screening::ScreenedParty(tx, hit.party), now);
+          if (c.has_value()) {
+            cleared.push_back({std::move(hit), *std::move(c)});
+          } else {
+            screened.max_score = std::max(screened.max_score, hit.score);
+            kept.push_back(std::move(hit));
+          }
+        }
+        screened.hits = std::move(kept);
+      }
       screening_time = SteadyClock::now() - start;
       d.screening_score = screened.max_score;
       d.screening_lists = lists->versions();
@@ -212,6 +237,14 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
                                                  blocks ? policy.screening_block_threshold()
                                                         : policy.screening_review_threshold()),
                              hit.score, false});
+      }
+      for (const auto& [hit, c] : cleared) {
+        d.reasons.push_back(
+            {Reason::Kind::kScreening, absl::StrCat(hit.list, ":", hit.entry_id),
+             absl::StrCat(ScreeningReasonText(hit, "review", policy.screening_review_threshold()),
+                          "; cleared for this party by ", c.case_id, " until ",
+                          FormatUtc(c.expires)),
+             hit.score, /*shadow=*/true});
       }
     }
     d.action = action;

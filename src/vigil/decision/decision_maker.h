@@ -28,6 +28,7 @@
 #include "vigil/rules/policy_inputs.h"
 #include "vigil/rules/policy_source.h"
 #include "vigil/screening/screener.h"
+#include "vigil/screening/screening_clearances.h"
 
 namespace vigil {
 
@@ -55,6 +56,9 @@ struct DecisionOptions {
   // (screening.hit_count). Each 0.01 lower costs search time (docs/benchmarks.md).
   double screening_min_score = 0;
   size_t screening_max_hits = 10;
+  // Hits an analyst cleared for a party (screening_clearances.h): while one holds (by the real
+  // clock), the hit is recorded as a shadow reason and counts for nothing. Null: none.
+  std::shared_ptr<const screening::ScreeningClearances> clearances;
 };
 
 class DecisionMaker {

@@ -12,4 +12,9 @@ std::string_view ScoreBackendName(ScoreBackend b) {
   return "";
 }
 
+absl::StatusOr<Attribution> Scorer::Attribute(absl::Span<const double>) const {
+  return absl::UnimplementedError(
+      "this scorer wraps another: attributions come from the scorer holding the model");
+}
+
 }  // namespace vigil

@@ -21,6 +21,7 @@
 #include "absl/types/span.h"
 #include "vigil/core/decision.h"
 #include "vigil/core/transaction.h"
+#include "vigil/model/attribution.h"
 
 namespace vigil {
 
@@ -68,6 +69,11 @@ class Scorer {
   // The k features that moved this row's score most (exact TreeSHAP), as Decision reasons.
   virtual absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row,
                                                       int k) const = 0;
+
+  // Every feature's exact TreeSHAP value for "row", the bias and the margin (an analyst's
+  // waterfall). kUnimplemented for a scorer that does not hold the model itself (a wrapper:
+  // ask the scorer it wraps).
+  virtual absl::StatusOr<Attribution> Attribute(absl::Span<const double> row) const;
 };
 
 }  // namespace vigil

@@ -169,9 +169,49 @@ HttpResponse GetCase(cases::CaseBook& book, std::string_view case_id) {
   return JsonAnswer(200, {{"case", CaseJson(*c)}, {"alerts", a}, {"timeline", t}});
 }
 
-// The action's body: a JSON object of "text", "outcome" and "assignee", each a string; an
-// empty body is an empty object.
-absl::StatusOr<cases::CaseAction> ReadAction(const HttpRequest& request) {
+// A rate or a time that may be undefined (NaN): null then.
+Json Maybe(double v) { return std::isnan(v) ? Json(nullptr) : Json(std::round(v * 1e4) / 1e4); }
+
+Json OutcomesJson(const cases::OutcomeCounts& counts) {
+  Json j = Json::object();
+  j["unclosed"] = counts[0];
+  for (size_t i = 1; i < counts.size(); ++i) {
+    j[std::string(cases::CaseOutcomeName(static_cast<cases::CaseOutcome>(i)))] = counts[i];
+  }
+  return j;
+}
+
+HttpResponse Stats(const cases::CaseBook& book) {
+  const cases::CaseTallyReport r = book.Tally();
+  Json states = Json::object();
+  for (size_t i = 0; i < r.states.size(); ++i) {
+    states[std::string(cases::CaseStateName(static_cast<cases::CaseState>(i)))] = r.states[i];
+  }
+  Json days = Json::array();
+  for (const cases::DayTally& d : r.days) {
+    days.push_back({{"day", d.day}, {"opened", d.opened}, {"closed", d.closed}});
+  }
+  Json reasons = Json::array();
+  for (const cases::ReasonTally& t : r.reasons) {
+    reasons.push_back({{"reason", t.reason},
+                       {"cases", t.cases},
+                       {"outcomes", OutcomesJson(t.outcomes)},
+                       {"false_positive_rate", Maybe(t.false_positive_rate())}});
+  }
+  return JsonAnswer(200, {{"cases", r.cases},
+                          {"overdue", r.overdue},
+                          {"states", states},
+                          {"outcomes", OutcomesJson(r.outcomes)},
+                          {"close_hours_median", Maybe(r.close_hours_median)},
+                          {"close_hours_p90", Maybe(r.close_hours_p90)},
+                          {"days", days},
+                          {"reasons", reasons}});
+}
+
+// The action's body: a JSON object of "text", "outcome" and "assignee", each a string, and
+// for a screening review "sequence" (a whole number), "hit", "verdict" and "expires" (RFC
+// 3339); an empty body is an empty object.
+absl::StatusOr<cases::CaseAction> ReadAction(const HttpRequest& request, bool review) {
   cases::CaseAction action;
   if (request.body.empty()) return action;
   const Json j = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
@@ -179,11 +219,21 @@ absl::StatusOr<cases::CaseAction> ReadAction(const HttpRequest& request) {
     return absl::InvalidArgumentError("\"$\": the body must be a JSON object");
   }
   for (const auto& [key, value] : j.items()) {
-    if (key != "text" && key != "outcome" && key != "assignee") {
+    const bool common = key == "text" || key == "outcome" || key == "assignee";
+    const bool reviewing =
+        key == "sequence" || key == "hit" || key == "verdict" || key == "expires";
+    if (!common && !(review && reviewing)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("\"", key, "\": not a field of a case action (text, outcome, assignee)"));
+          absl::StrCat("\"", key, "\": not a field of ",
+                       review ? "a screening review (sequence, hit, "
+                                "verdict, expires, text)"
+                              : "a case action (text, outcome, assignee)"));
     }
-    if (!value.is_string()) {
+    if (key == "sequence") {
+      if (!value.is_number_unsigned()) {
+        return absl::InvalidArgumentError("\"sequence\": must be an alert's record sequence");
+      }
+    } else if (!value.is_string()) {
       return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": must be a string"));
     }
   }
@@ -197,7 +247,47 @@ absl::StatusOr<cases::CaseAction> ReadAction(const HttpRequest& request) {
     }
     action.outcome = *outcome;
   }
+  if (review) {
+    if (!j.contains("sequence")) {
+      return absl::InvalidArgumentError("\"sequence\": the alert's record is required");
+    }
+    action.alert = j["sequence"].get<uint64_t>();
+    action.hit = j.value("hit", "");
+    if (action.hit.empty()) return absl::InvalidArgumentError("\"hit\": is required");
+    absl::StatusOr<cases::HitVerdict> verdict = cases::ParseHitVerdict(j.value("verdict", ""));
+    if (!verdict.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("\"verdict\": ", verdict.status().message()));
+    }
+    action.verdict = *verdict;
+    const std::string expires = j.value("expires", "");
+    if ((action.verdict == cases::HitVerdict::kCleared) != !expires.empty()) {
+      return absl::InvalidArgumentError(action.verdict == cases::HitVerdict::kCleared
+                                            ? "\"expires\": a clearance needs its end"
+                                            : "\"expires\": only a cleared verdict has an end");
+    }
+    if (!expires.empty()) {
+      absl::StatusOr<UtcTime> until = ParseRfc3339(expires);
+      if (!until.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("\"expires\": ", until.status().message()));
+      }
+      action.expires = *until;
+    }
+  }
   return action;
+}
+
+HttpResponse Clearances(const cases::CaseBook& book) {
+  Json list = Json::array();
+  for (const screening::ScreeningClearance& c : book.Clearances()) {
+    list.push_back({{"hit", c.hit},
+                    {"party", c.party},
+                    {"expires", FormatUtc(c.expires)},
+                    {"case", c.case_id},
+                    {"actor", c.actor},
+                    {"reason", c.reason},
+                    {"granted", FormatUtc(c.granted)}});
+  }
+  return JsonAnswer(200, {{"clearances", list}});
 }
 
 std::optional<cases::CaseEventKind> KindOf(CaseRoute route) {
@@ -220,6 +310,8 @@ std::optional<cases::CaseEventKind> KindOf(CaseRoute route) {
       return cases::CaseEventKind::kRejectClose;
     case CaseRoute::kReopen:
       return cases::CaseEventKind::kReopen;
+    case CaseRoute::kReviewHit:
+      return cases::CaseEventKind::kReviewHit;
     default:
       return std::nullopt;
   }
@@ -234,6 +326,10 @@ HttpResponse AnswerCaseRoute(cases::CaseBook& book, CaseRoute route, const HttpR
       return List(book, request);
     case CaseRoute::kGet:
       return GetCase(book, case_id);
+    case CaseRoute::kStats:
+      return Stats(book);
+    case CaseRoute::kClearances:
+      return Clearances(book);
     case CaseRoute::kNext: {
       absl::StatusOr<cases::Case> c = book.TakeNext(actor);
       if (!c.ok()) return Refused(c.status());
@@ -242,7 +338,7 @@ HttpResponse AnswerCaseRoute(cases::CaseBook& book, CaseRoute route, const HttpR
     default:
       break;
   }
-  absl::StatusOr<cases::CaseAction> action = ReadAction(request);
+  absl::StatusOr<cases::CaseAction> action = ReadAction(request, route == CaseRoute::kReviewHit);
   if (!action.ok()) return Refused(action.status());
   action->kind = *KindOf(route);
   action->case_id = std::string(case_id);

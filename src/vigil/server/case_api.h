@@ -15,19 +15,22 @@
 namespace vigil {
 
 enum class CaseRoute {
-  kList,      // GET /v1/cases?state=&owner=&queue=&subject=&reason=&min_score=&max_score=
-              //   &overdue=&order=&offset=&limit=
-  kNext,      // POST /v1/cases/next: claim the queue's case of highest priority
-  kGet,       // GET /v1/cases/{case_id}: the case, its alerts, its timeline
-  kClaim,     // POST /v1/cases/{case_id}/claim
-  kRelease,   // .../release
-  kAssign,    // .../assign {"assignee"}
-  kNote,      // .../note {"text"}
-  kEscalate,  // .../escalate {"text"}
-  kClose,     // .../close {"outcome", "text"} (awaits a second analyst where four eyes apply)
-  kApprove,   // .../approve
-  kReject,    // .../reject {"text"}
-  kReopen,    // .../reopen {"text"}
+  kList,        // GET /v1/cases?state=&owner=&queue=&subject=&reason=&min_score=&max_score=
+                //   &overdue=&order=&offset=&limit=
+  kStats,       // GET /v1/cases/stats: the dashboard's figures (cases::CaseTally)
+  kNext,        // POST /v1/cases/next: claim the queue's case of highest priority
+  kGet,         // GET /v1/cases/{case_id}: the case, its alerts, its timeline
+  kClaim,       // POST /v1/cases/{case_id}/claim
+  kRelease,     // .../release
+  kAssign,      // .../assign {"assignee"}
+  kNote,        // .../note {"text"}
+  kEscalate,    // .../escalate {"text"}
+  kClose,       // .../close {"outcome", "text"} (awaits a second analyst where four eyes apply)
+  kApprove,     // .../approve
+  kReject,      // .../reject {"text"}
+  kReopen,      // .../reopen {"text"}
+  kReviewHit,   // .../screening {"sequence", "hit", "verdict", "expires", "text"}
+  kClearances,  // GET /v1/screening/clearances: those holding now
 };
 
 // The answer to "route" on "book" for "actor"; "case_id" is the path's, for the routes that

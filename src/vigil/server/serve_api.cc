@@ -25,9 +25,11 @@
 #include "vigil/ingest/payment_message.h"
 #include "vigil/screening/screener.h"
 #include "vigil/server/case_api.h"
+#include "vigil/server/case_evidence.h"
 #include "vigil/server/http_status.h"
 #include "vigil/server/query_params.h"
 #include "vigil/server/trace_context.h"
+#include "vigil/server/workbench_assets.h"
 
 namespace vigil {
 namespace {
@@ -50,8 +52,11 @@ enum RouteId {
   kAuditVerify,
   kAuditExport,
   kCases,
+  kCaseStats,
   kCaseNext,
   kCase,
+  kCaseDecision,
+  kCaseProof,
   kCaseClaim,
   kCaseRelease,
   kCaseAssign,
@@ -61,6 +66,10 @@ enum RouteId {
   kCaseApprove,
   kCaseReject,
   kCaseReopen,
+  kCaseReviewHit,
+  kClearances,
+  kUi,
+  kUiAsset,
   kUnmatched,  // 404 and server-answered errors
   kNumRoutes
 };
@@ -88,8 +97,11 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
     {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
     {"GET", "/v1/cases", "cases", Need::kAnalyst},
+    {"GET", "/v1/cases/stats", "case_stats", Need::kAnalyst},
     {"POST", "/v1/cases/next", "case_next", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}", "case", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/decision", "case_decision", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/proof", "case_proof", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/claim", "case_claim", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/release", "case_release", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/assign", "case_assign", Need::kAnalyst},
@@ -99,6 +111,11 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/cases/{case_id}/approve", "case_approve", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/reject", "case_reject", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/reopen", "case_reopen", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/screening", "case_review_hit", Need::kAnalyst},
+    {"GET", "/v1/screening/clearances", "screening_clearances", Need::kAnalyst},
+    // The workbench's page and files: code, no data (the page calls /v1/cases with a token).
+    {"GET", "/ui", "ui", Need::kPublic},
+    {"GET", "/ui/{asset}", "ui_asset", Need::kPublic},
 }};
 
 // Whether "path" matches "pattern", whose "{name}" segments match any one non-empty segment;
@@ -124,6 +141,8 @@ CaseRoute CaseRouteOf(int route) {
   switch (route) {
     case kCases:
       return CaseRoute::kList;
+    case kCaseStats:
+      return CaseRoute::kStats;
     case kCaseNext:
       return CaseRoute::kNext;
     case kCase:
@@ -144,6 +163,10 @@ CaseRoute CaseRouteOf(int route) {
       return CaseRoute::kApprove;
     case kCaseReject:
       return CaseRoute::kReject;
+    case kCaseReviewHit:
+      return CaseRoute::kReviewHit;
+    case kClearances:
+      return CaseRoute::kClearances;
     default:
       return CaseRoute::kReopen;
   }
@@ -165,6 +188,35 @@ std::optional<Role> RoleNeeded(Need need) {
       return std::nullopt;
   }
 }
+// The workbench's file "name" (workbench_assets.h): revalidated on each load (ETag), never
+// framed, scripts from this origin only; the page talks to this origin alone.
+HttpResponse Workbench(const HttpRequest& request, std::string_view name) {
+  const WorkbenchAsset* asset = FindWorkbenchAsset(name);
+  if (asset == nullptr) {
+    return HttpError(404, "not_found", "",
+                     absl::StrCat("the workbench has no file '", ToAbsl(name),
+                                  "'; open /ui (docs/workbench.md)"));
+  }
+  HttpResponse r;
+  r.headers = {{"ETag", std::string(asset->etag)},
+               {"Cache-Control", "no-cache"},
+               {"X-Content-Type-Options", "nosniff"},
+               {"X-Frame-Options", "DENY"},
+               {"Referrer-Policy", "no-referrer"},
+               {"Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
+                "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"}};
+  if (request.Header("If-None-Match") == asset->etag) {
+    r.status = 304;
+    r.content_type = "";
+    return r;
+  }
+  r.content_type = std::string(asset->content_type);
+  r.body = std::string(asset->body);
+  return r;
+}
+
 // The events GET /v1/drift lists, the newest ones.
 constexpr size_t kDriftEventsShown = 50;
 // Records per page of GET /v1/audit/export: by default, and at most (a page is answered as one
@@ -369,6 +421,13 @@ void ServeApi::PublicBody(int route, HttpResponse& response) const {
   // The metrics' text and the audit records are the server's own data, answered as they are;
   // so is a decision (it echoes the caller's ids, which must come back unchanged).
   if (route == kMetrics || route == kAuditExport) return;
+  // The workbench's files are built into the binary (they name /ui/ paths, no server path);
+  // an alert's record view and proof bundle are the log's data, as an export answers it (a
+  // bundle's hashes and signatures must come back byte for byte).
+  if ((route == kUi || route == kUiAsset || route == kCaseDecision || route == kCaseProof) &&
+      response.status < 400) {
+    return;
+  }
   const bool decisions = (route == kScore || route == kScoreBatch) && response.status < 400;
   if (decisions && route == kScore) return;
   if (response.status == 500 && response.error_code == "internal") {
@@ -473,6 +532,10 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       return Finish(route, request, Ready(), start, {}, std::move(respond), authenticated);
     case kMetrics:
       return Finish(route, request, Metrics(), start, {}, std::move(respond), authenticated);
+    case kUi:
+    case kUiAsset:
+      return Finish(route, request, Workbench(request, route == kUi ? "index.html" : path_param),
+                    start, {}, std::move(respond), authenticated);
     default:
       break;
   }
@@ -495,7 +558,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
                     authenticated);
     }
   }
-  if (route >= kCases && route <= kCaseReopen) {
+  if (route >= kCases && route <= kClearances) {
     std::optional<HttpResponse> refused;
     if (parts_.cases == nullptr) {
       refused = HttpError(404, "not_found", "",
@@ -568,6 +631,14 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
         break;
       case kAuditExport:
         response = AuditExport(req);
+        break;
+      case kCaseDecision:
+        response =
+            AnswerCaseDecision({parts_.cases, parts_.audit_log, parts_.deployment}, req, case_id);
+        break;
+      case kCaseProof:
+        response =
+            AnswerCaseProof({parts_.cases, parts_.audit_log, parts_.deployment}, req, case_id);
         break;
       default:  // the cases' routes; on a worker: an action waits for its durable record
         response = AnswerCaseRoute(*parts_.cases, CaseRouteOf(route), req, case_id,

@@ -244,11 +244,41 @@ void DeclareCluster(ServeConfig* c, OptionSet* set) {
       &k.ship_interval, 0, 86'400'000);
 }
 
+void DeclareCases(ServeConfig* c, OptionSet* set) {
+  ServeCasesConfig& k = c->cases;
+  set->Bool({.key = "cases.enabled",
+             .help = "Keep the analysts' cases: REVIEW and BLOCK decisions become alerts grouped "
+                     "into cases per paying account, worked under /v1/cases and /ui",
+             .uses = kServe},
+            &k.enabled);
+  set->Duration<std::chrono::hours>(
+      {.key = "cases.window_hours",
+       .help = "An alert joins its account's unclosed case when the case's first payment is at "
+               "most this long before it; otherwise it opens a new case",
+       .uses = kServe},
+      &k.window, 1, 24 * 366);
+  set->Duration<std::chrono::hours>(
+      {.key = "cases.sla_hours",
+       .help = "How long a case may stay unclosed: its priority grows with its age up to this, "
+               "and an older case is overdue",
+       .uses = kServe},
+      &k.sla, 1, 24 * 366);
+  set->Bool({.key = "cases.four_eyes_block",
+             .help = "Closing a case that holds a BLOCK needs a second analyst's approval",
+             .uses = kServe},
+            &k.four_eyes_block);
+  set->Bool({.key = "cases.four_eyes_suspicious",
+             .help = "Closing a case as suspicious_reported needs a second analyst's approval",
+             .uses = kServe},
+            &k.four_eyes_suspicious);
+}
+
 void DeclareServeOptions(ServeConfig* config, config::OptionSet* set) {
   DeclareFront(config, set);
   DeclarePipelineOptions(config, set);
   DeclareSecurity(config, set);
   DeclareCluster(config, set);
+  DeclareCases(config, set);
 }
 
 absl::Status ParseListen(std::string_view listen, std::string* host, uint16_t* port) {

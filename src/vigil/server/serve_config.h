@@ -96,6 +96,16 @@ struct ServeClusterConfig {
   bool enabled() const { return !nats.empty(); }
 };
 
+// The analysts' cases (docs/cases.md): how alerts group and how closings are checked.
+struct ServeCasesConfig {
+  bool enabled = true;
+  // An alert joins its subject's unclosed case whose first payment is at most this before it.
+  std::chrono::hours window{24 * 30};
+  std::chrono::hours sla{24 * 5};    // a case unclosed for longer is overdue
+  bool four_eyes_block = true;       // closing a case with a BLOCK needs a second analyst
+  bool four_eyes_suspicious = true;  // closing as suspicious_reported needs a second analyst
+};
+
 struct ServeConfig : PipelineConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -112,6 +122,7 @@ struct ServeConfig : PipelineConfig {
   bool plaintext = false;  // serve plain HTTP (only when no tls is configured)
   ServeAuthConfig auth;
   ServeClusterConfig cluster;
+  ServeCasesConfig cases;
 
   // Reads a YAML configuration ("file" names it in errors) over the defaults. Unknown keys are
   // errors (with the nearest known key), as are values out of range. Whether the whole is

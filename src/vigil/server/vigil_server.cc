@@ -463,6 +463,8 @@ absl::Status VigilServer::DeployModels(std::shared_ptr<const PolicySource> polic
   const PolicyInputLayout layout(FeatureExtractor::Schema());
   DecisionOptions decision_options;
   decision_options.screening_min_score = c.screening.min_score;
+  // Filled by the case book once it opens (StartCases), consulted by every decision.
+  decision_options.clearances = clearances_;
   // The production scorer chain (model_chain.h), with this server's metrics, log and hooks.
   ModelChainOptions chain = ModelChainOptions::For(c, PipelineMode::kServe);
   chain.hooks.wrap_model = hooks_.wrap_model;
@@ -795,13 +797,24 @@ absl::Status VigilServer::StartAudit(KvStore* kv) {
 }
 
 absl::Status VigilServer::StartCases(KvStore* kv) {
+  if (!config_.cases.enabled) {
+    cases_off_ = "cases.enabled is false";
+    log_->Event("info", "cases off", {{"reason", cases_off_}});
+    return absl::OkStatus();
+  }
   if (service_->audit_log()->sealer() != nullptr) {
     cases_off_ = "the decision log seals personal fields (audit.record_kek), which cases read";
     log_->Event("info", "cases off", {{"reason", cases_off_}});
     return absl::OkStatus();
   }
+  const ServeCasesConfig& k = config_.cases;
   cases::CaseBookOptions options;
   options.fx = fx_.get();
+  options.policy.window = k.window;
+  options.policy.sla = k.sla;
+  options.policy.four_eyes_block = k.four_eyes_block;
+  options.policy.four_eyes_suspicious = k.four_eyes_suspicious;
+  options.clearances = clearances_;
   VIGIL_ASSIGN_OR_RETURN(
       cases_, cases::CaseBook::Open(kv, service_->audit_log(), std::move(options), RealClock()));
   const cases::CaseBookStats stats = cases_->stats();

@@ -43,6 +43,7 @@
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/model/scorer.h"
 #include "vigil/rules/policy_store.h"
+#include "vigil/screening/screening_clearances.h"
 #include "vigil/server/api_access.h"
 #include "vigil/server/decision_service.h"
 #include "vigil/server/http_server.h"
@@ -180,6 +181,9 @@ class VigilServer {
   std::unique_ptr<PolicyStore> policies_;
   // Shared with every DecisionMaker; null without screening.lists.
   std::shared_ptr<screening::Screener> screener_;
+  // The screening hits analysts cleared (the case book keeps them; the decisions read them).
+  std::shared_ptr<screening::ScreeningClearances> clearances_ =
+      std::make_shared<screening::ScreeningClearances>();
   std::string screening_summary_;  // for the startup log
   std::unique_ptr<ModelDeployment> deployment_;
   std::unique_ptr<DecisionService> service_;  // null in cluster mode

@@ -19,6 +19,7 @@
 #include "vigil/server/testing_server_util.h"
 #include "vigil/server/vigil_server.h"
 #include "vigil/testing/status_matchers.h"
+#include "vigil/testing/testdata.h"
 
 namespace vigil {
 namespace {
@@ -29,20 +30,6 @@ using ::vigil::testing::HttpOnce;
 using ::vigil::testing::TestHttpResponse;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 using Json = nlohmann::json;
-
-// REVIEW above 1,000 USD, BLOCK above 50,000.
-constexpr char kPolicy[] = R"(version: "cases-test"
-thresholds: {review: 0.5, block: 0.9}
-rules:
-  - id: large
-    when: amount_reporting > 1000
-    action: review
-    reason: "large payment"
-  - id: huge
-    when: amount_reporting > 50000
-    action: block
-    reason: "huge payment"
-)";
 
 std::string Payment(const std::string& id, const std::string& account, const std::string& amount,
                     int minute) {
@@ -62,8 +49,8 @@ class VigilServerCasesTest : public ::testing::Test {
     config_ = testing::TestServeConfig(dir_);
     config_.auth.mode = "tokens";
     config_.worker_threads = 4;
-    config_.policy = dir_ + "/policy.yaml";
-    std::ofstream(config_.policy) << kPolicy;
+    // REVIEW above 1,000 USD, BLOCK above 50,000.
+    config_.policy = testing::TestDataPath("policies/cases.yaml");
     std::filesystem::create_directories(config_.data_dir);
     const auto token = [&](Role role, const std::string& who) {
       absl::StatusOr<std::string> t = AccessTokens::Create(config_.data_dir, role, who);
@@ -227,6 +214,225 @@ TEST_F(VigilServerCasesTest, ScoredAlertsAreWorkedIntoClosedCasesAcrossARestart)
       Call("POST", "/v1/cases/" + blocked + "/reopen", sue_, R"({"text":"new facts"})");
   ASSERT_EQ(reopened.status, 200) << reopened.body;
   EXPECT_EQ(Body(reopened)["case"]["state"], "open");
+}
+
+TEST_F(VigilServerCasesTest, AnAlertsDecisionItsAttributionProofAndTheDashboard) {
+  ASSERT_EQ(Call("POST", "/v1/score", scorer_, Payment("p1", "A1", "5000.00", 1)).status, 200);
+  ASSERT_EQ(Call("POST", "/v1/score", scorer_, Payment("p2", "A2", "6000.00", 2)).status, 200);
+  const Json listed = AwaitCases(2);
+  ASSERT_EQ(listed["total"], 2) << listed.dump();
+  const std::string id = listed["cases"][0]["id"];
+  const Json detail = Body(Call("GET", "/v1/cases/" + id, alice_));
+  const uint64_t seq = detail["alerts"][0]["sequence"];
+
+  // The decision as recorded, and every feature's TreeSHAP value summing to the margin.
+  const TestHttpResponse d =
+      Call("GET", absl::StrCat("/v1/cases/", id, "/decision?sequence=", seq), alice_);
+  ASSERT_EQ(d.status, 200) << d.body;
+  const Json decision = Body(d);
+  EXPECT_EQ(decision["record"]["sequence"], seq);
+  EXPECT_EQ(decision["record"]["transaction"]["id"], detail["alerts"][0]["transaction_id"]);
+  const Json& a = decision["attribution"];
+  ASSERT_TRUE(a.is_object()) << d.body;
+  double sum = a["bias"].get<double>();
+  for (const Json& f : a["features"]) sum += f["contribution"].get<double>();
+  EXPECT_NEAR(sum, a["margin"].get<double>(), 1e-6);
+  EXPECT_NEAR(a["score"].get<double>(), decision["record"]["decision"]["score"].get<double>(),
+              1e-6);
+  EXPECT_EQ(a["model_version"], decision["record"]["decision"]["model_version"]);
+  EXPECT_GT(a["features"].size(), 10u);
+
+  // Only the case's own alerts: another record, a bad or missing sequence.
+  const uint64_t other = Body(Call("GET", "/v1/cases/" + std::string(listed["cases"][1]["id"]),
+                                   alice_))["alerts"][0]["sequence"];
+  EXPECT_EQ(
+      Call("GET", absl::StrCat("/v1/cases/", id, "/decision?sequence=", other), alice_).status,
+      404);
+  const TestHttpResponse missing = Call("GET", "/v1/cases/" + id + "/decision", alice_);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(Body(missing)["error"]["field"], "sequence");
+  EXPECT_EQ(Call("GET", "/v1/cases/" + id + "/decision?sequence=x", alice_).status, 400);
+  EXPECT_EQ(Call("GET", absl::StrCat("/v1/cases/", id, "/decision?sequence=", seq), scorer_).status,
+            403);
+
+  // The proof bundle, once a signed tree head covers the record (one is signed within a
+  // second or so).
+  TestHttpResponse proof;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  do {
+    proof = Call("GET", absl::StrCat("/v1/cases/", id, "/proof?sequence=", seq), alice_);
+    if (proof.status != 409) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < until);
+  ASSERT_EQ(proof.status, 200) << proof.body;
+  EXPECT_EQ(Body(proof)["record"]["sequence"], seq);
+  EXPECT_THAT(proof.Header("Content-Disposition"), HasSubstr(".proof.json"));
+
+  // The dashboard: after a closing as a false positive, the rule's rate is 1.
+  ASSERT_EQ(Call("POST", "/v1/cases/" + id + "/claim", alice_).status, 200);
+  ASSERT_EQ(Call("POST", "/v1/cases/" + id + "/close", alice_,
+                 R"({"outcome":"false_positive","text":"payroll"})")
+                .status,
+            200);
+  const Json stats = Body(Call("GET", "/v1/cases/stats", alice_));
+  EXPECT_EQ(stats["cases"], 2);
+  EXPECT_EQ(stats["states"]["closed"], 1);
+  EXPECT_EQ(stats["states"]["open"], 1);
+  EXPECT_EQ(stats["outcomes"]["false_positive"], 1);
+  ASSERT_EQ(stats["reasons"].size(), 1u) << stats.dump();
+  EXPECT_EQ(stats["reasons"][0]["reason"], "large");
+  EXPECT_EQ(stats["reasons"][0]["cases"], 2);
+  EXPECT_EQ(stats["reasons"][0]["false_positive_rate"], 1.0);
+  EXPECT_FALSE(stats["close_hours_median"].is_null());
+}
+
+TEST_F(VigilServerCasesTest, AClearedScreeningHitChangesLaterDecisionsUntilWithdrawn) {
+  const std::string list = dir_ + "/list.csv";
+  std::ofstream(list) << "id,name,aliases,type,countries,identifiers,list\n"
+                         "T1,ACME SANCTIONED TRADING LLC,,entity,Iran,,TEST LIST\n";
+  server_.reset();
+  config_.screening.lists = {list};
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // 120 USD to a listed name: blocked by the screening alone.
+  const auto pay = [&](const std::string& id) {
+    const std::string body =
+        absl::StrCat(R"({"id":")", id, R"(","timestamp":"2022-09-01T08:00:00Z",)",
+                     R"("originator":{"account_id":"A1","bank_id":"B1","name":"Maria Lopez"},)",
+                     R"("beneficiary":{"account_id":"A2","bank_id":"B2",)",
+                     R"("name":"ACME SANCTIONED TRADING LLC"},)",
+                     R"("amount":{"value":"120.00","currency":"USD"}})");
+    const TestHttpResponse r = Call("POST", "/v1/score", scorer_, body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return Body(r);
+  };
+  ASSERT_EQ(pay("s1")["action"], "BLOCK");
+  const Json listed = AwaitCases(1);
+  ASSERT_EQ(listed["total"], 1) << listed.dump();
+  const std::string id = listed["cases"][0]["id"];
+  const uint64_t seq = Body(Call("GET", "/v1/cases/" + id, alice_))["alerts"][0]["sequence"];
+  const std::string route = "/v1/cases/" + id + "/screening";
+  const std::string until = FormatUtc(RealClock().Now() + std::chrono::hours(24 * 30));
+  const std::string clear =
+      absl::StrCat(R"({"sequence":)", seq, R"(,"hit":"TEST LIST:T1","verdict":"cleared",)",
+                   R"("expires":")", until, R"(","text":"a namesake"})");
+  // Only the holder reviews; the request must be whole.
+  EXPECT_EQ(Call("POST", route, alice_, clear).status, 409);
+  ASSERT_EQ(Call("POST", "/v1/cases/" + id + "/claim", alice_).status, 200);
+  const auto field_of = [&](const std::string& body) {
+    const TestHttpResponse r = Call("POST", route, alice_, body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    return Body(r)["error"]["field"].get<std::string>();
+  };
+  EXPECT_EQ(field_of(absl::StrCat(R"({"sequence":)", seq, R"(,"hit":"TEST LIST:T1","text":"x"})")),
+            "verdict");
+  EXPECT_EQ(field_of(absl::StrCat(R"({"sequence":)", seq,
+                                  R"(,"hit":"TEST LIST:T9","verdict":"false_match","text":"x"})")),
+            "hit");
+  EXPECT_EQ(field_of(absl::StrCat(R"({"sequence":)", seq,
+                                  R"(,"hit":"TEST LIST:T1","verdict":"true_match",)",
+                                  R"("expires":")", until, R"(","text":"x"})")),
+            "expires");
+  EXPECT_EQ(field_of(absl::StrCat(R"({"sequence":)", seq + 100,
+                                  R"(,"hit":"TEST LIST:T1","verdict":"false_match","text":"x"})")),
+            "sequence");
+  const TestHttpResponse cleared = Call("POST", route, alice_, clear);
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  const Json timeline = Body(Call("GET", "/v1/cases/" + id, alice_))["timeline"];
+  ASSERT_EQ(timeline.size(), 2u) << timeline.dump();
+  EXPECT_EQ(timeline[1]["kind"], "review_hit");
+  EXPECT_EQ(timeline[1]["party"], "account:A2");
+  EXPECT_EQ(timeline[1]["verdict"], "cleared");
+  const Json held = Body(Call("GET", "/v1/screening/clearances", alice_));
+  ASSERT_EQ(held["clearances"].size(), 1u) << held.dump();
+  EXPECT_EQ(held["clearances"][0]["case"], id);
+  EXPECT_EQ(Call("GET", "/v1/screening/clearances", scorer_).status, 403);
+
+  // The same payment again: allowed, the hit recorded as cleared.
+  const Json next = pay("s2");
+  EXPECT_EQ(next["action"], "ALLOW") << next.dump();
+  bool recorded = false;
+  for (const Json& r : next["reasons"]) {
+    if (r["kind"] == "screening") {
+      EXPECT_EQ(r.value("shadow", false), true) << r.dump();
+      EXPECT_THAT(r["text"].get<std::string>(), HasSubstr("cleared for this party by " + id));
+      recorded = true;
+    }
+  }
+  EXPECT_TRUE(recorded) << next.dump();
+
+  // Across a restart; then a true match withdraws it.
+  server_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  EXPECT_EQ(pay("s3")["action"], "ALLOW");
+  const TestHttpResponse matched =
+      Call("POST", route, alice_,
+           absl::StrCat(R"({"sequence":)", seq,
+                        R"(,"hit":"TEST LIST:T1","verdict":"true_match","text":"confirmed"})"));
+  ASSERT_EQ(matched.status, 200) << matched.body;
+  EXPECT_EQ(pay("s4")["action"], "BLOCK");
+  EXPECT_TRUE(Body(Call("GET", "/v1/screening/clearances", alice_))["clearances"].empty());
+}
+
+TEST_F(VigilServerCasesTest, AnAdminActsAsSupervisor) {
+  absl::StatusOr<std::string> admin = AccessTokens::Create(config_.data_dir, Role::kAdmin, "ops");
+  ASSERT_OK(admin);
+  server_.reset();  // the token file is read at start
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  ASSERT_EQ(Call("POST", "/v1/score", scorer_, Payment("p1", "A1", "5000.00", 1)).status, 200);
+  const Json listed = AwaitCases(1);
+  ASSERT_EQ(listed["total"], 1) << listed.dump();
+  const std::string id = listed["cases"][0]["id"];
+  // Assigning is a supervisor's: the analyst may not, the admin may.
+  EXPECT_EQ(Call("POST", "/v1/cases/" + id + "/assign", alice_, R"({"assignee":"token:x"})").status,
+            403);
+  const TestHttpResponse assigned =
+      Call("POST", "/v1/cases/" + id + "/assign", *admin, R"({"assignee":"token:x"})");
+  ASSERT_EQ(assigned.status, 200) << assigned.body;
+  EXPECT_EQ(Body(assigned)["case"]["owner"], "token:x");
+}
+
+TEST_F(VigilServerCasesTest, TheWorkbenchIsServedWithItsSecurityHeaders) {
+  absl::StatusOr<TestHttpResponse> page = HttpOnce(server_->port(), "GET", "/ui", "");
+  ASSERT_OK(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->Header("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(page->body, HasSubstr("/ui/app.js"));
+  EXPECT_THAT(page->Header("Content-Security-Policy"), HasSubstr("script-src 'self'"));
+  EXPECT_THAT(page->Header("Content-Security-Policy"), HasSubstr("frame-ancestors 'none'"));
+  EXPECT_EQ(page->Header("X-Content-Type-Options"), "nosniff");
+  absl::StatusOr<TestHttpResponse> script = HttpOnce(server_->port(), "GET", "/ui/app.js", "");
+  ASSERT_OK(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_THAT(script->Header("Content-Type"), HasSubstr("text/javascript"));
+  EXPECT_GT(script->body.size(), 10'000u);
+  const std::string etag = script->Header("ETag");
+  ASSERT_FALSE(etag.empty());
+  absl::StatusOr<TestHttpResponse> again =
+      HttpOnce(server_->port(), "GET", "/ui/app.js", "", Headers{{"If-None-Match", etag}});
+  ASSERT_OK(again);
+  EXPECT_EQ(again->status, 304);
+  EXPECT_TRUE(again->body.empty());
+  absl::StatusOr<TestHttpResponse> none = HttpOnce(server_->port(), "GET", "/ui/secrets", "");
+  ASSERT_OK(none);
+  EXPECT_EQ(none->status, 404);
+}
+
+TEST_F(VigilServerCasesTest, CasesCanBeTurnedOffAndTheirPolicyConfigured) {
+  absl::StatusOr<ServeConfig> parsed = ServeConfig::Parse(
+      "cases: {window_hours: 48, sla_hours: 12, four_eyes_block: false}\n", "c.yaml");
+  ASSERT_OK(parsed);
+  EXPECT_EQ(parsed->cases.window, std::chrono::hours(48));
+  EXPECT_EQ(parsed->cases.sla, std::chrono::hours(12));
+  EXPECT_FALSE(parsed->cases.four_eyes_block);
+  EXPECT_TRUE(parsed->cases.four_eyes_suspicious);
+  EXPECT_FALSE(ServeConfig::Parse("cases: {sla_hours: 0}\n", "c.yaml").ok());
+
+  server_.reset();
+  config_.cases.enabled = false;
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const TestHttpResponse off = Call("GET", "/v1/cases", alice_);
+  EXPECT_EQ(off.status, 404);
+  EXPECT_THAT(off.body, HasSubstr("cases.enabled is false"));
 }
 
 TEST_F(VigilServerCasesTest, WithoutNamedAnalystsCasesAreRefused) {

@@ -35,4 +35,25 @@ absl::StatusOr<std::vector<Reason>> CpuScorer::Explain(absl::Span<const double> 
   return TopReasons(explainer_, row, contributions, k);
 }
 
+absl::StatusOr<Attribution> CpuScorer::Attribute(absl::Span<const double> row) const {
+  if (row.size() != row_width()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a row of ", row.size(), " values; the model reads rows of ", row_width()));
+  }
+  std::vector<double> contributions(explainer_.output_size());
+  explainer_.Explain(row, absl::MakeSpan(contributions));
+  const TreeEnsemble& m = explainer_.model();
+  Attribution a;
+  a.features.reserve(m.feature_names.size());
+  for (size_t f = 0; f < m.feature_names.size(); ++f) {
+    a.features.push_back({m.feature_names[f], row[explainer_.column(f)], contributions[f]});
+  }
+  a.bias = contributions[m.feature_names.size()];
+  double margin = 0;
+  predictor_.MarginsBatch(row, 1, absl::MakeSpan(&margin, 1));
+  a.margin = margin;
+  predictor_.Transform(absl::MakeSpan(&margin, 1), absl::MakeSpan(&a.score, 1));
+  return a;
+}
+
 }  // namespace vigil

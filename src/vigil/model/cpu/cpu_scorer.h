@@ -32,6 +32,8 @@ class CpuScorer final : public Scorer {
   absl::Status Score(absl::Span<const double> rows, size_t n, absl::Span<double> scores,
                      const ScoreContext& context) const override;
   absl::StatusOr<std::vector<Reason>> Explain(absl::Span<const double> row, int k) const override;
+  // REQUIRES: row.size() == row_width().
+  absl::StatusOr<Attribution> Attribute(absl::Span<const double> row) const override;
   bool latency_bounded() const override { return true; }
 
  private:

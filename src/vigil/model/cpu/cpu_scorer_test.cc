@@ -40,6 +40,36 @@ TEST(CpuScorer, ScoresAreTheModelsProbabilitiesAndExplainGivesReasons) {
   EXPECT_NEAR((*reasons)[0].contribution, -0.234375, 1e-12);
 }
 
+TEST(CpuScorer, AttributionCoversEveryFeatureAndSumsToTheMargin) {
+  auto schema = FeatureSchema::Create("t.v1", {"b", "a"});
+  ASSERT_OK(schema);
+  auto model = LoadXgboostJson(testing::kXgboostTwoTrees, "m.json");
+  ASSERT_OK(model);
+  auto scorer = CpuScorer::Create(std::make_shared<const TreeEnsemble>(*model), **schema, "m@1");
+  ASSERT_OK(scorer);
+  // Row (b, a) = (-1, 2): margin -0.0625, b contributes -0.234375 (reason_codes_test.cc).
+  const std::vector<double> row = {-1, 2};
+  auto a = (*scorer)->Attribute(row);
+  ASSERT_OK(a);
+  ASSERT_EQ(a->features.size(), 2u);
+  double sum = a->bias;
+  for (const FeatureAttribution& f : a->features) sum += f.contribution;
+  EXPECT_NEAR(sum, -0.0625, 1e-12);
+  EXPECT_NEAR(a->margin, -0.0625, 1e-6);
+  EXPECT_NEAR(a->score, 1.0 / (1.0 + std::exp(0.0625)), 1e-6);
+  for (const FeatureAttribution& f : a->features) {
+    if (f.feature == "b") {
+      EXPECT_EQ(f.value, -1);
+      EXPECT_NEAR(f.contribution, -0.234375, 1e-12);
+    } else {
+      EXPECT_EQ(f.feature, "a");
+      EXPECT_EQ(f.value, 2);
+    }
+  }
+  EXPECT_THAT((*scorer)->Attribute(std::vector<double>{1}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rows of 2")));
+}
+
 TEST(CpuScorer, RefusesModelsWithoutOneProbability) {
   auto schema = FeatureSchema::Create("t.v1", {"a", "b"});
   ASSERT_OK(schema);

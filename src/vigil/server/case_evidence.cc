@@ -1,0 +1,182 @@
+#include "vigil/server/case_evidence.h"
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "vigil/audit/audit_log.h"
+#include "vigil/audit/audit_record.h"
+#include "vigil/audit/log_hash.h"
+#include "vigil/audit/proof_bundle.h"
+#include "vigil/cases/case_book.h"
+#include "vigil/common/string_view.h"
+#include "vigil/decision/model_deployment.h"
+#include "vigil/engine/decision_recorder.h"
+#include "vigil/server/query_params.h"
+
+namespace vigil {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A finite number, or null (JSON has no NaN).
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+// The alert of "case_id" at the request's "sequence", or the answer that refuses it.
+struct FoundAlert {
+  cases::Alert alert;
+  std::optional<HttpResponse> refused;
+};
+
+FoundAlert FindAlert(const cases::CaseBook& book, const HttpRequest& request,
+                     std::string_view case_id) {
+  FoundAlert found;
+  const std::optional<std::string_view> raw = QueryParam(request.query, "sequence");
+  uint64_t sequence = 0;
+  if (!raw.has_value()) {
+    found.refused = HttpError(400, "invalid_field", "sequence",
+                              "'sequence' is required: the decision log record of one of the "
+                              "case's alerts (its alerts' \"sequence\")");
+    return found;
+  }
+  const auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), sequence);
+  if (ec != std::errc() || end != raw->data() + raw->size()) {
+    found.refused =
+        HttpError(400, "invalid_field", "sequence", "'sequence' must be a whole number");
+    return found;
+  }
+  absl::StatusOr<std::vector<cases::Alert>> alerts = book.Alerts(std::string(case_id));
+  if (!alerts.ok()) {
+    found.refused = absl::IsNotFound(alerts.status())
+                        ? HttpError(404, "not_found", "", ToStd(alerts.status().message()))
+                        : HttpError(503, "cases_unavailable", "", ToStd(alerts.status().message()));
+    return found;
+  }
+  for (cases::Alert& a : *alerts) {
+    if (a.sequence == sequence) {
+      found.alert = std::move(a);
+      return found;
+    }
+  }
+  found.refused = HttpError(404, "not_found", "sequence",
+                            absl::StrCat("record ", sequence, " is no alert of ", ToAbsl(case_id)));
+  return found;
+}
+
+// The attribution by the loaded model whose version decided, or why there is none.
+Json AttributionOf(const ModelDeployment* deployment, const audit::AuditRecord& r,
+                   std::string* unavailable) {
+  const std::string& version = r.decision.model_version;
+  if (version.empty() || std::isnan(r.decision.score)) {
+    *unavailable = "no model scored this decision (rules alone decided)";
+    return nullptr;
+  }
+  if (deployment == nullptr) {
+    *unavailable = "this server loads no model";
+    return nullptr;
+  }
+  const std::shared_ptr<const ModelDeployment::Snapshot> now = deployment->Current();
+  std::shared_ptr<const ModelDeployment::Model> model;
+  for (const auto& m : {now->champion, now->challenger, now->shadow}) {
+    if (m != nullptr && m->version == version) model = m;
+  }
+  if (model == nullptr || model->direct == nullptr) {
+    *unavailable = absl::StrCat("the model that decided, ", version,
+                                ", is no longer loaded (activate it to explain this decision)");
+    return nullptr;
+  }
+  absl::StatusOr<Attribution> a = model->direct->Attribute(r.features);
+  if (!a.ok()) {
+    *unavailable = absl::StrCat("model ", version, ": ", a.status().message());
+    return nullptr;
+  }
+  Json features = Json::array();
+  double sum = a->bias;
+  for (const FeatureAttribution& f : a->features) {
+    features.push_back(
+        {{"feature", f.feature}, {"value", Number(f.value)}, {"contribution", f.contribution}});
+    sum += f.contribution;
+  }
+  return {{"model_version", version},
+          {"bias", a->bias},
+          {"margin", a->margin},
+          {"sum", sum},
+          {"score", a->score},
+          {"recorded_score", Number(r.decision.score)},
+          {"features", std::move(features)}};
+}
+
+// The record of "sequence", decoded; the answer that refuses it otherwise.
+absl::StatusOr<audit::AuditRecord> ReadAlertRecord(const audit::AuditLog& log, uint64_t sequence,
+                                                   std::string* bytes) {
+  absl::StatusOr<std::string> read = log.ReadRecord(sequence);
+  if (!read.ok()) return read.status();
+  *bytes = *std::move(read);
+  return audit::DecodeRecord(*bytes);
+}
+
+}  // namespace
+
+HttpResponse AnswerCaseDecision(const CaseEvidenceSources& sources, const HttpRequest& request,
+                                std::string_view case_id) {
+  FoundAlert found = FindAlert(*sources.book, request, case_id);
+  if (found.refused.has_value()) return *std::move(found.refused);
+  std::string bytes;
+  absl::StatusOr<audit::AuditRecord> record =
+      ReadAlertRecord(*sources.log, found.alert.sequence, &bytes);
+  if (!record.ok()) {
+    return HttpError(503, "audit_unavailable", "",
+                     absl::StrCat("decision log record ", found.alert.sequence, ": ",
+                                  record.status().message(), "; run `vigil audit verify`"));
+  }
+  std::string unavailable;
+  Json attribution = AttributionOf(sources.deployment, *record, &unavailable);
+  Json body;
+  body["case"] = std::string(case_id);
+  body["sequence"] = found.alert.sequence;
+  body["record"] =
+      Json::parse(AuditRecordViewJson(*record, audit::LeafHash(sources.log->hash(), bytes)));
+  body["attribution"] = std::move(attribution);
+  if (!unavailable.empty()) body["attribution_unavailable"] = unavailable;
+  HttpResponse r;
+  r.body = body.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpRequest& request,
+                             std::string_view case_id) {
+  FoundAlert found = FindAlert(*sources.book, request, case_id);
+  if (found.refused.has_value()) return *std::move(found.refused);
+  absl::StatusOr<audit::ProofBundle> bundle =
+      audit::InclusionBundle(*sources.log, found.alert.transaction_id,
+                             [](const audit::AuditRecord& r, const audit::Hash& leaf) {
+                               return AuditRecordViewJson(r, leaf);
+                             });
+  if (!bundle.ok()) {
+    if (absl::IsFailedPrecondition(bundle.status())) {
+      HttpResponse r = HttpError(409, "not_yet_covered", "", ToStd(bundle.status().message()));
+      r.headers.push_back({"Retry-After", "1"});
+      return r;
+    }
+    return HttpError(503, "audit_unavailable", "", ToStd(bundle.status().message()));
+  }
+  if (bundle->proof.sequence != found.alert.sequence) {
+    // The transaction id was decided again later: the log's index names the later record.
+    return HttpError(409, "case_conflict", "sequence",
+                     absl::StrCat("transaction ", found.alert.transaction_id,
+                                  " was decided again (record ", bundle->proof.sequence,
+                                  "); `vigil audit prove` proves the latest decision of an id"));
+  }
+  HttpResponse r;
+  r.body = std::move(bundle->json);
+  r.headers.push_back(
+      {"Content-Disposition", absl::StrCat("attachment; filename=\"", ToAbsl(case_id), "-",
+                                           found.alert.sequence, ".proof.json\"")});
+  return r;
+}
+
+}  // namespace vigil

@@ -1,0 +1,46 @@
+// CaseEvidence: what an analyst sees of one alert of a case (docs/cases.md, "Evidence"): the
+// decision's record as the log holds it, the exact TreeSHAP attribution of the model that
+// decided (every feature and the bias, summing to the margin), and the record's inclusion
+// proof to download. The alert is named by its log sequence and must be one of the case's, so
+// that an analyst's token reads the decisions of cases and no others.
+//
+// Thread safety: as its sources (any thread).
+#ifndef VIGIL_SERVER_CASE_EVIDENCE_H_
+#define VIGIL_SERVER_CASE_EVIDENCE_H_
+
+#include <string_view>
+
+#include "vigil/server/http_server.h"
+
+namespace vigil {
+
+namespace audit {
+class AuditLog;
+}
+namespace cases {
+class CaseBook;
+}
+class ModelDeployment;
+
+struct CaseEvidenceSources {
+  const cases::CaseBook* book = nullptr;
+  const audit::AuditLog* log = nullptr;
+  // The models loaded; null: no attribution is offered.
+  const ModelDeployment* deployment = nullptr;
+};
+
+// GET /v1/cases/{case_id}/decision?sequence=N: {"record": the examiner's view of the record
+// (as `vigil audit export` writes it), "attribution": {...} or null, "attribution_unavailable":
+// why it is null}. 400 without a whole-number sequence, 404 for an unknown case or a sequence
+// that is none of its alerts.
+HttpResponse AnswerCaseDecision(const CaseEvidenceSources& sources, const HttpRequest& request,
+                                std::string_view case_id);
+
+// GET /v1/cases/{case_id}/proof?sequence=N: the record's inclusion bundle (`vigil audit
+// prove`), as an attachment; 409 while no signed tree head covers it yet.
+HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpRequest& request,
+                             std::string_view case_id);
+
+}  // namespace vigil
+
+#endif  // VIGIL_SERVER_CASE_EVIDENCE_H_
