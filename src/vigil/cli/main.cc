@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "vigil/cli/audit_command.h"
 #include "vigil/cli/bench_command.h"
+#include "vigil/cli/cases_command.h"
 #include "vigil/cli/cluster_command.h"
 #include "vigil/cli/command.h"
 #include "vigil/cli/config_command.h"
@@ -70,11 +71,11 @@ int main(int argc, char** argv) {
       "Run 'vigil COMMAND --help' for a command's options and examples.\n"
       "Exit codes: 0 success; 1 input examined and found wanting; 2 usage or environment error.");
   std::vector<Command> commands = {
-      AddGenCommand(vigil),    AddModelCommand(vigil),  AddParseCommand(vigil),
-      AddScreenCommand(vigil), AddPolicyCommand(vigil), AddReplayCommand(vigil),
-      AddServeCommand(vigil),  AddTokenCommand(vigil),  AddBenchCommand(vigil),
-      AddDriftCommand(vigil),  AddAuditCommand(vigil),  AddConfigCommand(vigil),
-      AddClusterCommand(vigil)};
+      AddGenCommand(vigil),     AddModelCommand(vigil),  AddParseCommand(vigil),
+      AddScreenCommand(vigil),  AddPolicyCommand(vigil), AddReplayCommand(vigil),
+      AddServeCommand(vigil),   AddTokenCommand(vigil),  AddBenchCommand(vigil),
+      AddDriftCommand(vigil),   AddAuditCommand(vigil),  AddConfigCommand(vigil),
+      AddClusterCommand(vigil), AddCasesCommand(vigil)};
   try {
     vigil.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
