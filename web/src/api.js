@@ -51,10 +51,10 @@ export async function post(path, body) {
   return (await call('POST', path, body || {})).body;
 }
 
-// A response's bytes saved as a file named "name" (the proof bundles).
-export async function download(path, name) {
+// A response's bytes saved as a file named "name" (proof bundles, report drafts).
+export async function download(path, name, type = 'application/json') {
   const { text } = await call('GET', path);
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const url = URL.createObjectURL(new Blob([text], { type }));
   const a = document.createElement('a');
   a.href = url;
   a.download = name;

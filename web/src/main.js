@@ -315,6 +315,14 @@ function CaseView({ id }) {
     forms.push(html`<button id="approve" class="primary" onClick=${() => act('approve')}>Approve closing</button>`);
     forms.push(html`<${ActionForm} id="reject" label="Send back" fields=${[{ name: 'text', label: 'why', required: true }]} onSubmit=${(v) => act('reject', v)} />`);
   }
+  if (c.state === 'closed' && c.outcome === 'suspicious_reported') {
+    const report = (format, name, type) => download(
+      `/v1/cases/${encodeURIComponent(c.id)}/report?format=${format}`, name, type).catch(setActionError);
+    forms.push(html`<button id="report-goaml" onClick=${() => report('goaml', `${c.id}.goaml.xml`, 'application/xml')}>
+      Download goAML report draft</button>`);
+    forms.push(html`<button id="report-html" onClick=${() => report('html', `${c.id}.report.html`, 'text/html')}>
+      Download readable report</button>`);
+  }
   if (c.state === 'closed') forms.push(html`<${ActionForm} id="reopen" label="Reopen" fields=${[{ name: 'text', label: 'why', required: true }]} onSubmit=${(v) => act('reopen', v)} />`);
   if (c.state !== 'closed') forms.push(html`<${ActionForm} id="assign" label="Assign (supervisor)" fields=${[{ name: 'assignee', label: 'to', required: true }]} onSubmit=${(v) => act('assign', v)} />`);
   return html`

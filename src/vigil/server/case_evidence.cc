@@ -13,6 +13,7 @@
 #include "vigil/audit/log_hash.h"
 #include "vigil/audit/proof_bundle.h"
 #include "vigil/cases/case_book.h"
+#include "vigil/common/clock.h"
 #include "vigil/common/string_view.h"
 #include "vigil/decision/model_deployment.h"
 #include "vigil/engine/decision_recorder.h"
@@ -176,6 +177,55 @@ HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpReque
   r.headers.push_back(
       {"Content-Disposition", absl::StrCat("attachment; filename=\"", ToAbsl(case_id), "-",
                                            found.alert.sequence, ".proof.json\"")});
+  return r;
+}
+
+HttpResponse AnswerCaseReport(const CaseEvidenceSources& sources, const HttpRequest& request,
+                              std::string_view case_id) {
+  const std::string format = DecodedQueryParam(request.query, "format").value_or("goaml");
+  if (format != "goaml" && format != "html") {
+    return HttpError(400, "invalid_field", "format", "'format' must be goaml or html");
+  }
+  const std::string id(case_id);
+  absl::StatusOr<cases::Case> c = sources.book->Get(id);
+  if (!c.ok()) return HttpError(404, "not_found", "", ToStd(c.status().message()));
+  absl::StatusOr<std::vector<cases::Alert>> alerts = sources.book->Alerts(id);
+  absl::StatusOr<std::vector<cases::CaseEvent>> timeline = sources.book->Timeline(id);
+  if (!alerts.ok() || !timeline.ok()) {
+    return HttpError(503, "cases_unavailable", "",
+                     ToStd((!alerts.ok() ? alerts.status() : timeline.status()).message()));
+  }
+  cases::SuspicionReportInput in;
+  in.c = &*c;
+  in.timeline = *std::move(timeline);
+  in.entity = sources.entity;
+  in.now = RealClock().Now();
+  for (const cases::Alert& a : *alerts) {
+    std::string bytes;
+    absl::StatusOr<audit::AuditRecord> r = ReadAlertRecord(*sources.log, a.sequence, &bytes);
+    if (!r.ok()) {
+      return HttpError(503, "audit_unavailable", "",
+                       absl::StrCat("decision log record ", a.sequence, ": ", r.status().message(),
+                                    "; run `vigil audit verify`"));
+    }
+    in.records.push_back(*std::move(r));
+    in.amounts_local_micros.push_back(a.amount_reporting_micros);
+  }
+  absl::StatusOr<std::string> body =
+      format == "goaml" ? cases::GoamlReportXml(in) : cases::SuspicionReportHtml(in);
+  if (!body.ok()) return HttpError(409, "case_conflict", "", ToStd(body.status().message()));
+  HttpResponse r;
+  r.body = *std::move(body);
+  if (format == "goaml") {
+    r.content_type = "application/xml";
+    r.headers.push_back(
+        {"Content-Disposition", absl::StrCat("attachment; filename=\"", id, ".goaml.xml\"")});
+  } else {
+    r.content_type = "text/html; charset=utf-8";
+    // The draft shows what payments and analysts wrote: no script runs in it, whatever it holds.
+    r.headers.push_back(
+        {"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"});
+  }
   return r;
 }
 

@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "vigil/cases/suspicion_report.h"
 #include "vigil/server/http_server.h"
 
 namespace vigil {
@@ -19,7 +20,7 @@ class AuditLog;
 }
 namespace cases {
 class CaseBook;
-}
+}  // namespace cases
 class ModelDeployment;
 
 struct CaseEvidenceSources {
@@ -27,6 +28,7 @@ struct CaseEvidenceSources {
   const audit::AuditLog* log = nullptr;
   // The models loaded; null: no attribution is offered.
   const ModelDeployment* deployment = nullptr;
+  cases::ReportingEntity entity;
 };
 
 // GET /v1/cases/{case_id}/decision?sequence=N: {"record": the examiner's view of the record
@@ -40,6 +42,12 @@ HttpResponse AnswerCaseDecision(const CaseEvidenceSources& sources, const HttpRe
 // prove`), as an attachment; 409 while no signed tree head covers it yet.
 HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpRequest& request,
                              std::string_view case_id);
+
+// GET /v1/cases/{case_id}/report?format=goaml|html: the report draft of a case closed as
+// suspicious_reported (cases::GoamlReportXml, SuspicionReportHtml), as an attachment (goaml)
+// or a page (html); 409 for any other case.
+HttpResponse AnswerCaseReport(const CaseEvidenceSources& sources, const HttpRequest& request,
+                              std::string_view case_id);
 
 }  // namespace vigil
 

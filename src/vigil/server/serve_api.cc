@@ -57,6 +57,7 @@ enum RouteId {
   kCase,
   kCaseDecision,
   kCaseProof,
+  kCaseReport,
   kCaseClaim,
   kCaseRelease,
   kCaseAssign,
@@ -102,6 +103,7 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/v1/cases/{case_id}", "case", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}/decision", "case_decision", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}/proof", "case_proof", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/report", "case_report", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/claim", "case_claim", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/release", "case_release", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/assign", "case_assign", Need::kAnalyst},
@@ -424,7 +426,8 @@ void ServeApi::PublicBody(int route, HttpResponse& response) const {
   // The workbench's files are built into the binary (they name /ui/ paths, no server path);
   // an alert's record view and proof bundle are the log's data, as an export answers it (a
   // bundle's hashes and signatures must come back byte for byte).
-  if ((route == kUi || route == kUiAsset || route == kCaseDecision || route == kCaseProof) &&
+  if ((route == kUi || route == kUiAsset || route == kCaseDecision || route == kCaseProof ||
+       route == kCaseReport) &&
       response.status < 400) {
     return;
   }
@@ -639,6 +642,11 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       case kCaseProof:
         response =
             AnswerCaseProof({parts_.cases, parts_.audit_log, parts_.deployment}, req, case_id);
+        break;
+      case kCaseReport:
+        response = AnswerCaseReport(
+            {parts_.cases, parts_.audit_log, parts_.deployment, parts_.report_entity}, req,
+            case_id);
         break;
       default:  // the cases' routes; on a worker: an action waits for its durable record
         response = AnswerCaseRoute(*parts_.cases, CaseRouteOf(route), req, case_id,

@@ -39,6 +39,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "vigil/cases/suspicion_report.h"
 #include "vigil/decision/model_deployment.h"
 #include "vigil/metrics/metrics_registry.h"
 #include "vigil/rules/policy_store.h"
@@ -82,6 +83,9 @@ struct ServeParts {
   // The analysts' cases (/v1/cases); null: none, and "cases_off" says why.
   cases::CaseBook* cases = nullptr;
   std::string cases_off;
+  // Who reports in the report drafts of suspicious cases (cases.report_*, the FX table's
+  // reporting currency).
+  cases::ReportingEntity report_entity;
 };
 
 struct ServeApiOptions {

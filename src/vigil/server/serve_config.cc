@@ -271,6 +271,16 @@ void DeclareCases(ServeConfig* c, OptionSet* set) {
              .help = "Closing a case as suspicious_reported needs a second analyst's approval",
              .uses = kServe},
             &k.four_eyes_suspicious);
+  set->Text({.key = "cases.report_entity_id",
+             .help = "The bank's reporting-entity id at its financial intelligence unit "
+                     "(goAML rentity_id) in the report drafts of suspicious cases; empty: a "
+                     "placeholder to fill in",
+             .uses = kServe},
+            &k.report_entity_id);
+  set->Text({.key = "cases.report_entity_branch",
+             .help = "The branch in the report drafts (goAML rentity_branch); empty: none",
+             .uses = kServe},
+            &k.report_entity_branch);
 }
 
 void DeclareServeOptions(ServeConfig* config, config::OptionSet* set) {

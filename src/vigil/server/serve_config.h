@@ -104,6 +104,8 @@ struct ServeCasesConfig {
   std::chrono::hours sla{24 * 5};    // a case unclosed for longer is overdue
   bool four_eyes_block = true;       // closing a case with a BLOCK needs a second analyst
   bool four_eyes_suspicious = true;  // closing as suspicious_reported needs a second analyst
+  // The reporting entity in the report drafts (goAML rentity_id, rentity_branch).
+  std::string report_entity_id, report_entity_branch;
 };
 
 struct ServeConfig : PipelineConfig {

@@ -244,10 +244,18 @@ absl::StatusOr<std::unique_ptr<VigilServer>> VigilServer::Start(ServeConfig conf
   ScoringService* scoring = s->cluster_scoring_ != nullptr
                                 ? static_cast<ScoringService*>(s->cluster_scoring_.get())
                                 : s->service_.get();
-  s->api_->SetReady({scoring, s->policies_.get(), s->deployment_.get(), s->drift_monitor_.get(),
-                     s->drift_events_.get(), s->drift_tap_.get(),
+  s->api_->SetReady({scoring,
+                     s->policies_.get(),
+                     s->deployment_.get(),
+                     s->drift_monitor_.get(),
+                     s->drift_events_.get(),
+                     s->drift_tap_.get(),
                      s->service_ != nullptr ? s->service_->audit_log() : nullptr,
-                     s->screener_.get(), s->cases_.get(), s->cases_off_});
+                     s->screener_.get(),
+                     s->cases_.get(),
+                     s->cases_off_,
+                     {c.cases.report_entity_id, c.cases.report_entity_branch,
+                      s->fx_ != nullptr ? s->fx_->reporting_currency().code() : "USD"}});
   if (s->screener_ != nullptr && c.screening.reload_interval > std::chrono::seconds(0)) {
     s->screening_poller_ = std::thread([srv = s.get()] { srv->PollScreening(); });
   }

@@ -284,6 +284,35 @@ TEST_F(VigilServerCasesTest, AnAlertsDecisionItsAttributionProofAndTheDashboard)
   EXPECT_EQ(stats["reasons"][0]["cases"], 2);
   EXPECT_EQ(stats["reasons"][0]["false_positive_rate"], 1.0);
   EXPECT_FALSE(stats["close_hours_median"].is_null());
+
+  // A report draft for a suspicious closing only (four eyes: bob approves alice's closing).
+  {
+    const TestHttpResponse r = Call("GET", "/v1/cases/" + id + "/report", alice_);
+    EXPECT_EQ(r.status, 409) << r.body;
+  }
+  const std::string other_id = listed["cases"][1]["id"];
+  ASSERT_EQ(Call("POST", "/v1/cases/" + other_id + "/claim", alice_).status, 200);
+  ASSERT_EQ(Call("POST", "/v1/cases/" + other_id + "/close", alice_,
+                 R"({"outcome":"suspicious_reported","text":"funds moved on at once & in full"})")
+                .status,
+            200);
+  ASSERT_EQ(Call("POST", "/v1/cases/" + other_id + "/approve", bob_).status, 200);
+  const TestHttpResponse goaml = Call("GET", "/v1/cases/" + other_id + "/report", alice_);
+  ASSERT_EQ(goaml.status, 200) << goaml.body;
+  EXPECT_THAT(goaml.Header("Content-Type"), HasSubstr("application/xml"));
+  EXPECT_THAT(goaml.Header("Content-Disposition"), HasSubstr(".goaml.xml"));
+  EXPECT_THAT(goaml.body, HasSubstr("<report_code>STR</report_code>"));
+  EXPECT_THAT(goaml.body, HasSubstr("<reason>funds moved on at once &amp; in full</reason>"));
+  const std::string other_tx =
+      Body(Call("GET", "/v1/cases/" + other_id, alice_))["alerts"][0]["transaction_id"];
+  EXPECT_THAT(goaml.body, HasSubstr("<transactionnumber>" + other_tx + "</transactionnumber>"));
+  EXPECT_THAT(goaml.body, HasSubstr("<currency_code_local>USD</currency_code_local>"));
+  const TestHttpResponse html =
+      Call("GET", "/v1/cases/" + other_id + "/report?format=html", alice_);
+  ASSERT_EQ(html.status, 200);
+  EXPECT_THAT(html.Header("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(html.body, HasSubstr("funds moved on at once &amp; in full"));
+  EXPECT_EQ(Call("GET", "/v1/cases/" + other_id + "/report?format=pdf", alice_).status, 400);
 }
 
 TEST_F(VigilServerCasesTest, AClearedScreeningHitChangesLaterDecisionsUntilWithdrawn) {
