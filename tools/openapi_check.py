@@ -20,6 +20,10 @@
    what the spec says for that route and status (a sequential media type such as
    application/x-ndjson line by line, against its `x-itemSchema`, OpenAPI 3.2's itemSchema);
    then SIGTERM, and the server must exit 0.
+4. A second server for the cases and the workbench (CasesLive): its log in the clear (cases read
+   the accounts), two analysts, a supervisor, the cases policy (--cases-policy) and a one-entry
+   watchlist; payments scored into cases, then every /v1/cases route and /ui file, their states,
+   four eyes, screening review, reports and refusals, checked the same way.
 
 Every mismatch is collected (one failure does not stop the others); exit 1 with the list, or 0
 with a one-line summary. --spec-only runs step 1 alone (no binary needed).
@@ -905,6 +909,9 @@ class Live:
                "--no-drift-freeze", "--drift-min-rows", "1",
                "--drift-short-window", "60/60", "--record-kek", self.kek_public_path,
                "--plaintext"]
+        return self._launch(cmd)
+
+    def _launch(self, cmd):
         where = "vigil serve"
         self.stderr_file = open(self.stderr_path, "wb")
         try:
@@ -1869,10 +1876,160 @@ class Live:
             self.check(label, self.send(label, "GET", path, token=None), 200, "GET", path)
 
 
+class CasesLive(Live):
+    """A second server for the cases and the workbench (docs/cases.md): its log is written in
+    the clear (cases read the accounts; a sealing log keeps none), with two analysts, a
+    supervisor, a scorer, the cases test policy (REVIEW above 1,000, BLOCK above 50,000) and a
+    one-entry watchlist, so that every /v1/cases and /ui route is answered and checked."""
+
+    LIST = ("id,name,aliases,type,countries,identifiers,list\n"
+            "T1,ACME SANCTIONED TRADING LLC,,entity,Iran,,CHECK LIST\n")
+
+    def start(self):
+        self.tokens = {role: self.create_token(role)
+                       for role in ("admin", "scorer", "analyst", "supervisor")}
+        self.tokens["analyst2"] = self.create_token("analyst")
+        watchlist = os.path.join(self.tmp, "watchlist.csv")
+        with open(watchlist, "w", encoding="utf-8") as f:
+            f.write(self.LIST)
+        cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
+               "--model", self.args.model, "--policy", self.args.cases_policy,
+               "--fx-rates", self.args.fx_rates, "--screening-list", watchlist, "--plaintext"]
+        return self._launch(cmd)
+
+    def run(self):
+        self.scenario("cases", self.t_cases)
+        self.scenario("workbench", self.t_workbench)
+
+    def get(self, label, path, expect, token="analyst", headers=None, spec_path=None):
+        r = self.send(label, "GET", path, None, headers, token=token)
+        return r, self.check(label, r, expect, "GET", spec_path or path.split("?")[0])
+
+    def post(self, label, path, body, expect, token="analyst", spec_path=None):
+        r = self.send(label, "POST", path, json.dumps(body),
+                      {"Content-Type": "application/json"}, token=token)
+        return self.check(label, r, expect, "POST", spec_path or path)
+
+    def t_cases(self):
+        pays = [self.tx(1, id="cases-1", originator={"account_id": "A1", "name": "Payer One"},
+                        amount={"value": "5000.00", "currency": "USD"}),
+                self.tx(2, id="cases-2", originator={"account_id": "A2", "name": "Payer Two"},
+                        amount={"value": "90000.00", "currency": "USD"}),
+                self.tx(3, id="cases-3", originator={"account_id": "A3", "name": "Payer Three"},
+                        beneficiary={"account_id": "B3", "name": "ACME SANCTIONED TRADING LLC"},
+                        amount={"value": "120.00", "currency": "USD"})]
+        for t in pays:
+            t.pop("settled_amount", None)
+            resp = self.send("POST /v1/score (cases)", "POST", "/v1/score", json.dumps(t),
+                             {"Content-Type": "application/json"}, token="scorer")
+            self.check("POST /v1/score (cases)", resp, 200, "POST", "/v1/score")
+        listed = None
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            _, listed = self.get("GET /v1/cases", "/v1/cases?state=unclosed&limit=10", 200)
+            if listed and listed.get("total") == 3:
+                break
+            time.sleep(0.2)
+        if not self.fails.expect(listed and listed.get("total") == 3, "GET /v1/cases",
+                                 f"three cases from the decision log, got {listed}"):
+            return
+        by_subject = {c["subject"]: c["id"] for c in listed["cases"]}
+        T = "/v1/cases/{case_id}"
+        self.get("GET /v1/cases?state=lost", "/v1/cases?state=lost", 400)
+        self.get("GET /v1/cases as scorer", "/v1/cases", 403, token="scorer")
+        self.get("GET /v1/cases without a token", "/v1/cases", 401, token=None)
+        self.get("GET /v1/cases/case-999", "/v1/cases/case-999", 404, spec_path=T)
+        self.get("GET /v1/cases/stats", "/v1/cases/stats", 200)
+        nxt = self.post("POST /v1/cases/next", "/v1/cases/next", {}, 200)
+        taken = nxt["case"]["id"] if nxt else by_subject["A2"]
+        _, detail = self.get("GET /v1/cases/{id}", f"/v1/cases/{taken}", 200, spec_path=T)
+        seq = detail["alerts"][0]["sequence"] if detail else 0
+        self.get("GET decision", f"/v1/cases/{taken}/decision?sequence={seq}", 200,
+                 spec_path=T + "/decision")
+        self.get("GET decision without a sequence", f"/v1/cases/{taken}/decision", 400,
+                 spec_path=T + "/decision")
+        self.get("GET decision of another case's alert",
+                 f"/v1/cases/{taken}/decision?sequence={seq + 1000}", 404,
+                 spec_path=T + "/decision")
+        proof = None
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            proof = self.send("GET proof", "GET", f"/v1/cases/{taken}/proof?sequence={seq}",
+                              token="analyst")
+            if proof is None or proof.status != 409:
+                break
+            self.check("GET proof (not yet covered)", proof, 409, "GET", T + "/proof")
+            time.sleep(0.2)
+        self.check("GET proof", proof, 200, "GET", T + "/proof")
+        def act(label, case_id, action, body, expect, token="analyst"):
+            return self.post(label, f"/v1/cases/{case_id}/{action}", body, expect, token=token,
+                             spec_path=f"{T}/{action}")
+        act("claim a held case", taken, "claim", {}, 409, token="analyst2")
+        act("note", taken, "note", {"text": "called the customer"}, 200)
+        act("close without an outcome", taken, "close", {"text": "x"}, 400)
+        act("close with an unknown field", taken, "close", {"verdict": "x"}, 400)
+        act("assign as an analyst", taken, "assign", {"assignee": "token:x"}, 403)
+        act("release", taken, "release", {}, 200)
+        act("claim", taken, "claim", {}, 200)
+        act("escalate", taken, "escalate", {"text": "needs a supervisor"}, 200)
+        act("claim escalated as supervisor", taken, "claim", {}, 200, token="supervisor")
+        closed = act("close (four eyes: proposed)", taken, "close",
+                     {"outcome": "suspicious_reported", "text": "layering through B"}, 200,
+                     token="supervisor")
+        if closed:
+            self.fails.expect(closed["case"]["state"] == "awaiting_approval", "close",
+                              f"four eyes: {closed['case']['state']}")
+        act("approve own closing", taken, "approve", {}, 409, token="supervisor")
+        act("reject", taken, "reject", {"text": "add the contract"}, 200)
+        act("close again", taken, "close",
+            {"outcome": "suspicious_reported", "text": "layering through B"}, 200,
+            token="supervisor")
+        act("approve", taken, "approve", {}, 200, token="analyst2")
+        R = T + "/report"
+        self.get("GET report (goAML)", f"/v1/cases/{taken}/report", 200, spec_path=R)
+        self.get("GET report (html)", f"/v1/cases/{taken}/report?format=html", 200, spec_path=R)
+        self.get("GET report (pdf)", f"/v1/cases/{taken}/report?format=pdf", 400, spec_path=R)
+        self.get("GET report of an open case", f"/v1/cases/{by_subject['A1']}/report", 409,
+                 spec_path=R)
+        act("reopen as an analyst", taken, "reopen", {"text": "new facts"}, 403)
+        act("reopen", taken, "reopen", {"text": "new facts"}, 200, token="supervisor")
+        act("assign", taken, "assign", {"assignee": "token:x"}, 200, token="supervisor")
+        # The screening hit of A3's case, reviewed and cleared.
+        hit_case = by_subject["A3"]
+        act("claim the screening case", hit_case, "claim", {}, 200)
+        _, hd = self.get("GET the screening case", f"/v1/cases/{hit_case}", 200, spec_path=T)
+        hseq = hd["alerts"][0]["sequence"] if hd else 0
+        review = {"sequence": hseq, "hit": "CHECK LIST:T1", "verdict": "cleared",
+                  "expires": "2099-01-01T00:00:00Z", "text": "a namesake"}
+        self.request_ok("POST screening", "POST", T + "/screening", "application/json", review)
+        act("review a hit, a bad verdict", hit_case, "screening", dict(review, verdict="maybe"),
+            400)
+        act("review a hit, cleared too far", hit_case, "screening", review, 400)
+        review["expires"] = time.strftime("%Y-%m-%dT00:00:00Z",
+                                          time.gmtime(time.time() + 30 * 86400))
+        act("review a hit", hit_case, "screening", review, 200)
+        self.get("GET /v1/screening/clearances", "/v1/screening/clearances", 200)
+        self.get("GET /v1/cases/stats after", "/v1/cases/stats", 200)
+
+    def t_workbench(self):
+        page, _ = self.get("GET /ui", "/ui", 200, token=None)
+        self.get("GET /ui/app.js", "/ui/app.js", 200, token=None, spec_path="/ui/{asset}")
+        self.get("GET /ui/app.css", "/ui/app.css", 200, token=None, spec_path="/ui/{asset}")
+        if page is not None:
+            self.get("GET /ui (unchanged)", "/ui", 304, token=None,
+                     headers={"If-None-Match": page.headers.get("ETag", "")})
+        self.get("GET /ui/nope", "/ui/nope", 404, token=None, spec_path="/ui/{asset}")
+
+
 def run_live(args, spec, fails):
-    live = Live(args, spec, fails)
+    return run_server(Live(args, spec, fails), fails) + run_server(
+        CasesLive(args, spec, fails), fails)
+
+
+def run_server(live, fails):
     try:
-        live.model_add()
+        if not isinstance(live, CasesLive):
+            live.model_add()
         if live.start():
             live.run()
             live.stop()
@@ -1903,12 +2060,15 @@ def main():
     ap.add_argument("--model", help="a model file (testdata/models/serve_model.json)")
     ap.add_argument("--policy", help="a policy file (policies/default.yaml)")
     ap.add_argument("--fx-rates", help="an FX table (data/fx_rates.csv)")
+    ap.add_argument("--cases-policy",
+                    help="the cases server's policy (testdata/policies/cases.yaml)")
     ap.add_argument("--spec-only", action="store_true", help="check the spec alone (step 1)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     args = ap.parse_args()
     if not args.spec_only:
-        missing = [n for n in ("vigil", "model", "policy", "fx_rates") if not getattr(args, n)]
+        missing = [n for n in ("vigil", "model", "policy", "fx_rates", "cases_policy")
+                   if not getattr(args, n)]
         if missing:
             ap.error("needed unless --spec-only: " +
                      ", ".join("--" + n.replace("_", "-") for n in missing))

@@ -13,6 +13,7 @@ if(VIGIL_BUILD_TESTS)
                    --spec "${PROJECT_SOURCE_DIR}/docs/openapi.yaml"
                    --model "${PROJECT_SOURCE_DIR}/testdata/models/serve_model.json"
                    --policy "${PROJECT_SOURCE_DIR}/policies/default.yaml"
-                   --fx-rates "${PROJECT_SOURCE_DIR}/data/fx_rates.csv")
+                   --fx-rates "${PROJECT_SOURCE_DIR}/data/fx_rates.csv"
+                   --cases-policy "${PROJECT_SOURCE_DIR}/testdata/policies/cases.yaml")
   set_tests_properties(openapi_check PROPERTIES TIMEOUT 120)
 endif()
