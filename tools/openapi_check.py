@@ -2009,6 +2009,22 @@ class CasesLive(Live):
                                           time.gmtime(time.time() + 30 * 86400))
         act("review a hit", hit_case, "screening", review, 200)
         self.get("GET /v1/screening/clearances", "/v1/screening/clearances", 200)
+        note = b"Passport copy checked: date of birth differs from the entry's.\n"
+        r = self.send("POST attachments", "POST",
+                      f"/v1/cases/{hit_case}/attachments?name=kyc.txt&text=KYC", note,
+                      {"Content-Type": "text/plain"}, token="analyst")
+        self.check("POST attachments", r, 200, "POST", T + "/attachments")
+        r = self.send("POST attachments (html)", "POST",
+                      f"/v1/cases/{hit_case}/attachments?name=x.html", b"<b>x</b>",
+                      {"Content-Type": "text/html"}, token="analyst")
+        self.check("POST attachments (html)", r, 400, "POST", T + "/attachments")
+        digest = hashlib.sha256(note).hexdigest()
+        r, _ = self.get("GET attachment", f"/v1/cases/{hit_case}/attachment?sha256={digest}", 200,
+                        spec_path=T + "/attachment")
+        if r is not None:
+            self.fails.expect(r.body == note, "GET attachment", "the bytes as attached")
+        self.get("GET attachment (unknown)", f"/v1/cases/{hit_case}/attachment?sha256={'0' * 64}",
+                 404, spec_path=T + "/attachment")
         self.get("GET /v1/cases/stats after", "/v1/cases/stats", 200)
 
     def t_workbench(self):

@@ -237,6 +237,16 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#note button[type=submit]").click()
         wait.until(lambda d: any("Payroll run confirmed" in li.text for li in
                                  d.find_elements(By.CSS_SELECTOR, "#timeline li[data-kind=note]")))
+        fails.step = "attach"
+        evidence = os.path.join(tmp, "contract.txt")
+        with open(evidence, "w", encoding="utf-8") as f:
+            f.write("Property purchase contract, signed 2022-08-30.\n")
+        driver.find_element(By.CSS_SELECTOR, "#attach input[type=file]").send_keys(evidence)
+        driver.find_element(By.CSS_SELECTOR, "#attach input[name=text]").send_keys("the contract")
+        driver.find_element(By.CSS_SELECTOR, "#attach button[type=submit]").click()
+        wait.until(lambda d: any("contract.txt" in li.text for li in
+                                 d.find_elements(By.CSS_SELECTOR, "#timeline li[data-kind=attach]")))
+        fails.step = "note and close"
         Select(driver.find_element(By.CSS_SELECTOR, "#close select")).select_by_value("false_positive")
         driver.find_element(By.CSS_SELECTOR, "#close textarea").send_keys("Known payroll pattern.")
         driver.find_element(By.CSS_SELECTOR, "#close button[type=submit]").click()
@@ -260,7 +270,7 @@ def main():
                      f"the API has the case closed as a false positive by two analysts: "
                      f"{detail['case']}")
         kinds = [e["kind"] for e in detail["timeline"]]
-        fails.expect(kinds == ["claim", "note", "propose_close", "approve_close"],
+        fails.expect(kinds == ["claim", "note", "attach", "propose_close", "approve_close"],
                      f"the timeline {kinds}")
 
         # It leaves the queue.

@@ -51,10 +51,16 @@ export async function post(path, body) {
   return (await call('POST', path, body || {})).body;
 }
 
-// A response's bytes saved as a file named "name" (proof bundles, report drafts).
-export async function download(path, name, type = 'application/json') {
-  const { text } = await call('GET', path);
-  const url = URL.createObjectURL(new Blob([text], { type }));
+// A response's bytes saved as a file named "name" (proof bundles, report drafts, attachments),
+// byte for byte (a Blob, never decoded as text).
+export async function download(path, name) {
+  const r = await fetch(path, { headers: { Authorization: `Bearer ${token()}` }, cache: 'no-store' });
+  if (!r.ok) {
+    let body = null;
+    try { body = await r.json(); } catch (_) { body = null; }
+    throw new ApiError(r.status, body);
+  }
+  const url = URL.createObjectURL(await r.blob());
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
@@ -62,7 +68,20 @@ export async function download(path, name, type = 'application/json') {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
-  return text;
+}
+
+// "file" (a File from an input) sent as the body of a POST to "path", its type as Content-Type.
+export async function upload(path, file) {
+  const r = await fetch(path, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token()}`, 'Content-Type': file.type || 'application/octet-stream' },
+    body: file,
+  });
+  const text = await r.text();
+  let parsed = null;
+  try { parsed = text ? JSON.parse(text) : null; } catch (_) { parsed = null; }
+  if (!r.ok) throw new ApiError(r.status, parsed);
+  return parsed;
 }
 
 export function query(params) {

@@ -4,7 +4,7 @@ import { h, render } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import htm from 'htm';
 import './style.css';
-import { ApiError, download, get, post, query, setToken, token } from './api.js';
+import { ApiError, download, get, post, query, setToken, token, upload } from './api.js';
 import { Waterfall } from './waterfall.js';
 import { PaymentGraph, TimeSeries, cyclesThrough } from './charts.js';
 
@@ -177,6 +177,24 @@ function ActionForm({ id, label, fields, onSubmit }) {
     </form>`;
 }
 
+function AttachForm({ caseId, onDone, onError }) {
+  const [file, setFile] = useState(null);
+  const [text, setText] = useState('');
+  const submit = async (e) => {
+    e.preventDefault();
+    try {
+      await upload(`/v1/cases/${encodeURIComponent(caseId)}/attachments${query({ name: file.name, text })}`, file);
+      onDone();
+    } catch (err) { onError(err); }
+  };
+  return html`<form class="action" id="attach" onSubmit=${submit}>
+    <label>file (PDF, PNG, JPEG, text, CSV) <input type="file" name="file" required
+      accept="application/pdf,image/png,image/jpeg,text/plain,text/csv,.csv,.txt"
+      onChange=${(e) => setFile(e.target.files[0] || null)} /></label>
+    <label>what it is <input name="text" onInput=${(e) => setText(e.target.value)} /></label>
+    <button type="submit">Attach</button></form>`;
+}
+
 function HitReview({ hit, reviews, onReview }) {
   const [verdict, setVerdict] = useState('');
   const [expires, setExpires] = useState('');
@@ -316,11 +334,11 @@ function CaseView({ id }) {
     forms.push(html`<${ActionForm} id="reject" label="Send back" fields=${[{ name: 'text', label: 'why', required: true }]} onSubmit=${(v) => act('reject', v)} />`);
   }
   if (c.state === 'closed' && c.outcome === 'suspicious_reported') {
-    const report = (format, name, type) => download(
-      `/v1/cases/${encodeURIComponent(c.id)}/report?format=${format}`, name, type).catch(setActionError);
-    forms.push(html`<button id="report-goaml" onClick=${() => report('goaml', `${c.id}.goaml.xml`, 'application/xml')}>
+    const report = (format, name) => download(
+      `/v1/cases/${encodeURIComponent(c.id)}/report?format=${format}`, name).catch(setActionError);
+    forms.push(html`<button id="report-goaml" onClick=${() => report('goaml', `${c.id}.goaml.xml`)}>
       Download goAML report draft</button>`);
-    forms.push(html`<button id="report-html" onClick=${() => report('html', `${c.id}.report.html`, 'text/html')}>
+    forms.push(html`<button id="report-html" onClick=${() => report('html', `${c.id}.report.html`)}>
       Download readable report</button>`);
   }
   if (c.state === 'closed') forms.push(html`<${ActionForm} id="reopen" label="Reopen" fields=${[{ name: 'text', label: 'why', required: true }]} onSubmit=${(v) => act('reopen', v)} />`);
@@ -366,11 +384,15 @@ function CaseView({ id }) {
           <h3>Timeline</h3>
           <${ActionForm} id="note" label="Add note" fields=${[{ name: 'text', label: 'note', required: true }]}
             onSubmit=${(v) => act('note', v)} />
+          <${AttachForm} caseId=${c.id} onDone=${reload} onError=${setActionError} />
           <ol class="timeline" id="timeline">
             ${data.timeline.map((e) => html`<li data-kind=${e.kind}>
               <time>${fmtTime(e.at)}</time> <strong>${e.kind.replace(/_/g, ' ')}</strong> by ${e.actor}
               ${e.assignee ? ` → ${e.assignee}` : ''}${e.outcome ? ` (${e.outcome.replace(/_/g, ' ')})` : ''}
               ${e.hit ? ` ${e.hit} on ${e.party} (record ${e.alert}): ${e.verdict.replace(/_/g, ' ')}${e.expires ? ` until ${fmtTime(e.expires)}` : ''}` : ''}
+              ${e.sha256 ? html` <button class="link" onClick=${() => download(
+                `/v1/cases/${encodeURIComponent(c.id)}/attachment?sha256=${e.sha256}`, e.file_name)
+                .catch(setActionError)}>${e.file_name}</button> (${e.media_type}, ${e.size} bytes, SHA-256 ${e.sha256.slice(0, 12)}…)` : ''}
               ${e.text ? html`<blockquote>${e.text}</blockquote>` : ''}</li>`)}
           </ol>
         </section>

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_record.h"
+#include "vigil/common/sha256.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/common/string_view.h"
 
@@ -61,6 +62,22 @@ absl::StatusOr<screening::ScreeningClearance> ClearanceFromJson(std::string_view
   c.expires = *expires;
   c.granted = *granted;
   return c;
+}
+
+std::string AttachmentKey(std::string_view id, std::string_view sha256) {
+  return absl::StrCat("attachment/", ToAbsl(id), "/", ToAbsl(sha256));
+}
+
+// A file name as an analyst may give it: one line of at most kMaxCaseName bytes, no path.
+absl::Status CheckFileName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxCaseName ||
+      name.find_first_of(std::string_view("/\\\r\n\t\0", 6)) != std::string_view::npos ||
+      name == "." || name == "..") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"name\": a file name of 1 to ", kMaxCaseName,
+                     " bytes without slashes or control characters is required"));
+  }
+  return absl::OkStatus();
 }
 
 std::string EventKey(std::string_view id, uint64_t sequence) {
@@ -297,6 +314,24 @@ absl::StatusOr<Case> CaseBook::ActSerialized(const CaseActor& actor, const CaseA
         absl::StrCat("\"text\" is longer than ", kMaxCaseText, " bytes"));
   }
   CaseEvent e;
+  if (action.kind == CaseEventKind::kAttach) {
+    VIGIL_RETURN_IF_ERROR(CheckFileName(action.file_name));
+    if (!IsAttachmentMediaType(action.media_type)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"Content-Type\": '", action.media_type,
+          "' is not accepted for an attachment: application/pdf, image/png, image/jpeg, "
+          "text/plain or text/csv"));
+    }
+    if (action.content.empty() || action.content.size() > options_.max_attachment_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat("\"body\": an attachment holds 1 to ",
+                                                     options_.max_attachment_bytes, " bytes, not ",
+                                                     action.content.size()));
+    }
+    e.file_name = action.file_name;
+    e.media_type = action.media_type;
+    e.size = action.content.size();
+    e.sha256 = Sha256Hex(action.content);
+  }
   if (action.kind == CaseEventKind::kReviewHit) {
     // Read from the log before the state is locked.
     VIGIL_ASSIGN_OR_RETURN(e.party, HitParty(action.case_id, action.alert, action.hit));
@@ -330,6 +365,11 @@ absl::StatusOr<Case> CaseBook::ActSerialized(const CaseActor& actor, const CaseA
     VIGIL_RETURN_IF_ERROR(CheckCaseEvent(it->second, e, actor.role));
     VIGIL_ASSIGN_OR_RETURN(
         body, audit::EncodeEventRecordBody(kCaseEventSource, CaseEventToJson(e), e.at, actor.name));
+  }
+  if (e.kind == CaseEventKind::kAttach) {
+    // Durable before the event that names them: a recorded attachment always has its bytes.
+    VIGIL_RETURN_IF_ERROR(store_->Put(kCasesFamily, AttachmentKey(e.case_id, e.sha256),
+                                      action.content, {.sync = true}));
   }
   std::vector<audit::PendingRecord> records;
   records.push_back({"", std::move(body)});  // an event: no transaction id
@@ -485,6 +525,26 @@ absl::StatusOr<std::string> CaseBook::HitParty(const std::string& case_id, uint6
   }
   return absl::InvalidArgumentError(
       absl::StrCat("\"hit\": record ", alert, " has no screening hit \"", hit, "\""));
+}
+
+absl::StatusOr<std::string> CaseBook::Attachment(const std::string& case_id,
+                                                 const std::string& sha256) const {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<CaseEvent> timeline, Timeline(case_id));
+  const bool recorded = std::any_of(timeline.begin(), timeline.end(), [&](const CaseEvent& e) {
+    return e.kind == CaseEventKind::kAttach && e.sha256 == sha256;
+  });
+  VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> bytes,
+                         store_->Get(kCasesFamily, AttachmentKey(case_id, sha256)));
+  if (!recorded || !bytes.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("case ", case_id, " has no attachment of SHA-256 ", sha256));
+  }
+  if (Sha256Hex(*bytes) != sha256) {
+    return absl::DataLossError(absl::StrCat(
+        "the stored attachment ", sha256, " of case ", case_id,
+        " does not match the digest its event recorded in the decision log: it was altered"));
+  }
+  return *std::move(bytes);
 }
 
 std::vector<screening::ScreeningClearance> CaseBook::Clearances() const {

@@ -49,6 +49,8 @@ struct CaseBookOptions {
   // Where the book keeps the screening clearances its cases granted (loaded at open, changed
   // as review_hit events apply), for the decisions to consult; null: kept in the store only.
   std::shared_ptr<screening::ScreeningClearances> clearances;
+  // The largest attachment accepted, in bytes (the HTTP body limit bounds it too).
+  size_t max_attachment_bytes = size_t{4} << 20;
 };
 
 struct CaseActor {
@@ -70,6 +72,8 @@ struct CaseAction {
   std::string hit;
   HitVerdict verdict = HitVerdict::kNone;
   UtcTime expires{};
+  // kAttach: the file's name, media type (kAttachmentMediaTypes) and bytes.
+  std::string file_name, media_type, content;
 };
 
 enum class CaseOrder : uint8_t { kPriority, kOpened, kUpdated, kAlerts };
@@ -141,6 +145,11 @@ class CaseBook {
   absl::StatusOr<std::vector<Alert>> Alerts(const std::string& case_id) const;
   // The screening clearances the cases granted that hold now (the clock's).
   std::vector<screening::ScreeningClearance> Clearances() const;
+  // The bytes of the case's attachment whose SHA-256 is "sha256" (hex), checked against it:
+  // kNotFound when the case has none such, kDataLoss when the stored bytes do not match the
+  // digest its event recorded in the log.
+  absl::StatusOr<std::string> Attachment(const std::string& case_id,
+                                         const std::string& sha256) const;
   // The case's events in log order.
   absl::StatusOr<std::vector<CaseEvent>> Timeline(const std::string& case_id) const;
   // The cases matching "query" in its order, a page of them. kInvalidArgument for a limit

@@ -14,7 +14,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::array<std::pair<CaseEventKind, std::string_view>, 11> kKinds = {{
+constexpr std::array<std::pair<CaseEventKind, std::string_view>, 12> kKinds = {{
     {CaseEventKind::kClaim, "claim"},
     {CaseEventKind::kRelease, "release"},
     {CaseEventKind::kAssign, "assign"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<CaseEventKind, std::string_view>, 11> kKinds = {{
     {CaseEventKind::kClose, "close"},
     {CaseEventKind::kReopen, "reopen"},
     {CaseEventKind::kReviewHit, "review_hit"},
+    {CaseEventKind::kAttach, "attach"},
 }};
 
 constexpr std::array<std::pair<HitVerdict, std::string_view>, 3> kVerdicts = {{
@@ -74,7 +75,14 @@ absl::StatusOr<CaseEventKind> ParseCaseEventKind(std::string_view name) {
   return absl::InvalidArgumentError(
       absl::StrCat("unknown case event \"", ToAbsl(name),
                    "\": one of claim, release, assign, note, escalate, propose_close, "
-                   "approve_close, reject_close, close, reopen, review_hit"));
+                   "approve_close, reject_close, close, reopen, review_hit, attach"));
+}
+
+bool IsAttachmentMediaType(std::string_view media_type) {
+  for (std::string_view t : kAttachmentMediaTypes) {
+    if (t == media_type) return true;
+  }
+  return false;
 }
 
 std::string_view HitVerdictName(HitVerdict verdict) {
@@ -117,6 +125,12 @@ std::string CaseEventToJson(const CaseEvent& e) {
     j["party"] = e.party;
     j["verdict"] = HitVerdictName(e.verdict);
     if (e.verdict == HitVerdict::kCleared) j["expires"] = FormatUtc(e.expires);
+  }
+  if (e.kind == CaseEventKind::kAttach) {
+    j["file_name"] = e.file_name;
+    j["media_type"] = e.media_type;
+    j["sha256"] = e.sha256;
+    j["size"] = e.size;
   }
   return j.dump();
 }
@@ -196,6 +210,26 @@ absl::StatusOr<CaseEvent> CaseEventFromJson(std::string_view text) {
     absl::StatusOr<UtcTime> until = ParseRfc3339(*expires);
     if (!until.ok()) return Invalid("expires", ToStd(until.status().message()));
     e.expires = *until;
+  }
+  const bool attach = e.kind == CaseEventKind::kAttach;
+  for (const char* field : {"file_name", "media_type", "sha256", "size"}) {
+    if (j.contains(field) != attach) {
+      return Invalid(field, attach ? std::string("is missing")
+                                   : absl::StrCat("is not part of a ", *kind, " event"));
+    }
+  }
+  if (attach) {
+    for (const auto& [field, target] :
+         {std::pair<std::string_view, std::string*>{"file_name", &e.file_name},
+          {"media_type", &e.media_type},
+          {"sha256", &e.sha256}}) {
+      absl::StatusOr<std::string> value = StringField(j, field, kMaxCaseName);
+      if (!value.ok()) return value.status();
+      if (value->empty()) return Invalid(field, "is empty");
+      *target = *std::move(value);
+    }
+    if (!j["size"].is_number_unsigned()) return Invalid("size", "must be a byte count");
+    e.size = j["size"].get<uint64_t>();
   }
   return e;
 }

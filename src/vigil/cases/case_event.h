@@ -29,6 +29,7 @@ enum class CaseEventKind : uint8_t {
   kClose,         // the owner closes with "outcome" and "text" (no second analyst needed)
   kReopen,        // a closed case back in the queue ("text": why)
   kReviewHit,     // the owner's verdict on one screening hit of an alert ("text": why)
+  kAttach,        // a file added to the case (its name, type, size and SHA-256; "text": what)
 };
 
 // An analyst's verdict on a screening hit (docs/cases.md, "Screening hits").
@@ -73,12 +74,20 @@ struct CaseEvent {
   std::string hit, party;
   HitVerdict verdict = HitVerdict::kNone;
   UtcTime expires{};
+  // kAttach: the file as the analyst named it, its media type, size and SHA-256 (lower-case
+  // hex); the bytes are kept in the book's store under that digest.
+  std::string file_name, media_type, sha256;
+  uint64_t size = 0;
   uint64_t sequence = 0;                     // its record in the decision log (set when read back)
 };
 
 // Limits of an event's text fields, in bytes.
 inline constexpr size_t kMaxCaseText = 16 * 1024;
 inline constexpr size_t kMaxCaseName = 256;
+// The media types an attachment may have: documents and images an analyst collects.
+inline constexpr std::string_view kAttachmentMediaTypes[] = {
+    "application/pdf", "image/png", "image/jpeg", "text/plain", "text/csv"};
+bool IsAttachmentMediaType(std::string_view media_type);
 
 // The event as the log's event record holds it: JSON with "source": "cases", canonical (the
 // same event gives the same bytes).

@@ -236,6 +236,16 @@ absl::Status CheckCaseEvent(const Case& c, const CaseEvent& e, CaseRole role) {
                          kMaxClearance.count() / 24, " days"));
       }
       return need_text("why");
+    case CaseEventKind::kAttach:
+      if (c.closed()) return NotNow(c, "a closed case takes no attachments; reopen it first");
+      if (!Unowned(c) && !mine && !supervisor) {
+        return NotNow(c, "only its holder or a supervisor may attach files while it is held");
+      }
+      if (e.file_name.empty() || e.sha256.size() != 64 || !IsAttachmentMediaType(e.media_type)) {
+        return absl::InvalidArgumentError(
+            "\"name\": an attachment needs a file name, an accepted media type and its digest");
+      }
+      return absl::OkStatus();
   }
   return absl::InvalidArgumentError("unknown case event");
 }
@@ -306,6 +316,9 @@ void ApplyCaseEvent(Case& c, const CaseEvent& e) {
       break;
     case CaseEventKind::kReviewHit:
       break;  // the verdict is the event; the book applies a clearance
+    case CaseEventKind::kAttach:
+      ++c.attachments;
+      break;
   }
 }
 
@@ -350,6 +363,7 @@ std::string CaseToJson(const Case& c) {
             {"amount_reporting_micros", c.amount_reporting_micros},
             {"reasons", c.reasons},
             {"notes", c.notes},
+            {"attachments", c.attachments},
             {"reopened", c.reopened},
             {"last_sequence", c.last_sequence}};
   return j.dump();
@@ -389,6 +403,7 @@ absl::StatusOr<Case> CaseFromJson(std::string_view text) {
   c.amount_reporting_micros = r.Number<int64_t>("amount_reporting_micros");
   c.reasons = r.Strings("reasons");
   c.notes = r.Number<uint32_t>("notes");
+  c.attachments = r.Number<uint32_t>("attachments");
   c.reopened = r.Number<uint32_t>("reopened");
   c.last_sequence = r.Number<uint64_t>("last_sequence");
   if (c.id.empty()) r.Bad("id");

@@ -71,6 +71,7 @@ struct Case {
   int64_t amount_reporting_micros = 0;  // its alerts' amounts, reporting currency
   std::vector<std::string> reasons;     // distinct rule ids and list hits, first met first
   uint32_t notes = 0;
+  uint32_t attachments = 0;
   uint32_t reopened = 0;
   uint64_t last_sequence = 0;  // the last log record that changed it
 

@@ -1,5 +1,6 @@
 #include "vigil/server/case_api.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -276,6 +277,54 @@ absl::StatusOr<cases::CaseAction> ReadAction(const HttpRequest& request, bool re
   return action;
 }
 
+// An attachment's body and name: the file as the body, its media type the Content-Type.
+cases::CaseAction ReadAttachment(const HttpRequest& request) {
+  cases::CaseAction action;
+  action.file_name = DecodedQueryParam(request.query, "name").value_or("");
+  action.text = DecodedQueryParam(request.query, "text").value_or("");
+  const std::string_view type = request.Header("Content-Type");
+  action.media_type = std::string(type.substr(0, type.find(';')));
+  while (!action.media_type.empty() && action.media_type.back() == ' ')
+    action.media_type.pop_back();
+  for (char& ch : action.media_type)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  action.content = request.body;
+  return action;
+}
+
+HttpResponse GetAttachment(const cases::CaseBook& book, const HttpRequest& request,
+                           std::string_view case_id) {
+  const std::string sha = DecodedQueryParam(request.query, "sha256").value_or("");
+  if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return HttpError(400, "invalid_field", "sha256",
+                     "'sha256' must be an attachment's digest: 64 lower-case hex digits");
+  }
+  const std::string id(case_id);
+  absl::StatusOr<std::vector<cases::CaseEvent>> timeline = book.Timeline(id);
+  if (!timeline.ok()) return Refused(timeline.status());
+  const cases::CaseEvent* event = nullptr;
+  for (const cases::CaseEvent& e : *timeline) {
+    if (e.kind == cases::CaseEventKind::kAttach && e.sha256 == sha) event = &e;
+  }
+  absl::StatusOr<std::string> bytes = book.Attachment(id, sha);
+  if (event == nullptr || !bytes.ok()) {
+    if (bytes.ok() || absl::IsNotFound(bytes.status())) {
+      return HttpError(404, "not_found", "sha256",
+                       absl::StrCat("case ", id, " has no attachment ", sha));
+    }
+    return HttpError(500, "attachment_altered", "", ToStd(bytes.status().message()));
+  }
+  HttpResponse r;
+  r.content_type = event->media_type;
+  r.body = *std::move(bytes);
+  std::string name;
+  for (char ch : event->file_name) name += ch == '"' ? '_' : ch;
+  r.headers = {{"Content-Disposition", absl::StrCat("attachment; filename=\"", name, "\"")},
+               {"X-Content-Type-Options", "nosniff"},
+               {"Content-Security-Policy", "default-src 'none'; sandbox"}};
+  return r;
+}
+
 HttpResponse Clearances(const cases::CaseBook& book) {
   Json list = Json::array();
   for (const screening::ScreeningClearance& c : book.Clearances()) {
@@ -330,6 +379,16 @@ HttpResponse AnswerCaseRoute(cases::CaseBook& book, CaseRoute route, const HttpR
       return Stats(book);
     case CaseRoute::kClearances:
       return Clearances(book);
+    case CaseRoute::kAttachment:
+      return GetAttachment(book, request, case_id);
+    case CaseRoute::kAttach: {
+      cases::CaseAction action = ReadAttachment(request);
+      action.kind = cases::CaseEventKind::kAttach;
+      action.case_id = std::string(case_id);
+      absl::StatusOr<cases::Case> c = book.Act(actor, action);
+      if (!c.ok()) return Refused(c.status());
+      return JsonAnswer(200, {{"case", CaseJson(*c)}});
+    }
     case CaseRoute::kNext: {
       absl::StatusOr<cases::Case> c = book.TakeNext(actor);
       if (!c.ok()) return Refused(c.status());

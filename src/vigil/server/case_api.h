@@ -31,6 +31,8 @@ enum class CaseRoute {
   kReopen,      // .../reopen {"text"}
   kReviewHit,   // .../screening {"sequence", "hit", "verdict", "expires", "text"}
   kClearances,  // GET /v1/screening/clearances: those holding now
+  kAttach,      // POST /v1/cases/{case_id}/attachments?name=&text= (the file as the body)
+  kAttachment,  // GET /v1/cases/{case_id}/attachment?sha256=
 };
 
 // The answer to "route" on "book" for "actor"; "case_id" is the path's, for the routes that

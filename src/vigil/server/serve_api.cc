@@ -68,6 +68,8 @@ enum RouteId {
   kCaseReject,
   kCaseReopen,
   kCaseReviewHit,
+  kCaseAttach,
+  kCaseAttachment,
   kClearances,
   kUi,
   kUiAsset,
@@ -114,6 +116,8 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/cases/{case_id}/reject", "case_reject", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/reopen", "case_reopen", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/screening", "case_review_hit", Need::kAnalyst},
+    {"POST", "/v1/cases/{case_id}/attachments", "case_attach", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/attachment", "case_attachment", Need::kAnalyst},
     {"GET", "/v1/screening/clearances", "screening_clearances", Need::kAnalyst},
     // The workbench's page and files: code, no data (the page calls /v1/cases with a token).
     {"GET", "/ui", "ui", Need::kPublic},
@@ -167,6 +171,10 @@ CaseRoute CaseRouteOf(int route) {
       return CaseRoute::kReject;
     case kCaseReviewHit:
       return CaseRoute::kReviewHit;
+    case kCaseAttach:
+      return CaseRoute::kAttach;
+    case kCaseAttachment:
+      return CaseRoute::kAttachment;
     case kClearances:
       return CaseRoute::kClearances;
     default:
@@ -427,7 +435,7 @@ void ServeApi::PublicBody(int route, HttpResponse& response) const {
   // an alert's record view and proof bundle are the log's data, as an export answers it (a
   // bundle's hashes and signatures must come back byte for byte).
   if ((route == kUi || route == kUiAsset || route == kCaseDecision || route == kCaseProof ||
-       route == kCaseReport) &&
+       route == kCaseReport || route == kCaseAttachment) &&
       response.status < 400) {
     return;
   }

@@ -281,6 +281,11 @@ void DeclareCases(ServeConfig* c, OptionSet* set) {
              .help = "The branch in the report drafts (goAML rentity_branch); empty: none",
              .uses = kServe},
             &k.report_entity_branch);
+  set->Integer({.key = "cases.attachment_bytes",
+                .help = "The largest file an analyst may attach to a case; a request body is "
+                        "bounded by limits.body_bytes too, so raise both for larger files",
+                .uses = kServe},
+               &k.attachment_bytes, 1, 64 << 20);
 }
 
 void DeclareServeOptions(ServeConfig* config, config::OptionSet* set) {

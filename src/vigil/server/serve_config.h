@@ -106,6 +106,7 @@ struct ServeCasesConfig {
   bool four_eyes_suspicious = true;  // closing as suspicious_reported needs a second analyst
   // The reporting entity in the report drafts (goAML rentity_id, rentity_branch).
   std::string report_entity_id, report_entity_branch;
+  size_t attachment_bytes = size_t{4} << 20;  // the largest attachment (limits.body_bytes too)
 };
 
 struct ServeConfig : PipelineConfig {

@@ -823,6 +823,7 @@ absl::Status VigilServer::StartCases(KvStore* kv) {
   options.policy.four_eyes_block = k.four_eyes_block;
   options.policy.four_eyes_suspicious = k.four_eyes_suspicious;
   options.clearances = clearances_;
+  options.max_attachment_bytes = k.attachment_bytes;
   VIGIL_ASSIGN_OR_RETURN(
       cases_, cases::CaseBook::Open(kv, service_->audit_log(), std::move(options), RealClock()));
   const cases::CaseBookStats stats = cases_->stats();

@@ -13,11 +13,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "vigil/cases/case_book.h"
+#include "vigil/common/sha256.h"
 #include "vigil/server/access_tokens.h"
 #include "vigil/server/serve_api.h"
 #include "vigil/server/testing_http_client.h"
 #include "vigil/server/testing_server_util.h"
 #include "vigil/server/vigil_server.h"
+#include "vigil/store/kv_store.h"
 #include "vigil/testing/status_matchers.h"
 #include "vigil/testing/testdata.h"
 
@@ -400,6 +403,66 @@ TEST_F(VigilServerCasesTest, AClearedScreeningHitChangesLaterDecisionsUntilWithd
   ASSERT_EQ(matched.status, 200) << matched.body;
   EXPECT_EQ(pay("s4")["action"], "BLOCK");
   EXPECT_TRUE(Body(Call("GET", "/v1/screening/clearances", alice_))["clearances"].empty());
+}
+
+TEST_F(VigilServerCasesTest, AttachmentsAreBoundedRecordedAndCheckedAgainstTheLog) {
+  ASSERT_EQ(Call("POST", "/v1/score", scorer_, Payment("p1", "A1", "5000.00", 1)).status, 200);
+  const Json listed = AwaitCases(1);
+  ASSERT_EQ(listed["total"], 1) << listed.dump();
+  const std::string id = listed["cases"][0]["id"];
+  ASSERT_EQ(Call("POST", "/v1/cases/" + id + "/claim", alice_).status, 200);
+  const auto attach = [&](const std::string& query, const std::string& type,
+                          const std::string& body, const std::string& token) {
+    absl::StatusOr<TestHttpResponse> r =
+        HttpOnce(server_->port(), "POST", "/v1/cases/" + id + "/attachments" + query, body,
+                 Headers{{"Authorization", "Bearer " + token}, {"Content-Type", type}});
+    EXPECT_OK(r);
+    return r.ok() ? *r : TestHttpResponse{};
+  };
+  const std::string statement = "date,amount\n2022-09-01,5000.00\n";
+  const TestHttpResponse added =
+      attach("?name=statement.csv&text=bank%20statement", "text/csv", statement, alice_);
+  ASSERT_EQ(added.status, 200) << added.body;
+  EXPECT_EQ(Body(added)["case"]["attachments"], 1);
+  // Refused: another analyst while it is held, a path as a name, an unlisted type, too big.
+  EXPECT_EQ(attach("?name=x.csv", "text/csv", statement, bob_).status, 409);
+  EXPECT_EQ(Body(attach("?name=..%2Fx", "text/csv", statement, alice_))["error"]["field"], "name");
+  EXPECT_EQ(Body(attach("?name=x.html", "text/html", "<b>", alice_))["error"]["field"],
+            "Content-Type");
+  EXPECT_EQ(Body(attach("?name=x.csv", "text/csv", "", alice_))["error"]["field"], "body");
+  const Json timeline = Body(Call("GET", "/v1/cases/" + id, alice_))["timeline"];
+  ASSERT_EQ(timeline.size(), 2u) << timeline.dump();
+  EXPECT_EQ(timeline[1]["kind"], "attach");
+  EXPECT_EQ(timeline[1]["file_name"], "statement.csv");
+  EXPECT_EQ(timeline[1]["size"], statement.size());
+  const std::string sha = timeline[1]["sha256"];
+  EXPECT_EQ(sha, Sha256Hex(statement));
+  const TestHttpResponse got = Call("GET", "/v1/cases/" + id + "/attachment?sha256=" + sha, bob_);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.body, statement);
+  EXPECT_EQ(got.Header("Content-Type"), "text/csv");
+  EXPECT_THAT(got.Header("Content-Disposition"), HasSubstr("statement.csv"));
+  EXPECT_THAT(got.Header("Content-Security-Policy"), HasSubstr("sandbox"));
+  EXPECT_EQ(
+      Call("GET", "/v1/cases/" + id + "/attachment?sha256=" + std::string(64, 'a'), bob_).status,
+      404);
+  EXPECT_EQ(Call("GET", "/v1/cases/" + id + "/attachment?sha256=xyz", bob_).status, 400);
+
+  // Someone with the disk alters the stored bytes: the digest in the log gives it away.
+  server_.reset();
+  {
+    KvStoreOptions options;
+    options.path = config_.data_dir + "/features";
+    absl::StatusOr<std::unique_ptr<KvStore>> store = KvStore::Open(options);
+    ASSERT_OK(store);
+    ASSERT_OK((*store)->Put(cases::kCasesFamily, absl::StrCat("attachment/", id, "/", sha),
+                            "date,amount\n2022-09-01,50.00\n"));
+  }
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const TestHttpResponse altered =
+      Call("GET", "/v1/cases/" + id + "/attachment?sha256=" + sha, alice_);
+  EXPECT_EQ(altered.status, 500) << altered.body;
+  EXPECT_THAT(altered.body, HasSubstr("attachment_altered"));
 }
 
 TEST_F(VigilServerCasesTest, AnAdminActsAsSupervisor) {
