@@ -439,6 +439,15 @@ function Dashboard() {
           <td class="num" data-rate=${r.false_positive_rate === null ? '' : String(r.false_positive_rate)}>${pct(r.false_positive_rate)}</td></tr>`)}
         </tbody>
       </table>
+      <h3>By the model's score band</h3>
+      <table class="bands" id="bands">
+        <thead><tr><th>highest score</th><th class="num">cases</th><th class="num">closed</th>
+          <th class="num">false positive</th><th class="num">false-positive rate</th></tr></thead>
+        <tbody>${data.bands.filter((b) => b.cases > 0).map((b) => html`<tr data-band=${b.band}>
+          <td>${b.band.replace('_', ' ')}</td><td class="num">${b.cases}</td>
+          <td class="num">${b.cases - b.outcomes.unclosed}</td><td class="num">${b.outcomes.false_positive}</td>
+          <td class="num">${pct(b.false_positive_rate)}</td></tr>`)}</tbody>
+      </table>
       <h3>In force</h3>
       <pre class="versions">${JSON.stringify(versions, null, 2)}</pre>
     </section>`;

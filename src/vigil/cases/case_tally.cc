@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "vigil/core/transaction.h"
 
 namespace vigil::cases {
@@ -18,13 +19,24 @@ double Percentile(const std::vector<double>& v, double p) {
   return v[std::max<size_t>(rank, 1) - 1];
 }
 
-}  // namespace
-
-double ReasonTally::false_positive_rate() const {
+double FalsePositiveRate(uint64_t cases, const OutcomeCounts& outcomes) {
   const uint64_t closed = cases - outcomes[0];
   if (closed == 0) return std::nan("");
   return static_cast<double>(outcomes[static_cast<size_t>(CaseOutcome::kFalsePositive)]) /
          static_cast<double>(closed);
+}
+
+}  // namespace
+
+double ReasonTally::false_positive_rate() const { return FalsePositiveRate(cases, outcomes); }
+double BandTally::false_positive_rate() const { return FalsePositiveRate(cases, outcomes); }
+
+CaseTally::CaseTally(UtcTime now, const CasePolicy& policy) : now_(now), policy_(policy) {
+  for (size_t b = 0; b + 1 < kScoreBands; ++b) {
+    report_.bands[b].band =
+        absl::StrFormat("%.1f-%.1f", static_cast<double>(b) / 10, static_cast<double>(b + 1) / 10);
+  }
+  report_.bands[kScoreBands - 1].band = "rules_only";
 }
 
 void CaseTally::Add(const Case& c) {
@@ -45,6 +57,12 @@ void CaseTally::Add(const Case& c) {
     close_hours_.push_back(
         std::chrono::duration<double, std::ratio<3600>>(c.closed_at - c.opened).count());
   }
+  const size_t band =
+      std::isnan(c.max_score)
+          ? kScoreBands - 1
+          : std::min<size_t>(static_cast<size_t>(std::max(c.max_score, 0.0) * 10), kScoreBands - 2);
+  ++report_.bands[band].cases;
+  ++report_.bands[band].outcomes[outcome];
   for (const std::string& reason : c.reasons) {
     ReasonTally& r = reasons_[reason];
     r.reason = reason;

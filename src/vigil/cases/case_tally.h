@@ -36,6 +36,16 @@ struct ReasonTally {
   double false_positive_rate() const;
 };
 
+// Cases by their highest model score, in tenths ("0.0-0.1" ... "0.9-1.0"), and those rules
+// alone decided ("rules_only"): whether analysts find the model's high bands worth their time.
+inline constexpr size_t kScoreBands = 11;
+struct BandTally {
+  std::string band;
+  uint64_t cases = 0;
+  OutcomeCounts outcomes{};
+  double false_positive_rate() const;  // as ReasonTally's
+};
+
 struct CaseTallyReport {
   uint64_t cases = 0, overdue = 0;
   std::array<uint64_t, 5> states{};  // CaseState order
@@ -45,11 +55,12 @@ struct CaseTallyReport {
   double close_hours_median = 0, close_hours_p90 = 0;
   std::vector<DayTally> days;        // ascending, days with something only
   std::vector<ReasonTally> reasons;  // by cases, most first; ties by reason
+  std::array<BandTally, kScoreBands> bands;  // the ten score bands ascending, then rules_only
 };
 
 class CaseTally {
  public:
-  CaseTally(UtcTime now, const CasePolicy& policy) : now_(now), policy_(policy) {}
+  CaseTally(UtcTime now, const CasePolicy& policy);
   void Add(const Case& c);
   CaseTallyReport Finish() &&;
 

@@ -78,6 +78,30 @@ TEST(CaseTallyTest, CountsPerDayOutcomesTimeToCloseAndFalsePositivesPerReason) {
   EXPECT_EQ(r.reasons[2].outcomes[static_cast<size_t>(CaseOutcome::kFalsePositive)], 1u);
 }
 
+TEST(CaseTallyTest, CasesFallInTheBandOfTheirHighestScore) {
+  CaseTally tally(kDay0, CasePolicy{});
+  Case high = MakeCase(1, {"velocity"}, std::chrono::hours(0));
+  high.max_score = 0.97;
+  CloseCase(high, CaseOutcome::kFalsePositive, std::chrono::hours(1));
+  Case top = MakeCase(2, {"velocity"}, std::chrono::hours(0));
+  top.max_score = 1.0;  // the last band is closed above
+  CloseCase(top, CaseOutcome::kSuspiciousReported, std::chrono::hours(1));
+  Case low = MakeCase(3, {"velocity"}, std::chrono::hours(0));
+  low.max_score = 0.05;
+  Case rules = MakeCase(4, {"velocity"}, std::chrono::hours(0));  // max_score NaN
+  for (const Case* c : {&high, &top, &low, &rules}) tally.Add(*c);
+  const CaseTallyReport r = std::move(tally).Finish();
+  EXPECT_EQ(r.bands[9].band, "0.9-1.0");
+  EXPECT_EQ(r.bands[9].cases, 2u);
+  EXPECT_DOUBLE_EQ(r.bands[9].false_positive_rate(), 0.5);
+  EXPECT_EQ(r.bands[0].band, "0.0-0.1");
+  EXPECT_EQ(r.bands[0].cases, 1u);
+  EXPECT_TRUE(std::isnan(r.bands[0].false_positive_rate()));
+  EXPECT_EQ(r.bands[10].band, "rules_only");
+  EXPECT_EQ(r.bands[10].cases, 1u);
+  EXPECT_EQ(r.bands[5].cases, 0u);
+}
+
 TEST(CaseTallyTest, NothingClosedHasNoRatesOrCloseTimes) {
   CaseTally tally(kDay0, CasePolicy{});
   tally.Add(MakeCase(1, {"velocity"}, std::chrono::hours(0)));

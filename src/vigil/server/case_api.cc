@@ -199,7 +199,15 @@ HttpResponse Stats(const cases::CaseBook& book) {
                        {"outcomes", OutcomesJson(t.outcomes)},
                        {"false_positive_rate", Maybe(t.false_positive_rate())}});
   }
+  Json bands = Json::array();
+  for (const cases::BandTally& b : r.bands) {
+    bands.push_back({{"band", b.band},
+                     {"cases", b.cases},
+                     {"outcomes", OutcomesJson(b.outcomes)},
+                     {"false_positive_rate", Maybe(b.false_positive_rate())}});
+  }
   return JsonAnswer(200, {{"cases", r.cases},
+                          {"bands", bands},
                           {"overdue", r.overdue},
                           {"states", states},
                           {"outcomes", OutcomesJson(r.outcomes)},

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -158,6 +159,18 @@ struct VigilServer::ScreeningMetrics {
 
 // The drift monitor's state as gauges, read from DriftMonitor::State at each scrape. Subjects
 // and windows are fixed when the monitor is created, so the series are registered once.
+struct VigilServer::CaseGauges {
+  std::array<Gauge*, 5> states{};  // cases::CaseState order
+  Gauge* overdue = nullptr;
+  std::array<Gauge*, cases::kScoreBands> band_fp{};
+  // By rule id, made as rules first appear among the cases' reasons; watchlist hits
+  // ("<list>:<entry>") are left out, and at most kMaxRules rules are kept, so that the series
+  // stay bounded.
+  static constexpr size_t kMaxRules = 256;
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, Gauge*> rule_fp ABSL_GUARDED_BY(mu);
+};
+
 struct VigilServer::DriftGauges {
   struct Window {
     Gauge* severity = nullptr;
@@ -826,12 +839,65 @@ absl::Status VigilServer::StartCases(KvStore* kv) {
   options.max_attachment_bytes = k.attachment_bytes;
   VIGIL_ASSIGN_OR_RETURN(
       cases_, cases::CaseBook::Open(kv, service_->audit_log(), std::move(options), RealClock()));
+  VIGIL_RETURN_IF_ERROR(RegisterCaseGauges());
   const cases::CaseBookStats stats = cases_->stats();
   log_->Event("info", "cases open",
               {{"cases", absl::StrCat(stats.cases)},
                {"open", absl::StrCat(stats.open)},
                {"applied", absl::StrCat(stats.applied)}});
   return absl::OkStatus();
+}
+
+absl::Status VigilServer::RegisterCaseGauges() {
+  auto g = std::make_unique<CaseGauges>();
+  for (size_t i = 0; i < g->states.size(); ++i) {
+    VIGIL_ASSIGN_OR_RETURN(
+        g->states[i],
+        metrics_->AddGauge(
+            "vigil_cases", "Cases by state (docs/cases.md), at scrape time.",
+            {{"state", std::string(cases::CaseStateName(static_cast<cases::CaseState>(i)))}}));
+  }
+  VIGIL_ASSIGN_OR_RETURN(g->overdue,
+                         metrics_->AddGauge("vigil_cases_overdue",
+                                            "Unclosed cases past their SLA (cases.sla_hours)."));
+  const cases::CaseTallyReport empty =
+      cases::CaseTally(RealClock().Now(), cases::CasePolicy{}).Finish();
+  for (size_t b = 0; b < cases::kScoreBands; ++b) {
+    VIGIL_ASSIGN_OR_RETURN(
+        g->band_fp[b],
+        metrics_->AddGauge("vigil_case_false_positive_rate_by_band",
+                           "False positives over the closed cases whose highest model score is "
+                           "in the band (rules_only: no model scored); NaN while none is closed.",
+                           {{"band", empty.bands[b].band}}));
+  }
+  case_gauges_ = std::move(g);
+  return absl::OkStatus();
+}
+
+void VigilServer::RefreshCaseGauges() {
+  if (case_gauges_ == nullptr || cases_ == nullptr) return;
+  CaseGauges& g = *case_gauges_;
+  const cases::CaseTallyReport r = cases_->Tally();
+  for (size_t i = 0; i < g.states.size(); ++i) g.states[i]->Set(static_cast<double>(r.states[i]));
+  g.overdue->Set(static_cast<double>(r.overdue));
+  for (size_t b = 0; b < cases::kScoreBands; ++b) {
+    g.band_fp[b]->Set(r.bands[b].false_positive_rate());
+  }
+  absl::MutexLock lock(&g.mu);
+  for (const cases::ReasonTally& t : r.reasons) {
+    if (t.reason.find(':') != std::string::npos) continue;  // a watchlist hit
+    auto it = g.rule_fp.find(t.reason);
+    if (it == g.rule_fp.end()) {
+      if (g.rule_fp.size() >= CaseGauges::kMaxRules) continue;
+      absl::StatusOr<Gauge*> gauge = metrics_->AddGauge(
+          "vigil_case_false_positive_rate_by_rule",
+          "False positives over the closed cases that hold the rule; NaN while none is closed.",
+          {{"rule", t.reason}});
+      if (!gauge.ok()) continue;
+      it = g.rule_fp.emplace(t.reason, *gauge).first;
+    }
+    it->second->Set(t.false_positive_rate());
+  }
 }
 
 absl::Status VigilServer::StartScreening() {
@@ -1261,6 +1327,7 @@ void VigilServer::RefreshClusterMetrics() {
 
 void VigilServer::RefreshGauges() {
   RefreshClusterMetrics();
+  RefreshCaseGauges();
   if (gauges_ == nullptr || deployment_ == nullptr) return;
   const Gauges& g = *gauges_;
   const auto snapshot = deployment_->Current();

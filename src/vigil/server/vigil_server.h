@@ -216,6 +216,12 @@ class VigilServer {
   std::unique_ptr<Gauges> gauges_;
   struct DriftGauges;
   std::unique_ptr<DriftGauges> drift_gauges_;
+  // The cases' figures at scrape time (states, overdue, false-positive rate by score band and
+  // by rule); null without cases.
+  struct CaseGauges;
+  std::unique_ptr<CaseGauges> case_gauges_;
+  absl::Status RegisterCaseGauges();
+  void RefreshCaseGauges();
   struct ScreeningMetrics;
   std::unique_ptr<ScreeningMetrics> screening_metrics_;  // null without screening
   // Null without gpu.enabled. Shared with the routers' deleters, which may run after the

@@ -287,6 +287,14 @@ TEST_F(VigilServerCasesTest, AnAlertsDecisionItsAttributionProofAndTheDashboard)
   EXPECT_EQ(stats["reasons"][0]["cases"], 2);
   EXPECT_EQ(stats["reasons"][0]["false_positive_rate"], 1.0);
   EXPECT_FALSE(stats["close_hours_median"].is_null());
+  ASSERT_EQ(stats["bands"].size(), 11u);
+  // The same figures as metrics, for alerting on a rule whose false positives climb.
+  const std::string metrics = Call("GET", "/metrics", alice_).body;
+  EXPECT_EQ(
+      testing::MetricValue(metrics, R"(vigil_case_false_positive_rate_by_rule{rule="large"})"), 1.0)
+      << metrics;
+  EXPECT_EQ(testing::MetricValue(metrics, R"(vigil_cases{state="closed"})"), 1.0);
+  EXPECT_EQ(testing::MetricValue(metrics, R"(vigil_cases{state="open"})"), 1.0);
 
   // A report draft for a suspicious closing only (four eyes: bob approves alice's closing).
   {
