@@ -78,9 +78,13 @@ class Server:
         return p.stdout.decode().strip()
 
     def start(self):
+        watchlist = os.path.join(os.path.dirname(self.data_dir), "watchlist.csv")
+        with open(watchlist, "w", encoding="utf-8") as f:
+            f.write("id,name,aliases,type,countries,identifiers,list\n"
+                    "T1,ACME SANCTIONED TRADING LLC,,entity,Iran,,TEST LIST\n")
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.policy,
-               "--fx-rates", self.args.fx_rates, "--plaintext"]
+               "--fx-rates", self.args.fx_rates, "--screening-list", watchlist, "--plaintext"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                      stderr=open(self.stderr_path, "wb"),
                                      stdin=subprocess.DEVNULL)
@@ -163,7 +167,9 @@ def main():
         # (a cycle); B1 makes a huge payment (a BLOCK case).
         payments = [payment("t1", "A1", "C1", "2500.00", 1), payment("t2", "A1", "C2", "3100.00", 2),
                     payment("t3", "A1", "C1", "1900.00", 3), payment("t4", "C2", "A1", "2800.00", 4),
-                    payment("t5", "B1", "C3", "75000.00", 5)]
+                    payment("t5", "B1", "C3", "75000.00", 5),
+                    payment("t6", "S1", "L1", "120.00", 6)]
+        payments[-1]["beneficiary"]["name"] = "ACME SANCTIONED TRADING LLC"  # a listed name
         for pay in payments:
             status, body = server.call("POST", "/v1/score", scorer, pay)
             if not fails.expect(status == 200, f"POST /v1/score {pay['id']}: {status} {body}"):
@@ -172,11 +178,11 @@ def main():
         listed = None
         while time.monotonic() < deadline:
             status, listed = server.call("GET", "/v1/cases?state=unclosed", alice)
-            if status == 200 and listed["total"] >= 3:
+            if status == 200 and listed["total"] >= 4:
                 break
             time.sleep(0.2)
-        if not fails.expect(listed and listed.get("total") == 3,
-                            f"three cases (A1, C2, B1) from the decision log, got {listed}"):
+        if not fails.expect(listed and listed.get("total") == 4,
+                            f"four cases (A1, C2, B1, S1) from the decision log, got {listed}"):
             return 1
 
         driver = browser()
@@ -189,7 +195,7 @@ def main():
         field.send_keys(Keys.ENTER)  # signing in needs no mouse
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#queue tbody tr")))
         rows = driver.find_elements(By.CSS_SELECTOR, "#queue tbody tr")
-        fails.expect(len(rows) == 3, f"the queue shows the 3 unclosed cases, shows {len(rows)}")
+        fails.expect(len(rows) == 4, f"the queue shows the 4 unclosed cases, shows {len(rows)}")
         fails.expect(rows[0].get_attribute("data-case") == listed["cases"][0]["id"],
                      "the queue's first row is the API's case of highest priority")
         if args.screenshots:
@@ -279,8 +285,35 @@ def main():
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#queue tbody tr")))
         ids = [r.get_attribute("data-case")
                for r in driver.find_elements(By.CSS_SELECTOR, "#queue tbody tr")]
-        fails.expect(expected not in ids and len(ids) == 2,
+        fails.expect(expected not in ids and len(ids) == 3,
                      f"the closed case left the queue: {ids}")
+
+        # Bob reviews the screening hit of S1's case: a namesake, cleared for 30 days.
+        fails.step = "screening review"
+        hit_case = next(c["id"] for c in listed["cases"] if c["subject"] == "S1")
+        driver.get(f"{base}#/case/{hit_case}")
+        wait.until(EC.element_to_be_clickable((By.ID, "claim"))).click()
+        wait.until(lambda d: d.find_element(By.ID, "case").get_attribute("data-state") == "in_review")
+        form = wait.until(EC.presence_of_element_located(
+            (By.CSS_SELECTOR, "#hits li[data-hit='TEST LIST:T1'] form")))
+        Select(form.find_element(By.NAME, "verdict")).select_by_value("cleared")
+        until = time.gmtime(time.time() + 30 * 86400)
+        form.find_element(By.NAME, "expires").send_keys(time.strftime("%m%d%Y", until))
+        form.find_element(By.NAME, "text").send_keys("a namesake: different registration")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(EC.presence_of_element_located(
+            (By.CSS_SELECTOR, "#hits li[data-hit='TEST LIST:T1'] .verdict[data-verdict=cleared]")))
+        status, held = server.call("GET", "/v1/screening/clearances", bob)
+        fails.expect(status == 200 and len(held["clearances"]) == 1 and
+                     held["clearances"][0]["party"] == "account:L1" and
+                     held["clearances"][0]["expires"].startswith(time.strftime("%Y-%m-%d", until)),
+                     f"the clearance is in force for the listed party until the date: {held}")
+        status, again = server.call("POST", "/v1/score", scorer,
+                                    dict(payments[-1], id="t7", timestamp="2022-09-01T08:07:00Z"))
+        fails.expect(status == 200 and again.get("action") == "ALLOW",
+                     f"the same payment is no longer held: {again.get('action')}")
+        if args.screenshots:
+            driver.save_screenshot(os.path.join(args.screenshots, "workbench-screening.png"))
 
         # It counts in the dashboard.
         fails.step = "dashboard"

@@ -9,6 +9,11 @@ import cytoscape from 'cytoscape';
 
 const html = htm.bind(h);
 
+function xRange(x) {
+  const lo = Math.min(...x), hi = Math.max(...x);
+  return hi - lo < 3600 ? [lo - 86400, hi + 86400] : [lo, hi];
+}
+
 // "series": [{label, values}] over "x" (Unix seconds); drawn with points and lines, each
 // series in its own dash pattern so that they are told apart without colour.
 export function TimeSeries({ title, x, series, height = 220 }) {
@@ -24,8 +29,8 @@ export function TimeSeries({ title, x, series, height = 220 }) {
         label: s.label, stroke: ['#1f4e79', '#7a3b00', '#2e6b2e'][i % 3], width: 1.5,
         dash: dashes[i % 3], points: { show: true, size: 5 }, scale: s.scale || 'y',
       }))],
-      // One point (or one day) gets a day either side instead of a range of years.
-      scales: { x: { time: true, range: (u, min, max) => (max - min < 3600 ? [min - 86400, max + 86400] : [min, max]) } },
+      // Points within an hour get a day either side instead of a range of years.
+      scales: { x: { time: true, range: xRange(x) } },
       axes: [{}, { scale: 'y', size: 70 }, ...(series.some((s) => s.scale === 'n') ? [{ scale: 'n', side: 1 }] : [])],
     };
     const plot = new uPlot(opts, [x, ...series.map((s) => s.values)], ref.current);

@@ -207,9 +207,9 @@ function HitReview({ hit, reviews, onReview }) {
     onReview(body);
   };
   return html`<li class="hit" data-hit=${hit.code}>
-    <code>${hit.code}</code> ${hit.text} (match ${Number(hit.contribution).toFixed(2)})
-    ${done.map((r) => html`<div class="verdict" data-verdict=${r.verdict}>reviewed:
-      <strong>${r.verdict.replace(/_/g, ' ')}</strong> by ${r.actor}
+    <code>${hit.code}</code> ${hit.text}
+    ${done.map((r) => html`<div class="verdict" data-verdict=${r.verdict}>${'reviewed: '}<strong
+      >${r.verdict.replace(/_/g, ' ')}</strong> by ${r.actor}
       ${r.expires ? ` until ${fmtTime(r.expires)}` : ''} — ${r.text}</div>`)}
     <form class="action review" onSubmit=${submit}>
       <label>verdict <select name="verdict" required onChange=${(e) => setVerdict(e.target.value)}>
