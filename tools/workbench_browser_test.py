@@ -82,9 +82,24 @@ class Server:
         with open(watchlist, "w", encoding="utf-8") as f:
             f.write("id,name,aliases,type,countries,identifiers,list\n"
                     "T1,ACME SANCTIONED TRADING LLC,,entity,Iran,,TEST LIST\n")
+        # A small drift reference (tools/train.py's form) of two features, so that the
+        # dashboard shows drift levels: the amounts scored here sit far above its range.
+        profile = os.path.join(os.path.dirname(self.data_dir), "reference_profile.json")
+        def entry(lo, hi):
+            return {"count": 1000, "missing": 0,
+                    "bin_edges": [lo + (hi - lo) * i / 10 for i in range(11)],
+                    "bin_counts": [100] * 10, "mean": (lo + hi) / 2, "std": (hi - lo) / 3.5,
+                    "sample": [lo + (hi - lo) * i / 20 for i in range(21)]}
+        with open(profile, "w", encoding="utf-8") as f:
+            json.dump({"feature_schema_version": "vigil.features.v3", "rows": 1000,
+                       "features": {"amount_reporting": entry(0, 500),
+                                    "is_cross_currency": entry(0, 1)},
+                       "score": entry(0, 1)}, f)
         cmd = [self.args.vigil, "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                "--model", self.args.model, "--policy", self.policy,
-               "--fx-rates", self.args.fx_rates, "--screening-list", watchlist, "--plaintext"]
+               "--fx-rates", self.args.fx_rates, "--screening-list", watchlist,
+               "--drift-profile", profile, "--no-drift-freeze", "--drift-min-rows", "1",
+               "--plaintext"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                      stderr=open(self.stderr_path, "wb"),
                                      stdin=subprocess.DEVNULL)
@@ -326,6 +341,9 @@ def main():
         rate = driver.find_element(By.CSS_SELECTOR, "#reasons tr[data-reason=large] td[data-rate]")
         fails.expect(rate.get_attribute("data-rate") != "",
                      "the rule 'large' has a false-positive rate once a case of it is closed")
+        drift = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#drift table")))
+        fails.expect(len(drift.find_elements(By.CSS_SELECTOR, "tr[data-feature]")) >= 2,
+                     "the dashboard lists the drift monitor's features")
         if args.screenshots:
             driver.save_screenshot(os.path.join(args.screenshots, "workbench-dashboard.png"))
 

@@ -400,6 +400,22 @@ function CaseView({ id }) {
     </article>`;
 }
 
+function Drift() {
+  const { data, error } = useGet('/v1/drift', []);
+  if (error) {
+    return html`<p class="muted" id="drift">${error.status === 404 ? 'Drift monitoring is off on this server.' : error.message}</p>`;
+  }
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  const rank = { none: 0, L1: 1, L2: 2, L3: 3 };
+  const ranked = [...data.subjects].sort((a, b) => rank[b.level] - rank[a.level] || a.name.localeCompare(b.name));
+  return html`<div id="drift">
+    <p>Monitor level <strong>${data.level}</strong>${data.frozen ? html` · <strong>model frozen</strong> (rules decide)` : ''}
+      · ${(data.drifted_share * 100).toFixed(1)}% of features at L2 or above · ${data.rows} payments observed</p>
+    <table class="drift"><thead><tr><th>feature</th><th>level</th></tr></thead>
+      <tbody>${ranked.slice(0, 25).map((f) => html`<tr data-feature=${f.name}><td><code>${f.name}</code></td><td>${f.level}</td></tr>`)}</tbody>
+    </table>${ranked.length > 25 ? html`<p class="muted">${ranked.length - 25} more features (GET /v1/drift)</p>` : ''}</div>`;
+}
+
 function Dashboard() {
   const { data, error } = useGet('/v1/cases/stats', []);
   const ready = useGet('/readyz', []);
@@ -448,6 +464,8 @@ function Dashboard() {
           <td class="num">${b.cases - b.outcomes.unclosed}</td><td class="num">${b.outcomes.false_positive}</td>
           <td class="num">${pct(b.false_positive_rate)}</td></tr>`)}</tbody>
       </table>
+      <h3>Drift of the inputs (highest level first)</h3>
+      <${Drift} />
       <h3>In force</h3>
       <pre class="versions">${JSON.stringify(versions, null, 2)}</pre>
     </section>`;

@@ -79,7 +79,8 @@ enum RouteId {
 
 // Who may call a route (docs/security.md): kPublic routes need nothing, kAnyRole any
 // authenticated caller, the others that role (or admin).
-enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin, kAnalyst };
+// kMonitor: what is watched, no personal data (drift levels): an auditor, analyst or supervisor.
+enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin, kAnalyst, kMonitor };
 
 struct RouteSpec {
   const char* method;
@@ -95,7 +96,7 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/healthz", "healthz", Need::kPublic},
     {"GET", "/readyz", "readyz", Need::kPublic},
     {"GET", "/metrics", "metrics", Need::kAnyRole},
-    {"GET", "/v1/drift", "drift", Need::kAuditor},
+    {"GET", "/v1/drift", "drift", Need::kMonitor},
     {"POST", "/v1/drift/release", "drift_release", Need::kAdmin},
     {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
     {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
@@ -197,6 +198,14 @@ std::optional<Role> RoleNeeded(Need need) {
     default:
       return std::nullopt;
   }
+}
+
+// The role a route needs, for a refusal's message.
+std::string NeedName(Need need) {
+  if (need == Need::kMonitor) return "auditor, analyst or supervisor";
+  if (need == Need::kAnyRole) return "any role";
+  const std::optional<Role> role = RoleNeeded(need);
+  return role.has_value() ? std::string(RoleName(*role)) : "nothing";
 }
 // The workbench's file "name" (workbench_assets.h): revalidated on each load (ETag), never
 // framed, scripts from this origin only; the page talks to this origin alone.
@@ -511,7 +520,12 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   std::string actor;
   std::optional<Role> role;  // the caller's, when checked
   if (options_.access != nullptr && kRoutes[route].need != Need::kPublic) {
+    const bool monitor = kRoutes[route].need == Need::kMonitor;
     AccessDecision access = options_.access->Check(request, RoleNeeded(kRoutes[route].need));
+    if (monitor && access.allowed() && access.role.has_value() &&
+        !(RoleAllows(*access.role, Role::kAuditor) || RoleAllows(*access.role, Role::kAnalyst))) {
+      access.denial = AccessDenial::kForbidden;
+    }
     if (!access.allowed()) {
       route_metrics_->auth_failures[static_cast<int>(access.denial)]->Increment();
       RequestLogEntry entry;
@@ -522,7 +536,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
                                        absl::StrCat("the ", ToAbsl(RoleName(*access.role)),
                                                     " role may not call ", request.method, " ",
                                                     request.path, "; it needs ",
-                                                    ToAbsl(RoleName(*RoleNeeded(kRoutes[route].need)))))
+                                                    NeedName(kRoutes[route].need)))
                            : HttpError(401, "unauthenticated", "Authorization",
                                        UnauthenticatedMessage(access.denial));
       if (r.status == 401) r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"vigil\""});
