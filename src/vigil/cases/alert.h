@@ -39,6 +39,9 @@ struct Alert {
   // The decision's rule ids and screening hits ("<list>:<entry>"), shadow rules left out.
   std::vector<std::string> reasons;
   bool screening_hit = false;
+  // The highest severity (0..100, the policy's) among the rules that fired; 0 when the book
+  // was given no severities (CaseBookOptions::rule_severity).
+  int severity = 0;
 };
 
 // The alert of a decision record at "sequence": nullopt for an ALLOW (whatever a shadow model

@@ -266,7 +266,12 @@ absl::Status CaseBook::CatchUpLocked() {
       absl::StatusOr<std::optional<Alert>> alert = AlertOf(*record, seq, options_.fx);
       if (!alert.ok()) return fail(alert.status());
       if (alert->has_value()) {
-        const Alert& a = **alert;
+        Alert& a = **alert;
+        if (options_.rule_severity) {
+          for (const std::string& reason : a.reasons) {
+            a.severity = std::max(a.severity, options_.rule_severity(reason));
+          }
+        }
         const auto open = open_by_subject_.find(a.subject);
         Case* c = nullptr;
         if (open != open_by_subject_.end()) {

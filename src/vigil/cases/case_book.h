@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct CaseBookOptions {
   // Where the book keeps the screening clearances its cases granted (loaded at open, changed
   // as review_hit events apply), for the decisions to consult; null: kept in the store only.
   std::shared_ptr<screening::ScreeningClearances> clearances;
+  // The severity (0..100) of a rule by its id, from the policy in force; an alert's severity
+  // is the highest of its rules' (a watchlist hit's code is no rule). Null: every severity 0.
+  std::function<int(std::string_view rule_id)> rule_severity;
   // The largest attachment accepted, in bytes (the HTTP body limit bounds it too).
   size_t max_attachment_bytes = size_t{4} << 20;
 };

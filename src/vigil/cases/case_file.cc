@@ -119,6 +119,7 @@ void AddAlert(Case& c, const Alert& alert) {
   ++c.alerts;
   if (alert.action == Action::kBlock) ++c.blocks;
   if (alert.screening_hit) ++c.screening_hits;
+  c.max_severity = std::max(c.max_severity, alert.severity);
   if (!std::isnan(alert.score) && (std::isnan(c.max_score) || alert.score > c.max_score)) {
     c.max_score = alert.score;
   }
@@ -323,7 +324,8 @@ void ApplyCaseEvent(Case& c, const CaseEvent& e) {
 }
 
 double CasePriority(const Case& c, UtcTime now, const CasePolicy& policy) {
-  double p = std::isnan(c.max_score) ? 0 : 40 * std::clamp(c.max_score, 0.0, 1.0);
+  double p = std::isnan(c.max_score) ? 0 : 30 * std::clamp(c.max_score, 0.0, 1.0);
+  p += std::clamp(c.max_severity, 0, 100) / 10.0;
   const double amount = static_cast<double>(c.amount_reporting_micros) / 1e6;
   if (amount > 1000) p += std::min(20.0, 5 * std::log10(amount / 1000));
   if (c.blocks > 0) p += 10;
@@ -360,6 +362,7 @@ std::string CaseToJson(const Case& c) {
             {"blocks", c.blocks},
             {"screening_hits", c.screening_hits},
             {"max_score", std::isnan(c.max_score) ? Json(nullptr) : Json(c.max_score)},
+            {"max_severity", c.max_severity},
             {"amount_reporting_micros", c.amount_reporting_micros},
             {"reasons", c.reasons},
             {"notes", c.notes},
@@ -400,6 +403,7 @@ absl::StatusOr<Case> CaseFromJson(std::string_view text) {
   c.blocks = r.Number<uint64_t>("blocks");
   c.screening_hits = r.Number<uint64_t>("screening_hits");
   c.max_score = r.Number<double>("max_score");
+  c.max_severity = r.Number<int>("max_severity");
   c.amount_reporting_micros = r.Number<int64_t>("amount_reporting_micros");
   c.reasons = r.Strings("reasons");
   c.notes = r.Number<uint32_t>("notes");
@@ -426,7 +430,8 @@ std::string AlertToJson(const Alert& a) {
             {"currency", a.amount.currency().code()},
             {"amount_reporting_micros", a.amount_reporting_micros},
             {"reasons", a.reasons},
-            {"screening_hit", a.screening_hit}};
+            {"screening_hit", a.screening_hit},
+            {"severity", a.severity}};
   return j.dump();
 }
 
@@ -462,6 +467,7 @@ absl::StatusOr<Alert> AlertFromJson(std::string_view text) {
   }
   a.amount_reporting_micros = r.Number<int64_t>("amount_reporting_micros");
   a.reasons = r.Strings("reasons");
+  a.severity = r.Number<int>("severity");
   const auto hit = j.find("screening_hit");
   a.screening_hit = hit != j.end() && hit->is_boolean() && hit->get<bool>();
   if (!r.status().ok()) return r.status();

@@ -68,6 +68,7 @@ struct Case {
   uint64_t blocks = 0;
   uint64_t screening_hits = 0;  // alerts with a watchlist hit
   double max_score = std::nan("");
+  int max_severity = 0;  // of its alerts' rules (Alert::severity): what typology they flag
   int64_t amount_reporting_micros = 0;  // its alerts' amounts, reporting currency
   std::vector<std::string> reasons;     // distinct rule ids and list hits, first met first
   uint32_t notes = 0;
@@ -96,9 +97,10 @@ void ApplyCaseEvent(Case& c, const CaseEvent& event);
 bool NeedsSecondAnalyst(const Case& c, CaseOutcome outcome, const CasePolicy& policy);
 
 // The case's priority at "now", 0 to 100, higher first (docs/cases.md, "Priority"): its
-// highest model score (up to 40), its alerts' amount in the reporting currency (up to 20: 5 a
-// decade above 1,000), a BLOCK among them (10), its number of alerts (up to 10), and its age
-// against the SLA (up to 20, reached at the SLA).
+// highest model score (up to 30), the highest severity of its rules (up to 10: severity / 10),
+// its alerts' amount in the reporting currency (up to 20: 5 a decade above 1,000), a BLOCK
+// among them (10), its number of alerts (up to 10), and its age against the SLA (up to 20,
+// reached at the SLA).
 double CasePriority(const Case& c, UtcTime now, const CasePolicy& policy);
 // Whether "c" is unclosed past its SLA at "now".
 bool Overdue(const Case& c, UtcTime now, const CasePolicy& policy);

@@ -185,8 +185,15 @@ TEST(CaseFileTest, PriorityGrowsWithScoreAmountBlocksAlertsAndAge) {
   AddAlert(many, MakeAlert(4, Action::kReview, 0.2));
   AddAlert(many, MakeAlert(5, Action::kReview, 0.2));
   AddAlert(many, MakeAlert(6, Action::kReview, 0.2));
-  // 40 x 0.2 + amount 20,000 USD: 5 x log10(20) + 4 alerts: 2.5 x 2.
-  EXPECT_NEAR(CasePriority(many, now, policy), 8 + 5 * std::log10(20.0) + 5, 1e-9);
+  // 30 x 0.2 + amount 20,000 USD: 5 x log10(20) + 4 alerts: 2.5 x 2.
+  EXPECT_NEAR(CasePriority(many, now, policy), 6 + 5 * std::log10(20.0) + 5, 1e-9);
+  // A rule of severity 80 among the alerts: 8 more.
+  Alert severe = MakeAlert(7, Action::kReview, 0.2);
+  severe.severity = 80;
+  AddAlert(many, severe);
+  EXPECT_EQ(many.max_severity, 80);
+  EXPECT_NEAR(CasePriority(many, now, policy), 6 + 8 + 5 * std::log10(25.0) + 2.5 * std::log2(5.0),
+              1e-9);
   // Age: up to 20 at the SLA, no more after; overdue past it.
   EXPECT_NEAR(
       CasePriority(low, now + std::chrono::hours(60), policy) - CasePriority(low, now, policy), 10,

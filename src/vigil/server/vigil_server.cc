@@ -837,6 +837,16 @@ absl::Status VigilServer::StartCases(KvStore* kv) {
   options.policy.four_eyes_suspicious = k.four_eyes_suspicious;
   options.clearances = clearances_;
   options.max_attachment_bytes = k.attachment_bytes;
+  // A rule's severity from the policy in force when its alert is read (the priority's
+  // typology part): a rule the policy no longer has counts 0.
+  options.rule_severity = [store = policies_.get()](std::string_view id) -> int {
+    const std::shared_ptr<const Policy> policy = store != nullptr ? store->Active() : nullptr;
+    if (policy == nullptr) return 0;
+    for (const PolicyRule& rule : policy->rules()) {
+      if (rule.id == id) return rule.severity;
+    }
+    return 0;
+  };
   VIGIL_ASSIGN_OR_RETURN(
       cases_, cases::CaseBook::Open(kv, service_->audit_log(), std::move(options), RealClock()));
   VIGIL_RETURN_IF_ERROR(RegisterCaseGauges());

@@ -121,6 +121,8 @@ TEST_F(VigilServerCasesTest, ScoredAlertsAreWorkedIntoClosedCasesAcrossARestart)
   // Priority first: the BLOCK of 90,000 USD before the two REVIEWs.
   EXPECT_EQ(listed["cases"][0]["subject"], "A2");
   EXPECT_EQ(listed["cases"][0]["blocks"], 1);
+  EXPECT_EQ(listed["cases"][0]["max_severity"], 60);  // the policy's severity of "huge"
+  EXPECT_EQ(listed["cases"][1]["max_severity"], 50);  // a rule without one: 50
   EXPECT_EQ(listed["cases"][1]["subject"], "A1");
   EXPECT_EQ(listed["cases"][1]["alerts"], 2);
   EXPECT_GT(listed["cases"][0]["priority"].get<double>(),
