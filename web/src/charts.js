@@ -20,14 +20,14 @@ export function TimeSeries({ title, x, series, height = 220 }) {
   const ref = useRef(null);
   useEffect(() => {
     if (!ref.current || x.length === 0) return undefined;
-    const dashes = [[], [6, 4], [2, 3]];
+    const dashes = [[], [6, 4], [2, 3], [10, 3, 2, 3], [1, 6]];
     const opts = {
       title,
       width: Math.max(ref.current.clientWidth || 640, 320),
       height,
       series: [{}, ...series.map((s, i) => ({
-        label: s.label, stroke: ['#1f4e79', '#7a3b00', '#2e6b2e'][i % 3], width: 1.5,
-        dash: dashes[i % 3], points: { show: true, size: 5 }, scale: s.scale || 'y',
+        label: s.label, stroke: ['#1f4e79', '#7a3b00', '#2e6b2e', '#6b2e6b', '#444'][i % 5], width: 1.5,
+        dash: dashes[i % 5], points: { show: true, size: 5 }, scale: s.scale || 'y',
       }))],
       // Points within an hour get a day either side instead of a range of years.
       scales: { x: { time: true, range: xRange(x) } },

@@ -444,6 +444,9 @@ function Dashboard() {
       <${TimeSeries} title="cases opened and closed" x=${x} series=${[
         { label: 'opened', values: data.days.map((d) => d.opened) },
         { label: 'closed', values: data.days.map((d) => d.closed) }]} />
+      <h3>Cases opened per day by rule (the five most frequent)</h3>
+      <${TimeSeries} title="cases opened, by rule" x=${x} series=${data.reasons.slice(0, 5).map((r) => ({
+        label: r.reason, values: data.days.map((d) => d.opened_by_reason[r.reason] || 0) }))} />
       <h3>By rule and watchlist hit</h3>
       <table class="reasons" id="reasons">
         <thead><tr><th>reason</th><th class="num">cases</th><th class="num">closed</th><th class="num">false positive</th>

@@ -49,6 +49,7 @@ void CaseTally::Add(const Case& c) {
   DayTally& day = days_[opened];
   day.day = opened;
   ++day.opened;
+  for (const std::string& reason : c.reasons) ++day.opened_by_reason[reason];
   if (c.closed()) {
     const std::string closed = DayOf(c.closed_at);
     DayTally& d = days_[closed];

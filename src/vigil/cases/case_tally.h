@@ -26,6 +26,8 @@ using OutcomeCounts = std::array<uint64_t, kOutcomeCount>;
 struct DayTally {
   std::string day;  // "YYYY-MM-DD", UTC
   uint64_t opened = 0, closed = 0;
+  // The cases opened that day, by each distinct reason they hold (a case counts for each).
+  std::map<std::string, uint64_t> opened_by_reason;
 };
 
 struct ReasonTally {

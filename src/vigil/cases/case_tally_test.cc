@@ -58,6 +58,9 @@ TEST(CaseTallyTest, CountsPerDayOutcomesTimeToCloseAndFalsePositivesPerReason) {
   EXPECT_EQ(r.days[0].day, "2026-12-01");
   EXPECT_EQ(r.days[0].opened, 2u);
   EXPECT_EQ(r.days[0].closed, 1u);
+  EXPECT_EQ(r.days[0].opened_by_reason.at("velocity"), 2u);
+  EXPECT_EQ(r.days[0].opened_by_reason.at("OFAC:7"), 1u);
+  EXPECT_EQ(r.days[0].opened_by_reason.count("structuring"), 0u);
   EXPECT_EQ(r.days[1].day, "2026-12-02");
   EXPECT_EQ(r.days[1].opened, 1u);
   EXPECT_EQ(r.days[1].closed, 1u);

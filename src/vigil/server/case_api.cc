@@ -190,7 +190,12 @@ HttpResponse Stats(const cases::CaseBook& book) {
   }
   Json days = Json::array();
   for (const cases::DayTally& d : r.days) {
-    days.push_back({{"day", d.day}, {"opened", d.opened}, {"closed", d.closed}});
+    Json by_reason = Json::object();
+    for (const auto& [reason, n] : d.opened_by_reason) by_reason[reason] = n;
+    days.push_back({{"day", d.day},
+                    {"opened", d.opened},
+                    {"closed", d.closed},
+                    {"opened_by_reason", by_reason}});
   }
   Json reasons = Json::array();
   for (const cases::ReasonTally& t : r.reasons) {
