@@ -1940,6 +1940,12 @@ class CasesLive(Live):
         self.get("GET /v1/cases without a token", "/v1/cases", 401, token=None)
         self.get("GET /v1/cases/case-999", "/v1/cases/case-999", 404, spec_path=T)
         self.get("GET /v1/cases/stats", "/v1/cases/stats", 200)
+        first = listed["cases"][0]["id"]
+        self.get("GET series", f"/v1/cases/{first}/series", 200, spec_path=T + "/series")
+        self.get("GET series (features)", f"/v1/cases/{first}/series?features=amount_reporting",
+                 200, spec_path=T + "/series")
+        self.get("GET series (unknown feature)", f"/v1/cases/{first}/series?features=nope", 400,
+                 spec_path=T + "/series")
         nxt = self.post("POST /v1/cases/next", "/v1/cases/next", {}, 200)
         taken = nxt["case"]["id"] if nxt else by_subject["A2"]
         _, detail = self.get("GET /v1/cases/{id}", f"/v1/cases/{taken}", 200, spec_path=T)

@@ -306,14 +306,22 @@ function CaseView({ id }) {
   const alerts = data ? data.alerts : [];
   const edges = useGraph(data ? data.case : { id }, alerts);
   const cycles = useMemo(() => (data ? cyclesThrough(edges, data.case.subject) : []), [edges, data]);
+  // Each alerted payment against the account's own history, as its decision saw it.
+  const history = useGet(`/v1/cases/${encodeURIComponent(id)}/series`, [id, alerts.length]);
   const series = useMemo(() => {
-    const sorted = [...alerts].sort((a, b) => (a.event_time < b.event_time ? -1 : 1));
-    const x = sorted.map((a) => Date.parse(a.event_time) / 1000);
+    const h = history.data;
+    if (!h) return { x: [], series: [] };
+    const col = (name) => h.features.indexOf(name);
+    // uPlot wants x ascending; the log's order is the decisions', not always the payments'.
+    const points = [...h.points].sort((a, b) => Date.parse(a.event_time) - Date.parse(b.event_time));
+    const x = points.map((p) => Date.parse(p.event_time) / 1000);
+    const pick = (name) => points.map((p) => (col(name) >= 0 ? p.values[col(name)] : null));
     return { x, series: [
-      { label: 'amount (reporting currency)', values: sorted.map((a) => (a.amount_reporting_micros || 0) / 1e6) },
-      { label: 'alerts so far', values: sorted.map((_, i) => i + 1), scale: 'n' },
+      { label: 'amount (reporting currency)', values: points.map((p) => p.amount_reporting) },
+      { label: 'the account\'s mean amount before it', values: pick('orig_amount_ewma_mean') },
+      { label: 'its payments out in 24 h', values: pick('orig_out_count_24h'), scale: 'n' },
     ] };
-  }, [alerts]);
+  }, [history.data]);
   useEffect(() => {
     if (data && selected === null && alerts.length) setSelected(alerts[alerts.length - 1].sequence);
   }, [data]);
@@ -376,7 +384,7 @@ function CaseView({ id }) {
         </section>
         <section>
           <h3>Behaviour in the window</h3>
-          <${TimeSeries} title="alerted payments" x=${series.x} series=${series.series} />
+          <${TimeSeries} title="alerted payments against the account's baseline" x=${series.x} series=${series.series} />
           <h3>Counterparties, two hops</h3>
           <${PaymentGraph} edges=${edges} focus=${c.subject} cycles=${cycles} />
           <p id="cycles">${cycles.length ? `Cycles back to ${c.subject}: ${cycles.map((p) => p.join(' → ')).join('; ')}`

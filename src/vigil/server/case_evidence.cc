@@ -1,5 +1,6 @@
 #include "vigil/server/case_evidence.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
 #include "vigil/audit/audit_record.h"
@@ -17,6 +19,7 @@
 #include "vigil/common/string_view.h"
 #include "vigil/decision/model_deployment.h"
 #include "vigil/engine/decision_recorder.h"
+#include "vigil/features/feature_extractor.h"
 #include "vigil/server/query_params.h"
 
 namespace vigil {
@@ -177,6 +180,64 @@ HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpReque
   r.headers.push_back(
       {"Content-Disposition", absl::StrCat("attachment; filename=\"", ToAbsl(case_id), "-",
                                            found.alert.sequence, ".proof.json\"")});
+  return r;
+}
+
+HttpResponse AnswerCaseSeries(const CaseEvidenceSources& sources, const HttpRequest& request,
+                              std::string_view case_id) {
+  const std::shared_ptr<const FeatureSchema> schema = FeatureExtractor::Schema();
+  std::vector<std::string> names = {"orig_amount_ewma_mean", "orig_amount_ewma_std",
+                                    "orig_out_count_24h",    "orig_out_sum_24h",
+                                    "orig_out_count_7d",     "orig_out_sum_7d"};
+  if (const std::optional<std::string> asked = DecodedQueryParam(request.query, "features")) {
+    names.clear();
+    for (absl::string_view n : absl::StrSplit(*asked, ',', absl::SkipEmpty())) {
+      names.emplace_back(n);
+    }
+    if (names.empty() || names.size() > 32) {
+      return HttpError(400, "invalid_field", "features", "'features' names 1 to 32 features");
+    }
+  }
+  std::vector<size_t> columns;
+  for (const std::string& n : names) {
+    const auto& all = schema->names();
+    const auto it = std::find(all.begin(), all.end(), n);
+    if (it == all.end()) {
+      return HttpError(400, "invalid_field", "features",
+                       absl::StrCat("no feature '", n, "' in ", schema->version()));
+    }
+    columns.push_back(static_cast<size_t>(it - all.begin()));
+  }
+  absl::StatusOr<std::vector<cases::Alert>> alerts = sources.book->Alerts(std::string(case_id));
+  if (!alerts.ok()) {
+    return absl::IsNotFound(alerts.status())
+               ? HttpError(404, "not_found", "", ToStd(alerts.status().message()))
+               : HttpError(503, "cases_unavailable", "", ToStd(alerts.status().message()));
+  }
+  Json points = Json::array();
+  for (const cases::Alert& a : *alerts) {
+    std::string bytes;
+    absl::StatusOr<audit::AuditRecord> r = ReadAlertRecord(*sources.log, a.sequence, &bytes);
+    if (!r.ok()) {
+      return HttpError(503, "audit_unavailable", "",
+                       absl::StrCat("decision log record ", a.sequence, ": ", r.status().message(),
+                                    "; run `vigil audit verify`"));
+    }
+    // A row of an older schema this build extends has the first columns only.
+    const bool same = SchemaExtends(schema->version(), r->decision.feature_schema_version);
+    Json values = Json::array();
+    for (size_t c : columns) {
+      values.push_back(same && c < r->features.size() ? Number(r->features[c]) : Json(nullptr));
+    }
+    points.push_back({{"sequence", a.sequence},
+                      {"event_time", FormatUtc(a.event_time)},
+                      {"amount_reporting", static_cast<double>(a.amount_reporting_micros) / 1e6},
+                      {"values", std::move(values)}});
+  }
+  HttpResponse r;
+  r.body =
+      Json{{"case", std::string(case_id)}, {"features", names}, {"points", std::move(points)}}.dump(
+          -1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
   return r;
 }
 

@@ -43,6 +43,14 @@ HttpResponse AnswerCaseDecision(const CaseEvidenceSources& sources, const HttpRe
 HttpResponse AnswerCaseProof(const CaseEvidenceSources& sources, const HttpRequest& request,
                              std::string_view case_id);
 
+// GET /v1/cases/{case_id}/series?features=a,b: for each alert of the case (log order), its
+// event time, amount in the reporting currency and the values of the named features in the
+// row the log recorded (default: the paying account's amount baseline and its 24-hour and
+// 7-day outgoing counts and sums), so that a payment is seen against its account's own
+// history as the decision saw it. 400 naming an unknown feature.
+HttpResponse AnswerCaseSeries(const CaseEvidenceSources& sources, const HttpRequest& request,
+                              std::string_view case_id);
+
 // GET /v1/cases/{case_id}/report?format=goaml|html: the report draft of a case closed as
 // suspicious_reported (cases::GoamlReportXml, SuspicionReportHtml), as an attachment (goaml)
 // or a page (html); 409 for any other case.

@@ -58,6 +58,7 @@ enum RouteId {
   kCaseDecision,
   kCaseProof,
   kCaseReport,
+  kCaseSeries,
   kCaseClaim,
   kCaseRelease,
   kCaseAssign,
@@ -107,6 +108,7 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"GET", "/v1/cases/{case_id}/decision", "case_decision", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}/proof", "case_proof", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}/report", "case_report", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/series", "case_series", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/claim", "case_claim", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/release", "case_release", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/assign", "case_assign", Need::kAnalyst},
@@ -664,6 +666,10 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
       case kCaseProof:
         response =
             AnswerCaseProof({parts_.cases, parts_.audit_log, parts_.deployment}, req, case_id);
+        break;
+      case kCaseSeries:
+        response =
+            AnswerCaseSeries({parts_.cases, parts_.audit_log, parts_.deployment}, req, case_id);
         break;
       case kCaseReport:
         response = AnswerCaseReport(

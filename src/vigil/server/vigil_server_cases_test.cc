@@ -247,6 +247,16 @@ TEST_F(VigilServerCasesTest, AnAlertsDecisionItsAttributionProofAndTheDashboard)
   EXPECT_EQ(a["model_version"], decision["record"]["decision"]["model_version"]);
   EXPECT_GT(a["features"].size(), 10u);
 
+  // The payment against its account's history: the recorded row's values.
+  const Json series = Body(Call("GET", "/v1/cases/" + id + "/series", alice_));
+  ASSERT_EQ(series["points"].size(), 1u) << series.dump();
+  ASSERT_EQ(series["features"][0], "orig_amount_ewma_mean");
+  const Json& recorded = decision["record"]["features"]["orig_amount_ewma_mean"];
+  EXPECT_EQ(series["points"][0]["values"][0], recorded) << series.dump();
+  EXPECT_EQ(series["points"][0]["amount_reporting"].get<double>(),
+            detail["alerts"][0]["amount_reporting_micros"].get<double>() / 1e6);
+  EXPECT_EQ(Call("GET", "/v1/cases/" + id + "/series?features=nope", alice_).status, 400);
+
   // Only the case's own alerts: another record, a bad or missing sequence.
   const uint64_t other = Body(Call("GET", "/v1/cases/" + std::string(listed["cases"][1]["id"]),
                                    alice_))["alerts"][0]["sequence"];
