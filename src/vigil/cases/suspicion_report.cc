@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "pugixml.hpp"
+#include "vigil/common/html_escape.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/decision.h"
 
@@ -56,32 +57,6 @@ void Account(pugi::xml_node parent, const char* name, const Party& p, std::strin
   Text(a, "account", p.account_id.empty() ? "unknown" : p.account_id);
   Text(a, "currency_code", currency);
   Text(a, "account_name", p.name);
-}
-
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -140,49 +115,50 @@ absl::StatusOr<std::string> SuspicionReportHtml(const SuspicionReportInput& in) 
   std::string h = absl::StrCat(
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Suspicious "
       "transaction report draft: ",
-      Escape(c.id),
+      HtmlEscape(c.id),
       "</title><style>body{font:14px/1.45 system-ui,sans-serif;max-width:60em;margin:2em auto}"
       "table{border-collapse:collapse;width:100%}td,th{border:1px solid #999;padding:3px 6px;"
       "text-align:left;vertical-align:top}td.num{text-align:right}</style></head><body>\n"
       "<h1>Suspicious transaction report (draft)</h1>\n<p>Case <strong>",
-      Escape(c.id), "</strong>, drafted ", Escape(FormatUtc(in.now)),
+      HtmlEscape(c.id), "</strong>, drafted ", HtmlEscape(FormatUtc(in.now)),
       " by vigil. Reporting entity ",
-      Escape(in.entity.rentity_id.empty() ? "(to fill in)" : in.entity.rentity_id), ". Amounts in ",
-      Escape(in.entity.currency_local), ".</p>\n<h2>Subject</h2>\n<p>Account <code>",
-      Escape(c.subject), "</code>",
-      c.subject_name.empty() ? "" : absl::StrCat(" (", Escape(c.subject_name), ")"), ": ", c.alerts,
-      " alerted payments from ", Escape(FormatUtc(c.first_payment)), " to ",
-      Escape(FormatUtc(c.last_payment)), ", ", Micros(c.amount_reporting_micros), " ",
-      Escape(in.entity.currency_local), ".</p>\n<h2>Narrative</h2>\n<p>", Escape(c.rationale),
-      "</p>\n<p>Closed as suspicious by ", Escape(c.closed_by),
-      c.approved_by.empty() ? "" : absl::StrCat(", approved by ", Escape(c.approved_by)), " at ",
-      Escape(FormatUtc(c.closed_at)),
+      HtmlEscape(in.entity.rentity_id.empty() ? "(to fill in)" : in.entity.rentity_id),
+      ". Amounts in ", HtmlEscape(in.entity.currency_local),
+      ".</p>\n<h2>Subject</h2>\n<p>Account <code>", HtmlEscape(c.subject), "</code>",
+      c.subject_name.empty() ? "" : absl::StrCat(" (", HtmlEscape(c.subject_name), ")"), ": ",
+      c.alerts, " alerted payments from ", HtmlEscape(FormatUtc(c.first_payment)), " to ",
+      HtmlEscape(FormatUtc(c.last_payment)), ", ", Micros(c.amount_reporting_micros), " ",
+      HtmlEscape(in.entity.currency_local), ".</p>\n<h2>Narrative</h2>\n<p>",
+      HtmlEscape(c.rationale), "</p>\n<p>Closed as suspicious by ", HtmlEscape(c.closed_by),
+      c.approved_by.empty() ? "" : absl::StrCat(", approved by ", HtmlEscape(c.approved_by)),
+      " at ", HtmlEscape(FormatUtc(c.closed_at)),
       ".</p>\n<h2>Transactions</h2>\n<table><thead><tr><th>id</th>"
       "<th>time (UTC)</th><th>from</th><th>to</th><th>amount</th><th>in ",
-      Escape(in.entity.currency_local),
+      HtmlEscape(in.entity.currency_local),
       "</th><th>why vigil alerted</th><th>audit record</th></tr>"
       "</thead><tbody>\n");
   for (size_t i = 0; i < in.records.size(); ++i) {
     const audit::AuditRecord& r = in.records[i];
     const Transaction& tx = r.transaction;
     const auto party = [](const Party& p) {
-      return absl::StrCat("<code>", Escape(p.account_id), "</code>",
-                          p.name.empty() ? "" : absl::StrCat("<br>", Escape(p.name)),
-                          p.bank_id.empty() ? "" : absl::StrCat("<br>bank ", Escape(p.bank_id)),
-                          p.country.empty() ? "" : absl::StrCat(" (", Escape(p.country), ")"));
+      return absl::StrCat("<code>", HtmlEscape(p.account_id), "</code>",
+                          p.name.empty() ? "" : absl::StrCat("<br>", HtmlEscape(p.name)),
+                          p.bank_id.empty() ? "" : absl::StrCat("<br>bank ", HtmlEscape(p.bank_id)),
+                          p.country.empty() ? "" : absl::StrCat(" (", HtmlEscape(p.country), ")"));
     };
-    absl::StrAppend(&h, "<tr><td>", Escape(tx.id), "</td><td>", Escape(FormatUtc(tx.event_time)),
-                    "</td><td>", party(tx.originator), "</td><td>", party(tx.beneficiary),
-                    "</td><td class=\"num\">", Escape(tx.amount.ToDecimalString()), " ",
-                    Escape(tx.amount.currency().code()), "</td><td class=\"num\">",
-                    Micros(i < in.amounts_local_micros.size() ? in.amounts_local_micros[i] : 0),
-                    "</td><td>", Escape(Why(r.decision)), "</td><td>", r.sequence, "</td></tr>\n");
+    absl::StrAppend(
+        &h, "<tr><td>", HtmlEscape(tx.id), "</td><td>", HtmlEscape(FormatUtc(tx.event_time)),
+        "</td><td>", party(tx.originator), "</td><td>", party(tx.beneficiary),
+        "</td><td class=\"num\">", HtmlEscape(tx.amount.ToDecimalString()), " ",
+        HtmlEscape(tx.amount.currency().code()), "</td><td class=\"num\">",
+        Micros(i < in.amounts_local_micros.size() ? in.amounts_local_micros[i] : 0), "</td><td>",
+        HtmlEscape(Why(r.decision)), "</td><td>", r.sequence, "</td></tr>\n");
   }
   absl::StrAppend(&h, "</tbody></table>\n<h2>Timeline</h2>\n<ol>\n");
   for (const CaseEvent& e : in.timeline) {
-    absl::StrAppend(&h, "<li>", Escape(FormatUtc(e.at)), " ", Escape(CaseEventKindName(e.kind)),
-                    " by ", Escape(e.actor),
-                    e.text.empty() ? "" : absl::StrCat(": ", Escape(e.text)), "</li>\n");
+    absl::StrAppend(&h, "<li>", HtmlEscape(FormatUtc(e.at)), " ",
+                    HtmlEscape(CaseEventKindName(e.kind)), " by ", HtmlEscape(e.actor),
+                    e.text.empty() ? "" : absl::StrCat(": ", HtmlEscape(e.text)), "</li>\n");
   }
   absl::StrAppend(
       &h,

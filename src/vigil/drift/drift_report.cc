@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "vigil/common/html_escape.h"
 #include "vigil/core/transaction.h"
 
 namespace vigil::drift {
@@ -55,35 +56,6 @@ const char* StrongColour(DriftLevel level) {
       return "#c62828";
   }
   return "#2e7d32";
-}
-
-// Escapes for both text and attribute values; only XML's predefined entities, so the page
-// stays parseable as XML.
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 std::string Fixed(double v, int decimals) {
@@ -425,7 +397,7 @@ void AppendLine(std::string& out, const Line& line, const Frame& f, const TimeAx
   const std::string style =
       thin ? "stroke=\"#5b7bd5\" stroke-width=\"1\" stroke-opacity=\"0.8\""
            : absl::StrCat("stroke=\"#1b2a6b\" stroke-width=\"", f.full ? "2" : "1.6", "\"");
-  const std::string window = Escape(line.series->window);
+  const std::string window = HtmlEscape(line.series->window);
   if (points.size() == 1) {  // a polyline of one point draws nothing
     absl::StrAppend(&out, "<circle class=\"line\" data-window=\"", window, "\" cx=\"",
                     Px(f.X(axis, ToUnixMicros(points[0]->time))), "\" cy=\"",
@@ -455,7 +427,7 @@ void AppendEventMarks(std::string& out, const Frame& f, const TimeAxis& axis,
     absl::StrAppend(&title, ", severity ", Severity(e->severity));
     if (!e->detail.empty()) absl::StrAppend(&title, ": ", e->detail);
     if (e->subject == kMonitorSubject) {
-      absl::StrAppend(&out, "<g class=\"monitor-event\"><title>", Escape(title),
+      absl::StrAppend(&out, "<g class=\"monitor-event\"><title>", HtmlEscape(title),
                       "</title><line x1=\"", Px(x), "\" y1=\"", Px(f.top), "\" x2=\"", Px(x),
                       "\" y2=\"", Px(bottom),
                       "\" stroke=\"#37474f\" stroke-width=\"1\" "
@@ -465,7 +437,7 @@ void AppendEventMarks(std::string& out, const Frame& f, const TimeAxis& axis,
     const char* colour = StrongColour(e->to);
     const bool rise = Rank(e->to) > Rank(e->from);
     const double tip = rise ? f.top - 10 : f.top - 1, base = rise ? f.top - 1 : f.top - 10;
-    absl::StrAppend(&out, "<g class=\"event\"><title>", Escape(title),
+    absl::StrAppend(&out, "<g class=\"event\"><title>", HtmlEscape(title),
                     "</title><line class=\"event-line\" x1=\"", Px(x), "\" y1=\"", Px(f.top),
                     "\" x2=\"", Px(x), "\" y2=\"", Px(bottom), "\" stroke=\"", colour,
                     "\" stroke-width=\"1\" stroke-opacity=\"0.3\"/><path d=\"M", Px(x - 4), " ",
@@ -480,7 +452,7 @@ void AppendSvg(std::string& out, const Subject& s, const Frame& f,
   absl::StrAppend(&out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"",
                   f.full ? "plot-svg" : "plot-svg small", "\" viewBox=\"0 0 ", Px(f.width), " ",
                   Px(f.height), "\" width=\"", Px(f.width), "\" height=\"", Px(f.height),
-                  "\" role=\"img\" aria-label=\"severity of ", Escape(s.name), " over time\">");
+                  "\" role=\"img\" aria-label=\"severity of ", HtmlEscape(s.name), " over time\">");
   AppendBands(out, f, cutoffs);
   if (f.full) AppendAxes(out, f, axis);
   if (!axis || !s.has_points) {
@@ -498,7 +470,7 @@ void AppendSvg(std::string& out, const Subject& s, const Frame& f,
 std::string PeakText(const Subject& s) {
   if (!s.has_points) return "no finite severity";
   std::string text = absl::StrCat("peak ", Severity(s.peak));
-  if (!s.peak_window.empty()) absl::StrAppend(&text, " (", Escape(s.peak_window), ")");
+  if (!s.peak_window.empty()) absl::StrAppend(&text, " (", HtmlEscape(s.peak_window), ")");
   return text;
 }
 
@@ -506,8 +478,8 @@ void AppendFigure(std::string& out, const Subject& s, const Frame& f,
                   const std::optional<TimeAxis>& axis, const LevelCutoffs& cutoffs,
                   const std::vector<const DriftEvent*>& events) {
   absl::StrAppend(&out, "<figure class=\"", f.full ? "plot" : "plot small", "\" id=\"plot-",
-                  s.plot_id, "\" data-subject=\"", Escape(s.name), "\"><figcaption><span ",
-                  "class=\"subject\">", Escape(s.name), "</span> ");
+                  s.plot_id, "\" data-subject=\"", HtmlEscape(s.name), "\"><figcaption><span ",
+                  "class=\"subject\">", HtmlEscape(s.name), "</span> ");
   if (f.full) {
     absl::StrAppend(&out, Badge(s.worst), " <span class=\"meta\">", PeakText(s));
     if (s.has_points) absl::StrAppend(&out, " at ", FormatUtc(s.peak_time));
@@ -603,17 +575,19 @@ void AppendHeadline(std::string& out, const std::vector<Subject>& subjects) {
                     " subjects reached a level.</p>\n");
     return;
   }
-  absl::StrAppend(
-      &out, "Worst level reached: <b>", Name(worst), "</b>, by <b>", Escape(worst_subject->name),
-      "</b>", at_worst > 1 ? absl::StrCat(" and ", at_worst - 1, " more") : "", ". ", drifted,
-      " of ", subjects.size(), " subjects reached a level; ", at_l2, " reached L2 or above.</p>\n");
+  absl::StrAppend(&out, "Worst level reached: <b>", Name(worst), "</b>, by <b>",
+                  HtmlEscape(worst_subject->name), "</b>",
+                  at_worst > 1 ? absl::StrCat(" and ", at_worst - 1, " more") : "", ". ", drifted,
+                  " of ", subjects.size(), " subjects reached a level; ", at_l2,
+                  " reached L2 or above.</p>\n");
 }
 
 void AppendFacts(std::string& out, const DriftReport& report) {
   if (report.facts.empty()) return;
   out += "<table class=\"facts\"><tbody>\n";
   for (const auto& [key, value] : report.facts) {
-    absl::StrAppend(&out, "<tr><th>", Escape(key), "</th><td>", Escape(value), "</td></tr>\n");
+    absl::StrAppend(&out, "<tr><th>", HtmlEscape(key), "</th><td>", HtmlEscape(value),
+                    "</td></tr>\n");
   }
   out += "</tbody></table>\n";
 }
@@ -625,8 +599,8 @@ void AppendOverview(std::string& out, const std::vector<Subject>& subjects,
       "<th>Time at ≥ L2</th><th>Peak severity</th><th>Peak at (UTC)</th><th>Final</th></tr>"
       "</thead><tbody>\n";
   for (const Subject& s : subjects) {
-    absl::StrAppend(&out, "<tr data-subject=\"", Escape(s.name), "\"><td><a href=\"#plot-",
-                    s.plot_id, "\">", Escape(s.name), "</a></td><td class=\"worst\">",
+    absl::StrAppend(&out, "<tr data-subject=\"", HtmlEscape(s.name), "\"><td><a href=\"#plot-",
+                    s.plot_id, "\">", HtmlEscape(s.name), "</a></td><td class=\"worst\">",
                     Badge(s.worst), "</td><td class=\"at-l2 num\" data-seconds=\"",
                     absl::StrFormat("%.0f", static_cast<double>(s.us_at_l2) / kMicrosPerSecond),
                     "\">");
@@ -649,7 +623,7 @@ void AppendOverview(std::string& out, const std::vector<Subject>& subjects,
     }
     absl::StrAppend(&out, "</td><td class=\"peak num\" title=\"score ",
                     absl::StrFormat("%.4g", s.peak_score), "\">", Severity(s.peak),
-                    " <span class=\"win\">", Escape(s.peak_window), "</span></td>",
+                    " <span class=\"win\">", HtmlEscape(s.peak_window), "</span></td>",
                     "<td class=\"peak-at\"><time>", FormatUtc(s.peak_time), "</time></td>",
                     "<td class=\"final\">", Badge(s.final_level), "</td></tr>\n");
   }
@@ -719,16 +693,16 @@ void AppendEvents(std::string& out, const DriftReport& report,
     const auto plot = plot_of.find(e->subject);
     const std::string subject =
         plot == plot_of.end()
-            ? Escape(e->subject)
-            : absl::StrCat("<a href=\"#plot-", plot->second, "\">", Escape(e->subject), "</a>");
+            ? HtmlEscape(e->subject)
+            : absl::StrCat("<a href=\"#plot-", plot->second, "\">", HtmlEscape(e->subject), "</a>");
     absl::StrAppend(&out, "<tr class=\"to-", Name(e->to), "\"><td><time>", FormatUtc(e->time),
-                    "</time></td><td>", Escape(e->kind), "</td><td>", subject, "</td><td>",
-                    Escape(e->window), "</td><td>");
+                    "</time></td><td>", HtmlEscape(e->kind), "</td><td>", subject, "</td><td>",
+                    HtmlEscape(e->window), "</td><td>");
     if (e->from != e->to) absl::StrAppend(&out, Badge(e->from), " → ", Badge(e->to));
     absl::StrAppend(&out, "</td><td class=\"num\">", Severity(e->severity),
                     "</td><td class=\"num\">",
                     std::isfinite(e->score) ? absl::StrFormat("%.4g", e->score) : "—", "</td><td>",
-                    Escape(e->detail), "</td></tr>\n");
+                    HtmlEscape(e->detail), "</td></tr>\n");
   }
   out += "</tbody></table></details>\n";
 }
@@ -743,8 +717,8 @@ std::string RenderDriftReportHtml(const DriftReport& report) {
                   "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
                   "<title>",
-                  Escape(report.title), "</title>\n<style>", kStyle,
-                  "</style>\n</head>\n<body>\n<main>\n<h1>", Escape(report.title), "</h1>\n");
+                  HtmlEscape(report.title), "</title>\n<style>", kStyle,
+                  "</style>\n</head>\n<body>\n<main>\n<h1>", HtmlEscape(report.title), "</h1>\n");
   if (subjects.empty()) {
     AppendFacts(out, report);
     out += "<p class=\"empty\">Nothing to plot: the report has no series.</p>\n";
