@@ -149,7 +149,8 @@ def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1500,1100", "--no-first-run", "--disable-extensions"):
+                 "--window-size=1500,1100", "--no-first-run", "--disable-extensions",
+                 "--lang=en-US"):  # the date field's order (mm/dd/yyyy) the test types
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
