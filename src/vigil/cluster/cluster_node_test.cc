@@ -181,7 +181,10 @@ TEST_F(ClusterNodeTest, ACrashedNodesPartitionsAreTakenOverAfterTheLeaseExpires)
   std::printf("every payment decided %.2f s after node-b stopped (lease TTL 1 s)\n", seconds);
   EXPECT_EQ(Owned(a).size(), static_cast<size_t>(kPartitions));
   EXPECT_EQ(a.node->status().applied.unexpected_decisions, 0u);
-  EXPECT_EQ(a.node->status().takeovers, takeovers_before + b_share);
+  // At least b's share: b may have taken one more partition between the count and its stop
+  // (a lease it was acquiring), which a then takes over too.
+  EXPECT_GE(a.node->status().takeovers, takeovers_before + b_share);
+  EXPECT_LE(a.node->status().takeovers, takeovers_before + kPartitions);
 }
 
 TEST_F(ClusterNodeTest, AFrontAnswersWithTheOwnersDecisionOnceAndTheSameOnEveryNode) {
