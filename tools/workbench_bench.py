@@ -27,10 +27,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workbench_browser_test import Server, browser, payment  # noqa: E402
+from workbench_browser_test import (  # noqa: E402
+    Server, add_server_arguments, browser, console_errors, payment, sign_in)
 
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -41,10 +41,7 @@ def until(driver, condition, timeout=120):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--vigil", required=True)
-    p.add_argument("--model", required=True)
-    p.add_argument("--fx-rates", required=True)
-    p.add_argument("--policy", required=True)
+    add_server_arguments(p)
     p.add_argument("--cases", type=int, default=10000)
     p.add_argument("--case-payments", type=int, default=500)
     p.add_argument("--counterparties", type=int, default=200)
@@ -96,10 +93,7 @@ def main():
               f"{statistics.median(tallies) * 1000:.1f} ms (20 calls, HTTP included)")
         driver = browser()
         base = f"http://127.0.0.1:{server.port}/ui"
-        driver.get(base)
-        field = WebDriverWait(driver, 30).until(EC.presence_of_element_located((By.ID, "token")))
-        field.send_keys(analyst)
-        field.send_keys(Keys.ENTER)
+        sign_in(driver, base, analyst)
         until(driver, EC.presence_of_element_located((By.CSS_SELECTOR, "#queue tbody tr")))
         queue, case, select = [], [], []
         for run in range(args.runs):
@@ -130,7 +124,7 @@ def main():
             until(driver, lambda d: d.find_element(By.ID, "decision").get_attribute(
                 "data-sequence") == sequence and d.find_elements(By.CSS_SELECTOR, ".waterfall"))
             select.append(time.monotonic() - t0)
-        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        errors = console_errors(driver)
         for name, values in ((f"queue: {min(1000, want):,} of {want:,} open cases", queue),
                              (f"case: {args.case_payments} alerts, {args.counterparties + 1}-node graph", case),
                              ("select another alert: its waterfall", select)):

@@ -161,12 +161,25 @@ def console_errors(driver):
     return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-def main():
-    p = argparse.ArgumentParser()
+def add_server_arguments(p):
+    """What Server needs: the binary, the model, the FX table and the policy."""
     p.add_argument("--vigil", required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--fx-rates", required=True)
     p.add_argument("--policy", required=True)
+
+
+def sign_in(driver, base, token, wait_s=WAIT_S):
+    """Opens the workbench at "base" and signs in with "token" from the keyboard."""
+    driver.get(base)
+    field = WebDriverWait(driver, wait_s).until(EC.presence_of_element_located((By.ID, "token")))
+    field.send_keys(token)
+    field.send_keys(Keys.ENTER)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    add_server_arguments(p)
     p.add_argument("--screenshots", default="")
     p.add_argument("--keep", action="store_true", help="keep the data directory")
     args = p.parse_args()
@@ -205,10 +218,7 @@ def main():
         fails.step = "sign in"
         wait = WebDriverWait(driver, WAIT_S)
         base = f"http://127.0.0.1:{server.port}/ui"
-        driver.get(base)
-        field = wait.until(EC.presence_of_element_located((By.ID, "token")))
-        field.send_keys(alice)
-        field.send_keys(Keys.ENTER)  # signing in needs no mouse
+        sign_in(driver, base, alice)  # signing in needs no mouse
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#queue tbody tr")))
         rows = driver.find_elements(By.CSS_SELECTOR, "#queue tbody tr")
         fails.expect(len(rows) == 4, f"the queue shows the 4 unclosed cases, shows {len(rows)}")

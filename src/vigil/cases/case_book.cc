@@ -34,17 +34,6 @@ std::string ClearanceKey(std::string_view hit, std::string_view party) {
   return absl::StrCat("clearance/", ToAbsl(hit), "\n", ToAbsl(party));
 }
 
-std::string ClearanceToJson(const screening::ScreeningClearance& c) {
-  return Json{{"hit", c.hit},
-              {"party", c.party},
-              {"expires", FormatUtc(c.expires)},
-              {"case", c.case_id},
-              {"actor", c.actor},
-              {"reason", c.reason},
-              {"granted", FormatUtc(c.granted)}}
-      .dump();
-}
-
 absl::StatusOr<screening::ScreeningClearance> ClearanceFromJson(std::string_view text) {
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   screening::ScreeningClearance c;
@@ -93,6 +82,17 @@ absl::Status CheckName(std::string_view field, std::string_view value) {
 }
 
 }  // namespace
+
+std::string ClearanceToJson(const screening::ScreeningClearance& c) {
+  return Json{{"hit", c.hit},
+              {"party", c.party},
+              {"expires", FormatUtc(c.expires)},
+              {"case", c.case_id},
+              {"actor", c.actor},
+              {"reason", c.reason},
+              {"granted", FormatUtc(c.granted)}}
+      .dump();
+}
 
 CaseBook::CaseBook(KvStore* store, audit::AuditLog* log, CaseBookOptions options,
                    const Clock& clock)
@@ -507,14 +507,21 @@ absl::StatusOr<CasePage> CaseBook::List(const CaseQuery& q) const {
   return page;
 }
 
-absl::StatusOr<std::string> CaseBook::HitParty(const std::string& case_id, uint64_t alert,
-                                               const std::string& hit) const {
+absl::StatusOr<Alert> CaseBook::FindAlert(const std::string& case_id, uint64_t sequence) const {
   VIGIL_RETURN_IF_ERROR(Get(case_id).status());
   VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> stored,
-                         store_->Get(kCasesFamily, AlertKey(case_id, alert)));
+                         store_->Get(kCasesFamily, AlertKey(case_id, sequence)));
   if (!stored.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"sequence\": record ", alert, " is no alert of ", case_id));
+    return absl::NotFoundError(absl::StrCat("record ", sequence, " is no alert of ", case_id));
+  }
+  return AlertFromJson(*stored);
+}
+
+absl::StatusOr<std::string> CaseBook::HitParty(const std::string& case_id, uint64_t alert,
+                                               const std::string& hit) const {
+  if (absl::StatusOr<Alert> found = FindAlert(case_id, alert); !found.ok()) {
+    if (!absl::IsNotFound(found.status()) || !Get(case_id).ok()) return found.status();
+    return absl::InvalidArgumentError(absl::StrCat("\"sequence\": ", found.status().message()));
   }
   VIGIL_ASSIGN_OR_RETURN(std::string bytes, log_->ReadRecord(alert));
   absl::StatusOr<audit::AuditRecord> record = audit::DecodeRecord(bytes);
@@ -532,15 +539,15 @@ absl::StatusOr<std::string> CaseBook::HitParty(const std::string& case_id, uint6
       absl::StrCat("\"hit\": record ", alert, " has no screening hit \"", hit, "\""));
 }
 
-absl::StatusOr<std::string> CaseBook::Attachment(const std::string& case_id,
-                                                 const std::string& sha256) const {
+absl::StatusOr<CaseAttachment> CaseBook::Attachment(const std::string& case_id,
+                                                    const std::string& sha256) const {
   VIGIL_ASSIGN_OR_RETURN(std::vector<CaseEvent> timeline, Timeline(case_id));
-  const bool recorded = std::any_of(timeline.begin(), timeline.end(), [&](const CaseEvent& e) {
+  const auto event = std::find_if(timeline.begin(), timeline.end(), [&](const CaseEvent& e) {
     return e.kind == CaseEventKind::kAttach && e.sha256 == sha256;
   });
   VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> bytes,
                          store_->Get(kCasesFamily, AttachmentKey(case_id, sha256)));
-  if (!recorded || !bytes.has_value()) {
+  if (event == timeline.end() || !bytes.has_value()) {
     return absl::NotFoundError(
         absl::StrCat("case ", case_id, " has no attachment of SHA-256 ", sha256));
   }
@@ -549,7 +556,7 @@ absl::StatusOr<std::string> CaseBook::Attachment(const std::string& case_id,
         "the stored attachment ", sha256, " of case ", case_id,
         " does not match the digest its event recorded in the decision log: it was altered"));
   }
-  return *std::move(bytes);
+  return CaseAttachment{*event, *std::move(bytes)};
 }
 
 std::vector<screening::ScreeningClearance> CaseBook::Clearances() const {

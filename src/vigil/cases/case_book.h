@@ -117,6 +117,16 @@ struct CaseBookStats {
   uint64_t rejected_events = 0;  // event records in the log that did not apply (see CatchUp)
 };
 
+// A clearance as the book stores it and the API shows it: JSON with hit, party, expires, case,
+// actor, reason and granted (RFC 3339).
+std::string ClearanceToJson(const screening::ScreeningClearance& c);
+
+// An attachment as CaseBook::Attachment answers it.
+struct CaseAttachment {
+  CaseEvent event;  // its kAttach event: name, media type, size, digest
+  std::string bytes;
+};
+
 class CaseBook {
  public:
   // Opens the book over "log", whose store "store" has kCasesFamily. kFailedPrecondition when
@@ -149,11 +159,14 @@ class CaseBook {
   absl::StatusOr<std::vector<Alert>> Alerts(const std::string& case_id) const;
   // The screening clearances the cases granted that hold now (the clock's).
   std::vector<screening::ScreeningClearance> Clearances() const;
-  // The bytes of the case's attachment whose SHA-256 is "sha256" (hex), checked against it:
-  // kNotFound when the case has none such, kDataLoss when the stored bytes do not match the
-  // digest its event recorded in the log.
-  absl::StatusOr<std::string> Attachment(const std::string& case_id,
-                                         const std::string& sha256) const;
+  // The case's alert at log "sequence" (one key read). kNotFound for an unknown case, or a
+  // sequence that is none of its alerts.
+  absl::StatusOr<Alert> FindAlert(const std::string& case_id, uint64_t sequence) const;
+  // The case's attachment whose SHA-256 is "sha256" (hex): its attach event and its bytes,
+  // checked against the digest: kNotFound when the case has none such, kDataLoss when the
+  // stored bytes do not match the digest its event recorded in the log.
+  absl::StatusOr<CaseAttachment> Attachment(const std::string& case_id,
+                                            const std::string& sha256) const;
   // The case's events in log order.
   absl::StatusOr<std::vector<CaseEvent>> Timeline(const std::string& case_id) const;
   // The cases matching "query" in its order, a page of them. kInvalidArgument for a limit

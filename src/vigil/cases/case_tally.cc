@@ -31,12 +31,14 @@ double FalsePositiveRate(uint64_t cases, const OutcomeCounts& outcomes) {
 double ReasonTally::false_positive_rate() const { return FalsePositiveRate(cases, outcomes); }
 double BandTally::false_positive_rate() const { return FalsePositiveRate(cases, outcomes); }
 
+std::string ScoreBandName(size_t band) {
+  if (band + 1 >= kScoreBands) return "rules_only";
+  return absl::StrFormat("%.1f-%.1f", static_cast<double>(band) / 10,
+                         static_cast<double>(band + 1) / 10);
+}
+
 CaseTally::CaseTally(UtcTime now, const CasePolicy& policy) : now_(now), policy_(policy) {
-  for (size_t b = 0; b + 1 < kScoreBands; ++b) {
-    report_.bands[b].band =
-        absl::StrFormat("%.1f-%.1f", static_cast<double>(b) / 10, static_cast<double>(b + 1) / 10);
-  }
-  report_.bands[kScoreBands - 1].band = "rules_only";
+  for (size_t b = 0; b < kScoreBands; ++b) report_.bands[b].band = ScoreBandName(b);
 }
 
 void CaseTally::Add(const Case& c) {

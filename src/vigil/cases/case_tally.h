@@ -41,6 +41,8 @@ struct ReasonTally {
 // Cases by their highest model score, in tenths ("0.0-0.1" ... "0.9-1.0"), and those rules
 // alone decided ("rules_only"): whether analysts find the model's high bands worth their time.
 inline constexpr size_t kScoreBands = 11;
+// Band "band" (0..kScoreBands-1): "0.0-0.1" ... "0.9-1.0", then "rules_only".
+std::string ScoreBandName(size_t band);
 struct BandTally {
   std::string band;
   uint64_t cases = 0;

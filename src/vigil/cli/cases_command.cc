@@ -14,6 +14,7 @@
 #include "vigil/cases/case_labels.h"
 #include "vigil/cli/data_dir_log.h"
 #include "vigil/cli/data_files.h"
+#include "vigil/common/csv_field.h"
 #include "vigil/common/string_view.h"
 #include "vigil/core/feature_schema.h"
 #include "vigil/features/feature_extractor.h"
@@ -30,17 +31,6 @@ struct CasesFlags {
 int Fail(absl::string_view message, int code) {
   std::cerr << "vigil cases export-labels: " << message << "\n";
   return code;
-}
-
-// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string Field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
 }
 
 struct Row {
@@ -94,9 +84,9 @@ int RunExportLabels(const CasesFlags& flags) {
                   kExitUsage);
     }
     std::string line =
-        absl::StrCat(Field(r->transaction.id), ",", FormatUtc(r->transaction.event_time), ",",
-                     Field(r->transaction.originator.account_id), ",",
-                     Field(r->transaction.beneficiary.account_id));
+        absl::StrCat(CsvField(r->transaction.id), ",", FormatUtc(r->transaction.event_time), ",",
+                     CsvField(r->transaction.originator.account_id), ",",
+                     CsvField(r->transaction.beneficiary.account_id));
     for (size_t i = 0; i < schema->size(); ++i) {
       line += ',';
       // A column the deciding schema did not have yet is missing, as replay leaves it.

@@ -79,6 +79,16 @@ TEST(CasesCommandTest, ClosedCasesBecomeLabelledFeatureRows) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ASSERT_EQ(listed["total"], 4) << listed.dump();
+    // Nothing closed yet (read from the running server's store as a follower): exit 1.
+    const std::string early = dir + "/early.out";
+    EXPECT_EQ(testing::RunProcess(VIGIL_BINARY,
+                                  {"cases", "export-labels", "--data-dir", config.data_dir, "--out",
+                                   dir + "/early.csv"},
+                                  early),
+              1)
+        << testing::ReadFile(early);
+    EXPECT_TRUE(absl::StrContains(testing::ReadFile(early), "no closed case to export"))
+        << testing::ReadFile(early);
     for (const Json& c : listed["cases"]) {
       const std::string id = c["id"], subject = c["subject"];
       if (subject == "A3") continue;
@@ -130,14 +140,16 @@ TEST(CasesCommandTest, ClosedCasesBecomeLabelledFeatureRows) {
       }
     }
   }
-  // Nothing closed: exit 1.
+  // A data dir that holds no store: a usage error (exit 2), naming what --data-dir must be.
   const std::string empty = dir + "/empty";
-  std::filesystem::create_directories(empty + "/data");
-  EXPECT_NE(testing::RunProcess(VIGIL_BINARY,
-                                {"cases", "export-labels", "--data-dir", empty + "/data", "--out",
-                                 dir + "/none.csv"},
-                                log),
-            0);
+  std::filesystem::create_directories(empty);
+  EXPECT_EQ(testing::RunProcess(
+                VIGIL_BINARY,
+                {"cases", "export-labels", "--data-dir", empty, "--out", dir + "/none.csv"}, log),
+            2)
+      << testing::ReadFile(log);
+  EXPECT_TRUE(absl::StrContains(testing::ReadFile(log), "no vigil store"))
+      << testing::ReadFile(log);
   std::filesystem::remove_all(dir);
 }
 

@@ -175,7 +175,7 @@ absl::Status DecisionMaker::DecideBatch(absl::Span<const Transaction* const> txs
       const auto start = SteadyClock::now();
       screened = lists->ScreenTransaction(tx, screening_options);
       cleared.clear();
-      if (clearances != nullptr && !screened.hits.empty()) {
+      if (clearances != nullptr && !screened.hits.empty() && !clearances->empty()) {
         // Cleared hits leave the screening the policy reads; they stay on the record.
         const UtcTime now = RealClock().Now();
         std::vector<screening::ScreeningHit> kept;

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "vigil/audit/audit_log.h"
+#include "vigil/common/csv_field.h"
 #include "vigil/common/status_macros.h"
 #include "vigil/drift/drift_event_log.h"
 #include "vigil/drift/drift_monitor.h"
@@ -164,15 +165,6 @@ StageLatency Summarize(std::string stage, const LatencyHistogram& h) {
 
 // One row of --decisions-out. Fields that may hold commas are quoted (RFC 4180).
 void WriteDecision(std::ostream& out, const Transaction& tx, const Decision& d) {
-  const auto quoted = [](std::string_view s) {
-    if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-    std::string q = "\"";
-    for (char c : s) {
-      if (c == '"') q += '"';
-      q += c;
-    }
-    return q + "\"";
-  };
   std::string rules, shadow;
   for (const Reason& r : d.reasons) {
     if (r.kind != Reason::Kind::kRule) continue;
@@ -180,16 +172,18 @@ void WriteDecision(std::ostream& out, const Transaction& tx, const Decision& d) 
     if (!list.empty()) list += ';';
     list += r.code;
   }
-  out << quoted(tx.id) << ',' << FormatUtc(tx.event_time) << ',' << quoted(tx.originator.account_id)
-      << ',' << quoted(tx.beneficiary.account_id) << ',' << ActionName(d.action) << ',';
+  out << CsvField(tx.id) << ',' << FormatUtc(tx.event_time) << ','
+      << CsvField(tx.originator.account_id) << ',' << CsvField(tx.beneficiary.account_id) << ','
+      << ActionName(d.action) << ',';
   if (!std::isnan(d.score)) out << absl::StrFormat("%.6f", d.score);
   out << ',' << (d.degraded ? 1 : 0) << ',' << rules << ',' << shadow << ',';
   if (tx.label.has_value()) out << (tx.label->is_laundering ? 1 : 0);
-  out << ',' << quoted(tx.label.has_value() ? tx.label->typology : "") << ','
+  out << ',' << CsvField(tx.label.has_value() ? tx.label->typology : "") << ','
       << AccountAlertCauseName(d.originator_account.alert ? d.originator_account.cause
                                                           : AccountAlertCause::kNone)
-      << ',' << AccountAlertCauseName(d.beneficiary_account.alert ? d.beneficiary_account.cause
-                                                                  : AccountAlertCause::kNone)
+      << ','
+      << AccountAlertCauseName(d.beneficiary_account.alert ? d.beneficiary_account.cause
+                                                           : AccountAlertCause::kNone)
       << '\n';
 }
 

@@ -59,11 +59,13 @@ void ScreeningClearances::Grant(ScreeningClearance c) {
   std::string key = Key(c.hit, c.party);
   absl::WriterMutexLock lock(&mu_);
   by_key_.insert_or_assign(std::move(key), std::move(c));
+  count_.store(by_key_.size(), std::memory_order_release);
 }
 
 void ScreeningClearances::Revoke(std::string_view hit, std::string_view party) {
   absl::WriterMutexLock lock(&mu_);
   by_key_.erase(Key(hit, party));
+  count_.store(by_key_.size(), std::memory_order_release);
 }
 
 std::optional<ScreeningClearance> ScreeningClearances::Find(std::string_view hit,

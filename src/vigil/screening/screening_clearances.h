@@ -12,6 +12,7 @@
 #ifndef VIGIL_SCREENING_SCREENING_CLEARANCES_H_
 #define VIGIL_SCREENING_SCREENING_CLEARANCES_H_
 
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -55,11 +56,15 @@ class ScreeningClearances {
   // Those holding at "at", by hit then party.
   std::vector<ScreeningClearance> Holding(UtcTime at) const ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether none is kept, without the lock: a decision whose payment has hits asks this first,
+  // so that a bank that clears nothing pays nothing for clearances.
+  bool empty() const { return count_.load(std::memory_order_acquire) == 0; }
 
  private:
   mutable absl::Mutex mu_;
   // Keyed by hit, '\n', party (neither holds a newline: list codes and party keys are one line).
   absl::flat_hash_map<std::string, ScreeningClearance> by_key_ ABSL_GUARDED_BY(mu_);
+  std::atomic<size_t> count_{0};  // by_key_.size(), kept under mu_
 };
 
 }  // namespace vigil::screening

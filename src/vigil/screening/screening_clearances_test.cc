@@ -37,12 +37,14 @@ TEST(HitPartyRoleTest, ReadsTheRoleDecisionsWrite) {
 
 TEST(ScreeningClearancesTest, HoldUntilTheyExpireAndAreReplacedOrRevoked) {
   ScreeningClearances set;
+  EXPECT_TRUE(set.empty());
   set.Grant({.hit = "OFAC SDN:36",
              .party = "account:A1",
              .expires = kNow + std::chrono::hours(24),
              .case_id = "case-3",
              .actor = "token:a",
              .reason = "different person"});
+  EXPECT_FALSE(set.empty());
   EXPECT_TRUE(set.Find("OFAC SDN:36", "account:A1", kNow).has_value());
   EXPECT_EQ(set.Find("OFAC SDN:36", "account:A1", kNow)->case_id, "case-3");
   // Another party or entry is not cleared; nor the same after the expiry.
@@ -62,6 +64,7 @@ TEST(ScreeningClearancesTest, HoldUntilTheyExpireAndAreReplacedOrRevoked) {
   set.Revoke("OFAC SDN:36", "account:A1");
   EXPECT_FALSE(set.Find("OFAC SDN:36", "account:A1", kNow).has_value());
   EXPECT_EQ(set.size(), 0u);
+  EXPECT_TRUE(set.empty());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
@@ -72,7 +73,7 @@ std::shared_ptr<const AccessTokens> ApiAccess::tokens() const {
 
 size_t ApiAccess::token_count() const { return tokens()->tokens().size(); }
 
-AccessDecision ApiAccess::Check(const HttpRequest& request, std::optional<Role> need) const {
+AccessDecision ApiAccess::Check(const HttpRequest& request, absl::Span<const Role> roles) const {
   AccessDecision d;
   std::optional<Role> role;
   if (!request.client_principal.empty()) {
@@ -107,7 +108,10 @@ AccessDecision ApiAccess::Check(const HttpRequest& request, std::optional<Role> 
     return d;
   }
   d.role = role;
-  if (need.has_value() && !RoleAllows(*role, *need)) d.denial = AccessDenial::kForbidden;
+  if (!roles.empty() && std::none_of(roles.begin(), roles.end(),
+                                     [&](Role need) { return RoleAllows(*role, need); })) {
+    d.denial = AccessDenial::kForbidden;
+  }
   return d;
 }
 

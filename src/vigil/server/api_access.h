@@ -31,6 +31,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "vigil/server/access_tokens.h"
 #include "vigil/server/http_server.h"
 
@@ -61,9 +62,14 @@ class ApiAccess {
   static absl::StatusOr<std::unique_ptr<ApiAccess>> Open(
       std::string data_dir, std::vector<std::pair<std::string, Role>> certificate_roles);
 
-  // Whether "request" may call an endpoint that needs "need"; std::nullopt: any authenticated
-  // caller (any role).
-  AccessDecision Check(const HttpRequest& request, std::optional<Role> need) const;
+  // Whether "request" may call an endpoint that admits any of "roles" (RoleAllows: admin, and a
+  // supervisor where an analyst is admitted, too); empty: any authenticated caller (any role).
+  AccessDecision Check(const HttpRequest& request, absl::Span<const Role> roles) const;
+  // The same for an endpoint of one role ("need"), or of any role (std::nullopt).
+  AccessDecision Check(const HttpRequest& request, std::optional<Role> need) const {
+    return need.has_value() ? Check(request, absl::MakeConstSpan(&*need, 1))
+                            : Check(request, absl::Span<const Role>());
+  }
 
   // Reads the token file again when it changed. Returns whether it was reloaded; an error when
   // it changed but cannot be read (the tokens in force stay).

@@ -1,6 +1,5 @@
 #include "vigil/server/case_api.h"
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -64,15 +63,12 @@ Json ListedJson(const cases::ListedCase& l) {
 // A query parameter that must be a whole number; "fail" is set naming it when it is not.
 std::optional<size_t> SizeParam(const HttpRequest& request, std::string_view name,
                                 std::optional<HttpResponse>& fail) {
-  const std::optional<std::string_view> raw = QueryParam(request.query, name);
-  if (!raw.has_value()) return std::nullopt;
-  size_t value = 0;
-  const auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), value);
-  if (ec != std::errc() || end != raw->data() + raw->size()) {
-    fail = HttpError(400, "invalid_field", name,
-                     absl::StrCat("'", ToAbsl(name), "' must be a whole number"));
+  absl::StatusOr<std::optional<uint64_t>> value = WholeNumberParam(request.query, name);
+  if (!value.ok()) {
+    fail = HttpError(400, "invalid_field", name, ToStd(value.status().message()));
+    return std::nullopt;
   }
-  return value;
+  return *value;
 }
 
 std::optional<double> ScoreParam(const HttpRequest& request, std::string_view name,
@@ -295,12 +291,7 @@ cases::CaseAction ReadAttachment(const HttpRequest& request) {
   cases::CaseAction action;
   action.file_name = DecodedQueryParam(request.query, "name").value_or("");
   action.text = DecodedQueryParam(request.query, "text").value_or("");
-  const std::string_view type = request.Header("Content-Type");
-  action.media_type = std::string(type.substr(0, type.find(';')));
-  while (!action.media_type.empty() && action.media_type.back() == ' ')
-    action.media_type.pop_back();
-  for (char& ch : action.media_type)
-    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  action.media_type = request.MediaType();
   action.content = request.body;
   return action;
 }
@@ -313,23 +304,20 @@ HttpResponse GetAttachment(const cases::CaseBook& book, const HttpRequest& reque
                      "'sha256' must be an attachment's digest: 64 lower-case hex digits");
   }
   const std::string id(case_id);
-  absl::StatusOr<std::vector<cases::CaseEvent>> timeline = book.Timeline(id);
-  if (!timeline.ok()) return Refused(timeline.status());
-  const cases::CaseEvent* event = nullptr;
-  for (const cases::CaseEvent& e : *timeline) {
-    if (e.kind == cases::CaseEventKind::kAttach && e.sha256 == sha) event = &e;
-  }
-  absl::StatusOr<std::string> bytes = book.Attachment(id, sha);
-  if (event == nullptr || !bytes.ok()) {
-    if (bytes.ok() || absl::IsNotFound(bytes.status())) {
-      return HttpError(404, "not_found", "sha256",
-                       absl::StrCat("case ", id, " has no attachment ", sha));
+  absl::StatusOr<cases::CaseAttachment> attachment = book.Attachment(id, sha);
+  if (!attachment.ok()) {
+    if (absl::IsNotFound(attachment.status())) {
+      return HttpError(404, "not_found", "sha256", ToStd(attachment.status().message()));
     }
-    return HttpError(500, "attachment_altered", "", ToStd(bytes.status().message()));
+    if (absl::IsDataLoss(attachment.status())) {
+      return HttpError(500, "attachment_altered", "", ToStd(attachment.status().message()));
+    }
+    return Refused(attachment.status());
   }
+  const cases::CaseEvent* event = &attachment->event;
   HttpResponse r;
   r.content_type = event->media_type;
-  r.body = *std::move(bytes);
+  r.body = std::move(attachment->bytes);
   std::string name;
   for (char ch : event->file_name) name += ch == '"' ? '_' : ch;
   r.headers = {{"Content-Disposition", absl::StrCat("attachment; filename=\"", name, "\"")},
@@ -341,13 +329,7 @@ HttpResponse GetAttachment(const cases::CaseBook& book, const HttpRequest& reque
 HttpResponse Clearances(const cases::CaseBook& book) {
   Json list = Json::array();
   for (const screening::ScreeningClearance& c : book.Clearances()) {
-    list.push_back({{"hit", c.hit},
-                    {"party", c.party},
-                    {"expires", FormatUtc(c.expires)},
-                    {"case", c.case_id},
-                    {"actor", c.actor},
-                    {"reason", c.reason},
-                    {"granted", FormatUtc(c.granted)}});
+    list.push_back(Json::parse(cases::ClearanceToJson(c)));
   }
   return JsonAnswer(200, {{"clearances", list}});
 }

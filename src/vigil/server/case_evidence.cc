@@ -1,7 +1,6 @@
 #include "vigil/server/case_evidence.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -39,36 +38,33 @@ struct FoundAlert {
 FoundAlert FindAlert(const cases::CaseBook& book, const HttpRequest& request,
                      std::string_view case_id) {
   FoundAlert found;
-  const std::optional<std::string_view> raw = QueryParam(request.query, "sequence");
-  uint64_t sequence = 0;
-  if (!raw.has_value()) {
+  absl::StatusOr<std::optional<uint64_t>> sequence = WholeNumberParam(request.query, "sequence");
+  if (!sequence.ok()) {
+    found.refused = HttpError(400, "invalid_field", "sequence", ToStd(sequence.status().message()));
+    return found;
+  }
+  if (!sequence->has_value()) {
     found.refused = HttpError(400, "invalid_field", "sequence",
                               "'sequence' is required: the decision log record of one of the "
                               "case's alerts (its alerts' \"sequence\")");
     return found;
   }
-  const auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), sequence);
-  if (ec != std::errc() || end != raw->data() + raw->size()) {
-    found.refused =
-        HttpError(400, "invalid_field", "sequence", "'sequence' must be a whole number");
+  absl::StatusOr<cases::Alert> alert = book.FindAlert(std::string(case_id), **sequence);
+  if (!alert.ok()) {
+    found.refused = absl::IsNotFound(alert.status())
+                        ? HttpError(404, "not_found", "sequence", ToStd(alert.status().message()))
+                        : HttpError(503, "cases_unavailable", "", ToStd(alert.status().message()));
     return found;
   }
-  absl::StatusOr<std::vector<cases::Alert>> alerts = book.Alerts(std::string(case_id));
-  if (!alerts.ok()) {
-    found.refused = absl::IsNotFound(alerts.status())
-                        ? HttpError(404, "not_found", "", ToStd(alerts.status().message()))
-                        : HttpError(503, "cases_unavailable", "", ToStd(alerts.status().message()));
-    return found;
-  }
-  for (cases::Alert& a : *alerts) {
-    if (a.sequence == sequence) {
-      found.alert = std::move(a);
-      return found;
-    }
-  }
-  found.refused = HttpError(404, "not_found", "sequence",
-                            absl::StrCat("record ", sequence, " is no alert of ", ToAbsl(case_id)));
+  found.alert = *std::move(alert);
   return found;
+}
+
+// The 503 of a decision log record that cannot be read back.
+HttpResponse RecordUnavailable(uint64_t sequence, const absl::Status& status) {
+  return HttpError(503, "audit_unavailable", "",
+                   absl::StrCat("decision log record ", sequence, ": ", status.message(),
+                                "; run `vigil audit verify`"));
 }
 
 // The attribution by the loaded model whose version decided, or why there is none.
@@ -132,11 +128,7 @@ HttpResponse AnswerCaseDecision(const CaseEvidenceSources& sources, const HttpRe
   std::string bytes;
   absl::StatusOr<audit::AuditRecord> record =
       ReadAlertRecord(*sources.log, found.alert.sequence, &bytes);
-  if (!record.ok()) {
-    return HttpError(503, "audit_unavailable", "",
-                     absl::StrCat("decision log record ", found.alert.sequence, ": ",
-                                  record.status().message(), "; run `vigil audit verify`"));
-  }
+  if (!record.ok()) return RecordUnavailable(found.alert.sequence, record.status());
   std::string unavailable;
   Json attribution = AttributionOf(sources.deployment, *record, &unavailable);
   Json body;
@@ -218,11 +210,7 @@ HttpResponse AnswerCaseSeries(const CaseEvidenceSources& sources, const HttpRequ
   for (const cases::Alert& a : *alerts) {
     std::string bytes;
     absl::StatusOr<audit::AuditRecord> r = ReadAlertRecord(*sources.log, a.sequence, &bytes);
-    if (!r.ok()) {
-      return HttpError(503, "audit_unavailable", "",
-                       absl::StrCat("decision log record ", a.sequence, ": ", r.status().message(),
-                                    "; run `vigil audit verify`"));
-    }
+    if (!r.ok()) return RecordUnavailable(a.sequence, r.status());
     // A row of an older schema this build extends has the first columns only.
     const bool same = SchemaExtends(schema->version(), r->decision.feature_schema_version);
     Json values = Json::array();
@@ -264,11 +252,7 @@ HttpResponse AnswerCaseReport(const CaseEvidenceSources& sources, const HttpRequ
   for (const cases::Alert& a : *alerts) {
     std::string bytes;
     absl::StatusOr<audit::AuditRecord> r = ReadAlertRecord(*sources.log, a.sequence, &bytes);
-    if (!r.ok()) {
-      return HttpError(503, "audit_unavailable", "",
-                       absl::StrCat("decision log record ", a.sequence, ": ", r.status().message(),
-                                    "; run `vigil audit verify`"));
-    }
+    if (!r.ok()) return RecordUnavailable(a.sequence, r.status());
     in.records.push_back(*std::move(r));
     in.amounts_local_micros.push_back(a.amount_reporting_micros);
   }

@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -46,6 +47,11 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 using tcp = boost::asio::ip::tcp;
+
+std::string HttpRequest::MediaType() const {
+  const std::string_view type = Header("Content-Type");
+  return absl::AsciiStrToLower(absl::StripAsciiWhitespace(ToAbsl(type.substr(0, type.find(';')))));
+}
 
 std::string_view HttpRequest::Header(std::string_view name) const {
   for (const HttpHeader& h : headers) {

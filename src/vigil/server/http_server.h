@@ -67,6 +67,8 @@ struct HttpRequest {
 
   // The first header of that name (case-insensitive); "" when absent.
   std::string_view Header(std::string_view name) const;
+  // The media type of its Content-Type, lower case, without parameters ("" when none).
+  std::string MediaType() const;
 };
 
 struct HttpResponse {

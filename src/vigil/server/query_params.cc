@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -44,6 +45,18 @@ std::optional<std::string> DecodedQueryParam(std::string_view query, std::string
     }
   }
   return out;
+}
+
+absl::StatusOr<std::optional<uint64_t>> WholeNumberParam(std::string_view query,
+                                                         std::string_view name) {
+  const std::optional<std::string_view> raw = QueryParam(query, name);
+  if (!raw.has_value()) return std::nullopt;
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), value);
+  if (raw->empty() || ec != std::errc() || end != raw->data() + raw->size()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", Absl(name), "' must be a whole number"));
+  }
+  return value;
 }
 
 }  // namespace vigil

@@ -80,7 +80,8 @@ enum RouteId {
 
 // Who may call a route (docs/security.md): kPublic routes need nothing, kAnyRole any
 // authenticated caller, the others that role (or admin).
-// kMonitor: what is watched, no personal data (drift levels): an auditor, analyst or supervisor.
+// kMonitor: what is watched, no personal data (drift levels): an auditor or an analyst (and so
+// a supervisor).
 enum class Need { kPublic, kAnyRole, kScorer, kPolicyAdmin, kAuditor, kAdmin, kAnalyst, kMonitor };
 
 struct RouteSpec {
@@ -88,6 +89,10 @@ struct RouteSpec {
   const char* path;
   const char* label;
   Need need;
+  // A successful answer is the server's own data, answered byte for byte: no path is redacted
+  // from it (metrics, audit records and proofs whose hashes and signatures must come back
+  // unchanged, the workbench's built files).
+  bool own_data = false;
 };
 constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/score", "score", Need::kScorer},
@@ -96,18 +101,18 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/engine/activate", "engine_activate", Need::kPolicyAdmin},
     {"GET", "/healthz", "healthz", Need::kPublic},
     {"GET", "/readyz", "readyz", Need::kPublic},
-    {"GET", "/metrics", "metrics", Need::kAnyRole},
+    {"GET", "/metrics", "metrics", Need::kAnyRole, true},
     {"GET", "/v1/drift", "drift", Need::kMonitor},
     {"POST", "/v1/drift/release", "drift_release", Need::kAdmin},
     {"GET", "/v1/audit/verify", "audit_verify", Need::kAuditor},
-    {"GET", "/v1/audit/export", "audit_export", Need::kAuditor},
+    {"GET", "/v1/audit/export", "audit_export", Need::kAuditor, true},
     {"GET", "/v1/cases", "cases", Need::kAnalyst},
     {"GET", "/v1/cases/stats", "case_stats", Need::kAnalyst},
     {"POST", "/v1/cases/next", "case_next", Need::kAnalyst},
     {"GET", "/v1/cases/{case_id}", "case", Need::kAnalyst},
-    {"GET", "/v1/cases/{case_id}/decision", "case_decision", Need::kAnalyst},
-    {"GET", "/v1/cases/{case_id}/proof", "case_proof", Need::kAnalyst},
-    {"GET", "/v1/cases/{case_id}/report", "case_report", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/decision", "case_decision", Need::kAnalyst, true},
+    {"GET", "/v1/cases/{case_id}/proof", "case_proof", Need::kAnalyst, true},
+    {"GET", "/v1/cases/{case_id}/report", "case_report", Need::kAnalyst, true},
     {"GET", "/v1/cases/{case_id}/series", "case_series", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/claim", "case_claim", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/release", "case_release", Need::kAnalyst},
@@ -120,11 +125,11 @@ constexpr std::array<RouteSpec, kNumRoutes - 1> kRoutes = {{
     {"POST", "/v1/cases/{case_id}/reopen", "case_reopen", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/screening", "case_review_hit", Need::kAnalyst},
     {"POST", "/v1/cases/{case_id}/attachments", "case_attach", Need::kAnalyst},
-    {"GET", "/v1/cases/{case_id}/attachment", "case_attachment", Need::kAnalyst},
+    {"GET", "/v1/cases/{case_id}/attachment", "case_attachment", Need::kAnalyst, true},
     {"GET", "/v1/screening/clearances", "screening_clearances", Need::kAnalyst},
     // The workbench's page and files: code, no data (the page calls /v1/cases with a token).
-    {"GET", "/ui", "ui", Need::kPublic},
-    {"GET", "/ui/{asset}", "ui_asset", Need::kPublic},
+    {"GET", "/ui", "ui", Need::kPublic, true},
+    {"GET", "/ui/{asset}", "ui_asset", Need::kPublic, true},
 }};
 
 // Whether "path" matches "pattern", whose "{name}" segments match any one non-empty segment;
@@ -185,30 +190,40 @@ CaseRoute CaseRouteOf(int route) {
   }
 }
 
-std::optional<Role> RoleNeeded(Need need) {
+// The roles a route admits (RoleAllows adds admin, and supervisor where analyst is); empty:
+// any role.
+absl::Span<const Role> RolesAdmitted(Need need) {
+  static constexpr Role kScorer[] = {Role::kScorer};
+  static constexpr Role kPolicyAdmin[] = {Role::kPolicyAdmin};
+  static constexpr Role kAuditor[] = {Role::kAuditor};
+  static constexpr Role kAdmin[] = {Role::kAdmin};
+  static constexpr Role kAnalyst[] = {Role::kAnalyst};
+  static constexpr Role kMonitor[] = {Role::kAuditor, Role::kAnalyst};
   switch (need) {
     case Need::kScorer:
-      return Role::kScorer;
+      return kScorer;
     case Need::kPolicyAdmin:
-      return Role::kPolicyAdmin;
+      return kPolicyAdmin;
     case Need::kAuditor:
-      return Role::kAuditor;
+      return kAuditor;
     case Need::kAdmin:
-      return Role::kAdmin;
+      return kAdmin;
     case Need::kAnalyst:
-      return Role::kAnalyst;
+      return kAnalyst;
+    case Need::kMonitor:
+      return kMonitor;
     default:
-      return std::nullopt;
+      return {};
   }
 }
 
-// The role a route needs, for a refusal's message.
+// The roles a route admits, for a refusal's message: "auditor or analyst".
 std::string NeedName(Need need) {
-  if (need == Need::kMonitor) return "auditor, analyst or supervisor";
-  if (need == Need::kAnyRole) return "any role";
-  const std::optional<Role> role = RoleNeeded(need);
-  return role.has_value() ? std::string(RoleName(*role)) : "nothing";
+  std::vector<std::string> names;
+  for (Role r : RolesAdmitted(need)) names.emplace_back(RoleName(r));
+  return names.empty() ? std::string("any role") : absl::StrJoin(names, " or ");
 }
+
 // The workbench's file "name" (workbench_assets.h): revalidated on each load (ETag), never
 // framed, scripts from this origin only; the page talks to this origin alone.
 HttpResponse Workbench(const HttpRequest& request, std::string_view name) {
@@ -255,12 +270,6 @@ size_t StatusIndex(int status) {
   return kStatuses.size() - 1;
 }
 
-// The media type of a Content-Type value, lower case, without parameters.
-std::string MediaType(std::string_view content_type) {
-  std::string_view t = content_type.substr(0, content_type.find(';'));
-  return absl::AsciiStrToLower(absl::StripAsciiWhitespace(Absl(t)));
-}
-
 HttpResponse UnsupportedMediaType(std::string_view got, std::string_view expected) {
   return HttpError(415, "unsupported_media_type", "Content-Type",
                    got.empty() ? absl::StrCat("a Content-Type is required: ", Absl(expected))
@@ -274,7 +283,7 @@ std::optional<HttpResponse> JsonObjectBody(const HttpRequest& request, std::stri
                                            nlohmann::json* body) {
   static constexpr std::string_view kJson = "application/json";
   const std::string_view content_type = request.Header("Content-Type");
-  if (MediaType(content_type) != kJson) return UnsupportedMediaType(content_type, kJson);
+  if (request.MediaType() != kJson) return UnsupportedMediaType(content_type, kJson);
   *body = nlohmann::json::parse(request.body, nullptr, false);
   if (body->is_discarded()) {
     return HttpError(400, "invalid_json", "$", "the body is not valid JSON");
@@ -439,17 +448,8 @@ void HideAuditFailures(std::string& body) {
 }  // namespace
 
 void ServeApi::PublicBody(int route, HttpResponse& response) const {
-  // The metrics' text and the audit records are the server's own data, answered as they are;
-  // so is a decision (it echoes the caller's ids, which must come back unchanged).
-  if (route == kMetrics || route == kAuditExport) return;
-  // The workbench's files are built into the binary (they name /ui/ paths, no server path);
-  // an alert's record view and proof bundle are the log's data, as an export answers it (a
-  // bundle's hashes and signatures must come back byte for byte).
-  if ((route == kUi || route == kUiAsset || route == kCaseDecision || route == kCaseProof ||
-       route == kCaseReport || route == kCaseAttachment) &&
-      response.status < 400) {
-    return;
-  }
+  if (route < kNumRoutes - 1 && kRoutes[route].own_data && response.status < 400) return;
+  // A decision echoes the caller's ids, which must come back unchanged.
   const bool decisions = (route == kScore || route == kScoreBatch) && response.status < 400;
   if (decisions && route == kScore) return;
   if (response.status == 500 && response.error_code == "internal") {
@@ -465,9 +465,10 @@ void ServeApi::PublicBody(int route, HttpResponse& response) const {
   // decisions stay as decided. A verification report carries signed tree heads, whose base64
   // signatures may read as a path ("/Qx3/..."): only the configured paths go from it, so that
   // every hash and signature comes back byte for byte and still verifies.
-  const bool own_data = decisions || (route == kAuditVerify && response.status < 400);
-  response.body = redactor_.Redact(response.body, own_data ? PathRedactor::Mode::kConfiguredPaths
-                                                           : PathRedactor::Mode::kAnyPath);
+  const bool configured_only = decisions || (route == kAuditVerify && response.status < 400);
+  response.body =
+      redactor_.Redact(response.body, configured_only ? PathRedactor::Mode::kConfiguredPaths
+                                                      : PathRedactor::Mode::kAnyPath);
 }
 
 void ServeApi::Finish(int route, const HttpRequest& request, HttpResponse response,
@@ -522,12 +523,7 @@ void ServeApi::Handle(HttpRequest request, HttpResponder respond) {
   std::string actor;
   std::optional<Role> role;  // the caller's, when checked
   if (options_.access != nullptr && kRoutes[route].need != Need::kPublic) {
-    const bool monitor = kRoutes[route].need == Need::kMonitor;
-    AccessDecision access = options_.access->Check(request, RoleNeeded(kRoutes[route].need));
-    if (monitor && access.allowed() && access.role.has_value() &&
-        !(RoleAllows(*access.role, Role::kAuditor) || RoleAllows(*access.role, Role::kAnalyst))) {
-      access.denial = AccessDenial::kForbidden;
-    }
+    AccessDecision access = options_.access->Check(request, RolesAdmitted(kRoutes[route].need));
     if (!access.allowed()) {
       route_metrics_->auth_failures[static_cast<int>(access.denial)]->Increment();
       RequestLogEntry entry;
@@ -706,7 +702,7 @@ void ServeApi::Score(const HttpRequest& request, bool batch, Steady::time_point 
     std::move(scored)(std::move(r), std::move(outcome));
   };
   const std::string_view content_type = request.Header("Content-Type");
-  const std::optional<MessageFormat> format = MessageFormatOfMediaType(MediaType(content_type));
+  const std::optional<MessageFormat> format = MessageFormatOfMediaType(request.MediaType());
   if (!format.has_value()) return answer(UnsupportedMediaType(content_type, kPaymentMediaTypes));
   if (options_.model_required && parts_.deployment->Current()->champion == nullptr) {
     return answer(ModelRequired());
@@ -797,7 +793,7 @@ void ServeApi::WaitForAnswers() {
 
 HttpResponse ServeApi::IngestPolicy(const HttpRequest& request, std::string_view actor) {
   const std::string_view content_type = request.Header("Content-Type");
-  const std::string media = MediaType(content_type);
+  const std::string media = request.MediaType();
   if (media != "application/yaml" && media != "application/x-yaml" && media != "text/yaml" &&
       media != "application/json") {
     return UnsupportedMediaType(

@@ -870,15 +870,13 @@ absl::Status VigilServer::RegisterCaseGauges() {
   VIGIL_ASSIGN_OR_RETURN(g->overdue,
                          metrics_->AddGauge("vigil_cases_overdue",
                                             "Unclosed cases past their SLA (cases.sla_hours)."));
-  const cases::CaseTallyReport empty =
-      cases::CaseTally(RealClock().Now(), cases::CasePolicy{}).Finish();
   for (size_t b = 0; b < cases::kScoreBands; ++b) {
     VIGIL_ASSIGN_OR_RETURN(
         g->band_fp[b],
         metrics_->AddGauge("vigil_case_false_positive_rate_by_band",
                            "False positives over the closed cases whose highest model score is "
                            "in the band (rules_only: no model scored); NaN while none is closed.",
-                           {{"band", empty.bands[b].band}}));
+                           {{"band", cases::ScoreBandName(b)}}));
   }
   case_gauges_ = std::move(g);
   return absl::OkStatus();
